@@ -1,6 +1,7 @@
 // The local side of sync: walk the workspace honouring .gitignore and .finetuneignore (at every level, with
-// git's semantics via the `ignore` package), and hash each file once: a cache keyed by (size, mtime, inode)
-// makes later scans cost a stat per file.
+// git's semantics via the `ignore` package), and hash each file once: a cache keyed by (size, mtime, inode,
+// ctime) makes later scans cost a stat per file. ctime is in the key because a rewrite in place that restores
+// the mtime (touch -r, utimes) cannot hide from it: any write or utimes call sets it to now.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, writeFileSync, mkdirSync, renameSync, readdirSync, lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,7 +14,9 @@ export interface LocalFile {
   readonly size: number;
   readonly mtimeMs: number;
   readonly ino: number;
+  readonly ctimeMs: number;
   readonly mode: number;
+  /** sha256 hex, an identity token (see sync's IDENTITY_BYTES), or '' when not known yet. */
   readonly hash: string;
 }
 
@@ -28,41 +31,45 @@ export interface ScanOptions {
    * only when it must compare). Default true.
    */
   readonly hashMissing?: boolean;
+  /** The cache as already read by the caller (saves reading it twice). */
+  readonly cache?: HashCache;
 }
 
 export const IGNORE_FILES = ['.gitignore', '.finetuneignore'] as const;
 
-interface CacheEntry { readonly size: number; readonly mtimeMs: number; readonly ino: number; readonly hash: string }
-type Cache = Record<string, CacheEntry>;
+/** Per path: [size, mtimeMs, ino, ctimeMs, hash]. Arrays, not objects: a 10,000-file cache parses and
+ * serialises in half the time. */
+type CacheEntry = readonly [size: number, mtimeMs: number, ino: number, ctimeMs: number, hash: string];
+export type HashCache = Readonly<Record<string, CacheEntry>>;
 
-function loadCache(file: string | undefined): Cache {
+/** The hash cache as last saved (empty when absent, unreadable or from an older format). */
+export function readHashCache(file: string | undefined): HashCache {
   if (!file || !existsSync(file)) return {};
   try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { v?: number; files?: Cache };
-    return parsed.v === 1 && parsed.files ? parsed.files : {};
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { v?: number; files?: Record<string, CacheEntry> };
+    return parsed.v === 2 && parsed.files && typeof parsed.files === 'object' ? parsed.files : {};
   } catch {
     return {};
   }
 }
 
+function sameIdentity(c: CacheEntry | undefined, f: LocalFile): boolean {
+  return c !== undefined && c[0] === f.size && c[1] === f.mtimeMs && c[2] === f.ino && c[3] === f.ctimeMs;
+}
+
 /** Stores the hashes of `files` (entries without a hash are left out); skips the write when nothing changed. */
-export function saveHashCache(file: string | undefined, files: readonly LocalFile[], previous?: Readonly<Record<string, { hash: string; size: number; mtimeMs: number; ino: number }>>): void {
+export function saveHashCache(file: string | undefined, files: readonly LocalFile[], previous?: HashCache): void {
   if (!file) return;
   if (previous && Object.keys(previous).length === files.length && files.every((f) => {
     const p = previous[f.path];
-    return p !== undefined && p.hash === f.hash && p.size === f.size && p.mtimeMs === f.mtimeMs && p.ino === f.ino;
+    return sameIdentity(p, f) && p![4] === f.hash;
   })) return;
-  const out: Cache = {};
-  for (const f of files) if (f.hash) out[f.path] = { size: f.size, mtimeMs: f.mtimeMs, ino: f.ino, hash: f.hash };
+  const out: Record<string, CacheEntry> = {};
+  for (const f of files) if (f.hash) out[f.path] = [f.size, f.mtimeMs, f.ino, f.ctimeMs, f.hash];
   mkdirSync(dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, JSON.stringify({ v: 1, files: out }));
+  writeFileSync(tmp, JSON.stringify({ v: 2, files: out }));
   renameSync(tmp, file);
-}
-
-/** The hash cache as last saved (empty when absent or unreadable). */
-export function readHashCache(file: string | undefined): Readonly<Record<string, CacheEntry>> {
-  return loadCache(file);
 }
 
 export async function hashFile(path: string): Promise<string> {
@@ -98,7 +105,7 @@ function ignored(stack: readonly Rules[], rel: string, isDir: boolean): boolean 
  * outside the workspace); `.git` is never sent.
  */
 export async function scanWorkspace(root: string, options: ScanOptions = {}): Promise<LocalFile[]> {
-  const cache = loadCache(options.cacheFile);
+  const cache = options.cache ?? readHashCache(options.cacheFile);
   const files: LocalFile[] = [];
   const rootRules = rulesFor(root, '');
   const base: Rules[] = [];
@@ -125,8 +132,8 @@ export async function scanWorkspace(root: string, options: ScanOptions = {}): Pr
         if (stack.length > 0 && ignored(stack, rel, false)) continue;
         const st = lstatSync(abs);
         const c = cache[rel];
-        const hit = c && c.size === st.size && c.mtimeMs === st.mtimeMs && c.ino === st.ino;
-        files.push({ path: rel, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, mode: st.mode & 0o777, hash: hit ? c.hash : '' });
+        const hit = c !== undefined && c[0] === st.size && c[1] === st.mtimeMs && c[2] === st.ino && c[3] === st.ctimeMs;
+        files.push({ path: rel, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, ctimeMs: st.ctimeMs, mode: st.mode & 0o777, hash: hit ? c[4] : '' });
         if (!hit) toHash.push({ idx: files.length - 1, abs });
       }
     }

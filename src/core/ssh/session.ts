@@ -338,6 +338,9 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
         }, rejected);
       },
     });
+    // Every remote command is a few small request/reply packets; with Nagle on, each waits out the peer's
+    // delayed ACK (~40 ms per exec on Linux). OpenSSH sets TCP_NODELAY too.
+    client.setNoDelay(true);
   });
 }
 

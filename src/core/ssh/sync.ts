@@ -31,6 +31,8 @@ export interface SyncOptions {
    * of a first sync, and two extracting processes overlap it.
    */
   readonly streams?: number;
+  /** Files at least this large get an identity token instead of a hash (default IDENTITY_BYTES). */
+  readonly identityBytes?: number;
 }
 
 export interface SyncResult {
@@ -60,13 +62,23 @@ export function defaultRemoteDir(localRoot: string): string {
 
 interface RemoteState { readonly manifest: RemoteManifest; readonly tree: Map<string, { size: number; mtime: number }> }
 
+function validEntry(e: unknown): e is ManifestEntry {
+  return Array.isArray(e) && e.length === 3 && Number.isSafeInteger(e[0]) && Number.isSafeInteger(e[1]) &&
+    typeof e[2] === 'string' && /^(?:[0-9a-f]{64}|id:[0-9a-f]{61})$/.test(e[2]);
+}
+
 export function parseRemoteState(out: Buffer): RemoteState {
   const nul = out.indexOf(0);
   const manifestText = out.subarray(0, nul < 0 ? out.length : nul).toString('utf8');
   let manifest: RemoteManifest = { v: 1, files: {} };
   try {
     const m = JSON.parse(manifestText) as Partial<RemoteManifest>;
-    if (m.v === 1 && m.files && typeof m.files === 'object') manifest = { v: 1, files: m.files };
+    if (m.v === 1 && m.files && typeof m.files === 'object') {
+      // Anything malformed (a hand-edited or damaged manifest) is dropped: that file is simply sent again.
+      const files: Record<string, ManifestEntry> = {};
+      for (const [p, e] of Object.entries(m.files)) if (validEntry(e)) files[p] = e;
+      manifest = { v: 1, files };
+    }
   } catch { /* no manifest yet, or a damaged one: everything is re-sent */ }
   const tree = new Map<string, { size: number; mtime: number }>();
   if (nul >= 0) {
@@ -78,6 +90,44 @@ export function parseRemoteState(out: Buffer): RemoteState {
     }
   }
   return { manifest, tree };
+}
+
+/**
+ * Files at least this large are not hashed. Their manifest entry holds an identity token instead, kept in the
+ * local cache beside the file's (size, mtime, inode, ctime): hashing a checkpoint-sized file keeps a core busy
+ * for seconds, competing with the encryption of the very bytes being sent, and the identity check is already
+ * stricter than rsync's size-and-mtime quick check. The price: from another machine, or with the local cache
+ * gone, such a file is sent again rather than recognised.
+ */
+export const IDENTITY_BYTES = 64 * 1024 * 1024;
+
+function isIdentityToken(h: string): boolean {
+  return h.startsWith('id:');
+}
+
+/** 'id:' and 61 random hex digits: the same length as a sha256, so manifest sizes stay predictable. */
+function identityToken(): string {
+  return `id:${randomBytes(31).toString('hex').slice(0, 61)}`;
+}
+
+/**
+ * The manifest JSON for `entries`; an entry whose hash is '' gets 64 spaces, and `holes` says where (byte
+ * offset) each of those starts, to be overwritten with the real hash later.
+ */
+export function manifestLayout(entries: ReadonlyArray<readonly [string, ManifestEntry]>): { bytes: Buffer; holes: Map<string, number> } {
+  const parts: string[] = ['{"v":1,"files":{'];
+  let at = Buffer.byteLength(parts[0]!);
+  const holes = new Map<string, number>();
+  entries.forEach(([path, [size, mtime, hash]], i) => {
+    const head = `${i > 0 ? ',' : ''}${JSON.stringify(path)}:[${size},${mtime},"`;
+    at += Buffer.byteLength(head);
+    if (!hash) holes.set(path, at);
+    const part = `${head}${hash || ' '.repeat(64)}"]`;
+    parts.push(part);
+    at += 64 + 2 + (hash ? Buffer.byteLength(hash) - 64 : 0);
+  });
+  parts.push('}}');
+  return { bytes: Buffer.from(parts.join(''), 'utf8'), holes };
 }
 
 // Applies the ops list: deletes first (a file may be replaced by a directory of the same name), then renames
@@ -152,7 +202,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   const cached = readHashCache(options.cacheFile);
   const [local, stateOut] = await Promise.all([
     scanWorkspace(options.localRoot, {
-      ...(options.cacheFile ? { cacheFile: options.cacheFile } : {}),
+      cache: cached,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.extraIgnores ? { extraIgnores: options.extraIgnores } : {}),
       // Files that must travel anyway are hashed while they stream; only look-alikes are hashed up front.
@@ -176,7 +226,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   options.onProgress?.({ phase: 'compare', files: local.length });
   const { manifest, tree } = parseRemoteState(stateOut.stdout);
   const send: LocalFile[] = [];
-  const next: Record<string, ManifestEntry> = {};
+  const next: Array<[path: string, entry: ManifestEntry]> = [];
   const localPaths = new Set<string>();
   const finalFiles: LocalFile[] = [];
   let unchanged = 0;
@@ -186,19 +236,20 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     const m = manifest.files[f.path];
     const r = tree.get(f.path);
     // Same size as sent, and the remote copy untouched since: only then can the content match; compare hashes.
+    // An identity token matches only the cache entry it came from, so hashing could never make it match.
     const candidate = m && r && m[0] === f.size && r.size === m[0] && r.mtime === m[1];
-    if (candidate && !f.hash) f = { ...f, hash: await hashFile(join(options.localRoot, f.path)) };
+    if (candidate && !f.hash && !isIdentityToken(m[2])) f = { ...f, hash: await hashFile(join(options.localRoot, f.path)) };
     if (candidate && m[2] === f.hash) {
-      next[f.path] = m;
+      next.push([f.path, m]);
       unchanged++;
     } else {
+      if (f.size >= (options.identityBytes ?? IDENTITY_BYTES)) f = { ...f, hash: identityToken() };
       send.push(f);
     }
     finalFiles.push(f);
   }
   const deletes = Object.keys(manifest.files).filter((p) => !localPaths.has(p) && tree.has(p));
-  const manifestChanged = send.length > 0 || deletes.length > 0 || Object.keys(manifest.files).length !== Object.keys(next).length;
-  if (!manifestChanged) {
+  if (send.length === 0 && deletes.length === 0 && Object.keys(manifest.files).length === next.length) {
     saveHashCache(options.cacheFile, finalFiles, cached);
     await finishEmpty();
     options.onProgress?.({ phase: 'done', files: 0, bytes: 0 });
@@ -207,17 +258,21 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   const ops = Buffer.from([...deletes.map((p) => `D\0${p}\0`), ...send.map((f) => `R\0${f.path}\0`)].join(''), 'utf8');
   const hashes = new Map<string, string>();
   const now = Math.floor(Date.now() / 1000);
-  // The manifest is the last entry, built when reached: by then every file before it was read and hashed for
-  // sending. Its size is fixed up front (every hash is 64 hex digits), as a tar header needs.
-  const manifestFor = (fill: (path: string) => string): Buffer => {
-    for (const f of send) next[f.path] = [f.size, Math.floor(f.mtimeMs / 1000), fill(f.path)];
-    return Buffer.from(JSON.stringify({ v: 1, files: next }), 'utf8');
-  };
-  const manifestSize = manifestFor(() => '0'.repeat(64)).length;
-  const fileEntries: TarEntry[] = send.map((f) => ({ name: `f/${f.path}`, size: f.size, mtime: Math.floor(f.mtimeMs / 1000), mode: f.mode, source: join(options.localRoot, f.path), onHash: (h: string) => hashes.set(f.path, h) }));
+  for (const f of send) next.push([f.path, [f.size, Math.floor(f.mtimeMs / 1000), f.hash]]);
+  // The manifest is the last entry of the archive: by then every file before it was read and hashed for sending.
+  // It is laid out now, with each unknown hash as a 64-byte hole filled in when reached (a tar header needs the
+  // size up front, and every sha256 is 64 hex digits).
+  const { bytes: manifestBytes, holes } = manifestLayout(next);
+  const fileEntries: TarEntry[] = send.map((f) => ({
+    name: `f/${f.path}`, size: f.size, mtime: Math.floor(f.mtimeMs / 1000), mode: f.mode, source: join(options.localRoot, f.path),
+    ...(f.hash ? {} : { onHash: (h: string) => hashes.set(f.path, h) }),
+  }));
   const closing: TarEntry[] = [
     { name: '.rft-ops', size: ops.length, mtime: now, mode: 0o600, source: ops },
-    { name: '.rft-manifest.json', size: manifestSize, mtime: now, mode: 0o644, source: () => manifestFor((p) => hashes.get(p) ?? '') },
+    { name: '.rft-manifest.json', size: manifestBytes.length, mtime: now, mode: 0o644, source: () => {
+      for (const [path, at] of holes) manifestBytes.write(hashes.get(path) ?? '', at, 'latin1');
+      return manifestBytes;
+    } },
   ];
   const uploadedBytes = send.reduce((n, f) => n + f.size, 0);
   options.onProgress?.({ phase: 'upload', files: send.length, bytes: uploadedBytes });
@@ -249,7 +304,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   if (!status || status.code !== 0) {
     throw new Error(`remote apply failed (${status ? status.code ?? status.signal : 'connection lost'}): ${Buffer.concat(stderr).toString('utf8').trim().slice(0, 800)}`);
   }
-  saveHashCache(options.cacheFile, finalFiles.map((f) => (f.hash ? f : { ...f, hash: hashes.get(f.path) ?? '' })));
+  saveHashCache(options.cacheFile, finalFiles.map((f) => (f.hash ? f : { ...f, hash: hashes.get(f.path) ?? '' })), cached);
   options.onProgress?.({ phase: 'done', files: send.length, bytes: uploadedBytes });
   return { remoteDir, uploaded: send.length, uploadedBytes, deleted: deletes.length, unchanged, warnings, cancelled: false };
 }

@@ -3,7 +3,6 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { Worker } from 'node:worker_threads';
 
 export interface TarEntry {
   /** Path inside the archive (posix separators). */
@@ -69,31 +68,6 @@ export function entryHeader(e: TarEntry): Buffer {
 }
 
 const SMALL = 256 * 1024;
-/** Files this large are hashed on a worker thread, so hashing overlaps encryption instead of adding to it. */
-const HASH_IN_WORKER = 64 * 1024 * 1024;
-
-const HASH_WORKER = `const { parentPort } = require('node:worker_threads');
-const h = require('node:crypto').createHash('sha256');
-parentPort.on('message', (m) => { if (m === null) { parentPort.postMessage(h.digest('hex')); } else { h.update(m); } });`;
-
-interface Hasher { update(b: Buffer): void; digest(): Promise<string> }
-
-function workerHasher(): Hasher {
-  const w = new Worker(HASH_WORKER, { eval: true });
-  return {
-    update: (b) => w.postMessage(b),
-    digest: () => new Promise<string>((resolve, reject) => {
-      w.once('message', (hex: string) => { void w.terminate(); resolve(hex); });
-      w.once('error', reject);
-      w.postMessage(null);
-    }),
-  };
-}
-
-function inlineHasher(): Hasher {
-  const h = createHash('sha256');
-  return { update: (b) => { h.update(b); }, digest: async () => h.digest('hex') };
-}
 const READ_AHEAD = 32;
 
 /**
@@ -122,7 +96,7 @@ export async function* tarChunks(entries: readonly TarEntry[], signal?: AbortSig
     const e = entries[i]!;
     batch.push(entryHeader(e));
     batchBytes += 512;
-    const hash = e.onHash ? (typeof e.source === 'string' && e.size >= HASH_IN_WORKER ? workerHasher() : inlineHasher()) : undefined;
+    const hash = e.onHash ? createHash('sha256') : undefined;
     const src = e.source;
     if (typeof src !== 'string') {
       const data = typeof src === 'function' ? src() : src;
@@ -147,7 +121,7 @@ export async function* tarChunks(entries: readonly TarEntry[], signal?: AbortSig
       }
       if (read !== e.size) throw new Error(`${src} changed size while syncing`);
     }
-    if (hash) e.onHash?.(await hash.digest());
+    if (hash) e.onHash?.(hash.digest('hex'));
     const pad = padding(e.size);
     if (pad.length > 0) { batch.push(pad); batchBytes += pad.length; }
     if (batchBytes >= flushAt) { yield Buffer.concat(batch); batch = []; batchBytes = 0; }

@@ -9,7 +9,7 @@ import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
-import { syncWorkspace } from '../../../src/core/ssh/sync';
+import { syncWorkspace, manifestPathFor } from '../../../src/core/ssh/sync';
 import type { SyncOptions } from '../../../src/core/ssh/sync';
 
 let sshd: Sshd;
@@ -106,6 +106,20 @@ test('random edits, renames and deletes over 6 rounds: both trees byte-identical
         changed.add(victim);
       }
     }
+    // The same, rewritten in place (same inode): only the ctime tells, so the cache key must include it.
+    const inPlace = [...listTree(ws).keys()].find((f) => f.startsWith('pkg/') && !changed.has(f) && f !== victim);
+    if (inPlace) {
+      const p = join(ws, inPlace);
+      const st = statSync(p);
+      const buf = readFileSync(p);
+      if (buf.length > 0) {
+        buf[buf.length - 1] = buf[buf.length - 1]! ^ 0x55;
+        writeFileSync(p, buf);
+        utimesSync(p, st.atime, st.mtime);
+        assert.equal(statSync(p).ino, st.ino);
+        changed.add(inPlace);
+      }
+    }
     const r = await syncWorkspace(await host.session(), opts);
     assertSameTree(ws, remoteAbs, () => false);
     assert.ok(r.uploaded <= changed.size, `round ${round}: sent ${r.uploaded} files for ${changed.size} changed (${edits} edits)`);
@@ -170,4 +184,61 @@ test('large data or checkpoint folders are announced first, and declining sends 
   assert.equal(r.cancelled, true);
   assert.deepEqual(seen.sort(), ['checkpoints/:checkpoints', 'data/:data']);
   assert.equal(existsSync(join(sshd.home, remoteDir)), false);
+});
+
+test('files over the identity threshold are recognised by (size, mtime, inode, ctime), never hashed, and still re-sent when rewritten in place', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  const cacheFile = join(mkdtempSync(join(tmpdir(), 'rft-cache-')), 'hashes.json');
+  write(ws, 'model.safetensors', Buffer.alloc(200_000, 1));
+  // A whole-second mtime, so putting it back later restores it exactly (a Date would lose the nanoseconds).
+  utimesSync(join(ws, 'model.safetensors'), 1_700_000_000, 1_700_000_000);
+  write(ws, 'train.py', 'print(1)\n');
+  const remoteDir = '.remote-finetune/workspaces/identity';
+  const abs = join(sshd.home, remoteDir);
+  const opts: SyncOptions = { localRoot: ws, remoteDir, cacheFile, identityBytes: 100_000 };
+  assert.equal((await syncWorkspace(await host.session(), opts)).uploaded, 2);
+  const manifest = JSON.parse(readFileSync(join(sshd.home, manifestPathFor(remoteDir)), 'utf8')) as { files: Record<string, [number, number, string]> };
+  assert.match(manifest.files['model.safetensors']![2], /^id:[0-9a-f]{61}$/, 'a large file carries an identity token');
+  assert.match(manifest.files['train.py']![2], /^[0-9a-f]{64}$/, 'a small file carries its sha256');
+  assert.equal((await syncWorkspace(await host.session(), opts)).uploaded, 0, 'unchanged: nothing sent');
+  // Rewritten in place, same size, mtime put back: the ctime changed, so it travels.
+  const p = join(ws, 'model.safetensors');
+  const st = statSync(p);
+  writeFileSync(p, Buffer.alloc(200_000, 2));
+  utimesSync(p, 1_700_000_000, 1_700_000_000);
+  assert.equal(statSync(p).mtimeMs, st.mtimeMs);
+  assert.equal(statSync(p).ino, st.ino);
+  const r = await syncWorkspace(await host.session(), opts);
+  assert.equal(r.uploaded, 1);
+  assert.ok(readFileSync(join(abs, 'model.safetensors')).equals(Buffer.alloc(200_000, 2)));
+  // Without the local cache (another machine) the token cannot be matched: the large file is sent again, the
+  // small one is recognised by its hash.
+  rmSync(cacheFile);
+  const lost = await syncWorkspace(await host.session(), opts);
+  assert.equal(lost.uploaded, 1);
+  assert.equal(lost.unchanged, 1);
+  assertSameTree(ws, abs, () => false);
+});
+
+test('a damaged or hostile remote manifest loses nothing: bad entries are dropped and those files sent again', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  write(ws, 'a.py', 'a\n');
+  write(ws, 'b.py', 'b\n');
+  const remoteDir = '.remote-finetune/workspaces/hostile';
+  const abs = join(sshd.home, remoteDir);
+  await syncWorkspace(await host.session(), { localRoot: ws, remoteDir });
+  const mpath = join(sshd.home, manifestPathFor(remoteDir));
+  const m = JSON.parse(readFileSync(mpath, 'utf8')) as { v: number; files: Record<string, unknown> };
+  m.files['a.py'] = [2, 0, '"],"x":["'];
+  m.files['../../escape'] = 'nonsense';
+  writeFileSync(mpath, JSON.stringify(m));
+  writeFileSync(join(abs, 'a.py'), 'tampered\n');
+  const r = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir });
+  assert.equal(r.uploaded, 1);
+  assertSameTree(ws, abs, () => false);
+  const again = JSON.parse(readFileSync(mpath, 'utf8')) as { files: Record<string, unknown> };
+  assert.deepEqual(Object.keys(again.files).sort(), ['a.py', 'b.py']);
+  writeFileSync(mpath, '\u0000\xff not json');
+  assert.equal((await syncWorkspace(await host.session(), { localRoot: ws, remoteDir })).uploaded, 2);
+  assertSameTree(ws, abs, () => false);
 });
