@@ -8,6 +8,9 @@ import type { Readable } from 'node:stream';
 import type * as Ssh2Module from 'ssh2';
 import type { Client, ClientChannel, SFTPWrapper, AnyAuthMethod, AuthHandlerMiddleware, ParsedKey } from 'ssh2';
 import { resolveHost } from './sshConfig';
+import { filteredAgent, publicBlobsOf } from './agentFilter';
+import { expandProxyCommand, startProxyCommand } from './proxyCommand';
+import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
 import { checkHostKey, changedHostKeyMessage, fingerprintSha256, keyTypeOf, rememberHostKey, knownHostsName } from './knownHosts';
 
@@ -84,7 +87,7 @@ export class SshSession {
   private isClosed = false;
   private readonly closeListeners = new Set<(err?: Error) => void>();
 
-  constructor(readonly client: Client, readonly resolved: ResolvedHost, private readonly hops: readonly Client[]) {
+  constructor(readonly client: Client, readonly resolved: ResolvedHost, private readonly hops: ReadonlyArray<{ end(): void }>) {
     const onClose = (): void => this.markClosed();
     client.once('close', onClose);
     client.on('error', (err: Error) => this.markClosed(err));
@@ -247,9 +250,12 @@ function authHandlerFor(ssh2: SshModule, username: string, resolved: ResolvedHos
   const agent = options.agentSocket === undefined ? process.env.SSH_AUTH_SOCK : options.agentSocket ?? undefined;
   const files = [...(target.identityFile ? [target.identityFile] : []), ...resolved.identityFiles];
   const keyFiles = (files.length > 0 ? files : defaultIdentityFiles(home)).filter((p, i, a) => a.indexOf(p) === i && existsSync(p));
-  // IdentitiesOnly limits OpenSSH to the configured files; without agent key filtering we skip the agent then.
   const steps: Array<() => Promise<AnyAuthMethod | undefined>> = [];
-  if (agent && !(resolved.identitiesOnly && keyFiles.length > 0)) steps.push(async () => ({ type: 'agent', username, agent }));
+  if (agent) {
+    // IdentitiesOnly: the agent may sign, but only for the configured identities.
+    const only = resolved.identitiesOnly && keyFiles.length > 0;
+    steps.push(async () => ({ type: 'agent', username, agent: only ? filteredAgent(ssh2, agent, publicBlobsOf(ssh2, keyFiles)) : agent }));
+  }
   for (const path of keyFiles) {
     steps.push(async () => {
       const key = await unlockKey(ssh2, { path, data: readFileSync(path) }, options);
@@ -299,7 +305,9 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
       options.signal?.removeEventListener('abort', onAbort);
       resolve(client);
     });
-    client.once('error', (err: Error & { level?: string }) => {
+    // `on`, not `once`: a server that gives up can also reset the socket, and a second 'error' with no
+    // listener would be thrown at the extension host.
+    client.on('error', (err: Error & { level?: string }) => {
       if (hostKeyError) return fail(hostKeyError);
       if (err.level === 'client-authentication') return fail(new SshFatalError(`Authentication as ${user} to ${knownHostsName(resolved.hostName, port)} failed: no key, agent identity or passphrase was accepted.`, 'auth-failed'));
       fail(err);
@@ -355,9 +363,17 @@ export async function connect(target: SshTarget, options: ConnectOptions): Promi
   const ssh2 = await loadSsh2();
   const source = { ...(options.sshConfigPath ? { path: options.sshConfigPath } : {}) };
   const resolved = resolveHost(target.host, { ...source, ...(target.defaultUser ? { defaultUser: target.defaultUser } : {}) });
-  const hops: Client[] = [];
+  const hops: Array<{ end(): void }> = [];
   let sock: Readable | undefined;
+  let proxy: ProxySocket | undefined;
   try {
+    if (resolved.proxyJump.length === 0 && resolved.proxyCommand) {
+      const command = expandProxyCommand(resolved.proxyCommand, { host: resolved.hostName, port: target.port ?? resolved.port, user: target.user ?? resolved.user, alias: resolved.alias });
+      proxy = startProxyCommand(command, options.log);
+      hops.push(proxy);
+      sock = proxy.sock;
+      options.log?.(`connecting through ProxyCommand for ${resolved.alias}`);
+    }
     for (const jump of resolved.proxyJump) {
       const jr = resolveHost(jump, source);
       const hop = await connectHop(ssh2, jr, { host: jump }, options, sock);
@@ -371,7 +387,8 @@ export async function connect(target: SshTarget, options: ConnectOptions): Promi
     options.log?.(`connected to ${resolved.user}@${resolved.hostName}:${target.port ?? resolved.port}`);
     return new SshSession(client, resolved, hops);
   } catch (err) {
+    const proxyFailure = await proxy?.failure(1000);
     for (const h of hops) h.end();
-    throw err;
+    throw proxyFailure && !(err instanceof SshFatalError) ? new Error(proxyFailure) : err;
   }
 }

@@ -15,6 +15,8 @@ export interface ResolvedHost {
   readonly identitiesOnly: boolean;
   /** Jump hosts in order, each as given ([user@]host[:port] or an alias). */
   readonly proxyJump: readonly string[];
+  /** ProxyCommand, unexpanded (%h %p %r %n); only when no ProxyJump applies. */
+  readonly proxyCommand?: string;
   /** Seconds; 0 when unset. */
   readonly serverAliveInterval: number;
   readonly serverAliveCountMax: number;
@@ -106,6 +108,7 @@ export function resolveHost(alias: string, source: SshConfigSource = {}): Resolv
   const port = spec?.port ?? Number(get('Port') ?? 22);
   const identityFiles = all(c.identityfile).map((f) => expandTilde(f.replace(/%d/g, home).replace(/%u/g, user).replace(/%h/g, hostName).replace(/%r/g, user), home));
   const proxy = get('ProxyJump');
+  const proxyCommand = get('ProxyCommand');
   const aliveInterval = Number(get('ServerAliveInterval') ?? 0);
   const aliveMax = Number(get('ServerAliveCountMax') ?? 3);
   const knownFiles = all(c.userknownhostsfile).flatMap((v) => v.split(/\s+/)).filter(Boolean).map((f) => expandTilde(f, home));
@@ -122,6 +125,7 @@ export function resolveHost(alias: string, source: SshConfigSource = {}): Resolv
     serverAliveInterval: Number.isFinite(aliveInterval) && aliveInterval > 0 ? aliveInterval : 0,
     serverAliveCountMax: Number.isFinite(aliveMax) && aliveMax > 0 ? aliveMax : 3,
     userKnownHostsFiles: knownFiles.length > 0 ? knownFiles : [join(home, '.ssh', 'known_hosts'), join(home, '.ssh', 'known_hosts2')],
+    ...(proxyCommand && proxyCommand.toLowerCase() !== 'none' && !(proxy && proxy.toLowerCase() !== 'none') ? { proxyCommand } : {}),
     ...(hostKeyAlias ? { hostKeyAlias } : {}),
     ...(strict ? { strictHostKeyChecking: strict } : {}),
   };

@@ -4,9 +4,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSshd, sshKeygen } from '../../support/sshd';
+import { startSshd, sshKeygen, opensshArgs } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import { connect, SshFatalError } from '../../../src/core/ssh/session';
@@ -51,6 +52,39 @@ test('ssh-agent auth (SSH_AUTH_SOCK) with no identity file configured', async ()
   const session = await connect({ host: 'agent-only' }, { ...c.options, agentSocket: sock });
   assert.equal(await session.run('echo via-agent'), 'via-agent\n');
   session.close();
+});
+
+test('IdentitiesOnly: the agent signs for the configured key (an encrypted file, no passphrase asked) and offers no other', async () => {
+  const s = await server();
+  const c = clientFor(s);
+  const sock = join(c.dir, 'agent-io.sock');
+  const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
+  agents.push(agent);
+  for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
+  const env = { ...process.env, SSH_AUTH_SOCK: sock };
+  // Six keys the server does not know come first in the agent: offered all, they exhaust sshd's MaxAuthTries
+  // (6) before the right one, which is what IdentitiesOnly exists to prevent.
+  for (let i = 0; i < 6; i++) {
+    const k = join(c.dir, `other_${i}`);
+    sshKeygen(k);
+    execFileSync('ssh-add', [k], { env, stdio: 'ignore' });
+  }
+  execFileSync('ssh-add', [s.userKeyPath], { env, stdio: 'ignore' });
+  // The config names an encrypted copy of the authorized key (same public half).
+  const enc = join(c.dir, 'enc_copy');
+  writeFileSync(enc, readFileSync(s.userKeyPath), { mode: 0o600 });
+  execFileSync('ssh-keygen', ['-q', '-p', '-P', '', '-N', 'secret words', '-f', enc], { stdio: 'ignore' });
+  writeFileSync(`${enc}.pub`, readFileSync(`${s.userKeyPath}.pub`));
+  writeFileSync(c.sshConfigPath, `Host io\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityFile ${enc}\n  IdentitiesOnly yes\n` +
+    `Host all-keys\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n`);
+  const asked: string[] = [];
+  const opts = { ...c.options, agentSocket: sock, passphraseCache: new Map<string, string>(), askPassphrase: async (p: string): Promise<undefined> => { asked.push(p); return undefined; } };
+  const session = await connect({ host: 'io' }, opts);
+  assert.equal(await session.run('echo only-the-configured-key'), 'only-the-configured-key\n');
+  session.close();
+  assert.deepEqual(asked, [], 'the agent signed: no passphrase prompt');
+  // Control: without IdentitiesOnly every agent key is offered and the server gives up first.
+  await assert.rejects(connect({ host: 'all-keys' }, opts), (e: unknown) => e instanceof Error);
 });
 
 test('encrypted key: the passphrase is asked, a wrong one asked again, then remembered in memory', async () => {
@@ -129,6 +163,26 @@ test('ProxyJump through a second sshd', async () => {
   assert.ok(jump.killConnectionChildren() > 0, 'the jump host has a live connection');
   await Promise.race([closed, new Promise((_, rej) => setTimeout(() => rej(new Error('session survived the jump host drop')), 10_000))]);
   assert.equal(session.closed, true);
+});
+
+test('ProxyCommand (OpenSSH\'s own ssh -W through a second sshd) carries the connection; a failing one says why', async () => {
+  const jump = await server();
+  const target = await server();
+  const jumpKnown = join(mkdtempSync(join(tmpdir(), 'rft-jump-')), 'known_hosts');
+  writeFileSync(jumpKnown, `${jump.knownHostsLine}\n`);
+  const c = clientFor(target, { alias: 'via-cmd', extraConfig: [`  ProxyCommand ssh -W %h:%p ${opensshArgs(jump, jumpKnown).join(' ')} %r@127.0.0.1`] });
+  writeFileSync(c.sshConfigPath, readFileSync(c.sshConfigPath, 'utf8') +
+    `Host broken-proxy\n  HostName 127.0.0.1\n  Port ${target.port}\n  User ${target.user}\n  ProxyCommand sh -c 'echo no route to bastion >&2; exit 3'\n`);
+  const session = await connect({ host: 'via-cmd' }, c.options);
+  assert.equal(await session.run('echo through-proxy-command'), 'through-proxy-command\n');
+  // The bytes really go through the jump host: cutting its connection ends the session.
+  const closed = new Promise<void>((r) => session.onClose(() => r()));
+  assert.ok(jump.killConnectionChildren() > 0, 'the jump host carries the connection');
+  await Promise.race([closed, new Promise((_, rej) => setTimeout(() => rej(new Error('session survived the proxy drop')), 10_000))]);
+  await assert.rejects(connect({ host: 'broken-proxy' }, c.options), (e: unknown) => {
+    assert.match(String(e), /ProxyCommand exited with 3: no route to bastion/);
+    return true;
+  });
 });
 
 test('keepalive notices a dead (silent) link within 30 s, and SshHost reconnects', { timeout: 60_000 }, async () => {

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveHost, listConfiguredHosts, parseHostSpec } from '../../../src/core/ssh/sshConfig';
+import { expandProxyCommand } from '../../../src/core/ssh/proxyCommand';
 
 const home = mkdtempSync(join(tmpdir(), 'rft-cfg-'));
 mkdirSync(join(home, '.ssh', 'conf.d'), { recursive: true });
@@ -69,4 +70,28 @@ test('parseHostSpec never throws and rejects junk', () => {
   assert.equal(parseHostSpec('a b'), undefined);
   assert.equal(parseHostSpec('host:99999'), undefined);
   assert.equal(parseHostSpec(''), undefined);
+});
+
+test('ProxyCommand is read (none disables it, ProxyJump wins) and its tokens expand with shell-safe values', () => {
+  const h = mkdtempSync(join(tmpdir(), 'rft-cfg-pc-'));
+  mkdirSync(join(h, '.ssh'));
+  writeFileSync(join(h, '.ssh', 'config'), [
+    'Host ssm-*',
+    '  ProxyCommand aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p',
+    'Host both',
+    '  ProxyJump bastion',
+    '  ProxyCommand nc %h %p',
+    'Host off',
+    '  ProxyCommand none',
+    '',
+  ].join('\n'));
+  const r = resolveHost('ssm-i-0abc', { home: h });
+  assert.equal(r.proxyCommand, 'aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p');
+  assert.equal(expandProxyCommand(r.proxyCommand!, { host: r.hostName, port: r.port, user: 'ubuntu', alias: r.alias }),
+    'aws ssm start-session --target ssm-i-0abc --document-name AWS-StartSSHSession --parameters portNumber=22');
+  assert.equal(resolveHost('both', { home: h }).proxyCommand, undefined);
+  assert.deepEqual(resolveHost('both', { home: h }).proxyJump, ['bastion']);
+  assert.equal(resolveHost('off', { home: h }).proxyCommand, undefined);
+  // A hostile host name stays one argument; %% is a literal percent.
+  assert.equal(expandProxyCommand('nc %h %p # 100%%', { host: 'x;touch /tmp/pwned', port: 2222, user: 'u', alias: 'a' }), "nc 'x;touch /tmp/pwned' 2222 # 100%");
 });

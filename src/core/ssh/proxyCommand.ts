@@ -1,0 +1,79 @@
+// ssh_config's ProxyCommand: the connection's bytes go through a local command's stdin/stdout (ssh -W, nc,
+// cloudflared, aws ssm start-session …), exactly as OpenSSH runs it: `exec` under /bin/sh with %-tokens.
+import { spawn } from 'node:child_process';
+import { Duplex } from 'node:stream';
+import { shellQuote } from './quote';
+
+export interface ProxyTokens {
+  /** %h: the HostName being reached. */
+  readonly host: string;
+  /** %p */
+  readonly port: number;
+  /** %r: the remote user. */
+  readonly user: string;
+  /** %n: the alias as typed. */
+  readonly alias: string;
+}
+
+/**
+ * Expands %h %p %r %n %% like OpenSSH. Values are shell-quoted where they need it (a plain host name or
+ * address comes out unchanged), so a host name can never add a command of its own.
+ */
+export function expandProxyCommand(command: string, t: ProxyTokens): string {
+  return command.replace(/%([hprn%])/g, (_m, k: string) => {
+    switch (k) {
+      case 'h': return shellQuote(t.host);
+      case 'p': return String(t.port);
+      case 'r': return shellQuote(t.user);
+      case 'n': return shellQuote(t.alias);
+      default: return '%';
+    }
+  });
+}
+
+export interface ProxySocket {
+  readonly sock: Duplex;
+  /**
+   * Why the command failed, once it has (waits up to `waitMs` for it to exit); undefined while it runs or
+   * after a clean exit. The socket usually ends before the exit status arrives, so ssh2 alone would only say
+   * "connection lost".
+   */
+  failure(waitMs: number): Promise<string | undefined>;
+  /** Ends the command (the connection is over). */
+  end(): void;
+}
+
+/** Starts the (already expanded) command; its stdout/stdin become the socket ssh2 speaks over. */
+export function startProxyCommand(command: string, log?: (message: string) => void): ProxySocket {
+  const child = spawn('/bin/sh', ['-c', `exec ${command}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString('utf8')).slice(-2000); });
+  const sock = Duplex.from({ readable: child.stdout, writable: child.stdin });
+  let why: string | undefined;
+  const exited = new Promise<void>((resolve) => {
+    // A command that cannot start or dies says why; ssh2 sees the socket end with that error.
+    const failed = (reason: string): void => {
+      const detail = stderr.trim() ? `: ${stderr.trim().split('\n').slice(-3).join(' | ')}` : '';
+      why = `ProxyCommand ${reason}${detail}`;
+      log?.(why);
+      sock.destroy(new Error(why));
+      resolve();
+    };
+    child.on('error', (err) => failed(`could not start (${err.message})`));
+    child.on('exit', (code, signal) => {
+      if (code !== 0 && signal !== 'SIGTERM') failed(`exited with ${code ?? signal}`);
+      else resolve();
+    });
+  });
+  child.stdin.on('error', () => undefined);
+  return {
+    sock,
+    failure: async (waitMs) => {
+      await Promise.race([exited, new Promise((r) => setTimeout(r, waitMs).unref())]);
+      return why;
+    },
+    end: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    },
+  };
+}
