@@ -209,6 +209,9 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
       hashMissing: false,
     }),
     session.exec(`M=${shellQuote(manifestPathFor(remoteDir))}; D=${shellQuote(remoteDir)}; ` +
+      // A sync cut off by a dropped connection leaves its staging dir (the target itself is untouched);
+      // those older than an hour are removed here. A live sync's stage is minutes old at most.
+      `find ${shellQuote(parent)} -maxdepth 1 -name ${shellQuote(`.${basename(remoteDir).replace(/[[\]*?\\]/g, '\\$&')}.rft-stage-*`)} -mmin +60 -exec rm -rf {} + 2>/dev/null; ` +
       `if [ -f "$M" ]; then cat "$M"; fi; printf '\\0'; if [ -d "$D" ]; then cd "$D" && find . -type f -printf '%s %T@ %P\\0'; fi`),
   ]).catch(async (err: unknown) => {
     await applying.then((a) => a.ch.close(), () => undefined);
@@ -296,11 +299,16 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     await Promise.all(extras);
     yield* tarChunks(closing, options.signal);
   }
+  // A dropped connection surfaces as a stream error ("Premature close") or a missing exit status; say what
+  // it means for the user's files instead.
+  const lost = (err?: unknown): Error => new Error(`The SSH connection to ${session.resolved.alias} was lost while syncing to ${remoteDir}. ` +
+    'Nothing was half-written (each file is renamed into place whole); sync again to finish.', err === undefined ? {} : { cause: err });
   await pipeline(Readable.from(applyStream()), ch, { end: true }).catch((err: unknown) => {
     ch.close();
-    throw err;
+    throw session.closed || /premature close|ECONNRESET|not connected|no response/i.test(String(err)) ? lost(err) : err;
   });
   const status = await exit;
+  if (!status && session.closed) throw lost();
   if (!status || status.code !== 0) {
     throw new Error(`remote apply failed (${status ? status.code ?? status.signal : 'connection lost'}): ${Buffer.concat(stderr).toString('utf8').trim().slice(0, 800)}`);
   }

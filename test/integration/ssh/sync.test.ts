@@ -242,3 +242,36 @@ test('a damaged or hostile remote manifest loses nothing: bad entries are droppe
   assert.equal((await syncWorkspace(await host.session(), { localRoot: ws, remoteDir })).uploaded, 2);
   assertSameTree(ws, abs, () => false);
 });
+
+test('a connection dropped mid-sync leaves the target as it was; the next sync completes and old staging dirs are swept', { timeout: 120_000 }, async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  write(ws, 'train.py', 'v1\n');
+  const remoteDir = '.remote-finetune/workspaces/dropped';
+  const abs = join(sshd.home, remoteDir);
+  const own = new SshHost({ host: 'sync-test' }, clientFor(sshd, { alias: 'sync-test' }).options);
+  try {
+    await syncWorkspace(await own.session(), { localRoot: ws, remoteDir });
+    write(ws, 'train.py', 'v2\n');
+    for (let i = 0; i < 4; i++) write(ws, `data/shard_${i}.bin`, Buffer.alloc(24 * 1024 * 1024, i + 1));
+    let killed = 0;
+    await assert.rejects(syncWorkspace(await own.session(), {
+      localRoot: ws, remoteDir,
+      onProgress: (p) => { if (p.phase === 'upload') setTimeout(() => { killed = sshd.killConnectionChildren(); }, 30); },
+    }), (e: unknown) => { assert.match(String(e), /connection to sync-test was lost while syncing .*Nothing was half-written/, String(e)); return true; });
+    assert.ok(killed > 0, 'the connection was cut while the upload ran');
+    // Nothing half-written in the target: the old file is intact and no shard arrived.
+    assert.equal(readFileSync(join(abs, 'train.py'), 'utf8'), 'v1\n');
+    assert.equal(existsSync(join(abs, 'data')), false);
+    const parent = dirname(abs);
+    const stages = readdirSync(parent).filter((n) => n.startsWith('.dropped.rft-stage-'));
+    assert.ok(stages.length >= 1, 'the cut-off sync left its staging dir');
+    // Age it past the sweep threshold; the next sync (on a new connection) removes it and completes.
+    for (const st of stages) utimesSync(join(parent, st), new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
+    const r = await syncWorkspace(await own.session(), { localRoot: ws, remoteDir });
+    assert.equal(r.uploaded, 5);
+    assertSameTree(ws, abs, () => false);
+    assert.deepEqual(readdirSync(parent).filter((n) => n.startsWith('.dropped.rft-stage-')), []);
+  } finally {
+    own.close();
+  }
+});
