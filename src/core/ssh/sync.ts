@@ -132,11 +132,13 @@ export function manifestLayout(entries: ReadonlyArray<readonly [string, Manifest
 
 // Applies the ops list: deletes first (a file may be replaced by a directory of the same name), then renames
 // from the staging dir, creating parent dirs. Perl is part of every Debian/Ubuntu base system; python3 otherwise.
-const PERL_APPLY = `use strict; use File::Path qw(make_path); use File::Basename qw(dirname);
-my ($stage, $dest, $list) = @ARGV; open(my $fh, '<', $list) or die "ops: $!"; local $/ = "\\0";
+// No modules: loading File::Path and File::Basename costs more than the renames of a small change.
+const PERL_APPLY = `use strict; my ($stage, $dest, $list) = @ARGV; open(my $fh, '<', $list) or die "ops: $!"; local $/ = "\\0";
+sub dn { my $p = shift; return '.' unless $p =~ s{/[^/]*$}{}; return $p eq '' ? '/' : $p; }
+sub mkp { my $d = shift; return if -d $d; my $up = dn($d); mkp($up) if $up ne $d && $up ne '.'; mkdir($d) or -d $d or die "mkdir $d: $!\\n"; }
 while (defined(my $op = <$fh>)) { chomp $op; my $p = <$fh>; chomp $p;
-  if ($op eq 'D') { unlink("$dest/$p"); my $d = dirname($p); while ($d ne '.' && $d ne '/' && rmdir("$dest/$d")) { $d = dirname($d); } }
-  elsif ($op eq 'R') { my $d = dirname("$dest/$p"); make_path($d) unless -d $d; rename("$stage/f/$p", "$dest/$p") or die "rename $p: $!\\n"; } }`;
+  if ($op eq 'D') { unlink("$dest/$p"); my $d = dn($p); while ($d ne '.' && $d ne '/' && rmdir("$dest/$d")) { $d = dn($d); } }
+  elsif ($op eq 'R') { mkp(dn("$dest/$p")); rename("$stage/f/$p", "$dest/$p") or die "rename $p: $!\\n"; } }`;
 const PY_APPLY = `import os,sys
 stage,dest,lst=sys.argv[1:4]; parts=open(lst,'rb').read().split(b'\\0')
 for op,p in zip(parts[0::2],parts[1::2]):
