@@ -27,10 +27,14 @@ export async function askPassphrase(keyPath: string): Promise<string | undefined
   });
 }
 
-/** A non-default ssh_config (remoteFinetune.ssh.configFile) serves people who keep GPU hosts apart, and the demo. */
+/**
+ * A non-default ssh_config (remoteFinetune.ssh.configFile) serves people who keep GPU hosts apart, and the
+ * demo. Unset, Remote-SSH's own `remote.SSH.configFile` is honoured: its users' hosts live there.
+ */
 export function sshConfigPathSetting(): string | undefined {
-  const v = vscode.workspace.getConfiguration('remoteFinetune').get<string>('ssh.configFile')?.trim();
-  return v ? v.replace(/^~(?=\/|$)/, homedir()) : undefined;
+  const own = vscode.workspace.getConfiguration('remoteFinetune').get<string>('ssh.configFile')?.trim();
+  const v = own || vscode.workspace.getConfiguration('remote.SSH').get<string>('configFile')?.trim();
+  return v ? v.replace(/^~(?=[/\\]|$)/, homedir()) : undefined;
 }
 
 /** Connect options for every SSH connection the extension makes. */
