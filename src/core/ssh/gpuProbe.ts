@@ -1,7 +1,11 @@
 // GPU probe on connect: one round trip asks nvidia-smi for the boards (name, memory, driver) and reads the
 // CUDA version from its banner. A host without nvidia-smi, or whose driver does not answer, gets a clear
-// "no NVIDIA GPU" result with the reason instead of an error.
+// "no NVIDIA GPU" result with the reason instead of an error. The CSV and the failure texts are read by
+// the shared parser in core/telemetry/nvidiaSmi.ts, tested on output quoted from issue reports and hand-written samples (test/fixtures/nvidia-smi).
 import type { SshSession } from './session';
+import {
+  diagnoseNvidiaSmi, nvidiaSmiCudaVersion, nvidiaSmiDriverVersion, nvidiaSmiNumber, parseNvidiaSmiCsv,
+} from '../telemetry/nvidiaSmi';
 
 export interface ProbedGpu {
   readonly index: number;
@@ -12,43 +16,73 @@ export interface ProbedGpu {
 }
 
 export type GpuProbeResult =
-  | { readonly kind: 'nvidia'; readonly gpus: readonly ProbedGpu[]; readonly count: number; readonly driverVersion: string; readonly cudaVersion: string | null }
+  | {
+    readonly kind: 'nvidia'; readonly gpus: readonly ProbedGpu[]; readonly count: number; readonly driverVersion: string; readonly cudaVersion: string | null;
+    /** Present only when nvidia-smi listed boards but also reported a problem (one GPU lost among several). */
+    readonly warning?: string;
+  }
   | { readonly kind: 'none'; readonly reason: string };
+
+export const PROBE_FIELDS = ['index', 'name', 'memory.total', 'driver_version', 'uuid'] as const;
 
 export const GPU_PROBE_COMMAND =
   'if ! command -v nvidia-smi >/dev/null 2>&1; then echo RFT-NO-NVIDIA-SMI; exit 0; fi; ' +
-  'nvidia-smi --query-gpu=index,name,memory.total,driver_version,uuid --format=csv,noheader,nounits 2>&1; echo "RFT-RC $?"; ' +
-  "nvidia-smi 2>/dev/null | grep -o 'CUDA Version: *[0-9.]*' | head -n 1; true";
+  // The bare echo ends a last line nvidia-smi left unterminated (killed mid-line), so the marker stays on its own line.
+  `nvidia-smi --query-gpu=${PROBE_FIELDS.join(',')} --format=csv,noheader,nounits 2>&1; rc=$?; echo; echo "RFT-RC $rc"; ` +
+  // Driver 610 and later print "CUDA UMD Version: 13.3" in the banner where older ones print "CUDA Version: 12.4".
+  "nvidia-smi 2>/dev/null | grep -oE 'CUDA (UMD )?Version: *[0-9][0-9.]*' | head -n 1; true";
+
+// The probe prints a few lines per GPU; a megabyte is far beyond any real host and bounds the work.
+const MAX_PROBE_OUTPUT = 1024 * 1024;
 
 /** Parses GPU_PROBE_COMMAND's output; never throws. */
 export function parseGpuProbe(out: string): GpuProbeResult {
-  if (out.includes('RFT-NO-NVIDIA-SMI')) return { kind: 'none', reason: 'No NVIDIA GPU: nvidia-smi is not installed on this host.' };
-  const lines = out.split('\n').map((l) => l.trim());
-  const rcAt = lines.findIndex((l) => l.startsWith('RFT-RC '));
-  const rc = rcAt >= 0 ? Number(lines[rcAt]!.slice(7)) : NaN;
-  const body = lines.slice(0, rcAt < 0 ? lines.length : rcAt).filter((l) => l !== '');
-  if (rc !== 0) {
-    return { kind: 'none', reason: `No NVIDIA GPU available: nvidia-smi failed${Number.isFinite(rc) ? ` (exit ${rc})` : ''}${body[0] ? `: ${body[0].slice(0, 200)}` : ''}` };
-  }
+  const text = out.length > MAX_PROBE_OUTPUT ? out.slice(0, MAX_PROBE_OUTPUT) : out;
+  if (text.includes('RFT-NO-NVIDIA-SMI')) return { kind: 'none', reason: 'No NVIDIA GPU: nvidia-smi is not installed on this host.' };
+  const lines = text.split(/\r\n|\n|\r/);
+  // Normally a line of its own; from an older probe command it can trail an unterminated last line.
+  const rcAt = lines.findIndex((l) => /RFT-RC -?\d+\s*$/.test(l));
+  const marker = rcAt >= 0 ? /^(.*?)RFT-RC (-?\d+)\s*$/.exec(lines[rcAt]!) : null;
+  const rc = marker ? Number(marker[2]) : NaN;
+  const bodyText = [...lines.slice(0, rcAt < 0 ? lines.length : rcAt), marker?.[1] ?? ''].join('\n');
+
+  const table = parseNvidiaSmiCsv(bodyText, PROBE_FIELDS);
   const gpus: ProbedGpu[] = [];
+  const boardLines = new Set<number>();
   let driver = '';
-  for (const l of body) {
-    const parts = l.split(',').map((p) => p.trim());
-    if (parts.length < 5) continue;
-    // A GPU name never contains a comma in practice, but take the fixed-position fields from both ends anyway.
-    const uuid = parts[parts.length - 1]!;
-    const drv = parts[parts.length - 2]!;
-    const mem = parts[parts.length - 3]!;
-    const index = Number(parts[0]);
-    const name = parts.slice(1, parts.length - 3).join(', ');
-    if (!Number.isInteger(index) || name === '') continue;
-    const memN = Number(mem);
-    gpus.push({ index, name, memoryTotalMiB: mem.startsWith('[') || !Number.isFinite(memN) ? null : memN, uuid });
-    driver ||= drv;
+  for (const row of table.rows) {
+    const index = nvidiaSmiNumber(row.values.get('index'));
+    const name = row.values.get('name') ?? '';
+    if (index === null || !Number.isInteger(index) || index < 0 || name === '' || name.startsWith('[')) continue;
+    gpus.push({ index, name, memoryTotalMiB: nvidiaSmiNumber(row.values.get('memory.total')), uuid: row.values.get('uuid') ?? '' });
+    boardLines.add(row.line);
+    const drv = row.values.get('driver_version') ?? '';
+    if (!driver && /^\d+(?:\.\d+)+$/.test(drv)) driver = drv;
   }
-  if (gpus.length === 0) return { kind: 'none', reason: 'No NVIDIA GPU: nvidia-smi lists no devices.' };
-  const cuda = /CUDA Version:\s*([0-9.]+)/.exec(out);
-  return { kind: 'nvidia', gpus, count: gpus.length, driverVersion: driver, cudaVersion: cuda?.[1] ?? null };
+  // Only the lines that were not boards can say what went wrong (and a GPU name must never be read as one).
+  const messages = bodyText.split('\n').filter((_, i) => !boardLines.has(i + 1));
+  const problem = diagnoseNvidiaSmi(messages.join('\n'), Number.isFinite(rc) ? rc : undefined);
+  const banner = lines.slice(rcAt < 0 ? lines.length : rcAt + 1).join('\n');
+
+  if (gpus.length === 0) {
+    if (!Number.isFinite(rc) && !problem) {
+      return { kind: 'none', reason: 'No NVIDIA GPU available: the GPU probe gave no answer (the command was cut short or its output was unreadable).' };
+    }
+    if (rc !== 0 || problem) {
+      const said = problem?.detail || messages.map((l) => l.trim()).find((l) => l !== '') || '';
+      const head = `No NVIDIA GPU available: nvidia-smi failed${Number.isFinite(rc) ? ` (exit ${rc})` : ''}${said ? `: ${said.slice(0, 200)}` : ''}`;
+      return { kind: 'none', reason: problem && problem.kind !== 'failed' ? `${head} — ${problem.message}` : head };
+    }
+    return { kind: 'none', reason: 'No NVIDIA GPU: nvidia-smi lists no devices.' };
+  }
+  const result = {
+    kind: 'nvidia' as const,
+    gpus,
+    count: gpus.length,
+    driverVersion: driver || nvidiaSmiDriverVersion(banner) || '',
+    cudaVersion: nvidiaSmiCudaVersion(banner) ?? nvidiaSmiCudaVersion(text),
+  };
+  return problem ? { ...result, warning: `${problem.message}${problem.detail ? ` (nvidia-smi: ${problem.detail})` : ''}` } : result;
 }
 
 export async function probeGpus(session: SshSession, signal?: AbortSignal): Promise<GpuProbeResult> {
@@ -65,5 +99,6 @@ export function describeGpus(r: GpuProbeResult): string {
     groups.set(key, (groups.get(key) ?? 0) + 1);
   }
   const boards = [...groups].map(([k, n]) => `${n} × ${k}`).join(' + ');
-  return `${boards}, driver ${r.driverVersion}${r.cudaVersion ? `, CUDA ${r.cudaVersion}` : ''}`;
+  const driver = r.driverVersion ? `, driver ${r.driverVersion}` : '';
+  return `${boards}${driver}${r.cudaVersion ? `, CUDA ${r.cudaVersion}` : ''}${r.warning ? `. Warning: ${r.warning}` : ''}`;
 }
