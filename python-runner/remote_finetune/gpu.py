@@ -273,7 +273,9 @@ def parse_gpu_csv_line(line: str) -> Optional[Dict[str, Any]]:
     return sample
 
 
-_GPU_UUID = re.compile(r"^(?:GPU|MIG)-[0-9a-f-]{8,}$|^\[[^\]]{0,80}\]$", re.IGNORECASE)
+# Loose on purpose (drivers before 470 print "MIG-GPU-<uuid>/<gi>/<ci>"): it only has to tell a UUID
+# column from a misaligned number.
+_GPU_UUID = re.compile(r"^(?:GPU|MIG)-[\w/.-]+$|^\[[^\]]{0,80}\]$", re.IGNORECASE)
 
 
 def _process(values: Dict[str, str]) -> Optional[Dict[str, Any]]:

@@ -28,6 +28,8 @@ export type HostState =
   | { readonly kind: 'connecting' }
   | { readonly kind: 'connected' }
   | { readonly kind: 'noGpu'; readonly detail: string }
+  /** A GPU that answered before stopped answering (fell off the bus, needs a reset): the charts stop there. */
+  | { readonly kind: 'gpuLost'; readonly detail: string }
   | { readonly kind: 'unreachable'; readonly detail: string; readonly since: number };
 
 export interface GpuInitMessage {

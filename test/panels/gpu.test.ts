@@ -87,6 +87,8 @@ test('clear states for "no GPU" and "host unreachable"', { skip }, async () => {
   await p.page.waitForFunction(() => /Host unreachable since .*connection timed out/.test(document.getElementById('hostState')?.textContent ?? ''));
   assert.equal(await p.page.getAttribute('#hostState', 'role'), 'status');
   await p.page.screenshot({ path: join(SHOTS, 'gpu-unreachable.png') });
+  await p.post({ type: 'hostState', state: { kind: 'gpuLost', detail: 'A GPU stopped responding (it fell off the bus or needs a reset): reset the GPU or reboot the host.' } });
+  await p.page.waitForFunction(() => /GPU lost: A GPU stopped responding .* The charts stop at the last sample\./.test(document.getElementById('hostState')?.textContent ?? ''));
   await p.close();
 });
 

@@ -301,8 +301,9 @@ export function parseGpuCsvLine(line: string): GpuSample | undefined {
   return sample && { ...sample, ts };
 }
 
-// "GPU-…" or, under MIG, "MIG-…"; anonymised samples use zeros, and nvidia-smi may print a bracketed state.
-const GPU_UUID = /^(?:GPU|MIG)-[0-9a-f-]{8,}$|^\[[^\]]{0,80}\]$/i;
+// "GPU-…" or, under MIG, "MIG-…" (drivers before 470 print "MIG-GPU-<uuid>/<gi>/<ci>"); nvidia-smi may also
+// print a bracketed state. Loose on purpose: it only has to tell a UUID column from a misaligned number.
+const GPU_UUID = /^(?:GPU|MIG)-[\w/.-]+$|^\[[^\]]{0,80}\]$/i;
 
 function processFrom(values: ReadonlyMap<string, string>): GpuProcess | undefined {
   const pid = nvidiaSmiNumber(values.get('pid'));

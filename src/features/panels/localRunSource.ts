@@ -151,6 +151,12 @@ export class LocalRunDataSource implements RunDataSource {
       this.state = { kind: 'noGpu', detail: noGpu.message.replace(/^No NVIDIA GPU on this host:\s*/, '') };
       this.stateListeners.fire(this.state);
     }
+    // A GPU lost mid-run ends the sampler: the last charts stay, under a state that says why they stopped.
+    const lost = batch.find((e) => e.type === 'warning' && e.code === 'gpu-lost');
+    if (lost && lost.type === 'warning') {
+      this.state = { kind: 'gpuLost', detail: lost.message };
+      this.stateListeners.fire(this.state);
+    }
   }
 
   private addSamples(lines: readonly string[]): void {
@@ -162,7 +168,8 @@ export class LocalRunDataSource implements RunDataSource {
     if (!batch.length) return;
     this.samples.push(...batch);
     if (this.samples.length > MAX_SAMPLES) this.samples.splice(0, this.samples.length - MAX_SAMPLES);
-    if (this.state.kind !== 'connected') {
+    // gpuLost stays: samples read after the event were taken before it (the files are tailed separately).
+    if (this.state.kind !== 'connected' && this.state.kind !== 'gpuLost') {
       this.state = { kind: 'connected' };
       this.stateListeners.fire(this.state);
     }

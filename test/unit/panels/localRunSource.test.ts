@@ -92,3 +92,24 @@ test('a host with no NVIDIA GPU: the runner\'s no-gpu event turns the GPU state 
   assert.ok(last?.kind === 'noGpu' && /nvidia-smi is not installed/.test(last.detail));
   src.dispose();
 });
+
+test('a GPU lost mid-run: the runner\'s gpu-lost event sets gpuLost, and samples read afterwards do not hide it', async () => {
+  const d = join(dir, 'run-lost');
+  mkdirSync(d, { recursive: true });
+  const events = join(d, 'events.jsonl');
+  const gpu = join(d, 'gpu.csv');
+  writeFileSync(events, '');
+  writeFileSync(gpu, '');
+  const src = await new LocalRunDataSource({ log: join(d, 'output.log'), events, gpu }, { pollMs: 30 }).start();
+  const states: HostState[] = [];
+  src.onHostState((s) => states.push(s));
+  appendFileSync(events, `${JSON.stringify({ v: 1, ts: 2, type: 'warning', code: 'gpu-lost', message: 'A GPU stopped responding (it fell off the bus or needs a reset): reset the GPU or reboot the host; runs on it will fail until then.' })}\n`);
+  await until(() => states.some((s) => s.kind === 'gpuLost'), 'gpuLost state');
+  let sampled = 0;
+  src.onGpuSamples((b) => { sampled += b.length; });
+  appendFileSync(gpu, '1763737200.5, 0, NVIDIA A100-SXM4-40GB, 37, 12, 10240, 40960, 45, [N/A], 400.00, 1410\n');
+  await until(() => sampled > 0, 'the late sample');
+  const last = states[states.length - 1];
+  assert.ok(last?.kind === 'gpuLost' && /fell off the bus/.test(last.detail), JSON.stringify(last));
+  src.dispose();
+});

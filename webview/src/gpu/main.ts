@@ -80,6 +80,7 @@ class Dashboard {
       case 'connecting': b.textContent = this.cards.size ? '' : 'Waiting for the first GPU sample…'; break;
       case 'connected': b.textContent = this.cards.size ? '' : 'Connected; waiting for the first GPU sample…'; break;
       case 'noGpu': b.classList.add('warn'); b.textContent = `No NVIDIA GPU on this host: ${s.detail}`; break;
+      case 'gpuLost': b.classList.add('bad'); b.textContent = `GPU lost: ${s.detail} The charts stop at the last sample.`; break;
       case 'unreachable':
         b.classList.add('bad');
         b.textContent = `Host unreachable since ${new Date(s.since).toLocaleTimeString()}: ${s.detail}. The charts resume when it answers again.`;
@@ -90,7 +91,7 @@ class Dashboard {
 
   addSamples(samples: readonly GpuSample[]): void {
     for (const s of samples) this.card(s).series.add(s);
-    if (samples.length && this.state.kind !== 'unreachable' && this.state.kind !== 'noGpu') this.setState({ kind: 'connected' });
+    if (samples.length && this.state.kind !== 'unreachable' && this.state.kind !== 'noGpu' && this.state.kind !== 'gpuLost') this.setState({ kind: 'connected' });
     this.schedule();
   }
 
