@@ -43,7 +43,10 @@ export function parseDotenv(text: string): EnvParse {
       const exp = /^export\s+/.exec(rest);
       if (exp) { off += exp[0].length; rest = rest.slice(exp[0].length); }
       const eq = rest.indexOf('=');
-      if (eq === -1) {
+      if (eq === -1 && KEY_RE.test(rest.trimEnd())) {
+        // A name alone: python-dotenv loads it as a key without a value (None) and docker's
+        // env_file passes the variable through from the host; it sets nothing here.
+      } else if (eq === -1) {
         diagnostics.push({ start: pos + lead, end: pos + raw.length, severity: 'error', code: 'RFT600', message: `Line ${line + 1} is not KEY=value. Add "=" and a value, or start the line with # to make it a comment.` });
       } else {
         const keyRaw = rest.slice(0, eq);
@@ -134,12 +137,15 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
     if (!isExample && e.key === 'WANDB_API_KEY' && e.value.trim() === '' && ctx.wandbEnabled) {
       out.push({ ...at(e, 'key'), severity: 'error', code: 'RFT602', message: 'WANDB_API_KEY is empty but the run spec reports to W&B: paste the key from wandb.ai/authorize or set wandb.enabled to false.' });
     }
-    if (e.key === 'LEARNING_RATE' || e.key === 'LR') {
+    // An empty value is a key left blank in a template (LLaMA-Factory's .env.local lists every
+    // variable it reads that way): nothing is overridden, so there is no number to check.
+    const blank = e.value.trim() === '';
+    if ((e.key === 'LEARNING_RATE' || e.key === 'LR') && !blank) {
       const n = Number(e.value);
-      if (e.value.trim() === '' || !Number.isFinite(n)) out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT603', message: `${e.key} must be a number such as 2e-4.` });
+      if (!Number.isFinite(n)) out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT603', message: `${e.key} must be a number such as 2e-4.` });
       else if (n < 1e-6 || n > 1e-2) out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT603', message: `${e.key}=${e.value} is outside 1e-6..1e-2; use a value in that range (2e-4 is usual for LoRA).`, fixes: [{ title: 'Set to 2e-4', edits: [{ start: e.valueStart, end: e.valueEnd, newText: '2e-4' }] }] });
     }
-    if (POSITIVE_INTS.includes(e.key)) {
+    if (POSITIVE_INTS.includes(e.key) && !blank) {
       if (!/^\d+$/.test(e.value.trim()) || Number(e.value) < 1) {
         const fixes: Fix[] = /^-?\d+$/.test(e.value.trim()) ? [{ title: 'Set to 1', edits: [{ start: e.valueStart, end: e.valueEnd, newText: '1' }] }] : [];
         out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT603', message: `${e.key} must be a positive integer (got '${e.value}').`, fixes });

@@ -194,7 +194,8 @@ class FastParser {
         } else if (this.i < this.lines.length && this.indentOf(this.i) === indent && this.isSeqItem(this.i)) {
           value = this.seq(indent, depth + 1);
         } else {
-          value = { kind: 'scalar', start: after + 1, end: after + 1, value: null, quoted: false };
+          // Where the library puts an empty value: past the spaces after the colon (at a comment or the line end).
+          value = { kind: 'scalar', start: v, end: v, value: null, quoted: false };
         }
       } else {
         value = this.inline(v, line.end);
@@ -227,7 +228,7 @@ class FastParser {
       if (c >= line.end || (t.charCodeAt(c) === 0x23 && t.charCodeAt(c - 1) === 0x20)) {
         this.i = k + 1;
         if (this.i < this.lines.length && this.indentOf(this.i) > indent) item = this.block(this.indentOf(this.i), depth + 1);
-        else item = { kind: 'scalar', start: dash + 1, end: dash + 1, value: null, quoted: false };
+        else item = { kind: 'scalar', start: c, end: c, value: null, quoted: false }; // past the spaces, as the library does
       } else if (this.looksLikeCompactBlock(c, line.end)) {
         // "- key: value" or "- - x": the item is a block starting mid-line, at the content's column.
         const col = c - (line.content - line.indent);

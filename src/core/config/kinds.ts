@@ -57,20 +57,37 @@ export function detectKind(fileName: string, root: DocNode | undefined): ConfigK
   if (syntax === 'dotenv') return 'dotenv';
   if (syntax === 'other') return undefined;
   const name = baseName(fileName).toLowerCase();
-  if (syntax === 'yaml' && isRunSpecName(fileName)) return 'runspec';
   const keys = new Set(topKeys(root));
+  if (syntax === 'yaml' && isRunSpecName(fileName)) {
+    // Axolotl's own examples include a `finetune.yml` (examples/orpheus): a file named like a run
+    // spec that is plainly another tool's config is checked as that tool's config. One with any run
+    // spec key, or with nothing else recognisable, stays a run spec (so a half-written one is checked).
+    if (RUN_SPEC_KEYS.some((k) => keys.has(k))) return 'runspec';
+    return byContent(keys, name, syntax) ?? 'runspec';
+  }
   if (keys.size === 0) return undefined;
-  const count = (list: readonly string[]): number => list.reduce((n, k) => n + (keys.has(k) ? 1 : 0), 0);
   if (keys.has('version') && keys.has('target')) return 'runspec';
+  return byContent(keys, name, syntax);
+}
+
+/** Top-level keys of a run spec that the other kinds do not use there (`model` and `data` are too common). */
+const RUN_SPEC_KEYS = ['version', 'target', 'method', 'quantization', 'trainer', 'launcher', 'teardown', 'outputs', 'env_file', 'wandb'];
+
+function byContent(keys: ReadonlySet<string>, name: string, syntax: FileSyntax): ConfigKind | undefined {
+  const count = (list: readonly string[]): number => list.reduce((n, k) => n + (keys.has(k) ? 1 : 0), 0);
   if (syntax === 'json') {
     if (/^(ds_config|deepspeed|zero)/.test(name) || keys.has('zero_optimization') || count(DEEPSPEED_KEYS) >= 2) return 'deepspeed';
     return undefined;
   }
-  if (keys.has('version') && keys.has('target')) return 'runspec';
   if (keys.has('compute_environment') || keys.has('distributed_type') || (/^accelerate/.test(name) && count(ACCELERATE_KEYS) >= 1)) return 'accelerate';
-  if (keys.has('parameters') && (keys.has('method') || keys.has('program')) && keys.has('parameters')) return 'sweep';
+  // W&B Launch sweeps name a `job` (or `image_uri`) instead of a program.
+  if (keys.has('parameters') && (keys.has('method') || keys.has('program') || keys.has('job') || keys.has('image_uri'))) return 'sweep';
   if (keys.has('base_model') && (keys.has('datasets') || keys.has('adapter') || keys.has('micro_batch_size') || keys.has('sequence_len'))) return 'axolotl';
   if (keys.has('model_name_or_path') && (keys.has('stage') || keys.has('finetuning_type') || keys.has('lora_target') || keys.has('template'))) return 'llamafactory';
+  // LLaMA-Factory v1 (examples/v1): `model` is a Hub id and the sections are model_class,
+  // train_dataset, dist_config, kernel_config; without this they read as a trainer YAML full of
+  // "unknown" keys.
+  if (keys.has('model') && (keys.has('model_class') || keys.has('train_dataset') || keys.has('dist_config'))) return 'llamafactory';
   if (count(TRAINER_HINTS) >= 2) return 'trainer';
   return undefined;
 }

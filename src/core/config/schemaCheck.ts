@@ -22,6 +22,8 @@ export interface SchemaCheckInput {
   readonly reportUnknown: boolean;
   /** Extra names an unknown key may be a typo of (other known vocabularies). */
   readonly extraCandidates?: readonly string[];
+  /** Values whose problems are not reported (e.g. `${VAR}` filled in before the tool reads the file). */
+  readonly skipValue?: (n: DocNode) => boolean;
 }
 
 export function code(base: number, offset: number): string {
@@ -40,6 +42,10 @@ export function checkSchema(inp: SchemaCheckInput): ConfigDiagnostic[] {
   const out: ConfigDiagnostic[] = [];
   for (const issue of r.error.issues) {
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+    if (inp.skipValue && issue.code !== 'unrecognized_keys') {
+      const n = nodeAt(inp.root, path);
+      if (n && inp.skipValue(n)) continue;
+    }
     const d = issueToDiagnostic(inp, issue, path);
     for (const x of d) out.push(x);
   }
@@ -143,7 +149,14 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
     }
     default: {
       const target = node ?? anchor;
-      return [{ ...at(target), severity: 'error', code: code(codeBase, 5), message: `\`${field}\` ${issue.message}.${hint ? ` ${hint}` : ''}` }];
+      // A field that takes listed names or a pattern (attn_implementation: sdpa, … or a Hub kernel
+      // id) fails on the pattern; a near miss of a listed name still gets its suggestion.
+      const guess = node?.kind === 'scalar' && typeof node.value === 'string' ? closest(node.value, allowedValues(fieldSchema)) : undefined;
+      return [{
+        ...at(target), severity: 'error', code: code(codeBase, 5),
+        message: `\`${field}\` ${issue.message}.${guess ? ` Did you mean '${guess}'?` : ''}${hint ? ` ${hint}` : ''}`,
+        ...(guess && node ? { fixes: [{ title: `Change to '${guess}'`, edits: [replaceNode(node, guess, syntax)], preferred: true }] } : {}),
+      }];
     }
   }
 }

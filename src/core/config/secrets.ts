@@ -1,15 +1,20 @@
 // Recognising real-looking credentials, so a token pasted into a config (or a tracked .env) is
 // caught before it is committed or uploaded. Placeholders such as hf_your_token_here are not tokens.
 
-const TOKEN_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
+// The third field marks a shape that a git commit id shares (so it is no token under a revision key).
+const TOKEN_PATTERNS: ReadonlyArray<readonly [RegExp, string, boolean?]> = [
   [/^hf_[A-Za-z0-9]{30,}$/, 'Hugging Face token'],
-  [/^[0-9a-f]{40}$/, 'W&B API key'],
+  [/^[0-9a-f]{40}$/, 'W&B API key', true],
   [/^(AKIA|ASIA)[0-9A-Z]{16}$/, 'AWS access key id'],
   [/^sk-[A-Za-z0-9_-]{20,}$/, 'API secret key'],
   [/^gh[pousr]_[A-Za-z0-9]{30,}$/, 'GitHub token'],
 ];
 
 const SECRET_KEY = /(^|_)(token|api_key|apikey|secret|password|secret_access_key)$/i;
+
+// A 40-hex value is also what a git commit id looks like, and configs pin model and dataset
+// revisions that way (model_revision, revision_of_model, hub_revision, GIT_SHA, …).
+const REVISION_KEY = /revision|commit|(^|_)(sha|sha1|rev|hash|checksum|digest)(_|$)/i;
 
 export function looksLikePlaceholder(v: string): boolean {
   return v === '' || /your|xxx|here|changeme|placeholder|example|dummy|<|>|\$\{|^\*+$/i.test(v);
@@ -19,7 +24,8 @@ export function looksLikePlaceholder(v: string): boolean {
 export function tokenKind(value: string, key?: string): string | undefined {
   const v = value.trim();
   if (looksLikePlaceholder(v)) return undefined;
-  for (const [re, name] of TOKEN_PATTERNS) if (re.test(v)) return name;
+  const revisionKey = key !== undefined && REVISION_KEY.test(key);
+  for (const [re, name, commitShaped] of TOKEN_PATTERNS) if (re.test(v) && !(commitShaped && revisionKey)) return name;
   if (key && SECRET_KEY.test(key) && v.length >= 16 && /^[A-Za-z0-9_\-+/=.]+$/.test(v)) return 'secret';
   return undefined;
 }

@@ -5,7 +5,8 @@ import type { DocNode } from './ast';
 import { nodeAt, scalarAt } from './ast';
 import { decodeText, EDITOR_LIBRARY_PARSE_LIMIT, MAX_CHECKED_BYTES } from './text';
 import { detectKind, jsonMayBeConfig, nameSuggestsConfig, roughTopLevel, syntaxOf, isRunSpecName } from './kinds';
-import { parseConfigText, toValue } from './parse';
+import { parseConfigText } from './parse';
+import { isInterpolation, schemaInput } from './schemaInput';
 import { checkSchema } from './schemaCheck';
 import { KINDS } from './registry';
 import { extractFacts } from './rules/facts';
@@ -90,7 +91,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
     return { kind, diagnostics: out };
   }
   if (info.schema) {
-    out.push(...checkSchema({ schema: info.schema, root, value: toValue(root), text, syntax: parseSyntax, codeBase: info.codeBase, reportUnknown: info.reportUnknown }));
+    out.push(...checkSchema({ schema: info.schema, root, value: schemaInput(root, kind, parseSyntax), text, syntax: parseSyntax, codeBase: info.codeBase, reportUnknown: info.reportUnknown, ...(kind === 'runspec' ? {} : { skipValue: isInterpolation }) }));
   }
   const gpuFromSpec = kind === 'runspec' ? gpuOf(scalarAt(root, ['target', 'gpu'])) : undefined;
   const ctx: RuleContext = { text, syntax: parseSyntax, root, gpu: opts.gpu ?? gpuFromSpec ?? gpuNextTo(opts) };

@@ -76,7 +76,7 @@ export function checkTrainingFacts(f: TrainingFacts, ctx: RuleContext): ConfigDi
     if (cd === undefined || cd === 'float32' || cd === 'fp32') {
       const want = gpu && !gpu.bf16 ? 'float16' : 'bfloat16';
       const fixes: Fix[] = [
-        ...fix(`Set the 4-bit compute dtype to ${want}`, [f.computeDtypePath ? setValue(ctx, f.computeDtypePath, want) : undefined], true),
+        ...computeDtypeFix(f, ctx, want),
         ...(f.flashOff !== undefined ? fix(`Use ${String(f.flashOff)} attention instead`, [replaceNode(f.flashAttention.node, f.flashOff, ctx.syntax)]) : []),
       ];
       out.push({ ...range(f.flashAttention.node), severity: 'error', code: 'RFT802', message: `4-bit loading stores weights as uint8 and computes in ${cd ?? 'float32'} here; FlashAttention-2 only takes fp16/bf16, so the first forward pass fails with a dtype error. Set the 4-bit compute dtype to ${want}, or load in BF16 without quantization (as the A100 profile does), or use sdpa.`, fixes });
@@ -108,6 +108,13 @@ export function checkTrainingFacts(f: TrainingFacts, ctx: RuleContext): ConfigDi
     }
   }
   return out;
+}
+
+/** The quick fix that makes 4-bit layers compute in `want`: its own key, or what the kind derives it from. */
+function computeDtypeFix(f: TrainingFacts, ctx: RuleContext, want: 'bfloat16' | 'float16'): Fix[] {
+  const derived = f.computeDtypeSetting?.(want);
+  if (derived) return fix(`Set ${String(derived.path[derived.path.length - 1])} to ${String(derived.value)} (4-bit layers then compute in ${want})`, [setValue(ctx, derived.path, derived.value)], true);
+  return fix(`Set the 4-bit compute dtype to ${want}`, [f.computeDtypePath ? setValue(ctx, f.computeDtypePath, want) : undefined], true);
 }
 
 function isFlash(v: string | boolean): boolean {

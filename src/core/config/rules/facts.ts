@@ -25,6 +25,11 @@ export interface TrainingFacts {
   readonly load4bit?: Fact<boolean | string | number>;
   readonly computeDtype?: Fact<string>;
   readonly computeDtypePath?: readonly PathSegment[];
+  /**
+   * How to make the 4-bit layers compute in `want` when that is not a key of its own (Axolotl
+   * takes the compute dtype from bf16/fp16); by default computeDtypePath is set to `want`.
+   */
+  readonly computeDtypeSetting?: (want: 'bfloat16' | 'float16') => { readonly path: readonly PathSegment[]; readonly value: string | boolean };
   readonly quantStorage?: Fact<string>;
   readonly flashAttention?: Fact<string | boolean>;
   /** The spelling that turns flash attention off for this kind. */
@@ -98,16 +103,25 @@ export function extractFacts(kind: ConfigKind, root: DocNode | undefined): Train
       const cd = firstFact(root, cdPaths, isStr);
       if (cd && (cd.value === 'bfloat16' || cd.value === 'bf16')) precisions.push({ ...cd, value: 'bf16', fp16Spelling: cd.value === 'bf16' ? 'fp16' : 'float16', flag: false });
       const lf = kind === 'llamafactory';
+      // The dtype the 4-bit layers actually compute in when no bnb_4bit_compute_dtype is written.
+      // LLaMA-Factory sets it from bf16/fp16 and otherwise infers a 16-bit one on any CUDA GPU
+      // (hparams/parser.py, model/patcher.py); TRL's ModelConfig passes its (torch_)dtype on.
+      const modelDtype = fact(root, ['torch_dtype'], isStr) ?? fact(root, ['dtype'], isStr);
+      const impliedNode = lf ? (bf16Flag ?? fp16Flag ?? fact(root, ['quantization_bit'], isNum))?.node : modelDtype?.node;
+      const impliedValue = lf ? (bf16Flag?.value ? 'bfloat16' : 'float16') : modelDtype?.value;
+      const implied = impliedNode && (impliedValue === 'bfloat16' || impliedValue === 'float16') ? { value: impliedValue, node: impliedNode, path: [] } : undefined;
+      const computeDtype = cd ?? implied;
       const l4 = lf ? fact(root, ['quantization_bit'], isNum) : firstFact(root, [['load_in_4bit'], ['quantization_config', 'load_in_4bit'], ['bnb_config', 'load_in_4bit']], isBool);
       const fa = lf ? fact(root, ['flash_attn'], isStr) : fact(root, ['attn_implementation'], isStr);
       return {
         precisions, bf16Flag, fp16Flag,
         load4bit: l4 && (l4.value === true || l4.value === 4) ? l4 : undefined,
-        computeDtype: cd, computeDtypePath: cd?.path ?? ['bnb_4bit_compute_dtype'],
+        computeDtype, computeDtypePath: cd?.path ?? ['bnb_4bit_compute_dtype'],
         quantStorage: firstFact(root, [['bnb_4bit_quant_storage'], ['quantization_config', 'bnb_4bit_quant_storage']], isStr),
         flashAttention: fa && (fa.value === 'flash_attention_2' || fa.value === 'fa2') ? fa : undefined, flashOff: 'sdpa',
-        loraR: firstFact(root, lf ? [['lora_rank']] : [['r'], ['lora_r'], ['lora', 'r'], ['lora_config', 'r'], ['peft_config', 'r']], isNum),
-        loraAlpha: firstFact(root, lf ? [['lora_alpha']] : [['lora_alpha'], ['lora', 'lora_alpha'], ['lora_config', 'lora_alpha'], ['peft_config', 'lora_alpha']], isNum), loraAlphaKey: 'lora_alpha',
+        // LLaMA-Factory v1 nests LoRA under peft_config like the trainer YAMLs do.
+        loraR: firstFact(root, lf ? [['lora_rank'], ['peft_config', 'r']] : [['r'], ['lora_r'], ['lora', 'r'], ['lora_config', 'r'], ['peft_config', 'r']], isNum),
+        loraAlpha: firstFact(root, lf ? [['lora_alpha'], ['peft_config', 'lora_alpha']] : [['lora_alpha'], ['lora', 'lora_alpha'], ['lora_config', 'lora_alpha'], ['peft_config', 'lora_alpha']], isNum), loraAlphaKey: 'lora_alpha',
         loadBest: fact(root, ['load_best_model_at_end'], isBool),
         evalStrategy: fact(root, ['eval_strategy'], isStr) ?? fact(root, ['evaluation_strategy'], isStr), saveStrategy: fact(root, ['save_strategy'], isStr),
         evalSteps: fact(root, ['eval_steps'], isNum), saveSteps: fact(root, ['save_steps'], isNum),
@@ -117,13 +131,22 @@ export function extractFacts(kind: ConfigKind, root: DocNode | undefined): Train
     case 'axolotl': {
       const bf16Flag = boolFlag(['bf16'], 'bf16');
       const fp16Flag = boolFlag(['fp16'], 'fp16');
-      const cd = fact(root, ['bnb_4bit_compute_dtype'], isStr);
+      const cd = fact(root, ['bnb_config_kwargs', 'bnb_4bit_compute_dtype'], isStr) ?? fact(root, ['bnb_4bit_compute_dtype'], isStr);
       if (cd && (cd.value === 'bfloat16' || cd.value === 'bf16')) precisions.push({ ...cd, value: 'bf16', fp16Spelling: 'float16', flag: false });
       const l4 = fact(root, ['load_in_4bit'], isBool);
+      // Axolotl builds the QLoRA BitsAndBytesConfig with its torch_dtype (loaders/model.py), which
+      // resolve_dtype sets from bf16 (true, or auto: bf16 where supported, else fp16), fp16 or
+      // load_in_8bit, and float32 only when none of them is on.
+      const bfNode = nodeAt(root, ['bf16']);
+      const bfOn = bf16Flag?.value === true || (bfNode?.kind === 'scalar' && bfNode.value === 'auto') ? bfNode : undefined;
+      const fpOn = fp16Flag?.value === true ? fp16Flag.node : undefined;
+      const implied = bfOn ? { value: 'bfloat16', node: bfOn } : fpOn ? { value: 'float16', node: fpOn } : undefined;
       const fa = fact(root, ['flash_attention'], isBool);
       return {
         precisions, bf16Flag, fp16Flag,
-        load4bit: l4?.value ? l4 : undefined, computeDtype: cd, computeDtypePath: ['bnb_4bit_compute_dtype'],
+        load4bit: l4?.value ? l4 : undefined,
+        computeDtype: cd ?? (implied ? { ...implied, path: [] } : undefined), computeDtypePath: ['bnb_4bit_compute_dtype'],
+        computeDtypeSetting: (want) => (want === 'bfloat16' ? { path: ['bf16'], value: true } : { path: ['fp16'], value: true }),
         flashAttention: fa?.value ? fa : undefined, flashOff: false,
         loraR: fact(root, ['lora_r'], isNum), loraAlpha: fact(root, ['lora_alpha'], isNum), loraAlphaKey: 'lora_alpha',
         loadBest: fact(root, ['load_best_model_at_end'], isBool),

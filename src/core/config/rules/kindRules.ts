@@ -1,10 +1,10 @@
 // Rules that belong to one kind: accelerate process counts, DeepSpeed batch arithmetic, sweep bounds.
 import type { DocNode } from '../ast';
 import { nodeAt, scalarAt, keyText } from '../ast';
-import type { ConfigDiagnostic } from '../types';
+import type { ConfigDiagnostic, Fix } from '../types';
 import type { RuleContext } from './crossChecks';
 import { setValue } from './crossChecks';
-import { replaceNode } from '../edits';
+import { insertKey, replaceNode } from '../edits';
 
 const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
 
@@ -64,17 +64,30 @@ export function deepSpeedStage(root: DocNode | undefined): number | undefined {
   return typeof s === 'number' ? s : undefined;
 }
 
+function fixesForMethod(ctx: RuleContext): Fix[] {
+  const e = ctx.root?.kind === 'map' ? insertKey(ctx.text, ctx.root, 'method', 'random', ctx.syntax) : undefined;
+  return e ? [{ title: "Add 'method: random'", edits: [e] }] : [];
+}
+
 const LOG_VALUES = new Set(['log_uniform_values', 'q_log_uniform_values', 'inv_log_uniform_values']);
 const INT_DISTS = new Set(['int_uniform']);
+const GRID_DISTS = new Set(['int_uniform', 'q_uniform']);
 
 export function checkSweep(ctx: RuleContext): ConfigDiagnostic[] {
   const out: ConfigDiagnostic[] = [];
   const method = scalarAt(ctx.root, ['method']);
+  // wandb/sweeps' schema requires a method; a Launch sweep run by a scheduler job (optuna, a custom
+  // one) takes it from the scheduler instead.
+  if (nodeAt(ctx.root, ['method']) === undefined && nodeAt(ctx.root, ['scheduler']) === undefined && ctx.root?.kind === 'map') {
+    const first = ctx.root.pairs[0];
+    if (first) out.push({ ...range(first.key), severity: 'error', code: 'RFT501', message: 'Missing required key `method` in the top level: add method: random, grid or bayes (bayes also needs metric).', fixes: fixesForMethod(ctx) });
+  }
   if (method === 'bayes' && nodeAt(ctx.root, ['metric']) === undefined) {
     const n = nodeAt(ctx.root, ['method'])!;
     out.push({ ...range(n), severity: 'error', code: 'RFT513', message: 'Bayesian search needs a metric to optimise: add metric with name (e.g. eval/loss) and goal (minimize), or use random search.', fixes: [{ title: 'Use random search', edits: [replaceNode(n, 'random', ctx.syntax)] }] });
   }
   const params = nodeAt(ctx.root, ['parameters']);
+  const intLiteral = (n: DocNode | undefined): boolean => n?.kind === 'scalar' && typeof n.value === 'number' && /^[-+]?\d+$/.test(ctx.text.slice(n.start, n.end));
   const walk = (map: DocNode | undefined, depth: number): void => {
     if (map?.kind !== 'map' || depth > 8) return;
     for (const p of map.pairs) {
@@ -104,9 +117,13 @@ export function checkSweep(ctx: RuleContext): ConfigDiagnostic[] {
       if (distName && INT_DISTS.has(distName)) {
         for (const b of [min, max]) if (b?.kind === 'scalar' && typeof b.value === 'number' && !Number.isInteger(b.value)) out.push({ ...range(b), severity: 'error', code: 'RFT512', message: `${name}: int_uniform needs integer bounds (got ${b.value}).`, fixes: [{ title: `Set to ${Math.round(b.value)}`, edits: [replaceNode(b, Math.round(b.value), ctx.syntax)] }] });
       }
-      if (method === 'grid' && !hasValues && get('parameters') === undefined) {
+      // wandb/sweeps' grid search expands bounded int_uniform and q_uniform into their values
+      // (grid_search.py); every other distribution has no finite grid. Without a distribution it
+      // infers int_uniform from integer bounds (written as integers: 1.0 is a float to Python).
+      const effectiveDist = distName ?? (intLiteral(min) && intLiteral(max) ? 'int_uniform' : undefined);
+      if (method === 'grid' && !hasValues && get('parameters') === undefined && !(effectiveDist !== undefined && GRID_DISTS.has(effectiveDist))) {
         const m = nodeAt(ctx.root, ['method']);
-        out.push({ ...range(p.key), severity: 'error', code: 'RFT514', message: `Grid search needs discrete values: give ${name} values: [...] (or use method random/bayes).`, ...(m ? { fixes: [{ title: 'Use random search', edits: [replaceNode(m, 'random', ctx.syntax)] }] } : {}) });
+        out.push({ ...range(p.key), severity: 'error', code: 'RFT514', message: `Grid search needs discrete values: give ${name} values: [...] or an int_uniform/q_uniform range (or use method random/bayes).`, ...(m ? { fixes: [{ title: 'Use random search', edits: [replaceNode(m, 'random', ctx.syntax)] }] } : {}) });
       }
       const probs = get('probabilities');
       if (probs?.kind === 'seq') {

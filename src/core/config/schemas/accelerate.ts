@@ -21,6 +21,8 @@ export const accelerateDeepSpeed = z.strictObject({
   bf16: z.strictObject({ enabled: z.union([bool, auto]).describe('Train in bf16 under DeepSpeed.') }).optional().describe('DeepSpeed bf16 section.'),
   fp16: z.strictObject({ enabled: z.union([bool, auto]).describe('Train in fp16 under DeepSpeed.') }).optional().describe('DeepSpeed fp16 section.'),
   deepspeed_moe_layer_cls_names: z.string().optional().describe('Comma-separated MoE layer class names.'),
+  deepspeed_exclusion_filter: z.string().optional().describe('Hosts or GPUs to leave out with a multi-node launcher (DeepSpeed --exclude).'),
+  deepspeed_inclusion_filter: z.string().optional().describe('Hosts or GPUs to use with a multi-node launcher (DeepSpeed --include).'),
 });
 
 export const accelerateFsdp = z.strictObject({
@@ -39,15 +41,18 @@ export const accelerateFsdp = z.strictObject({
   fsdp_version: z.union([z.literal(1), z.literal(2)]).optional().describe('FSDP 1 or 2.'),
   fsdp_activation_checkpointing: bool.optional().describe('Activation checkpointing inside FSDP.'),
   fsdp_reshard_after_forward: z.union([bool, z.enum(['FULL_SHARD', 'SHARD_GRAD_OP', 'NO_SHARD', 'HYBRID_SHARD', 'HYBRID_SHARD_ZERO2'])]).optional().describe('Free gathered parameters after forward (FSDP2).'),
+  fsdp_ignored_modules: z.union([z.string(), z.array(z.string())]).optional().describe('Modules FSDP leaves unsharded (a regular expression over module names).'),
 });
 
-export const DISTRIBUTED_TYPES = ['NO', 'MULTI_GPU', 'MULTI_CPU', 'MULTI_NPU', 'MULTI_XPU', 'MULTI_MLU', 'MULTI_MUSA', 'MULTI_HPU', 'DEEPSPEED', 'FSDP', 'TPU', 'XLA', 'MEGATRON_LM'] as const;
+// The last two are SageMaker's own (SageMakerDistributedType), valid with compute_environment AMAZON_SAGEMAKER.
+export const DISTRIBUTED_TYPES = ['NO', 'MULTI_GPU', 'MULTI_CPU', 'MULTI_NPU', 'MULTI_XPU', 'MULTI_MLU', 'MULTI_SDAA', 'MULTI_MUSA', 'MULTI_HPU', 'MULTI_NEURON', 'DEEPSPEED', 'FSDP', 'TPU', 'XLA', 'MEGATRON_LM', 'DATA_PARALLEL', 'MODEL_PARALLEL'] as const;
 
 export const accelerateSchema = z.strictObject({
   compute_environment: z.enum(['LOCAL_MACHINE', 'AMAZON_SAGEMAKER']).optional().describe('LOCAL_MACHINE for any SSH/cloud host; AMAZON_SAGEMAKER for SageMaker jobs.'),
   debug: bool.optional().describe('Extra distributed-operation checks (slower).'),
   distributed_type: z.enum(DISTRIBUTED_TYPES).optional().describe('NO (one process), MULTI_GPU (DDP), DEEPSPEED, FSDP, MULTI_CPU, TPU/XLA, … Write \'NO\' quoted: YAML 1.1 readers take a bare NO as false.'),
-  downcast_bf16: z.enum(['no', 'yes']).optional().describe('TPU only: downcast float32 to bf16. Write \'no\' quoted.'),
+  // accelerate config writes 'no'/'yes'; ClusterConfig declares it a bool, so true/false load too.
+  downcast_bf16: z.union([z.enum(['no', 'yes']), bool]).optional().describe('TPU only: downcast float32 to bf16. Write \'no\' quoted (or true/false).'),
   enable_cpu_affinity: bool.optional().describe('Pin processes to the CPUs nearest their GPU.'),
   gpu_ids: z.union([z.literal('all'), z.string().regex(/^\d+(,\s*\d+)*$/, 'must be "all" or comma-separated GPU indices like "0,1"'), z.number().int().min(0)]).optional().describe('GPUs to use: all, or comma-separated indices like 0,1.'),
   machine_rank: z.number().int().min(0).optional().describe('This machine\'s rank (0 on the main machine).'),
@@ -75,6 +80,23 @@ export const accelerateSchema = z.strictObject({
   ipex_config: z.record(z.string(), z.unknown()).optional().describe('Intel extension settings.'),
   mpirun_config: z.record(z.string(), z.unknown()).optional().describe('mpirun settings for MULTI_CPU.'),
   fp8_config: z.record(z.string(), z.unknown()).optional().describe('FP8 recipe settings (mixed_precision fp8).'),
+  parallelism_config: z.record(z.string(), z.unknown()).optional().describe('N-D parallelism sizes (parallelism_config_dp_replicate_size, _dp_shard_size, _tp_size, _cp_size, …); accelerate 1.10 and newer.'),
+  // Read by accelerate's SageMakerConfig (compute_environment AMAZON_SAGEMAKER).
+  ec2_instance_type: z.string().min(1).optional().describe('SageMaker: EC2 instance type of the training job, e.g. ml.p3.2xlarge.'),
+  iam_role_name: z.string().min(1).optional().describe('SageMaker: IAM role the training job runs as.'),
+  image_uri: z.string().optional().describe('SageMaker: training container image.'),
+  profile: z.string().optional().describe('SageMaker: AWS profile to use.'),
+  region: z.string().optional().describe('SageMaker: AWS region (us-east-1 by default).'),
+  base_job_name: z.string().optional().describe('SageMaker: prefix of the training job name.'),
+  pytorch_version: z.string().optional().describe('SageMaker: PyTorch version of the container.'),
+  transformers_version: z.string().optional().describe('SageMaker: transformers version of the container.'),
+  py_version: z.string().optional().describe('SageMaker: Python version of the container.'),
+  sagemaker_inputs_file: z.string().optional().describe('SageMaker: TSV file of input channels.'),
+  sagemaker_metrics_file: z.string().optional().describe('SageMaker: TSV file of metric definitions.'),
+  additional_args: z.record(z.string(), z.unknown()).optional().describe('SageMaker: extra estimator arguments.'),
+  // Older spellings that accelerate still converts on load (BaseConfig.process_config).
+  fp16: bool.optional().describe('Old form of mixed_precision: fp16 (accelerate converts it when loading).'),
+  dynamo_backend: z.string().optional().describe('Old form of dynamo_config.dynamo_backend (accelerate converts it when loading).'),
 });
 
 export type AccelerateConfig = z.infer<typeof accelerateSchema>;

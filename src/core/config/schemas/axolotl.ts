@@ -1,12 +1,19 @@
 // Axolotl config: recognised as such; the fields it shares with TrainingArguments, peft and
 // bitsandbytes are range-checked, its own keys pass quietly (Axolotl validates those on the host).
 import { z } from 'zod';
-import { bnbFields, trainingArgsFields } from './hfFields';
+import { bnbFields, OPTIMIZERS, trainingArgsFields } from './hfFields';
+
+// Axolotl's CustomSupportedOptimizers (src/axolotl/utils/schemas/enums.py), on top of transformers' names.
+const AXOLOTL_OPTIMIZERS = [
+  'optimi_adamw', 'ao_adamw_4bit', 'ao_adamw_8bit', 'ao_adamw_fp8', 'adopt_adamw', 'came_pytorch', 'muon', 'dion', 'sinkgd',
+  'flash_adamw', 'flash_adam', 'flash_sgd', 'flash_sgdw', 'flash_lion', 'q_galore_adamw8bit',
+] as const;
 
 const t = trainingArgsFields;
 export const axolotlSchema = z.looseObject({
   base_model: z.string().min(1).describe('Hub id or path of the base model.'),
-  adapter: z.enum(['lora', 'qlora', 'llama-adapter']).optional().describe('lora, qlora (needs load_in_4bit) or llama-adapter; omit for full fine-tuning.'),
+  // Built-in adapters (loaders/adapter.py) and the one Axolotl's bundled plugins add (mora).
+  adapter: z.enum(['lora', 'qlora', 'llama-adapter', 'mora']).optional().describe('lora, qlora (needs load_in_4bit), llama-adapter or a plugin adapter (mora); omit for full fine-tuning.'),
   load_in_4bit: bnbFields.load_in_4bit,
   load_in_8bit: bnbFields.load_in_8bit,
   bnb_4bit_quant_type: bnbFields.bnb_4bit_quant_type,
@@ -22,16 +29,17 @@ export const axolotlSchema = z.looseObject({
   gradient_accumulation_steps: t.gradient_accumulation_steps,
   num_epochs: z.number().positive().max(10000).optional().describe('Passes over the data.'),
   max_steps: t.max_steps,
-  learning_rate: t.learning_rate,
+  // Axolotl's schema takes str | float: PyYAML reads 2e-5 (no dot) as a string, so quoted numbers are normal here.
+  learning_rate: z.union([t.learning_rate.unwrap(), z.string().regex(/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/, 'must be a number such as 2e-5')]).optional().describe('Peak learning rate, 1e-8 to 1 (a number, or the same number in quotes).'),
   weight_decay: t.weight_decay,
   warmup_ratio: t.warmup_ratio,
   warmup_steps: t.warmup_steps,
-  optimizer: z.enum([...(t.optim.unwrap().options as readonly string[])] as [string, ...string[]]).optional().describe('Optimizer name as TrainingArguments.optim takes it.'),
+  optimizer: z.enum([...OPTIMIZERS, ...AXOLOTL_OPTIMIZERS]).optional().describe('Optimizer: a TrainingArguments.optim name or one Axolotl adds (muon, optimi_adamw, ao_adamw_8bit, came_pytorch, …).'),
   lr_scheduler: z.string().optional().describe('Learning-rate schedule.'),
   bf16: z.union([z.boolean(), z.literal('auto')]).optional().describe('bf16: true, false or auto. Not on T4/V100.'),
   fp16: z.union([z.boolean(), z.literal('auto')]).optional().describe('fp16 mixed precision.'),
-  tf32: t.tf32,
-  gradient_checkpointing: z.union([z.boolean(), z.literal('unsloth'), z.literal('offload')]).optional().describe('Recompute activations in the backward pass.'),
+  tf32: z.union([z.boolean(), z.literal('auto')]).optional().describe('Allow TF32 matmuls: true, false or auto (where supported). Ampere or newer.'),
+  gradient_checkpointing: z.union([z.boolean(), z.literal('unsloth'), z.literal('offload'), z.literal('offload_disk')]).optional().describe('Recompute activations in the backward pass.'),
   flash_attention: z.boolean().optional().describe('Use FlashAttention-2 (Ampere or newer).'),
   sdp_attention: z.boolean().optional().describe('Use PyTorch SDPA.'),
   eval_steps: t.eval_steps,
@@ -39,10 +47,10 @@ export const axolotlSchema = z.looseObject({
   eval_strategy: t.eval_strategy,
   save_strategy: t.save_strategy,
   load_best_model_at_end: t.load_best_model_at_end,
-  deepspeed: z.string().optional().describe('DeepSpeed JSON path.'),
+  deepspeed: z.union([z.string(), z.record(z.string(), z.unknown())]).optional().describe('DeepSpeed JSON path, or the DeepSpeed config inline.'),
   output_dir: t.output_dir,
   seed: t.seed,
   val_set_size: z.number().min(0).optional().describe('Fraction (0–1) or count of examples held out for evaluation.'),
-  datasets: z.array(z.looseObject({ path: z.string().min(1).describe('Hub id or local path.'), type: z.union([z.string(), z.record(z.string(), z.unknown())]).optional().describe('Prompt format (alpaca, chat_template, …).') })).optional().describe('Training datasets.'),
+  datasets: z.array(z.looseObject({ path: z.string().min(1).optional().describe('Hub id or local path (optional: some dataset types name their files otherwise).'), type: z.union([z.string(), z.record(z.string(), z.unknown())]).optional().describe('Prompt format (alpaca, chat_template, …).') })).optional().describe('Training datasets.'),
   hub_token: t.hub_token,
 });

@@ -11,7 +11,9 @@ export const OPTIMIZERS = [
   'adamw_torch', 'adamw_torch_fused', 'adamw_torch_xla', 'adamw_torch_npu_fused', 'adamw_apex_fused', 'adamw_anyprecision', 'adamw_torch_4bit', 'adamw_torch_8bit',
   'adafactor', 'adamw_bnb_8bit', 'adamw_8bit', 'ademamix', 'ademamix_8bit', 'paged_adamw_8bit', 'paged_adamw_32bit', 'paged_adamw', 'paged_ademamix_8bit', 'paged_ademamix_32bit',
   'lion_8bit', 'lion_32bit', 'paged_lion_8bit', 'paged_lion_32bit', 'rmsprop', 'rmsprop_bnb', 'rmsprop_bnb_8bit', 'rmsprop_bnb_32bit', 'sgd', 'adagrad',
-  'galore_adamw', 'galore_adamw_8bit', 'galore_adafactor', 'lomo', 'adalomo', 'grokadamw', 'schedule_free_adamw', 'schedule_free_sgd', 'schedule_free_radam', 'apollo_adamw', 'stable_adamw',
+  'galore_adamw', 'galore_adamw_8bit', 'galore_adafactor', 'galore_adamw_layerwise', 'galore_adamw_8bit_layerwise', 'galore_adafactor_layerwise', 'apollo_adamw_layerwise',
+  // adamw_hf was removed in transformers 5 but is what many 4.x configs name.
+  'adamw_hf', 'lomo', 'adalomo', 'grokadamw', 'schedule_free_adamw', 'schedule_free_sgd', 'schedule_free_radam', 'apollo_adamw', 'stable_adamw',
 ] as const;
 
 export const SCHEDULERS = ['linear', 'cosine', 'cosine_with_restarts', 'polynomial', 'constant', 'constant_with_warmup', 'inverse_sqrt', 'reduce_lr_on_plateau', 'cosine_with_min_lr', 'cosine_warmup_with_min_lr', 'warmup_stable_decay'] as const;
@@ -83,7 +85,7 @@ export const trainingArgsFields = {
   length_column_name: z.string().optional().describe('Column holding precomputed lengths.'),
   report_to: z.union([z.string(), z.array(z.string())]).optional().describe('Integrations to report to: wandb, tensorboard, mlflow, none, all.'),
   ddp_find_unused_parameters: b.optional().describe('DDP find_unused_parameters (false for LoRA with gradient checkpointing).'),
-  ddp_backend: z.enum(['nccl', 'gloo', 'mpi', 'ccl', 'hccl', 'cncl', 'mccl']).optional().describe('Distributed backend: nccl on GPUs, gloo on CPU.'),
+  ddp_backend: z.enum(['nccl', 'gloo', 'mpi', 'ccl', 'xccl', 'hccl', 'cncl', 'mccl']).optional().describe('Distributed backend: nccl on GPUs, gloo on CPU.'),
   ddp_timeout: z.number().int().min(1).optional().describe('Distributed timeout in seconds.'),
   push_to_hub: b.optional().describe('Push the model to the Hub when saving.'),
   hub_model_id: z.string().optional().describe('Hub repository to push to.'),
@@ -92,7 +94,7 @@ export const trainingArgsFields = {
   hub_token: z.string().optional().describe('Do not write tokens in configs: set HF_TOKEN in .env or the secret store.'),
   gradient_checkpointing: b.optional().describe('Recompute activations in the backward pass: activation memory drops to about one layer for ~30% more compute.'),
   gradient_checkpointing_kwargs: z.record(z.string(), z.unknown()).optional().describe('e.g. {use_reentrant: false}.'),
-  include_num_input_tokens_seen: b.optional().describe('Count input tokens.'),
+  include_num_input_tokens_seen: z.union([b, z.enum(['all', 'non_padding', 'no'])]).optional().describe('Count input tokens: true/all, non_padding, or false/no.'),
   auto_find_batch_size: b.optional().describe('Halve the batch on OOM until it fits (needs accelerate).'),
   torch_compile: b.optional().describe('Compile the model with torch.compile.'),
   neftune_noise_alpha: z.number().min(0).optional().describe('NEFTune embedding noise.'),
@@ -144,7 +146,10 @@ export const bnbFields = {
 export const modelFields = {
   model_name_or_path: z.string().min(1).optional().describe('Hub model id or local path of the base model.'),
   torch_dtype: z.enum(['auto', 'bfloat16', 'float16', 'float32']).optional().describe('dtype to load the base model in; bfloat16 needs Ampere or newer.'),
-  attn_implementation: z.enum(['eager', 'sdpa', 'flash_attention_2', 'flash_attention_3', 'flex_attention']).optional().describe('Attention kernel; flash_attention_2 needs Ampere or newer and fp16/bf16.'),
+  dtype: z.enum(['auto', 'bfloat16', 'float16', 'float32']).optional().describe('dtype to load the base model in (TRL ModelConfig, newer name of torch_dtype); bfloat16 needs Ampere or newer.'),
+  // Besides the built-in kernels, transformers loads attention kernels from the Hub by repo id
+  // (kernels-community/flash-attn3) and takes paged variants as paged|<kernel>.
+  attn_implementation: z.union([z.enum(['eager', 'sdpa', 'flash_attention_2', 'flash_attention_3', 'flex_attention', 'paged_attention', 'sdpa_paged', 'eager_paged']), z.string().regex(/^(paged\|)?[\w.-]+\/[\w.-]+(@[\w.-]+)?(:[\w.-]+)?$/, 'must be a built-in kernel or a Hub kernel id like kernels-community/flash-attn3')]).optional().describe('Attention kernel; flash_attention_2 needs Ampere or newer and fp16/bf16.'),
   trust_remote_code: b.optional().describe('Let the model repository run its own code.'),
   model_revision: z.string().optional().describe('Model branch, tag or commit.'),
   use_peft: b.optional().describe('Train LoRA adapters (TRL ModelConfig).'),

@@ -2,11 +2,12 @@
 // bitsandbytes settings either flat or nested under lora/peft_config and quantization_config.
 import { z } from 'zod';
 import { bnbFields, loraFields, modelFields, trainingArgsFields } from './hfFields';
+import { knownKeyFields } from './trainerVocabulary';
 
 const loraBlock = z.strictObject(loraFields);
 const bnbBlock = z.strictObject(bnbFields);
 
-export const trainerSchema = z.strictObject({
+const typed = {
   ...trainingArgsFields,
   ...modelFields,
   ...loraFields,
@@ -16,6 +17,8 @@ export const trainerSchema = z.strictObject({
   peft_config: loraBlock.optional().describe('peft LoraConfig fields.'),
   quantization_config: bnbBlock.optional().describe('bitsandbytes BitsAndBytesConfig fields.'),
   bnb_config: bnbBlock.optional().describe('bitsandbytes BitsAndBytesConfig fields.'),
-});
+};
+
+export const trainerSchema = z.strictObject({ ...typed, ...knownKeyFields(typed) });
 
 export const TRAINER_KEYS: readonly string[] = Object.keys(trainerSchema.shape);
