@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, makeTree, runTool, treeFilePath } from './lib/sshBench';
+import { startBenchHost, makeTree, runTool, treeFilePath, ssh2NativeCrypto } from './lib/sshBench';
 import { syncWorkspace } from '../src/core/ssh/sync';
 
 async function main(): Promise<void> {
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     printVerdict({
       bench: 'resync', metric: `re-sync time ms, worse of unchanged/10-edited (${rE >= rU ? '10 edited' : 'unchanged'})`,
       ours: median(worse.ours), reference: median(worse.reference), goal: '<= 1.0',
-      extra: { unchanged_ratio: Math.round(rU * 1000) / 1000, edited_ratio: Math.round(rE * 1000) / 1000, files, pairs },
+      extra: { ssh2_native_crypto: ssh2NativeCrypto(),  unchanged_ratio: Math.round(rU * 1000) / 1000, edited_ratio: Math.round(rE * 1000) / 1000, files, pairs },
     });
   } finally {
     rmSync(local, { recursive: true, force: true });

@@ -9,5 +9,7 @@ if (!name || !existsSync(join(__dirname, `${name}.ts`))) {
   console.error(`usage: npm run bench -- <name>\navailable: ${available.join(', ')}`);
   process.exit(2);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join(__dirname, `${name}.ts`), ...process.argv.slice(3)], { stdio: 'inherit' });
+// RFT_BENCH_NATIVE_CRYPTO=0: without ssh2's optional native addon, as the VSIX runs in VS Code (see lib/noNativeCrypto.cjs).
+const preload = process.env.RFT_BENCH_NATIVE_CRYPTO === '0' ? ['--require', join(__dirname, 'lib', 'noNativeCrypto.cjs')] : [];
+const r = spawnSync(process.execPath, [...preload, '--import', 'tsx', '--expose-gc', join(__dirname, `${name}.ts`), ...process.argv.slice(3)], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync, openSync, writeSync, closeSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measurePairs, median, percentile, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, runTool } from './lib/sshBench';
+import { startBenchHost, runTool, ssh2NativeCrypto } from './lib/sshBench';
 import { tailFile } from '../src/core/ssh/tail';
 
 function makeLog(path: string, mb: number): number {
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
     ]);
     printVerdict({
       bench: 'tail', metric: `ingest MiB/s (${mb} MB log) vs ssh host cat`, ours: median(ingest.ours), reference: median(ingest.reference), goal: '>= 0.8',
-      extra: { p95_latency_ms: p95, p95_goal_ms: 250, p95_pass: p95 < 250, live_lines: latencies.length, pairs },
+      extra: { ssh2_native_crypto: ssh2NativeCrypto(),  p95_latency_ms: p95, p95_goal_ms: 250, p95_pass: p95 < 250, live_lines: latencies.length, pairs },
     });
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, makeTree, runTool } from './lib/sshBench';
+import { startBenchHost, makeTree, runTool, ssh2NativeCrypto } from './lib/sshBench';
 import { syncWorkspace } from '../src/core/ssh/sync';
 
 async function main(): Promise<void> {
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
       ['ours, each', result.ours.map((x) => x.toFixed(0)).join(' ')],
       ['rsync, each', result.reference.map((x) => x.toFixed(0)).join(' ')],
     ]);
-    printVerdict({ bench: 'upload-many', metric: `first sync time ms (${files} files, ${mb} MB)`, ours: median(result.ours), reference: median(result.reference), goal: '<= 1.0', extra: { scp_r_ms: Math.round(scpMs), scp_r_ratio: Math.round((median(result.ours) / scpMs) * 1000) / 1000, files, pairs } });
+    printVerdict({ bench: 'upload-many', metric: `first sync time ms (${files} files, ${mb} MB)`, ours: median(result.ours), reference: median(result.reference), goal: '<= 1.0', extra: { ssh2_native_crypto: ssh2NativeCrypto(),  scp_r_ms: Math.round(scpMs), scp_r_ratio: Math.round((median(result.ours) / scpMs) * 1000) / 1000, files, pairs } });
   } finally {
     rmSync(local, { recursive: true, force: true });
     await bench.stop();

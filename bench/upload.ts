@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, makeRandomFile, runTool } from './lib/sshBench';
+import { startBenchHost, makeRandomFile, runTool, ssh2NativeCrypto } from './lib/sshBench';
 import { syncWorkspace } from '../src/core/ssh/sync';
 
 async function main(): Promise<void> {
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
       ['ours, each', result.ours.map((x) => x.toFixed(1)).join(' ')],
       ['scp, each', result.reference.map((x) => x.toFixed(1)).join(' ')],
     ]);
-    printVerdict({ bench: 'upload', metric: `throughput MiB/s (${mb} MiB file)`, ours: median(result.ours), reference: median(result.reference), goal: '>= 1.0', extra: { size_mib: mb, pairs } });
+    printVerdict({ bench: 'upload', metric: `throughput MiB/s (${mb} MiB file)`, ours: median(result.ours), reference: median(result.reference), goal: '>= 1.0', extra: { ssh2_native_crypto: ssh2NativeCrypto(),  size_mib: mb, pairs } });
   } finally {
     rmSync(local, { recursive: true, force: true });
     await bench.stop();

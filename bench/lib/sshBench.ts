@@ -10,6 +10,16 @@ import { clientFor } from '../../test/support/sshClient';
 import type { ClientSetup } from '../../test/support/sshClient';
 import { SshHost } from '../../src/core/ssh/reconnect';
 
+/** Whether ssh2 runs with its optional native crypto addon (false under RFT_BENCH_NATIVE_CRYPTO=0, as in the VSIX). */
+export function ssh2NativeCrypto(): boolean {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require('ssh2/lib/protocol/crypto.js') as { bindingAvailable: boolean }).bindingAvailable;
+  } catch {
+    return false;
+  }
+}
+
 export interface BenchHost {
   readonly sshd: Sshd;
   readonly client: ClientSetup;
