@@ -1,4 +1,4 @@
-"""The run's `env` file (mode 0600, KEY=VALUE lines) and the redaction of its secret values.
+"""The run's `env` file (mode 0600, `export KEY='value'` entries) and the redaction of its secret values.
 
 Values are never printed by the runner; the log capture also replaces any exact secret value a
 user's script prints with a marker, so a token cannot reach output.log or events.jsonl.
@@ -16,32 +16,105 @@ ALWAYS_SECRET = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY", "AWS_SEC
 MIN_SECRET_LEN = 6
 
 
+# Inside double quotes (dotenv style): these escapes are read, any other backslash stays as written.
+_DQ_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+# What may follow a quoted value on its closing line: blanks and a # comment.
+_TAIL = re.compile(r"[ \t]*(?:#[^\n]*)?\r?(?:\n|\Z)")
+_EXPORT = re.compile(r"export[ \t]+")
+_COMMENT = re.compile(r"\s#")
+
+
+def _quoted_word(text: str, p: int) -> Tuple[Optional[str], int]:
+    """The value starting at text[p] (a quote) read as one POSIX shell word, which is how the run
+    wrapper's `. ./env` reads it: '...' is literal and may span lines, \\x outside quotes is x (the
+    `'\\''` the extension writes for a '), pieces concatenate. "..." reads dotenv's escapes (\\n, \\",
+    \\\\); the extension never writes it. Returns (None, p) when a quote is never closed."""
+    n = len(text)
+    out: List[str] = []
+    while p < n:
+        c = text[p]
+        if c == "'":
+            close = text.find("'", p + 1)
+            if close == -1:
+                return None, p
+            out.append(text[p + 1:close])
+            p = close + 1
+        elif c == '"':
+            p += 1
+            while True:
+                if p >= n:
+                    return None, p
+                c = text[p]
+                if c == '"':
+                    p += 1
+                    break
+                if c == "\\" and p + 1 < n and text[p + 1] in _DQ_ESCAPES:
+                    out.append(_DQ_ESCAPES[text[p + 1]])
+                    p += 2
+                    continue
+                out.append(c)
+                p += 1
+        elif c == "\\" and p + 1 < n and text[p + 1] not in "\r\n":
+            out.append(text[p + 1])
+            p += 2
+        elif c in " \t\r\n#":
+            break
+        else:
+            out.append(c)
+            p += 1
+    return "".join(out), p
+
+
 def parse_env(text: str) -> Tuple[Dict[str, str], List[str]]:
-    """dotenv-style lines: KEY=VALUE, `export KEY=VALUE`, # comments, single/double quotes.
+    """dotenv-style entries: KEY=VALUE, `export KEY=VALUE`, # comments, quoted values.
+
+    The extension writes one `export KEY='value'` per variable (src/core/ssh/secrets.ts), which the
+    wrapper also sources with /bin/sh; a quoted value is read exactly as the shell reads it, so a
+    value may span lines and hold quotes, $, backticks or `export X=...` lines without any of it
+    being interpreted. Unquoted values end at the line's end or at a ` #` comment.
 
     Problems name the line number only, never the line, because the line may hold a secret.
     """
     env: Dict[str, str] = {}
     problems: List[str] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if s.startswith("export "):
-            s = s[7:].lstrip()
-        key, sep, value = s.partition("=")
-        key = key.strip()
-        if not sep or not _KEY.match(key):
-            problems.append("env line %d: expected KEY=VALUE" % n)
-            continue
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-            if line.strip().endswith('"'):
-                value = value.replace("\\n", "\n").replace('\\"', '"')
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        env[key] = value
+    n = len(text)
+    pos = 0
+    line = 1
+    while pos < n:
+        nl = text.find("\n", pos)
+        end = n if nl == -1 else nl
+        nxt = n if nl == -1 else nl + 1
+        raw = text[pos:end]
+        s = raw.strip()
+        if s and not s.startswith("#"):
+            off = pos + len(raw) - len(raw.lstrip())
+            m = _EXPORT.match(text, off, end)
+            if m:
+                off = m.end()
+            eq = text.find("=", off, end)
+            key = text[off:eq].strip() if eq != -1 else ""
+            if eq == -1 or not _KEY.match(key):
+                problems.append("env line %d: expected KEY=VALUE" % line)
+            else:
+                v = eq + 1
+                while v < end and text[v] in " \t":
+                    v += 1
+                if v < end and text[v] in "'\"":
+                    value, after = _quoted_word(text, v)
+                    tail = _TAIL.match(text, after) if value is not None else None
+                    if value is None:
+                        problems.append("env line %d: unclosed quote" % line)
+                    elif tail is None:
+                        problems.append("env line %d: text after the closing quote" % (line + text.count("\n", pos, after)))
+                    else:
+                        env[key] = value
+                        nxt = tail.end()
+                else:
+                    value = text[v:end].rstrip("\r")
+                    c = _COMMENT.search(value)
+                    env[key] = (value if c is None else value[:c.start()]).strip()
+        line += text.count("\n", pos, nxt)
+        pos = nxt
     return env, problems
 
 
@@ -54,7 +127,8 @@ def read_env_file(path: str) -> Tuple[Dict[str, str], List[str]]:
     problems: List[str] = []
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         problems.append("%s is readable by other users (mode %o); it should be 0600" % (os.path.basename(path), st.st_mode & 0o777))
-    with open(path, "r", encoding="utf-8") as f:
+    # newline="": a value's \r stays as written (the shell that sources the file keeps it too).
+    with open(path, "r", encoding="utf-8", newline="") as f:
         env, more = parse_env(f.read())
     return env, problems + more
 

@@ -1,4 +1,8 @@
+import json
 import os
+import shutil
+import subprocess
+import sys
 import unittest
 
 from remote_finetune import envfile
@@ -16,6 +20,78 @@ class EnvFile(TempDirTest):
     def test_problems_never_quote_the_line(self):
         _, problems = envfile.parse_env("HF TOKEN hf_supersecretvalue\n")
         self.assertNotIn("supersecret", problems[0])
+
+    # Exactly what src/core/ssh/secrets.ts renderEnvFile writes (test/unit/runs/envFileRoundTrip.test.ts
+    # checks the TypeScript side): `export NAME='value'`, a ' written as '\'', values that span lines.
+    RENDERED = (
+        "export SSH_KEY='-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA+/=\n-----END OPENSSH PRIVATE KEY-----\n'\n"
+        "export EVIL='line1\nexport PWNED=1\n$(touch pwned-subst)\n`touch pwned-tick`\n\"\n'\n"
+        "export QUOTES=''\\''; touch pwned-sq; echo '\\'' \"x\" \\n'\n"
+        "export EDGES='\n  spaced\tand tabbed  \n\r\n'\n"
+        "export EMPTY=''\n"
+        "export BATCH_SIZE=4\n"
+        "export HF_TOKEN=hf_abcdefghijklmnop\n"
+    )
+    EXPECTED = {
+        "SSH_KEY": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA+/=\n-----END OPENSSH PRIVATE KEY-----\n",
+        "EVIL": "line1\nexport PWNED=1\n$(touch pwned-subst)\n`touch pwned-tick`\n\"\n",
+        "QUOTES": "'; touch pwned-sq; echo ' \"x\" \\n",
+        "EDGES": "\n  spaced\tand tabbed  \n\r\n",
+        "EMPTY": "",
+        "BATCH_SIZE": "4",
+        "HF_TOKEN": "hf_abcdefghijklmnop",
+    }
+
+    def test_reads_what_the_extension_writes_byte_exact(self):
+        self.assertEqual(envfile.parse_env(self.RENDERED), (self.EXPECTED, []))
+        p = self.path("env")
+        with open(p, "w", encoding="utf-8", newline="") as f:
+            f.write(self.RENDERED)
+        os.chmod(p, 0o600)
+        self.assertEqual(envfile.read_env_file(p), (self.EXPECTED, []), "the \\r inside a value survives the read")
+
+    @unittest.skipUnless(os.path.exists("/bin/sh"), "no /bin/sh")
+    def test_runner_and_the_wrappers_shell_agree_and_run_nothing(self):
+        p = self.path("env")
+        with open(p, "w", encoding="utf-8", newline="") as f:
+            f.write(self.RENDERED)
+        os.chmod(p, 0o600)
+        dump = "import json, os; print(json.dumps({k: v for k, v in os.environ.items() if k in %r or k.startswith('PWNED')}))" % (sorted(self.EXPECTED),)
+        shells = [s for s in ("/bin/sh", "/bin/dash", "/bin/bash") if os.path.exists(s)]
+        for sh in shells:
+            # The wrapper's own line (src/core/ssh/runs.ts WRAPPER_SCRIPT).
+            r = subprocess.run([sh, "-c", 'if [ -f env ]; then set -a; . ./env; set +a; fi\nexec "$0" -c "$1"', sys.executable, dump],
+                               cwd=self.tmp, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+            self.assertEqual(r.stderr, b"", sh)
+            self.assertEqual(json.loads(r.stdout), self.EXPECTED, sh)
+            self.assertEqual(sorted(os.listdir(self.tmp)), ["env"], "%s ran something from a value" % sh)
+        self.assertEqual(envfile.read_env_file(p)[0], self.EXPECTED)
+
+    def test_dotenv_double_quotes_span_lines_and_read_escapes(self):
+        env, problems = envfile.parse_env('K="l1\nl2 \\"q\\" \\\\ \\t \\$x"  # c\nNEXT=1\nS=\'a\\nb\'\n')
+        self.assertEqual(problems, [])
+        self.assertEqual(env, {"K": 'l1\nl2 "q" \\ \t \\$x', "NEXT": "1", "S": "a\\nb"})
+
+    def test_quoted_value_with_an_inline_comment(self):
+        env, problems = envfile.parse_env("A='x y'   # comment\nB=\"z\"#c\nC=plain # c\n")
+        self.assertEqual((env, problems), ({"A": "x y", "B": "z", "C": "plain"}, []))
+
+    def test_unclosed_quote_is_a_problem_and_the_lines_after_it_are_read(self):
+        env, problems = envfile.parse_env("A=1\nK='hf_supersecretvalue\nB=2\n")
+        self.assertEqual(env, {"A": "1", "B": "2"})
+        self.assertEqual(problems, ["env line 2: unclosed quote"])
+        env, problems = envfile.parse_env('A=1\nK="hf_supersecret\\"\n')
+        self.assertEqual((env, problems), ({"A": "1"}, ["env line 2: unclosed quote"]))
+
+    def test_text_after_the_closing_quote_is_a_problem_naming_its_line(self):
+        env, problems = envfile.parse_env("A='x' hf_supersecretvalue\nB=2\n")
+        self.assertEqual((env, problems), ({"B": "2"}, ["env line 1: text after the closing quote"]))
+        # Spanning lines: the entry is dropped and reading goes on after its first line, as python-dotenv does.
+        env, problems = envfile.parse_env("A='x\ny' hf_supersecretvalue\nB=2\n")
+        self.assertEqual(env, {"B": "2"})
+        self.assertEqual(problems, ["env line 2: text after the closing quote", "env line 2: expected KEY=VALUE"])
+        self.assertFalse([p for p in problems if "supersecret" in p])
 
     def test_mode_is_checked(self):
         p = self.write("env", "HF_TOKEN=hf_abcdefghijklmnop\n", mode=0o644)

@@ -1,19 +1,23 @@
 // .env files: syntax, duplicates, tokens the configs need, numeric overrides, paths that must
 // exist, CUDA_VISIBLE_DEVICES and PYTORCH_CUDA_ALLOC_CONF syntax, and tracked secrets.
+// The syntax is python-dotenv's: KEY=value, `export`, # comments, and '…' / "…" values that may span
+// lines (a PEM key, a JSON blob); single quotes are literal, double quotes read \n \" \\ and the like.
 import type { ConfigDiagnostic, FileAccess, Fix } from './types';
 import { looksLikePlaceholder, tokenKind } from './secrets';
 import { baseName } from './kinds';
 
 export interface EnvEntry {
   readonly key: string;
+  /** The value as the program sees it: quotes removed, double-quote escapes read, a quoted value's line breaks kept. */
   readonly value: string;
+  /** 0-based line of the key (a quoted value may run onto later lines). */
   readonly line: number;
   readonly keyStart: number;
   readonly keyEnd: number;
   readonly valueStart: number;
   readonly valueEnd: number;
   readonly lineStart: number;
-  /** Offset just past the line's newline. */
+  /** Offset just past the newline of the entry's last line (the closing quote's line for a value that spans lines). */
   readonly lineEnd: number;
 }
 
@@ -24,6 +28,50 @@ export interface EnvParse {
 
 const KEY_RE = /^[A-Za-z_][A-Za-z0-9_.]*$/;
 
+/** The escapes python-dotenv reads inside double quotes; any other backslash stays as written. */
+const DQ_ESCAPES: ReadonlyMap<string, string> = new Map([['\\', '\\'], ["'", "'"], ['"', '"'], ['a', '\x07'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t'], ['v', '\v']]);
+
+/**
+ * The quoted value whose opening quote is text[open]; it may span lines (python-dotenv, docker compose and
+ * Node's dotenv all accept that). Single quotes are literal; in double quotes a backslash escapes the next
+ * character (\n, \", \\, …). A CRLF inside the value reads as LF, as python-dotenv's text-mode read gives it.
+ * `end` is the offset just past the closing quote; undefined when the quote never closes.
+ */
+function readQuoted(text: string, open: number): { value: string; end: number } | undefined {
+  if (text[open] === "'") {
+    const close = text.indexOf("'", open + 1);
+    return close === -1 ? undefined : { value: text.slice(open + 1, close).replace(/\r\n/g, '\n'), end: close + 1 };
+  }
+  let value = '';
+  for (let i = open + 1; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') return { value, end: i + 1 };
+    if (c === '\\') {
+      const esc = DQ_ESCAPES.get(text[i + 1] ?? '');
+      if (esc !== undefined) { value += esc; i++; continue; }
+    }
+    if (c === '\r' && text[i + 1] === '\n') continue;
+    value += c;
+  }
+  return undefined;
+}
+
+/** What follows a closing quote up to the end of its line: blanks and a # comment only, or the offending text. */
+function afterClose(text: string, from: number): { ok: boolean; start: number; end: number; next: number; last: boolean } {
+  const nl = text.indexOf('\n', from);
+  const next = nl === -1 ? text.length : nl + 1;
+  let rest = text.slice(from, nl === -1 ? text.length : nl);
+  if (rest.endsWith('\r')) rest = rest.slice(0, -1);
+  const start = from + rest.length - rest.trimStart().length;
+  return { ok: /^\s*(#.*)?$/.test(rest), start, end: from + rest.trimEnd().length, next, last: nl === -1 };
+}
+
+function newlines(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
 export function parseDotenv(text: string): EnvParse {
   const entries: EnvEntry[] = [];
   const diagnostics: ConfigDiagnostic[] = [];
@@ -32,7 +80,9 @@ export function parseDotenv(text: string): EnvParse {
   while (pos <= text.length) {
     const nl = text.indexOf('\n', pos);
     const end = nl === -1 ? text.length : nl;
-    const lineEnd = nl === -1 ? text.length : nl + 1;
+    // Where the next entry starts: the next line, or past the last line of a value that spans lines.
+    let next = nl === -1 ? text.length : nl + 1;
+    let last = nl === -1;
     let raw = text.slice(pos, end);
     if (raw.endsWith('\r')) raw = raw.slice(0, -1);
     const lead = raw.length - raw.trimStart().length;
@@ -65,15 +115,26 @@ export function parseDotenv(text: string): EnvParse {
         let valueLen: number;
         const q = vRaw[0];
         if (q === '"' || q === "'") {
-          const close = vRaw.indexOf(q, 1);
-          if (close === -1) {
-            diagnostics.push({ start: pos + vOff, end: pos + raw.length, severity: 'error', code: 'RFT600', message: `Unclosed ${q === '"' ? 'double' : 'single'} quote: add the closing ${q} (multi-line values are not supported).` });
+          const open = pos + vOff;
+          const quoted = readQuoted(text, open);
+          const tail = quoted ? afterClose(text, quoted.end) : undefined;
+          // A value that runs onto later lines must end with its closing quote at the end of a line;
+          // otherwise (most often a quote left open above a quoted value) it is unclosed, as before.
+          const spans = quoted !== undefined && quoted.end > end;
+          if (!quoted || !tail || (spans && !tail.ok)) {
+            const kind = q === '"' ? 'double' : 'single';
+            const inside = q === '"' ? 'write a " inside it as \\"' : "a single-quoted value cannot contain '";
+            const why = quoted ? ` the ${q} on line ${line + 1 + newlines(text, pos, quoted.end)} is followed by more text, so it does not end this value.` : '';
+            diagnostics.push({ start: open, end: pos + raw.length, severity: 'error', code: 'RFT600', message: `Unclosed ${kind} quote:${why} ${quoted ? 'Add' : 'add'} the closing ${q} (a value may span lines; ${inside}).` });
             value = vRaw.slice(1);
             valueLen = vRaw.length;
           } else {
-            value = vRaw.slice(1, close);
-            if (q === '"') value = value.replace(/\\n/g, '\n').replace(/\\"/g, '"');
-            valueLen = close + 1;
+            value = quoted.value;
+            valueLen = quoted.end - open;
+            if (!tail.ok) {
+              diagnostics.push({ start: tail.start, end: tail.end, severity: 'error', code: 'RFT600', message: `Text after the closing ${q} of ${key}: python-dotenv skips the whole line. Put it inside the quotes${q === '"' ? ' (a " inside is written \\")' : ''}, or start a comment with #.` });
+            }
+            if (spans) { next = tail.next; last = tail.last; }
           }
         } else {
           const hash = vRaw.search(/\s#/);
@@ -81,12 +142,12 @@ export function parseDotenv(text: string): EnvParse {
           value = v;
           valueLen = v.length;
         }
-        entries.push({ key, value, line, keyStart, keyEnd, valueStart: pos + vOff, valueEnd: pos + vOff + valueLen, lineStart: pos, lineEnd });
+        entries.push({ key, value, line, keyStart, keyEnd, valueStart: pos + vOff, valueEnd: pos + vOff + valueLen, lineStart: pos, lineEnd: next });
       }
     }
-    if (nl === -1) break;
-    pos = nl + 1;
-    line++;
+    if (last) break;
+    line += newlines(text, pos, next);
+    pos = next;
   }
   return { entries, diagnostics };
 }

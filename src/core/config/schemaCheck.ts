@@ -129,6 +129,16 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
       const values = issue.values.map(String);
       const target = node ?? anchor;
       const got = node?.kind === 'scalar' ? String(node.value) : '';
+      // An unquoted YAML/JSON boolean or number whose text is an allowed string (W&B's
+      // impute_while_running: false): "Did you mean 'false'?" would read the same, so say to quote it.
+      if (node?.kind === 'scalar' && (typeof node.value === 'boolean' || typeof node.value === 'number') && issue.values.some((v) => typeof v === 'string' && v === got)) {
+        const asString = scalarText(got, syntax);
+        return [{
+          ...at(node), severity: 'error', code: code(codeBase, 4),
+          message: `\`${field}\` is the ${typeof node.value} ${got}, but it takes a string (one of: ${values.join(', ')}): write it as a string: ${syntax === 'json' ? asString : `'${got}'`}.`,
+          fixes: [{ title: `Write it as the string ${asString}`, edits: [replaceNode(node, got, syntax)], preferred: true }],
+        }];
+      }
       const guess = got ? closest(got, values) : undefined;
       const fixes: Fix[] = [];
       if (node && node.kind === 'scalar') {
