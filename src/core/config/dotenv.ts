@@ -28,6 +28,11 @@ export interface EnvParse {
 
 const KEY_RE = /^[A-Za-z_][A-Za-z0-9_.]*$/;
 
+/** What a POSIX shell can export (and so what the run's env file, sourced by sh, can carry). */
+export function isShellName(key: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key);
+}
+
 /** The escapes python-dotenv reads inside double quotes; any other backslash stays as written. */
 const DQ_ESCAPES: ReadonlyMap<string, string> = new Map([['\\', '\\'], ["'", "'"], ['"', '"'], ['a', '\x07'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t'], ['v', '\v']]);
 
@@ -105,6 +110,8 @@ export function parseDotenv(text: string): EnvParse {
         const keyEnd = keyStart + key.length;
         if (!KEY_RE.test(key)) {
           diagnostics.push({ start: keyStart, end: Math.max(keyEnd, keyStart + 1), severity: 'error', code: 'RFT600', message: `'${key}' is not a valid variable name: use letters, digits and _, not starting with a digit.` });
+        } else if (!isShellName(key)) {
+          diagnostics.push({ start: keyStart, end: keyEnd, severity: 'warning', code: 'RFT608', message: `'${key}' is not a shell variable name: python-dotenv reads it, but a process environment set by a shell cannot carry it, so it is left out of the run's environment. Use letters, digits and _ only.` });
         }
         let vOff = off + eq + 1;
         let vRaw = rest.slice(eq + 1);

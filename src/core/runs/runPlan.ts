@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { validateText } from '../config/validate';
 import { toValue } from '../config/parse';
-import { parseDotenv } from '../config/dotenv';
+import { isShellName, parseDotenv } from '../config/dotenv';
 import type { ConfigDiagnostic, FileAccess } from '../config/types';
 import { estimateRunSpecOrWhy, estimateLabel } from '../gpu/runSpecEstimate';
 import type { RunSpecEstimate } from '../gpu/runSpecEstimate';
@@ -89,7 +89,9 @@ export function fitOn(plan: RunPlan, gpuIds: readonly string[], files: FileAcces
  */
 export function collectEnv(envFileText: string | undefined, secrets: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {};
-  if (envFileText !== undefined) for (const e of parseDotenv(envFileText).entries) env[e.key] = e.value;
+  // A dotted name (python-dotenv allows it) cannot be exported by the shell that sources the env file; the
+  // .env diagnostics say so (RFT608), and the run starts without it instead of failing.
+  if (envFileText !== undefined) for (const e of parseDotenv(envFileText).entries) if (isShellName(e.key)) env[e.key] = e.value;
   for (const [k, v] of Object.entries(secrets)) if (v) env[k] = v;
   return env;
 }

@@ -8,7 +8,8 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { collectEnv } from '../../../src/core/runs/runPlan';
-import { renderEnvFile } from '../../../src/core/ssh/secrets';
+import { parseDotenv } from '../../../src/core/config/dotenv';
+import { invalidEnvNames, renderEnvFile } from '../../../src/core/ssh/secrets';
 import { WRAPPER_SCRIPT } from '../../../src/core/ssh/runs';
 
 const RUNNER = resolve(__dirname, '../../../python-runner');
@@ -109,4 +110,15 @@ test('env file: .env → collectEnv → env file → shell and runner, for a pri
   const path = envFileIn(dir, env);
   assert.deepEqual(sourcedByShell(dir), env);
   assert.deepEqual(readByRunner(path), [env, []]);
+});
+
+test('a dotted .env name is flagged (RFT608) and left out of the run environment instead of failing the run', () => {
+  const text = 'HF_TOKEN=hf_abc\nmodel.name=llama\n';
+  const d = parseDotenv(text).diagnostics;
+  const w = d.find((x) => x.code === 'RFT608');
+  assert.ok(w && w.severity === 'warning', JSON.stringify(d));
+  assert.equal(text.slice(w.start, w.end), 'model.name');
+  const env = collectEnv(text, {});
+  assert.deepEqual(Object.keys(env), ['HF_TOKEN']);
+  assert.deepEqual(invalidEnvNames(env), []);
 });
