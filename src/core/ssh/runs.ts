@@ -92,7 +92,9 @@ function launchCommand(launcher: Exclude<Launcher, 'auto'>, root: string, runId:
     case 'tmux':
       return `tmux -S ${q(`${root}/tmux.sock`)} new-session -d -s ${q(`rft-${runId}`)} ${q(`exec /bin/sh ${q(wrapper)}`)}`;
     case 'systemd-run':
-      return `systemd-run --user --collect --quiet --unit ${q(`rft-${runId}`)} /bin/sh ${q(wrapper)}`;
+      // A user service starts with the user manager's environment, not this session's: PATH is carried over so
+      // the run finds the same python, accelerate and CLIs as a tmux or setsid launch would.
+      return `systemd-run --user --collect --quiet --unit ${q(`rft-${runId}`)} --setenv=PATH="$PATH" /bin/sh ${q(wrapper)}`;
     case 'setsid':
       return `if command -v setsid >/dev/null 2>&1; then setsid /bin/sh ${q(wrapper)} </dev/null >/dev/null 2>&1 & ` +
         `else nohup /bin/sh ${q(wrapper)} </dev/null >/dev/null 2>&1 & fi`;

@@ -2,7 +2,8 @@
 // another client, surviving a dropped connection, and secrets that never leave the 0600 env file.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { startSshd } from '../../support/sshd';
@@ -10,7 +11,7 @@ import type { Sshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import type { ClientSetup } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
-import { startDetached, runStatus, stopRun, listRuns } from '../../../src/core/ssh/runs';
+import { startDetached, runStatus, stopRun, listRuns, detectLauncher } from '../../../src/core/ssh/runs';
 import type { RunStatus } from '../../../src/core/ssh/runs';
 import { tailFile } from '../../../src/core/ssh/tail';
 
@@ -145,4 +146,44 @@ test('secrets: only in the 0600 env file; never in ps args, logs, run files or a
   // And the env file does hold them: the check above is not vacuous.
   const envText = readFileSync(join(started.runDir, 'env'), 'utf8');
   for (const value of Object.values(secrets)) assert.ok(envText.includes(value.replace(/'/g, "'\\''")));
+});
+
+test('systemd-run --user is picked where the user manager lingers (stand-in systemd-run, loginctl, systemctl), and the run is recorded and survives a dropped connection', async () => {
+  // Stand-ins: there is no user systemd here. The fake systemd-run logs its argv and, like a transient
+  // service, starts the command outside the SSH session.
+  const bin = mkdtempSync(join(tmpdir(), 'rft-systemd-'));
+  const argvLog = join(bin, 'systemd-run.argv');
+  writeFileSync(join(bin, 'systemd-run'), `#!/bin/sh
+printf '%s\\n' "$@" > ${JSON.stringify(argvLog)}
+while [ $# -gt 0 ]; do case "$1" in --user|--collect|--quiet) shift;; --unit) shift 2;; --setenv=*) export "\${1#--setenv=}"; shift;; *) break;; esac; done
+setsid "$@" </dev/null >/dev/null 2>&1 &
+`, { mode: 0o755 });
+  writeFileSync(join(bin, 'loginctl'), '#!/bin/sh\necho yes\n', { mode: 0o755 });
+  writeFileSync(join(bin, 'systemctl'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  const s = await startSshd({ pathPrepend: [bin] });
+  const c = clientFor(s, { alias: 'systemd-host' });
+  const h = new SshHost({ host: c.alias }, c.options);
+  try {
+    const session = await h.session();
+    assert.equal(await detectLauncher(session), 'systemd-run');
+    const started = await startDetached(session, { runId: 'sd-1', command: 'echo "path has $(echo "$PATH" | tr : "\\n" | grep -c systemd)"; sleep 1; exit 3', launcher: 'auto', spec: { model: 'tiny' }, env: { HF_TOKEN: 'hf_systemdSecret123' } });
+    assert.equal(started.launcher, 'systemd-run');
+    const argv = readFileSync(argvLog, 'utf8').split('\n');
+    assert.deepEqual(argv.slice(0, 5), ['--user', '--collect', '--quiet', '--unit', 'rft-sd-1']);
+    assert.ok(argv.some((a) => a.startsWith('--setenv=PATH=') && a.includes(bin)), 'the session PATH is carried into the unit');
+    assert.ok(!argv.join(' ').includes('hf_systemdSecret123'), 'no secret on the launcher command line');
+    assert.ok(s.killConnectionChildren() > 0);
+    const deadline = Date.now() + 20_000;
+    let st = await h.use((x) => runStatus(x, 'sd-1'));
+    while (st.state !== 'exited' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      st = await h.use((x) => runStatus(x, 'sd-1'));
+    }
+    assert.equal(st.state, 'exited');
+    assert.equal(st.exitCode, 3);
+    assert.match(readFileSync(join(s.home, '.remote-finetune/runs/sd-1/output.log'), 'utf8'), /path has 1/);
+  } finally {
+    h.close();
+    await s.stop();
+  }
 });
