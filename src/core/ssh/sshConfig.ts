@@ -33,6 +33,15 @@ export interface SshConfigSource {
   readonly home?: string;
 }
 
+/**
+ * The ssh_config to read: the extension's own setting, else Remote-SSH's `remote.SSH.configFile`, else
+ * undefined (~/.ssh/config). Blank values count as unset; a leading ~ is the user's home.
+ */
+export function chooseSshConfigPath(own: string | undefined, remoteSsh: string | undefined, home: string): string | undefined {
+  const v = own?.trim() || remoteSsh?.trim();
+  return v ? v.replace(/^~(?=[/\\]|$)/, home) : undefined;
+}
+
 function expandTilde(p: string, home: string): string {
   return p === '~' ? home : p.startsWith('~/') ? join(home, p.slice(2)) : p;
 }

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import type { ConnectOptions, HostKeyPrompt } from '../../core/ssh/session';
+import { chooseSshConfigPath } from '../../core/ssh/sshConfig';
 
 const passphrases = new Map<string, string>();
 
@@ -32,9 +33,10 @@ export async function askPassphrase(keyPath: string): Promise<string | undefined
  * demo. Unset, Remote-SSH's own `remote.SSH.configFile` is honoured: its users' hosts live there.
  */
 export function sshConfigPathSetting(): string | undefined {
-  const own = vscode.workspace.getConfiguration('remoteFinetune').get<string>('ssh.configFile')?.trim();
-  const v = own || vscode.workspace.getConfiguration('remote.SSH').get<string>('configFile')?.trim();
-  return v ? v.replace(/^~(?=[/\\]|$)/, homedir()) : undefined;
+  return chooseSshConfigPath(
+    vscode.workspace.getConfiguration('remoteFinetune').get<string>('ssh.configFile'),
+    vscode.workspace.getConfiguration('remote.SSH').get<string>('configFile'),
+    homedir());
 }
 
 /** Connect options for every SSH connection the extension makes. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveHost, listConfiguredHosts, parseHostSpec } from '../../../src/core/ssh/sshConfig';
+import { resolveHost, listConfiguredHosts, parseHostSpec, chooseSshConfigPath } from '../../../src/core/ssh/sshConfig';
 import { expandProxyCommand } from '../../../src/core/ssh/proxyCommand';
 
 const home = mkdtempSync(join(tmpdir(), 'rft-cfg-'));
@@ -94,4 +94,12 @@ test('ProxyCommand is read (none disables it, ProxyJump wins) and its tokens exp
   assert.equal(resolveHost('off', { home: h }).proxyCommand, undefined);
   // A hostile host name stays one argument; %% is a literal percent.
   assert.equal(expandProxyCommand('nc %h %p # 100%%', { host: 'x;touch /tmp/pwned', port: 2222, user: 'u', alias: 'a' }), "nc 'x;touch /tmp/pwned' 2222 # 100%");
+});
+
+test('which ssh_config is read: our setting, else Remote-SSH\'s remote.SSH.configFile, else ~/.ssh/config', () => {
+  assert.equal(chooseSshConfigPath('~/gpu/ssh_config', '/etc/other', '/home/u'), '/home/u/gpu/ssh_config');
+  assert.equal(chooseSshConfigPath('  ', '~/.ssh/remote_config', '/home/u'), '/home/u/.ssh/remote_config');
+  assert.equal(chooseSshConfigPath(undefined, undefined, '/home/u'), undefined);
+  assert.equal(chooseSshConfigPath('', ' ', '/home/u'), undefined);
+  assert.equal(chooseSshConfigPath('~user/config', undefined, '/home/u'), '~user/config', 'only a bare ~ is the home');
 });
