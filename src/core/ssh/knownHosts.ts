@@ -66,15 +66,10 @@ function parseLine(line: string): Entry | undefined {
   return { ...(marker ? { marker } : {}), hosts, type, blob: Buffer.from(b64, 'base64') };
 }
 
-/**
- * Checks `key` for `host:port` against every file. A key listed for the host anywhere is known; if the host
- * has keys of the same type but none equal, the key has changed. Keys of other types do not count as a change
- * (OpenSSH would negotiate that type instead), so they leave the verdict at unknown.
- */
-export function checkHostKey(files: readonly string[], host: string, port: number, key: HostKey): HostKeyVerdict {
+/** Every plain (not @cert-authority) entry listed for `host:port` in `files`, with the file it came from. */
+function entriesFor(files: readonly string[], host: string, port: number): Array<Entry & { readonly file: string }> {
   const names = [knownHostsName(host, port)];
-  const fingerprint = fingerprintSha256(key.blob);
-  const sameType: { fp: string; file: string }[] = [];
+  const out: Array<Entry & { readonly file: string }> = [];
   for (const file of files) {
     if (!existsSync(file)) continue;
     let text: string;
@@ -82,14 +77,48 @@ export function checkHostKey(files: readonly string[], host: string, port: numbe
     for (const line of text.split(/\r?\n/)) {
       const e = parseLine(line);
       if (!e || e.marker === '@cert-authority') continue;
-      if (!names.some((n) => hostFieldMatches(e.hosts, n))) continue;
-      if (e.marker === '@revoked') {
-        if (e.blob.equals(key.blob)) return { kind: 'revoked', fingerprint, file };
-        continue;
-      }
-      if (e.type === key.type && e.blob.equals(key.blob)) return { kind: 'known', file };
-      if (e.type === key.type) sameType.push({ fp: fingerprintSha256(e.blob), file });
+      if (names.some((n) => hostFieldMatches(e.hosts, n))) out.push({ ...e, file });
     }
+  }
+  return out;
+}
+
+// ssh2's host key algorithms for each known_hosts key type (RSA keys sign with SHA-2 first).
+const ALGORITHMS_FOR_TYPE: Readonly<Record<string, readonly string[]>> = {
+  'ssh-ed25519': ['ssh-ed25519'],
+  'ecdsa-sha2-nistp256': ['ecdsa-sha2-nistp256'],
+  'ecdsa-sha2-nistp384': ['ecdsa-sha2-nistp384'],
+  'ecdsa-sha2-nistp521': ['ecdsa-sha2-nistp521'],
+  'ssh-rsa': ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'],
+};
+
+/**
+ * The host key algorithms to offer, those of key types already recorded for the host first, as OpenSSH
+ * orders them. A host known only by its RSA key is then checked against that key, so a different key is
+ * "changed" and refused instead of "unknown" and offered for acceptance. `defaults` is ssh2's own list.
+ */
+export function preferKnownHostKeyAlgorithms<T extends string>(files: readonly string[], host: string, port: number, defaults: readonly T[]): T[] {
+  const known = new Set(entriesFor(files, host, port).filter((e) => e.marker !== '@revoked').flatMap((e) => ALGORITHMS_FOR_TYPE[e.type] ?? []));
+  const first = defaults.filter((a) => known.has(a));
+  return [...first, ...defaults.filter((a) => !known.has(a))];
+}
+
+/**
+ * Checks `key` for `host:port` against every file. A key listed for the host anywhere is known; if the host
+ * has keys of the same type but none equal, the key has changed. Keys of other types do not count as a change
+ * (preferKnownHostKeyAlgorithms makes the connection negotiate a recorded type when the server has one), so
+ * they leave the verdict at unknown.
+ */
+export function checkHostKey(files: readonly string[], host: string, port: number, key: HostKey): HostKeyVerdict {
+  const fingerprint = fingerprintSha256(key.blob);
+  const sameType: { fp: string; file: string }[] = [];
+  for (const e of entriesFor(files, host, port)) {
+    if (e.marker === '@revoked') {
+      if (e.blob.equals(key.blob)) return { kind: 'revoked', fingerprint, file: e.file };
+      continue;
+    }
+    if (e.type === key.type && e.blob.equals(key.blob)) return { kind: 'known', file: e.file };
+    if (e.type === key.type) sameType.push({ fp: fingerprintSha256(e.blob), file: e.file });
   }
   if (sameType.length > 0) {
     return { kind: 'changed', fingerprint, knownFingerprints: [...new Set(sameType.map((s) => s.fp))], file: sameType[0]!.file };

@@ -6,13 +6,13 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type * as Ssh2Module from 'ssh2';
-import type { Client, ClientChannel, SFTPWrapper, AnyAuthMethod, AuthHandlerMiddleware, ParsedKey } from 'ssh2';
+import type { Client, ClientChannel, SFTPWrapper, AnyAuthMethod, AuthHandlerMiddleware, ParsedKey, ServerHostKeyAlgorithm } from 'ssh2';
 import { resolveHost } from './sshConfig';
 import { filteredAgent, publicBlobsOf } from './agentFilter';
 import { expandProxyCommand, startProxyCommand } from './proxyCommand';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
-import { checkHostKey, changedHostKeyMessage, fingerprintSha256, keyTypeOf, rememberHostKey, knownHostsName } from './knownHosts';
+import { checkHostKey, changedHostKeyMessage, fingerprintSha256, keyTypeOf, rememberHostKey, knownHostsName, preferKnownHostKeyAlgorithms } from './knownHosts';
 
 /** Where to connect: an ssh_config alias, or "[user@]host[:port]" with optional overrides. */
 export interface SshTarget {
@@ -77,6 +77,9 @@ export interface ExecOptions {
 }
 
 const defaultPassphrases = new Map<string, string>();
+
+/** ssh2's default host key algorithms (Node 20 has Ed25519), reordered per host by preferKnownHostKeyAlgorithms. */
+const SSH2_HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] as const;
 
 interface ExitRecord { status?: { code: number | null; signal: string | null }; notify?: () => void }
 const exitRecords = new WeakMap<ClientChannel, ExitRecord>();
@@ -319,6 +322,7 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
       readyTimeout: options.readyTimeoutMs ?? 20_000,
       keepaliveInterval: interval,
       keepaliveCountMax: options.keepaliveCountMax ?? 2,
+      algorithms: { serverHostKey: preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, port, SSH2_HOST_KEY_ALGORITHMS) },
       authHandler: authHandlerFor(ssh2, user, resolved, target, options, home),
       hostVerifier: (key: Buffer, verify: (ok: boolean) => void): void => {
         const blob = Buffer.from(key);

@@ -149,6 +149,29 @@ test('changed host key on the same port is refused naming the host and both fing
   assert.equal(prompted, false, 'a changed key is never offered for acceptance');
 });
 
+test('a host known only by its RSA key is checked against that key (known types are offered first, as OpenSSH does)', async () => {
+  const keys = mkdtempSync(join(tmpdir(), 'rft-hostkeys-'));
+  const rsa = join(keys, 'host_rsa');
+  execFileSync('ssh-keygen', ['-q', '-t', 'rsa', '-b', '2048', '-N', '', '-f', rsa], { stdio: 'ignore' });
+  const s = await server({ extraConfig: [`HostKey ${rsa}`] });
+  const c = clientFor(s, { trust: false });
+  const rsaPub = readFileSync(`${rsa}.pub`, 'utf8').trim().split(/\s+/);
+  writeFileSync(c.knownHostsPath, `[127.0.0.1]:${s.port} ${rsaPub[0]} ${rsaPub[1]}\n`);
+  let prompted = false;
+  const opts = { ...c.options, confirmHostKey: async (): Promise<boolean> => { prompted = true; return true; } };
+  const ok = await connect({ host: c.alias }, opts);
+  assert.equal(await ok.run('echo rsa-known'), 'rsa-known\n');
+  ok.close();
+  assert.equal(prompted, false, 'the recorded RSA key was used: no prompt for the server\'s ed25519 key');
+  // A different RSA key on record: refused as changed, never offered for acceptance.
+  const other = join(keys, 'other_rsa');
+  execFileSync('ssh-keygen', ['-q', '-t', 'rsa', '-b', '2048', '-N', '', '-f', other], { stdio: 'ignore' });
+  const otherPub = readFileSync(`${other}.pub`, 'utf8').trim().split(/\s+/);
+  writeFileSync(c.knownHostsPath, `[127.0.0.1]:${s.port} ${otherPub[0]} ${otherPub[1]}\n`);
+  await assert.rejects(connect({ host: c.alias }, opts), (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-changed');
+  assert.equal(prompted, false);
+});
+
 test('ProxyJump through a second sshd', async () => {
   const jump = await server();
   const target = await server();

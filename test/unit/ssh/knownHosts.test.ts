@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkHostKey, fingerprintSha256, keyTypeOf, rememberHostKey, changedHostKeyMessage } from '../../../src/core/ssh/knownHosts';
+import { checkHostKey, fingerprintSha256, keyTypeOf, rememberHostKey, changedHostKeyMessage, preferKnownHostKeyAlgorithms } from '../../../src/core/ssh/knownHosts';
 
 function newKey(dir: string, name: string): { type: string; blob: Buffer; pubLine: string; path: string } {
   const path = join(dir, name);
@@ -75,4 +75,19 @@ test('the extension store is hashed known_hosts that OpenSSH itself accepts', ()
   // ssh-keygen -F finds the hashed entry under OpenSSH's own name for it.
   const out = execFileSync('ssh-keygen', ['-F', '[gpu6]:2022', '-f', store], { encoding: 'utf8' });
   assert.ok(out.includes('ssh-ed25519'), out);
+});
+
+test('host key algorithms: types on record for the host come first (hashed entries too); revoked and CA lines do not count', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-kh-order-'));
+  const file = join(dir, 'known_hosts');
+  const defaults = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] as const;
+  const blob = Buffer.from('AAAAB3NzaC1yc2EAAAADAQABAAABAQ', 'base64');
+  // Recorded hashed, as `HashKnownHosts yes` writes it.
+  rememberHostKey(file, 'gpu.example.com', 22, { type: 'ssh-rsa', blob });
+  writeFileSync(file, readFileSync(file, 'utf8') +
+    `@revoked gpu.example.com ecdsa-sha2-nistp256 ${blob.toString('base64')}\n` +
+    `@cert-authority *.example.com ssh-ed25519 ${blob.toString('base64')}\n`);
+  assert.deepEqual(preferKnownHostKeyAlgorithms([file], 'gpu.example.com', 22, defaults), ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa', 'ssh-ed25519', 'ecdsa-sha2-nistp256']);
+  assert.deepEqual(preferKnownHostKeyAlgorithms([file], 'other.example.com', 22, defaults), [...defaults], 'an unknown host keeps the default order');
+  assert.deepEqual(preferKnownHostKeyAlgorithms([join(dir, 'missing')], 'gpu.example.com', 22, defaults), [...defaults]);
 });
