@@ -45,7 +45,11 @@ export interface ProxySocket {
 
 /** Starts the (already expanded) command; its stdout/stdin become the socket ssh2 speaks over. */
 export function startProxyCommand(command: string, log?: (message: string) => void): ProxySocket {
-  const child = spawn('/bin/sh', ['-c', `exec ${command}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // Windows has no /bin/sh: cmd.exe runs the line there (Win32-OpenSSH starts it directly; cmd also finds the
+  // program on PATH, which Win32-OpenSSH does not).
+  const child = process.platform === 'win32'
+    ? spawn(command, { shell: true, windowsHide: true, stdio: ['pipe', 'pipe', 'pipe'] })
+    : spawn('/bin/sh', ['-c', `exec ${command}`], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString('utf8')).slice(-2000); });
   const sock = Duplex.from({ readable: child.stdout, writable: child.stdin });
