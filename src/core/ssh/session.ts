@@ -10,6 +10,7 @@ import type { Client, ClientChannel, SFTPWrapper, AnyAuthMethod, AuthHandlerMidd
 import { resolveHost } from './sshConfig';
 import { filteredAgent, publicBlobsOf } from './agentFilter';
 import { expandProxyCommand, startProxyCommand } from './proxyCommand';
+import { connectCoalescing } from './coalescingSocket';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
 import { checkHostKey, changedHostKeyMessage, fingerprintSha256, keyTypeOf, rememberHostKey, knownHostsName, preferKnownHostKeyAlgorithms } from './knownHosts';
@@ -317,7 +318,8 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
     });
     client.once('close', () => fail(hostKeyError ?? new Error(`connection to ${resolved.hostName}:${port} closed before it was ready`)));
     client.connect({
-      ...(sock ? { sock } : { host: resolved.hostName, port }),
+      // Our own socket when connecting directly, so that small writes are coalesced (coalescingSocket.ts).
+      sock: sock ?? connectCoalescing(resolved.hostName, port),
       username: user,
       readyTimeout: options.readyTimeoutMs ?? 20_000,
       keepaliveInterval: interval,
