@@ -9,6 +9,7 @@ import type { ConnectOptions, SshSession } from '../ssh/session';
 import { SshHost } from '../ssh/reconnect';
 import { startDetached, runStatus, stopRun, listRuns, remoteRoot, runDirOf } from '../ssh/runs';
 import { shellCommand, shellQuote } from '../ssh/quote';
+import { MAX_PENDING } from '../ssh/tail';
 import { parseEventLine } from '../telemetry/events';
 import type { RunEvent } from '../telemetry/events';
 import type { Instance, Offer, Provider } from '../providers/types';
@@ -294,6 +295,8 @@ export class RunManager {
               const text = pending + data.toString('utf8');
               const lines = text.split('\n');
               pending = lines.pop() ?? '';
+              // An event line is a few hundred bytes; one this long is damage, and keeping it would grow forever.
+              if (pending.length > MAX_PENDING) pending = '';
               const events: RunEvent[] = [];
               for (const line of lines) {
                 if (!line.trim()) continue;

@@ -46,6 +46,8 @@ export async function mirrorRun(
     const tail = tailFile(host, `${remoteRunDir}/${name}`, {
       fromOffset: offsets[key],
       ...(options.pid !== undefined ? { untilPid: options.pid } : { follow: true }),
+      // The log is read by people: a progress bar shows as it moves. The other two are parsed line by line.
+      partialLines: key === 'output_log',
       ...(options.signal ? { signal: options.signal } : {}),
     });
     for await (const item of tail) {

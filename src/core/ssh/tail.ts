@@ -1,6 +1,7 @@
 // Byte-offset tails of a run's files (output.log, events.jsonl, gpu.csv). Each batch carries the offsets it
-// covers, so a consumer that stores nextOffset resumes exactly there after a reconnect; only complete lines are
-// delivered (a trailing partial line waits for its newline, or for the end of the run). The exec channel is
+// covers, so a consumer that stores nextOffset resumes exactly there after a reconnect. Batches end at a line
+// end (a trailing partial line waits for its newline or the end of the run; a log's progress bar goes out at each
+// carriage return; a runaway line goes out once it is MAX_PENDING long). The exec channel is
 // read by pull, so a slow consumer stops ssh2's window adjustments and the remote `tail` blocks on write:
 // nothing buffers without bound.
 import type { ClientChannel } from 'ssh2';
@@ -23,6 +24,12 @@ export interface TailOptions {
   /** Follow forever (until aborted), e.g. for a run started elsewhere whose pid is unknown. */
   readonly follow?: boolean;
   readonly signal?: AbortSignal;
+  /**
+   * For a human-readable log: also deliver up to a carriage return (a tqdm progress bar rewrites one line with
+   * \r and may not end it for hours). Bytes still arrive exactly once and in order; only the batch boundaries
+   * move. Files of records (events.jsonl, gpu.csv) get whole lines, unless one exceeds MAX_PENDING.
+   */
+  readonly partialLines?: boolean;
   /** Exposes the channel's buffered byte count, so tests can see that backpressure holds. */
   readonly stats?: { buffered: number; maxBuffered: number; channels: number };
 }
@@ -38,6 +45,21 @@ export function tailCommand(path: string, offset: number, untilPid?: number, fol
     `if [ "$size" -ge 0 ] && [ "$size" -lt ${offset} ]; then exit 0; fi; ` +
     (mode === '' ? `[ "$size" -ge 0 ] || exit 3; ` : '') +
     `exec tail -c +${offset + 1} ${mode} ${f}`;
+}
+
+/** An unterminated line longer than this is delivered as it stands, so no buffer here grows without bound. */
+export const MAX_PENDING = 256 * 1024;
+
+/**
+ * How many bytes of `buf` to deliver now: through the last newline; with `partial`, through a later carriage
+ * return too, unless it is the buffer's last byte (a \r\n pair is never split, so CRLF logs stay whole lines);
+ * and everything once an unterminated tail exceeds MAX_PENDING (a binary blob or a runaway line).
+ */
+export function deliverableBytes(buf: Buffer, partial: boolean): number {
+  const nl = buf.lastIndexOf(0x0a) + 1;
+  const cr = partial && buf.length >= 2 ? buf.lastIndexOf(0x0d, buf.length - 2) + 1 : 0;
+  const cut = Math.max(nl, cr);
+  return buf.length - cut > MAX_PENDING ? buf.length : cut;
 }
 
 /** Splits a data batch into lines (without their newline); the last may lack one at the end of a run. */
@@ -96,10 +118,10 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
           if (size >= 0 && size < offset) { shrunk = true; break; }
         }
         const buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-        const last = buf.lastIndexOf(0x0a);
-        if (last < 0) { pending = buf; continue; }
-        const data = buf.subarray(0, last + 1);
-        pending = Buffer.from(buf.subarray(last + 1));
+        const cut = deliverableBytes(buf, options.partialLines === true);
+        if (cut === 0) { pending = buf; continue; }
+        const data = buf.subarray(0, cut);
+        pending = Buffer.from(buf.subarray(cut));
         const start = offset;
         offset += data.length;
         yield { kind: 'data', offset: start, nextOffset: offset, data };

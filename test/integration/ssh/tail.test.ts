@@ -141,3 +141,44 @@ test('a slow consumer pauses the stream: buffered bytes stay bounded, nothing is
   assert.equal(total, content.length);
   assert.equal(hash.digest('hex'), sha256(content));
 });
+
+test('a progress bar (\\r, no newline for seconds) reaches a log tail as it moves; a record file keeps whole lines', { timeout: 60_000 }, async () => {
+  // tqdm's shape: one line rewritten with \r every 100 ms, ended by a newline only when the bar closes; then a
+  // CRLF line, which must never be split between batches.
+  const job = `for i in $(seq 1 25); do printf '\\r%3d%%|%s|' $((i * 4)) "$(printf '#%.0s' $(seq 1 $i))"; sleep 0.1; done; printf '\\n'; printf 'crlf line\\r\\n'; exit 0`;
+  const started = await startDetached(await host.session(), { runId: 'progress', command: job, launcher: 'setsid' });
+  const path = `${started.runDir}/output.log`;
+  const logBatches: Buffer[] = [];
+  let batchesBeforeNewline = 0;
+  for await (const item of tailFile(host, path, { untilPid: started.pid, partialLines: true })) {
+    if (item.kind !== 'data') continue;
+    if (!Buffer.concat(logBatches).includes(0x0a) && !item.data.includes(0x0a)) batchesBeforeNewline++;
+    logBatches.push(item.data);
+  }
+  const log = Buffer.concat(logBatches);
+  const remote = await host.use((s) => s.run(`sha256sum ${shellQuote(path)} | cut -c1-64`));
+  assert.equal(sha256(log), remote.trim());
+  assert.ok(batchesBeforeNewline >= 5, `the bar was seen moving: ${batchesBeforeNewline} batches before its newline`);
+  for (let i = 0; i < logBatches.length - 1; i++) {
+    const b = logBatches[i]!;
+    assert.ok(!(b[b.length - 1] === 0x0d && logBatches[i + 1]![0] === 0x0a), `batch ${i} splits a CRLF`);
+  }
+  // The same bytes as a record file: whole lines only, so the bar arrives in one piece with its newline.
+  const records: Buffer[] = [];
+  for await (const item of tailFile(host, path)) if (item.kind === 'data') records.push(item.data);
+  assert.ok(records.every((b) => b[b.length - 1] === 0x0a), 'every record batch ends at a newline');
+  assert.ok(Buffer.concat(records).equals(log));
+});
+
+test('a line with no end is delivered in bounded pieces, in order, not held whole', { timeout: 60_000 }, async () => {
+  const dir = join(sshd.home, 'runaway');
+  mkdirSync(dir, { recursive: true });
+  const blob = Buffer.alloc(3 * 1024 * 1024, 0x41); // 3 MiB and not one newline (a binary dump, a runaway print)
+  writeFileSync(join(dir, 'events.jsonl'), blob);
+  const sizes: number[] = [];
+  const got: Buffer[] = [];
+  for await (const item of tailFile(host, join(dir, 'events.jsonl'))) if (item.kind === 'data') { sizes.push(item.data.length); got.push(item.data); }
+  assert.ok(Buffer.concat(got).equals(blob));
+  assert.ok(sizes.length > 3, `${sizes.length} pieces`);
+  assert.ok(Math.max(...sizes) < 2 * 1024 * 1024, `largest piece ${Math.max(...sizes)} bytes`);
+});
