@@ -11,6 +11,8 @@ import { resolveHost } from './sshConfig';
 import { filteredAgent, publicBlobsOf } from './agentFilter';
 import { expandProxyCommand, startProxyCommand } from './proxyCommand';
 import { connectCoalescing } from './coalescingSocket';
+import { detectLoginShell, viaPosixShell } from './loginShell';
+import type { LoginShell } from './loginShell';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
 import { checkHostKey, changedHostKeyMessage, fingerprintSha256, keyTypeOf, rememberHostKey, knownHostsName, preferKnownHostKeyAlgorithms } from './knownHosts';
@@ -91,7 +93,13 @@ export class SshSession {
   private isClosed = false;
   private readonly closeListeners = new Set<(err?: Error) => void>();
 
-  constructor(readonly client: Client, readonly resolved: ResolvedHost, private readonly hops: ReadonlyArray<{ end(): void }>) {
+  constructor(
+    readonly client: Client,
+    readonly resolved: ResolvedHost,
+    private readonly hops: ReadonlyArray<{ end(): void }>,
+    /** How the login shell parses commands (loginShell.ts); 'other' routes each one through /bin/sh. */
+    readonly loginShell: LoginShell = 'posix',
+  ) {
     const onClose = (): void => this.markClosed();
     client.once('close', onClose);
     client.on('error', (err: Error) => this.markClosed(err));
@@ -120,7 +128,7 @@ export class SshSession {
   async execStream(command: string): Promise<ClientChannel> {
     if (this.isClosed) throw new Error('SSH connection is closed');
     return await new Promise((resolve, reject) => {
-      this.client.exec(command, (err, ch) => {
+      this.client.exec(this.loginShell === 'posix' ? command : viaPosixShell(command), (err, ch) => {
         if (err) return reject(err);
         // ssh2 may parse the exit-status packet in the same tick as the exec reply, before an awaiting caller
         // runs: record it here, synchronously, or it is lost.
@@ -391,7 +399,9 @@ export async function connect(target: SshTarget, options: ConnectOptions): Promi
     }
     const client = await connectHop(ssh2, resolved, target, options, sock);
     options.log?.(`connected to ${resolved.user}@${resolved.hostName}:${target.port ?? resolved.port}`);
-    return new SshSession(client, resolved, hops);
+    const shell = await detectLoginShell(client);
+    if (shell !== 'posix') options.log?.(`the login shell on ${resolved.alias} is not a POSIX sh; commands go through /bin/sh`);
+    return new SshSession(client, resolved, hops, shell);
   } catch (err) {
     const proxyFailure = await proxy?.failure(1000);
     for (const h of hops) h.end();

@@ -1,0 +1,120 @@
+// Hosts whose login shell is not bash. sshd hands every exec'd command to the login shell; here sshd's
+// ForceCommand passes each one to zsh, fish or tcsh exactly as `$SHELL -c "…"` would (the sftp subsystem keeps
+// its own server, as it does for a real fish user). Every remote operation the extension performs must work
+// unchanged: connect, $HOME, sync (first and incremental), secrets over SFTP, detached runs under tmux and
+// setsid, status, tail, stop and the GPU probe.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { startSshd } from '../../support/sshd';
+import { clientFor } from '../../support/sshClient';
+import { SshHost } from '../../../src/core/ssh/reconnect';
+import { syncWorkspace } from '../../../src/core/ssh/sync';
+import { startDetached, runStatus, stopRun, listRuns } from '../../../src/core/ssh/runs';
+import { tailFile } from '../../../src/core/ssh/tail';
+import { probeGpus } from '../../../src/core/ssh/gpuProbe';
+import { classifyProbeOutput, viaPosixShell } from '../../../src/core/ssh/loginShell';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+function files(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.set(relative(root, p), readFileSync(p, 'utf8'));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+function put(root: string, rel: string, data: string): void {
+  mkdirSync(dirname(join(root, rel)), { recursive: true });
+  writeFileSync(join(root, rel), data);
+}
+
+const shells: ReadonlyArray<{ name: string; path: string; posix: boolean }> = [
+  { name: 'bash', path: '/bin/bash', posix: true },
+  { name: 'zsh', path: '/usr/bin/zsh', posix: false },
+  { name: 'fish', path: '/usr/bin/fish', posix: false },
+  { name: 'tcsh', path: '/usr/bin/tcsh', posix: false },
+];
+
+for (const shell of shells) {
+  test(`login shell ${shell.name}: every remote operation works`, { timeout: 120_000 }, async (t) => {
+    if (!existsSync(shell.path)) {
+      t.skip(`${shell.path} is not installed here (.ci/run installs zsh, fish and tcsh)`);
+      return;
+    }
+    const dir = mkdtempSync(join(tmpdir(), `rft-shell-${shell.name}-`));
+    const forced = join(dir, 'login-shell');
+    const trace = join(dir, 'commands.log');
+    // The forced command is run by the real login shell (sh here); it records what arrived and hands it on.
+    writeFileSync(forced, `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then exec /usr/lib/openssh/sftp-server; fi\n` +
+      `printf '%s\\n' "$SSH_ORIGINAL_COMMAND" | head -c 200 >> '${trace}'; echo >> '${trace}'\nexec ${shell.path} -c "$SSH_ORIGINAL_COMMAND"\n`, { mode: 0o755 });
+    const sshd = await startSshd({ extraConfig: [`ForceCommand ${forced}`], env: { SHELL: shell.path } });
+    const host = new SshHost({ host: 'shell-host' }, clientFor(sshd, { alias: 'shell-host' }).options);
+    cleanups.push(async () => { host.close(); await sshd.stop(); rmSync(dir, { recursive: true, force: true }); });
+
+    const session = await host.session();
+    assert.equal(session.loginShell, shell.posix ? 'posix' : 'other');
+    assert.equal(await session.home(), sshd.home);
+    assert.equal(await session.run(`printf '%s|' "a b" '$HOME' 'it'"'"'s' "back\\\\slash"; echo $((2+3))`), 'a b|$HOME|it\'s|back\\slash|5\n');
+
+    const ws = mkdtempSync(join(tmpdir(), 'rft-ws-shell-'));
+    cleanups.push(() => rmSync(ws, { recursive: true, force: true }));
+    put(ws, 'train.py', 'print("hi")\n');
+    put(ws, "odd name's $dir/*.yaml", 'lr: 1\n');
+    for (let i = 0; i < 70; i++) put(ws, `pkg/f${i}.py`, `x = ${i}\n`);
+    const remoteDir = '.remote-finetune/workspaces/shell';
+    await syncWorkspace(session, { localRoot: ws, remoteDir });
+    put(ws, 'train.py', 'print("edited")\n');
+    rmSync(join(ws, 'pkg/f3.py'));
+    const second = await syncWorkspace(session, { localRoot: ws, remoteDir });
+    assert.equal(second.uploaded, 1);
+    assert.equal(second.deleted, 1);
+    assert.deepEqual(files(join(sshd.home, remoteDir)), files(ws));
+
+    for (const launcher of ['tmux', 'setsid'] as const) {
+      const runId = `shell-${shell.name}-${launcher}`;
+      const started = await startDetached(session, {
+        runId, launcher, command: 'echo "token is set: ${HF_TOKEN:+yes}"; i=0; while [ $i -lt 3 ]; do echo "step $i"; i=$((i+1)); done; exit 4',
+        env: { HF_TOKEN: 'hf_shellSecret42' },
+      });
+      let log = '';
+      for await (const item of tailFile(host, `${started.runDir}/output.log`, { untilPid: started.pid })) if (item.kind === 'data') log += item.data.toString();
+      assert.equal(log, 'token is set: yes\nstep 0\nstep 1\nstep 2\n', `${launcher} log`);
+      const st = await runStatus(session, runId);
+      assert.equal(st.state, 'exited');
+      assert.equal(st.exitCode, 4);
+      assert.equal(statSync(join(started.runDir, 'env')).mode & 0o777, 0o600);
+    }
+    const long = await startDetached(session, { runId: `shell-${shell.name}-stop`, launcher: 'setsid', command: 'sleep 60' });
+    const stopped = await stopRun(session, long.runId, { graceMs: 2000 });
+    assert.notEqual(stopped.state, 'running');
+    assert.ok((await listRuns(session)).some((r) => r.runId === `shell-${shell.name}-tmux`));
+    const gpus = await probeGpus(session);
+    assert.equal(gpus.kind, 'none', 'no nvidia-smi here: a clear "no NVIDIA GPU" result');
+    // Nothing secret reached a command line, whatever shell parsed it.
+    assert.ok(!readFileSync(trace, 'utf8').includes('hf_shellSecret42'));
+  });
+}
+
+test('the wrapped form holds only characters that no shell treats specially inside single quotes', () => {
+  const hostile = "it's a \\ back\\slash\n$(rm -rf /) `x` !! \"q\" ü 日本";
+  const line = viaPosixShell(hostile);
+  const inner = /^exec \/bin\/sh -c '(.*)'$/.exec(line)?.[1];
+  assert.ok(inner !== undefined);
+  assert.match(inner, /^[A-Za-z0-9+/= "$()|%-]+$/);
+  assert.equal(Buffer.from(/printf %s (\S+) \|/.exec(inner)![1]!, 'base64').toString('utf8'), hostile);
+  assert.equal(classifyProbeOutput('rft-sh 42 \n'), 'posix');
+  assert.equal(classifyProbeOutput('rft-sh 42 5.9\n'), 'other', 'zsh');
+  assert.equal(classifyProbeOutput(''), 'other', 'fish and csh reject the probe');
+});
