@@ -1,7 +1,10 @@
 // Host key checking against OpenSSH known_hosts files (plain and hashed `|1|salt|hmac` entries, `[host]:port`
 // for non-default ports, @revoked) plus the extension's own store, which is written in the same format.
+// The verdicts follow OpenSSH 9.2's hostfile.c and sshconnect.c; test/unit/ssh/knownHostsVsOpenssh.test.ts
+// checks them against the real ssh client.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync, existsSync, appendFileSync, mkdirSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname } from 'node:path';
 
 export interface HostKey {
@@ -29,21 +32,29 @@ export function keyTypeOf(blob: Buffer): string {
   return blob.subarray(4, 4 + n).toString('latin1');
 }
 
-/** How known_hosts names a host: bare for port 22, "[host]:port" otherwise. */
+/**
+ * How known_hosts names a host: bare for port 22, "[host]:port" otherwise; lowercased (unless an address) as
+ * ssh does before any lookup, which matters for hashed entries (a hash of "Gpu" never matches one of "gpu").
+ */
 export function knownHostsName(host: string, port: number): string {
-  return port === 22 ? host : `[${host}]:${port}`;
+  const h = isIP(host) ? host : host.toLowerCase();
+  return port === 22 ? h : `[${h}]:${port}`;
 }
 
 function globToRegExp(pattern: string): RegExp {
   return new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 'i');
 }
 
+/**
+ * Whether a line's host field names `name` (match_maybe_hashed()): a hashed field is one `|1|salt|hmac` with
+ * a 20-byte salt, compared whole; otherwise comma-separated patterns, case-insensitive, `!` vetoing the line.
+ */
 function hostFieldMatches(field: string, name: string): boolean {
-  if (field.startsWith('|1|')) {
-    const [, , salt, hash] = field.split('|');
-    if (!salt || !hash) return false;
-    const mac = createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64');
-    return mac === hash;
+  if (field.startsWith('|')) {
+    const [empty, magic, salt, hash, ...extra] = field.split('|');
+    if (empty !== '' || magic !== '1' || !salt || !hash || extra.length > 0) return false;
+    const key = Buffer.from(salt, 'base64');
+    return key.length === 20 && createHmac('sha1', key).update(name).digest('base64') === hash;
   }
   let matched = false;
   for (const pat of field.split(',')) {
@@ -55,15 +66,24 @@ function hostFieldMatches(field: string, name: string): boolean {
 
 interface Entry { readonly marker?: string; readonly hosts: string; readonly type: string; readonly blob: Buffer }
 
+const MARKERS = ['@revoked', '@cert-authority'];
+
+/**
+ * One known_hosts line, or undefined for what OpenSSH skips: comments, an unknown or second marker, and a key
+ * that does not parse as the type it claims (sshkey_read() refuses those, so they never count as a change).
+ */
 function parseLine(line: string): Entry | undefined {
   const t = line.trim();
   if (t === '' || t.startsWith('#')) return undefined;
   const parts = t.split(/\s+/);
   let marker: string | undefined;
   if (parts[0]?.startsWith('@')) marker = parts.shift();
+  if (marker !== undefined && !MARKERS.includes(marker)) return undefined;
   const [hosts, type, b64] = parts;
-  if (!hosts || !type || !b64) return undefined;
-  return { ...(marker ? { marker } : {}), hosts, type, blob: Buffer.from(b64, 'base64') };
+  if (!hosts || hosts.startsWith('@') || !type || !b64) return undefined;
+  const blob = Buffer.from(b64, 'base64');
+  if (keyTypeOf(blob) !== type) return undefined;
+  return { ...(marker ? { marker } : {}), hosts, type, blob };
 }
 
 /** Every plain (not @cert-authority) entry listed for `host:port` in `files`, with the file it came from. */
@@ -104,24 +124,33 @@ export function preferKnownHostKeyAlgorithms<T extends string>(files: readonly s
 }
 
 /**
- * Checks `key` for `host:port` against every file. A key listed for the host anywhere is known; if the host
- * has keys of the same type but none equal, the key has changed. Keys of other types do not count as a change
- * (preferKnownHostKeyAlgorithms makes the connection negotiate a recorded type when the server has one), so
- * they leave the verdict at unknown.
+ * Checks `key` for `host:port` against every file, as check_hostkeys_by_key_or_type() does. A key marked
+ * @revoked for the host in any file is refused wherever it is also listed. Otherwise a key listed for the host
+ * is known; any other key on record for the host, of whatever type, makes it a change. (Recorded types are
+ * offered first, see preferKnownHostKeyAlgorithms, so a server that still has a recorded key is checked
+ * against it; one that now only shows a key of another type is refused, as ssh does.) @cert-authority lines
+ * only vouch for host certificates, which this client never negotiates, so they do not count.
  */
 export function checkHostKey(files: readonly string[], host: string, port: number, key: HostKey): HostKeyVerdict {
+  const v = verdictFor(files, host, port, key);
+  if (v.kind !== 'unknown' || port === 22) return v;
+  // Nothing on record for [host]:port: ssh then also accepts the key recorded under the bare name ("checking
+  // without port identifier"), where another key is no change. A key revoked there stays refused (ssh warns
+  // of it, then treats the host as new).
+  const bare = verdictFor(files, host, 22, key);
+  return bare.kind === 'known' || bare.kind === 'revoked' ? bare : v;
+}
+
+function verdictFor(files: readonly string[], host: string, port: number, key: HostKey): HostKeyVerdict {
   const fingerprint = fingerprintSha256(key.blob);
-  const sameType: { fp: string; file: string }[] = [];
-  for (const e of entriesFor(files, host, port)) {
-    if (e.marker === '@revoked') {
-      if (e.blob.equals(key.blob)) return { kind: 'revoked', fingerprint, file: e.file };
-      continue;
-    }
-    if (e.type === key.type && e.blob.equals(key.blob)) return { kind: 'known', file: e.file };
-    if (e.type === key.type) sameType.push({ fp: fingerprintSha256(e.blob), file: e.file });
-  }
-  if (sameType.length > 0) {
-    return { kind: 'changed', fingerprint, knownFingerprints: [...new Set(sameType.map((s) => s.fp))], file: sameType[0]!.file };
+  const entries = entriesFor(files, host, port);
+  const revoked = entries.find((e) => e.marker === '@revoked' && e.blob.equals(key.blob));
+  if (revoked) return { kind: 'revoked', fingerprint, file: revoked.file };
+  const recorded = entries.filter((e) => e.marker === undefined);
+  const same = recorded.find((e) => e.type === key.type && e.blob.equals(key.blob));
+  if (same) return { kind: 'known', file: same.file };
+  if (recorded.length > 0) {
+    return { kind: 'changed', fingerprint, knownFingerprints: [...new Set(recorded.map((e) => fingerprintSha256(e.blob)))], file: recorded[0]!.file };
   }
   return { kind: 'unknown', fingerprint };
 }

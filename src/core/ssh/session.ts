@@ -297,6 +297,8 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
   const port = target.port ?? resolved.port;
   // OpenSSH looks host keys up by HostName (or HostKeyAlias), never by the alias typed.
   const keyName = resolved.hostKeyAlias ?? resolved.hostName;
+  // With HostKeyAlias ssh looks the alias up bare, whatever the port; otherwise "[host]:port" off port 22.
+  const keyPort = resolved.hostKeyAlias ? 22 : port;
   const knownFiles = [...(options.knownHostsFiles ?? resolved.userKnownHostsFiles), options.hostKeyStore];
   let hostKeyError: Error | undefined;
   const interval = options.keepaliveIntervalMs ?? Math.min(resolved.serverAliveInterval > 0 ? resolved.serverAliveInterval * 1000 : 7_000, 7_000);
@@ -332,30 +334,30 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
       readyTimeout: options.readyTimeoutMs ?? 20_000,
       keepaliveInterval: interval,
       keepaliveCountMax: options.keepaliveCountMax ?? 2,
-      algorithms: { serverHostKey: preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, port, SSH2_HOST_KEY_ALGORITHMS) },
+      algorithms: { serverHostKey: preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, keyPort, SSH2_HOST_KEY_ALGORITHMS) },
       authHandler: authHandlerFor(ssh2, user, resolved, target, options, home),
       hostVerifier: (key: Buffer, verify: (ok: boolean) => void): void => {
         const blob = Buffer.from(key);
         const hk = { type: keyTypeOf(blob), blob };
-        const verdict = checkHostKey(knownFiles, keyName, port, hk);
+        const verdict = checkHostKey(knownFiles, keyName, keyPort, hk);
         if (verdict.kind === 'known') return verify(true);
         if (verdict.kind === 'changed') {
-          hostKeyError = new SshFatalError(changedHostKeyMessage(keyName, port, verdict), 'host-key-changed');
+          hostKeyError = new SshFatalError(changedHostKeyMessage(keyName, keyPort, verdict), 'host-key-changed');
           return verify(false);
         }
         if (verdict.kind === 'revoked') {
-          hostKeyError = new SshFatalError(`Host key ${verdict.fingerprint} for ${knownHostsName(keyName, port)} is marked @revoked in ${verdict.file}.`, 'host-key-revoked');
+          hostKeyError = new SshFatalError(`Host key ${verdict.fingerprint} for ${knownHostsName(keyName, keyPort)} is marked @revoked in ${verdict.file}.`, 'host-key-revoked');
           return verify(false);
         }
         const ask = options.confirmHostKey;
         const rejected = (): void => {
-          hostKeyError = new SshFatalError(`Host key ${fingerprintSha256(blob)} for ${knownHostsName(keyName, port)} is not known and was not accepted.`, 'host-key-rejected');
+          hostKeyError = new SshFatalError(`Host key ${fingerprintSha256(blob)} for ${knownHostsName(keyName, keyPort)} is not known and was not accepted.`, 'host-key-rejected');
           verify(false);
         };
         if (!ask) return rejected();
-        ask({ host: keyName, port, keyType: hk.type, fingerprint: verdict.fingerprint }).then((ok) => {
+        ask({ host: keyName, port: keyPort, keyType: hk.type, fingerprint: verdict.fingerprint }).then((ok) => {
           if (!ok) return rejected();
-          rememberHostKey(options.hostKeyStore, keyName, port, hk);
+          rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
           verify(true);
         }, rejected);
       },

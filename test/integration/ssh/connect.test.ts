@@ -172,6 +172,27 @@ test('a host known only by its RSA key is checked against that key (known types 
   assert.equal(prompted, false);
 });
 
+test('HostKeyAlias: the key is looked up under the bare alias whatever the port, as OpenSSH does', async () => {
+  const s = await server();
+  const c = clientFor(s, { trust: false, extraConfig: ['  HostKeyAlias gpu-box.example'] });
+  const [type, b64] = s.knownHostsLine.split(' ').slice(1);
+  writeFileSync(c.knownHostsPath, `gpu-box.example ${type} ${b64}\n`);
+  let prompted = false;
+  const opts = { ...c.options, confirmHostKey: async (): Promise<boolean> => { prompted = true; return true; } };
+  const ok = await connect({ host: c.alias }, opts);
+  ok.close();
+  assert.equal(prompted, false, `the alias entry was found although sshd listens on ${s.port}`);
+  // Cross-checked against OpenSSH itself with the same config and known_hosts.
+  const args = ['-F', c.sshConfigPath, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${c.knownHostsPath}`, c.alias, 'true'];
+  execFileSync('ssh', args, { stdio: 'ignore' });
+  // The same key under "[alias]:port" is not what ssh looks for: unknown, so asked.
+  writeFileSync(c.knownHostsPath, `[gpu-box.example]:${s.port} ${type} ${b64}\n`);
+  const again = await connect({ host: c.alias }, opts);
+  again.close();
+  assert.equal(prompted, true);
+  assert.throws(() => execFileSync('ssh', args, { stdio: 'ignore' }));
+});
+
 test('ProxyJump through a second sshd', async () => {
   const jump = await server();
   const target = await server();

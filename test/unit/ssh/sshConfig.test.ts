@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveHost, listConfiguredHosts, parseHostSpec, chooseSshConfigPath } from '../../../src/core/ssh/sshConfig';
@@ -102,4 +102,24 @@ test('which ssh_config is read: our setting, else Remote-SSH\'s remote.SSH.confi
   assert.equal(chooseSshConfigPath(undefined, undefined, '/home/u'), undefined);
   assert.equal(chooseSshConfigPath('', ' ', '/home/u'), undefined);
   assert.equal(chooseSshConfigPath('~user/config', undefined, '/home/u'), '~user/config', 'only a bare ~ is the home');
+});
+
+test('Match exec never runs its command and its block never applies', () => {
+  const h = mkdtempSync(join(tmpdir(), 'rft-cfg-exec-'));
+  mkdirSync(join(h, '.ssh'));
+  const marker = join(h, 'ran');
+  writeFileSync(join(h, '.ssh', 'config'), [
+    `Match exec "touch ${marker}"`,
+    '  User from-exec',
+    `Match host gpu exec "touch ${marker}"`,
+    '  Port 2999',
+    `Match !exec "touch ${marker}"`,
+    '  IdentityFile ~/.ssh/from-negated-exec',
+    '',
+  ].join('\n'));
+  const r = resolveHost('gpu', { home: h, defaultUser: 'me' });
+  assert.equal(existsSync(marker), false, 'no command from the config was run');
+  assert.equal(r.user, 'me');
+  assert.equal(r.port, 22);
+  assert.deepEqual(r.identityFiles, []);
 });
