@@ -3,18 +3,34 @@
 // user whose login shell is fish, csh/tcsh or zsh (which does not split unquoted variables and aborts on an
 // unmatched glob) would get commands misparsed. One probe per connection tells which, and on those hosts each
 // command is handed to /bin/sh in a form every shell passes through unchanged.
+//
+// The probe also catches a shell start-up file that prints to stdout for non-interactive commands (an `echo`
+// at the top of ~/.bashrc): that text would be read as the start of every command's output (a manifest, a
+// log's first bytes). scp and rsync break on such hosts too; here the user is told what to fix instead.
 import type { Client } from 'ssh2';
 
 export type LoginShell = 'posix' | 'other';
+
+export interface ShellProbe {
+  readonly shell: LoginShell;
+  /** Text the shell printed before the command's own output; undefined when clean or not yet known. */
+  readonly noise?: string;
+  /** Whether the output said enough to tell (false: the probe did not parse, so cleanliness is unknown). */
+  readonly conclusive: boolean;
+}
 
 /**
  * Arithmetic expansion is POSIX and a syntax error in fish and csh; zsh parses it but reports ZSH_VERSION.
  * Only a POSIX shell other than zsh prints exactly the expected line.
  */
 export const LOGIN_SHELL_PROBE = 'echo "rft-sh $((6*7)) ${ZSH_VERSION:-}"';
+const CLEAN_MARK = 'rft-sh-clean';
 
-export function classifyProbeOutput(stdout: string): LoginShell {
-  return stdout === 'rft-sh 42 \n' ? 'posix' : 'other';
+export function classifyProbeOutput(stdout: string): ShellProbe {
+  const m = /(?:^|\n)rft-sh 42 ([^\n]*)\n$/.exec(stdout);
+  if (!m) return { shell: 'other', conclusive: false };
+  const noise = stdout.slice(0, m.index + (m[0].startsWith('\n') ? 1 : 0));
+  return { shell: m[1] === '' ? 'posix' : 'other', conclusive: true, ...(noise ? { noise } : {}) };
 }
 
 /**
@@ -27,17 +43,37 @@ export function viaPosixShell(script: string): string {
   return `exec /bin/sh -c 'eval "$(printf %s ${b64} | base64 -d)"'`;
 }
 
-/** Runs the probe on a fresh connection. Any failure counts as 'other': the wrapped form works everywhere. */
-export function detectLoginShell(client: Client, timeoutMs = 10_000): Promise<LoginShell> {
+/** The message for a shell that prints on start-up; control characters are shown escaped. */
+export function noisyShellMessage(host: string, noise: string): string {
+  const shown = JSON.stringify(noise.length > 120 ? `${noise.slice(0, 120)}…` : noise);
+  return `The login shell on ${host} prints text before every command's output: ${shown}. Remote Fine-Tune reads ` +
+    'command output (sync manifests, log offsets), so this would corrupt it; scp and rsync fail on such hosts too. ' +
+    'Print that text only in interactive shells, e.g. put it under `case $- in *i*) … ;; esac` in ~/.bashrc.';
+}
+
+function execOutput(client: Client, command: string, timeoutMs: number): Promise<string | undefined> {
   return new Promise((resolve) => {
     let out = '';
-    const timer = setTimeout(() => resolve('other'), timeoutMs);
-    const done = (v: LoginShell): void => { clearTimeout(timer); resolve(v); };
-    client.exec(LOGIN_SHELL_PROBE, (err, ch) => {
-      if (err) return done('other');
-      ch.on('data', (d: Buffer) => { if (out.length < 256) out += d.toString('utf8'); });
+    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    const done = (v: string | undefined): void => { clearTimeout(timer); resolve(v); };
+    client.exec(command, (err, ch) => {
+      if (err) return done(undefined);
+      ch.on('data', (d: Buffer) => { if (out.length < 4096) out += d.toString('utf8'); });
       ch.stderr.on('data', () => undefined);
-      ch.on('close', () => done(classifyProbeOutput(out)));
+      ch.on('close', () => done(out));
     });
   });
+}
+
+/**
+ * Probes a fresh connection. When the POSIX probe does not parse (fish, csh), a second, wrapped probe checks
+ * for start-up noise. Any failure counts as 'other': the wrapped form works everywhere.
+ */
+export async function detectLoginShell(client: Client, timeoutMs = 10_000): Promise<ShellProbe> {
+  const first = classifyProbeOutput(await execOutput(client, LOGIN_SHELL_PROBE, timeoutMs) ?? '');
+  if (first.conclusive) return first;
+  const out = await execOutput(client, viaPosixShell(`echo ${CLEAN_MARK}`), timeoutMs);
+  const at = out?.lastIndexOf(`${CLEAN_MARK}\n`) ?? -1;
+  if (out === undefined || at < 0 || at + CLEAN_MARK.length + 1 !== out.length) return { shell: 'other', conclusive: false };
+  return { shell: 'other', conclusive: true, ...(at > 0 ? { noise: out.slice(0, at) } : {}) };
 }

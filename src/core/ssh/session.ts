@@ -11,7 +11,7 @@ import { resolveHost } from './sshConfig';
 import { filteredAgent, publicBlobsOf } from './agentFilter';
 import { expandProxyCommand, startProxyCommand } from './proxyCommand';
 import { connectCoalescing } from './coalescingSocket';
-import { detectLoginShell, viaPosixShell } from './loginShell';
+import { detectLoginShell, noisyShellMessage, viaPosixShell } from './loginShell';
 import type { LoginShell } from './loginShell';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
@@ -58,9 +58,9 @@ export interface ConnectOptions {
   readonly log?: (message: string) => void;
 }
 
-/** A failure that retrying cannot fix (host key refused or changed, authentication rejected). */
+/** A failure that retrying cannot fix (host key refused or changed, authentication rejected, a noisy login shell). */
 export class SshFatalError extends Error {
-  constructor(message: string, readonly code: 'host-key-changed' | 'host-key-rejected' | 'host-key-revoked' | 'auth-failed' | 'config') {
+  constructor(message: string, readonly code: 'host-key-changed' | 'host-key-rejected' | 'host-key-revoked' | 'auth-failed' | 'config' | 'shell-noise') {
     super(message);
     this.name = 'SshFatalError';
   }
@@ -401,9 +401,13 @@ export async function connect(target: SshTarget, options: ConnectOptions): Promi
     }
     const client = await connectHop(ssh2, resolved, target, options, sock);
     options.log?.(`connected to ${resolved.user}@${resolved.hostName}:${target.port ?? resolved.port}`);
-    const shell = await detectLoginShell(client);
-    if (shell !== 'posix') options.log?.(`the login shell on ${resolved.alias} is not a POSIX sh; commands go through /bin/sh`);
-    return new SshSession(client, resolved, hops, shell);
+    const probe = await detectLoginShell(client);
+    if (probe.noise !== undefined) {
+      client.end();
+      throw new SshFatalError(noisyShellMessage(resolved.alias, probe.noise), 'shell-noise');
+    }
+    if (probe.shell !== 'posix') options.log?.(`the login shell on ${resolved.alias} is not a POSIX sh; commands go through /bin/sh`);
+    return new SshSession(client, resolved, hops, probe.shell);
   } catch (err) {
     const proxyFailure = await proxy?.failure(1000);
     for (const h of hops) h.end();

@@ -16,6 +16,7 @@ import { startDetached, runStatus, stopRun, listRuns } from '../../../src/core/s
 import { tailFile } from '../../../src/core/ssh/tail';
 import { probeGpus } from '../../../src/core/ssh/gpuProbe';
 import { classifyProbeOutput, viaPosixShell } from '../../../src/core/ssh/loginShell';
+import { connect, SshFatalError } from '../../../src/core/ssh/session';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 after(async () => {
@@ -114,7 +115,40 @@ test('the wrapped form holds only characters that no shell treats specially insi
   assert.ok(inner !== undefined);
   assert.match(inner, /^[A-Za-z0-9+/= "$()|%-]+$/);
   assert.equal(Buffer.from(/printf %s (\S+) \|/.exec(inner)![1]!, 'base64').toString('utf8'), hostile);
-  assert.equal(classifyProbeOutput('rft-sh 42 \n'), 'posix');
-  assert.equal(classifyProbeOutput('rft-sh 42 5.9\n'), 'other', 'zsh');
-  assert.equal(classifyProbeOutput(''), 'other', 'fish and csh reject the probe');
+  assert.deepEqual(classifyProbeOutput('rft-sh 42 \n'), { shell: 'posix', conclusive: true });
+  assert.deepEqual(classifyProbeOutput('rft-sh 42 5.9\n'), { shell: 'other', conclusive: true }, 'zsh');
+  assert.deepEqual(classifyProbeOutput(''), { shell: 'other', conclusive: false }, 'fish and csh reject the probe');
+  assert.deepEqual(classifyProbeOutput('Welcome!\nrft-sh 42 \n'), { shell: 'posix', conclusive: true, noise: 'Welcome!\n' });
+  assert.deepEqual(classifyProbeOutput('no newline rft-sh 42 \n'), { shell: 'other', conclusive: false });
 });
+
+for (const shell of shells.filter((s) => s.name === 'bash' || s.name === 'fish')) {
+  test(`a ${shell.name} start-up file that prints to stdout is refused with what to fix; one that prints to stderr is fine`, { timeout: 60_000 }, async (t) => {
+    if (!existsSync(shell.path)) {
+      t.skip(`${shell.path} is not installed here (.ci/run installs it)`);
+      return;
+    }
+    const dir = mkdtempSync(join(tmpdir(), `rft-noisy-${shell.name}-`));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const loginShell = (stream: string): string => {
+      const path = join(dir, `login-${stream}`);
+      writeFileSync(path, `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then exec /usr/lib/openssh/sftp-server; fi\n` +
+        `echo 'Welcome to gpu-7 (conda: base)' ${stream === 'stderr' ? '>&2' : ''}\nexec ${shell.path} -c "$SSH_ORIGINAL_COMMAND"\n`, { mode: 0o755 });
+      return path;
+    };
+    const noisy = await startSshd({ extraConfig: [`ForceCommand ${loginShell('stdout')}`] });
+    const quiet = await startSshd({ extraConfig: [`ForceCommand ${loginShell('stderr')}`] });
+    cleanups.push(async () => { await noisy.stop(); await quiet.stop(); });
+    const c = clientFor(noisy, { alias: 'noisy-host' });
+    await assert.rejects(connect({ host: c.alias }, c.options), (e: unknown) => {
+      assert.ok(e instanceof SshFatalError && e.code === 'shell-noise', String(e));
+      assert.match(e.message, /Welcome to gpu-7 \(conda: base\)/);
+      assert.match(e.message, /interactive/);
+      return true;
+    });
+    const q = clientFor(quiet, { alias: 'quiet-host' });
+    const session = await connect({ host: q.alias }, q.options);
+    assert.equal(await session.run('echo ok'), 'ok\n');
+    session.close();
+  });
+}
