@@ -5,15 +5,16 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fc from 'fast-check';
 import { shellQuote, shellCommand, shellPath } from '../../../src/core/ssh/quote';
+import { viaPosixShell } from '../../../src/core/ssh/loginShell';
 
 const dangerous = fc.constantFrom("'", '"', '$(', ')', '`', '\n', '\r', '\\', '$HOME', '${IFS}', '-', '--', '-rf', ';', '&', '|', '>', '<', '*', '?', '[a]', '~', ' ', '\t', '!', '#', '%', '{a,b}', 'é', '日本語', '🙂', '\u202e', "''", '\\\'');
 const piece = fc.oneof(dangerous, fc.string({ unit: 'binary', maxLength: 6 }), fc.string({ maxLength: 6 }));
 const arg = fc.array(piece, { maxLength: 8 }).map((p) => p.join(''))
   .filter((s) => !s.includes('\0') && Buffer.from(s, 'utf8').toString('utf8') === s);
 
-function echoThrough(shell: string, args: readonly string[]): Buffer {
+function echoThrough(shell: string, args: readonly string[], wrap: (command: string) => string = (c) => c): Buffer {
   // printf's format is fixed; every argument after it is data, even one that starts with a dash.
-  const r = spawnSync(shell, ['-c', `printf '%s\\0' ${shellCommand(args)}`], { env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent' } });
+  const r = spawnSync(shell, ['-c', wrap(`printf '%s\\0' ${shellCommand(args)}`)], { env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent' } });
   assert.equal(r.status, 0, r.stderr.toString());
   return r.stdout;
 }
@@ -24,6 +25,16 @@ for (const shell of ['/bin/sh', '/bin/bash', '/bin/dash']) {
       const out = echoThrough(shell, args);
       assert.deepEqual(out, Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8'));
     }), { numRuns: 150 });
+  });
+}
+
+// A host whose login shell is not a POSIX sh gets each command through viaPosixShell (loginShell.ts).
+for (const shell of ['/usr/bin/zsh', '/usr/bin/fish', '/usr/bin/tcsh']) {
+  test(`shellQuote through viaPosixShell: login shell ${shell} passes every argument literally`, { skip: existsSync(shell) ? false : `${shell} is not installed` }, () => {
+    fc.assert(fc.property(fc.array(arg, { minLength: 1, maxLength: 4 }), (args) => {
+      const out = echoThrough(shell, args, viaPosixShell);
+      assert.deepEqual(out, Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8'));
+    }), { numRuns: 100 });
   });
 }
 
