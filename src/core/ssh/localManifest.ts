@@ -3,7 +3,7 @@
 // ctime) makes later scans cost a stat per file. ctime is in the key because a rewrite in place that restores
 // the mtime (touch -r, utimes) cannot hide from it: any write or utimes call sets it to now.
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, writeFileSync, mkdirSync, renameSync, readdirSync, lstatSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, writeFileSync, mkdirSync, renameSync, readdirSync, lstatSync, readlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import ignore from 'ignore';
 import type { Ignore } from 'ignore';
@@ -16,8 +16,18 @@ export interface LocalFile {
   readonly ino: number;
   readonly ctimeMs: number;
   readonly mode: number;
-  /** sha256 hex, an identity token (see sync's IDENTITY_BYTES), or '' when not known yet. */
+  /** sha256 hex, an identity token (see sync's IDENTITY_BYTES), a link token (linkToken), or '' when not known yet. */
   readonly hash: string;
+  /** For a symbolic link: its target, as written (size is then the target's length in bytes, as lstat says). */
+  readonly link?: string;
+}
+
+/**
+ * A symlink's manifest token: 'l:' and 62 hex digits of the sha256 of its target, the same length as a file's
+ * hash. Computed from the target text on every scan: it costs one readlink, no file read.
+ */
+export function linkToken(target: string): string {
+  return `l:${createHash('sha256').update(target).digest('hex').slice(0, 62)}`;
 }
 
 export interface ScanOptions {
@@ -101,8 +111,9 @@ function ignored(stack: readonly Rules[], rel: string, isDir: boolean): boolean 
 }
 
 /**
- * Lists the files that sync would send. Symlinks and special files are skipped (a link's target may lie
- * outside the workspace); `.git` is never sent.
+ * Lists the files that sync would send. A symbolic link is sent as a link, as `rsync -a` does: never followed
+ * (a link to a dataset folder does not pull the dataset in), its target kept as written. Sockets, fifos and
+ * devices are skipped; `.git` is never sent.
  */
 export async function scanWorkspace(root: string, options: ScanOptions = {}): Promise<LocalFile[]> {
   const cache = options.cache ?? readHashCache(options.cacheFile);
@@ -136,6 +147,13 @@ export async function scanWorkspace(root: string, options: ScanOptions = {}): Pr
         if (stack.length > 0 && ignored(stack, rel, true)) continue;
         const own = rulesFor(abs, rel);
         await walk(abs, rel, own ? [...stack, own] : stack);
+      } else if (e.isSymbolicLink()) {
+        if (stack.length > 0 && ignored(stack, rel, false)) continue;
+        const st = lstatSync(abs, { throwIfNoEntry: false });
+        let target: string;
+        try { target = readlinkSync(abs); } catch { continue; }
+        if (!st) continue;
+        files.push({ path: rel, size: Buffer.byteLength(target), mtimeMs: st.mtimeMs, ino: st.ino, ctimeMs: st.ctimeMs, mode: 0o777, hash: linkToken(target), link: target });
       } else if (e.isFile()) {
         if (stack.length > 0 && ignored(stack, rel, false)) continue;
         // Gone since readdir (an editor's temp file): not part of this scan.

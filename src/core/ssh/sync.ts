@@ -64,7 +64,7 @@ interface RemoteState { readonly manifest: RemoteManifest; readonly tree: Map<st
 
 function validEntry(e: unknown): e is ManifestEntry {
   return Array.isArray(e) && e.length === 3 && Number.isSafeInteger(e[0]) && Number.isSafeInteger(e[1]) &&
-    typeof e[2] === 'string' && /^(?:[0-9a-f]{64}|id:[0-9a-f]{61})$/.test(e[2]);
+    typeof e[2] === 'string' && /^(?:[0-9a-f]{64}|id:[0-9a-f]{61}|l:[0-9a-f]{62})$/.test(e[2]);
 }
 
 export function parseRemoteState(out: Buffer): RemoteState {
@@ -224,7 +224,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
       // A sync cut off by a dropped connection leaves its staging dir (the target itself is untouched);
       // those older than an hour are removed here. A live sync's stage is minutes old at most.
       `find ${shellQuote(parent)} -maxdepth 1 -name ${shellQuote(`.${basename(remoteDir).replace(/[[\]*?\\]/g, '\\$&')}.rft-stage-*`)} -mmin +60 -exec rm -rf {} + 2>/dev/null; ` +
-      `if [ -f "$M" ]; then cat "$M"; fi; printf '\\0'; if [ -d "$D" ]; then cd "$D" && find . -type f -printf '%s %T@ %P\\0'; fi`),
+      `if [ -f "$M" ]; then cat "$M"; fi; printf '\\0'; if [ -d "$D" ]; then cd "$D" && find . \\( -type f -o -type l \\) -printf '%s %T@ %P\\0'; fi`),
   ]).catch(async (err: unknown) => {
     await applying.then((a) => a.ch.close(), () => undefined);
     throw err;
@@ -278,10 +278,12 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   // It is laid out now, with each unknown hash as a 64-byte hole filled in when reached (a tar header needs the
   // size up front, and every sha256 is 64 hex digits).
   const { bytes: manifestBytes, holes } = manifestLayout(next);
-  const fileEntries: TarEntry[] = send.map((f) => ({
-    name: `f/${f.path}`, size: f.size, mtime: Math.floor(f.mtimeMs / 1000), mode: f.mode, source: join(options.localRoot, f.path),
-    ...(f.hash ? {} : { onHash: (h: string) => hashes.set(f.path, h) }),
-  }));
+  const fileEntries: TarEntry[] = send.map((f) => (f.link !== undefined
+    ? { name: `f/${f.path}`, size: 0, mtime: Math.floor(f.mtimeMs / 1000), mode: 0o777, source: Buffer.alloc(0), linkTarget: f.link }
+    : {
+      name: `f/${f.path}`, size: f.size, mtime: Math.floor(f.mtimeMs / 1000), mode: f.mode, source: join(options.localRoot, f.path),
+      ...(f.hash ? {} : { onHash: (h: string) => hashes.set(f.path, h) }),
+    }));
   const closing: TarEntry[] = [
     { name: '.rft-ops', size: ops.length, mtime: now, mode: 0o600, source: ops },
     { name: '.rft-manifest.json', size: manifestBytes.length, mtime: now, mode: 0o644, source: () => {
@@ -289,7 +291,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
       return manifestBytes;
     } },
   ];
-  const uploadedBytes = send.reduce((n, f) => n + f.size, 0);
+  const uploadedBytes = send.reduce((n, f) => n + (f.link === undefined ? f.size : 0), 0);
   options.onProgress?.({ phase: 'upload', files: send.length, bytes: uploadedBytes });
   const groups = splitByBytes(fileEntries, send.length >= 64 ? Math.max(1, Math.min(8, options.streams ?? 2)) : 1);
   // Extra streams only extract into the staging dir; the apply stream ends with the ops list and the manifest

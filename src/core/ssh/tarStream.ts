@@ -18,15 +18,18 @@ export interface TarEntry {
   readonly source: string | Buffer | (() => Buffer);
   /** Receives the sha256 (hex) of the content as it was sent (computed while streaming, no second read). */
   readonly onHash?: (hex: string) => void;
+  /** Makes the entry a symbolic link to this target (size must be 0, source empty). */
+  readonly linkTarget?: string;
 }
 
 function octal(n: number, width: number): string {
   return n.toString(8).padStart(width - 1, '0') + '\0';
 }
 
-function header(name: string, size: number, mtime: number, mode: number, type: '0' | 'x'): Buffer {
+function header(name: string, size: number, mtime: number, mode: number, type: '0' | '2' | 'x', linkName = ''): Buffer {
   const h = Buffer.alloc(512, 0);
   h.write(name, 0, 100, 'utf8');
+  h.write(linkName, 157, 100, 'utf8');
   h.write(octal(mode & 0o7777, 8), 100, 'latin1');
   h.write(octal(0, 8), 108, 'latin1');
   h.write(octal(0, 8), 116, 'latin1');
@@ -61,7 +64,11 @@ export function entryHeader(e: TarEntry): Buffer {
   const records: string[] = [];
   if (nameBytes > 99) records.push(paxRecord('path', e.name));
   if (e.size > 0o77777777777) records.push(paxRecord('size', String(e.size)));
-  const main = header(nameBytes > 99 ? e.name.slice(0, 60).replace(/[^\x20-\x7e]/g, '_') : e.name, e.size, e.mtime, e.mode, '0');
+  const link = e.linkTarget;
+  const linkBytes = link === undefined ? 0 : Buffer.byteLength(link, 'utf8');
+  if (linkBytes > 99) records.push(paxRecord('linkpath', link!));
+  const shortLink = link === undefined ? '' : linkBytes > 99 ? link.slice(0, 60).replace(/[^\x20-\x7e]/g, '_') : link;
+  const main = header(nameBytes > 99 ? e.name.slice(0, 60).replace(/[^\x20-\x7e]/g, '_') : e.name, e.size, e.mtime, e.mode, link === undefined ? '0' : '2', shortLink);
   if (records.length === 0) return main;
   const pax = Buffer.from(records.join(''), 'utf8');
   return Buffer.concat([header('PaxHeader', pax.length, e.mtime, 0o644, 'x'), pax, padding(pax.length), main]);

@@ -2,7 +2,7 @@
 // byte-compared each time; ignore files; only changed files travel; host-written files survive; large warnings.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, existsSync, utimesSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, existsSync, utimesSync, symlinkSync, lstatSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { startSshd } from '../../support/sshd';
@@ -275,3 +275,55 @@ test('a connection dropped mid-sync leaves the target as it was; the next sync c
     own.close();
   }
 });
+
+test('symbolic links travel as links, as rsync -a sends them: never followed, retargeted, deleted and replaced like files', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-links-'));
+  const outside = mkdtempSync(join(tmpdir(), 'rft-outside-'));
+  writeFileSync(join(outside, 'huge.bin'), Buffer.alloc(64 * 1024, 1)); // must not be pulled in through a link
+  write(ws, 'configs/base.yaml', 'lr: 1e-4\n');
+  symlinkSync('configs/base.yaml', join(ws, 'train.yaml')); // relative, to a file inside
+  symlinkSync('configs', join(ws, 'cfg')); // to a folder inside: the folder is not sent twice
+  symlinkSync(outside, join(ws, 'datasets')); // absolute, outside the workspace: kept as written, not followed
+  symlinkSync('does/not/exist', join(ws, 'dangling'));
+  const longTarget = `${'deep_folder_name/'.repeat(8)}model.safetensors`; // over ustar's 100-byte link field
+  symlinkSync(longTarget, join(ws, 'weights'));
+  write(ws, '.finetuneignore', 'ignored-link\n');
+  symlinkSync('configs/base.yaml', join(ws, 'ignored-link'));
+  const remoteDir = '.remote-finetune/workspaces/links';
+  const abs = join(sshd.home, remoteDir);
+  const links = ['train.yaml', 'cfg', 'datasets', 'dangling', 'weights'];
+  const assertLinks = (): void => {
+    for (const l of links) {
+      if (!existsSync(join(ws, l)) && !lstatOrUndefined(join(ws, l))) continue;
+      assert.ok(lstatSync(join(abs, l)).isSymbolicLink(), `${l} is a link on the host`);
+      assert.equal(readlinkSync(join(abs, l)), readlinkSync(join(ws, l)), `${l} target`);
+    }
+  };
+  const first = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir });
+  assertLinks();
+  assert.equal(existsSync(join(abs, 'ignored-link')), false);
+  assert.equal(first.uploadedBytes, Buffer.byteLength('lr: 1e-4\n') + Buffer.byteLength('ignored-link\n'), 'link targets were not read');
+  assert.equal(readFileSync(join(abs, 'train.yaml'), 'utf8'), 'lr: 1e-4\n');
+  assert.equal((await syncWorkspace(await host.session(), { localRoot: ws, remoteDir })).uploaded, 0, 'unchanged links are not sent again');
+
+  rmSync(join(ws, 'train.yaml'));
+  symlinkSync('configs/other.yaml', join(ws, 'train.yaml')); // retargeted
+  rmSync(join(ws, 'dangling')); // deleted
+  rmSync(join(ws, 'cfg'));
+  write(ws, 'cfg', 'now a file\n'); // a link replaced by a file
+  rmSync(join(ws, 'configs/base.yaml'));
+  symlinkSync('../train.yaml', join(ws, 'configs/base.yaml')); // a file replaced by a link
+  const second = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir });
+  assert.equal(second.deleted, 1);
+  assert.equal(readlinkSync(join(abs, 'train.yaml')), 'configs/other.yaml');
+  assert.equal(existsSync(join(abs, 'dangling')) || lstatOrUndefined(join(abs, 'dangling')) !== undefined, false);
+  assert.ok(lstatSync(join(abs, 'cfg')).isFile());
+  assert.equal(readFileSync(join(abs, 'cfg'), 'utf8'), 'now a file\n');
+  assert.equal(readlinkSync(join(abs, 'configs/base.yaml')), '../train.yaml');
+  assert.equal(readdirSync(outside).length, 1, 'the link\'s target folder was never touched');
+  assert.equal((await syncWorkspace(await host.session(), { localRoot: ws, remoteDir })).uploaded, 0);
+});
+
+function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
+  try { return lstatSync(p); } catch { return undefined; }
+}

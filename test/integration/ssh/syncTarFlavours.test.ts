@@ -4,7 +4,7 @@
 // (-b 2048) where the tar supports them, none where it would refuse them.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -70,6 +70,7 @@ for (const flavour of flavours) {
     put(ws, `deep/${'long_folder_name_'.repeat(6)}/config.yaml`, 'lr: 2e-4\n'); // over ustar's 100 bytes: a pax header
     put(ws, 'ünïcödé/名前.json', '{"ok": true}\n');
     for (let i = 0; i < 80; i++) put(ws, `pkg/m${i % 7}/f${i}.py`, randomBytes(100 + i * 13)); // enough for two streams
+    symlinkSync('train.py', join(ws, 'main.py')); // a link travels as a link
     const remoteDir = '.remote-finetune/workspaces/tar-flavour';
     const abs = join(sshd.home, remoteDir);
 
@@ -89,6 +90,7 @@ for (const flavour of flavours) {
       assert.ok(v.data.equals(got.get(k)!.data), `content of ${k}`);
       assert.equal(got.get(k)!.mtime, v.mtime, `mtime of ${k}`);
     }
+    assert.equal(readlinkSync(join(abs, 'main.py')), 'train.py');
     const third = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir });
     assert.equal(third.uploaded, 0);
 
