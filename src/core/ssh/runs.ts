@@ -118,9 +118,10 @@ export async function startDetached(session: SshSession, options: StartOptions):
   if (!isValidRunId(options.runId)) throw new Error(`invalid run id ${JSON.stringify(options.runId)}`);
   const root = await remoteRoot(session, options.root);
   const runDir = runDirOf(root, options.runId);
+  // SFTP first: a host without it fails before anything is created, so no empty run is left behind.
+  const sftp = await session.sftp();
   const exists = await session.exec(`mkdir -p ${shellQuote(`${root}/runs`)} && mkdir ${shellQuote(runDir)} && chmod 700 ${shellQuote(runDir)}`);
   if (exists.code !== 0) throw new Error(`cannot create ${runDir} (a run with this id may exist; exit ${exists.code ?? exists.signal}): ${exists.stderr.toString().trim()}`);
-  const sftp = await session.sftp();
   const cwd = options.cwd ? (options.cwd.startsWith('/') ? options.cwd : `${await session.home()}/${options.cwd}`) : undefined;
   const commandScript = `${cwd ? `cd ${shellQuote(cwd)} || exit 96\n` : ''}${options.command}\n`;
   await writeFileAtomic(sftp, `${runDir}/wrapper.sh`, WRAPPER_SCRIPT, 0o700);

@@ -206,8 +206,14 @@ export class SshSession {
   }
 
   async sftp(): Promise<SFTPWrapper> {
-    this.sftpPromise ??= new Promise((resolve, reject) => {
+    this.sftpPromise ??= new Promise<SFTPWrapper>((resolve, reject) => {
       this.client.sftp((err, s) => (err ? reject(err) : resolve(s)));
+    }).catch((err: unknown) => {
+      // Not cached: the next call tries again (after the host's admin fixed it, or over a new connection).
+      this.sftpPromise = undefined;
+      if (this.isClosed) throw err;
+      throw new Error(`The SFTP subsystem on ${this.resolved.alias} did not start (${(err as Error).message}). Run files and ` +
+        'secrets are written over SFTP only (never on a command line): the host\'s sshd_config needs a `Subsystem sftp` line.', { cause: err });
     });
     return await this.sftpPromise;
   }

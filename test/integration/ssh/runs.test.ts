@@ -2,7 +2,7 @@
 // another client, surviving a dropped connection, and secrets that never leave the 0600 env file.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -14,6 +14,7 @@ import { SshHost } from '../../../src/core/ssh/reconnect';
 import { startDetached, runStatus, stopRun, listRuns, detectLauncher } from '../../../src/core/ssh/runs';
 import type { RunStatus } from '../../../src/core/ssh/runs';
 import { tailFile } from '../../../src/core/ssh/tail';
+import { shellQuote } from '../../../src/core/ssh/quote';
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 let sshd: Sshd;
@@ -185,5 +186,31 @@ setsid "$@" </dev/null >/dev/null 2>&1 &
   } finally {
     h.close();
     await s.stop();
+  }
+});
+
+test('a host without SFTP: starting a run says so plainly, writes no secret anywhere else, and a later try works once it is back', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-nosftp-'));
+  const flag = join(dir, 'sftp-off');
+  writeFileSync(flag, '');
+  // The forced command refuses the sftp subsystem while the flag exists (as a host with no Subsystem line does).
+  const forced = join(dir, 'forced');
+  writeFileSync(forced, `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then [ -e '${flag}' ] && { echo 'subsystem request failed' >&2; exit 1; }; exec /usr/lib/openssh/sftp-server; fi\nexec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n`, { mode: 0o755 });
+  const s = await startSshd({ extraConfig: [`ForceCommand ${forced}`] });
+  const h = new SshHost({ host: 'nosftp' }, clientFor(s, { alias: 'nosftp' }).options);
+  try {
+    const session = await h.session();
+    await assert.rejects(startDetached(session, { runId: 'nosftp-1', command: 'echo hi', env: { HF_TOKEN: 'hf_noSftpSecret9' } }),
+      (e: Error) => /SFTP subsystem on nosftp did not start/.test(e.message) && /Subsystem sftp/.test(e.message));
+    const leaked = await session.run(`grep -rl hf_noSftpSecret9 ${shellQuote(s.home)} || true`);
+    assert.equal(leaked.trim(), '', 'the secret was not written some other way');
+    assert.equal(existsSync(join(s.home, '.remote-finetune/runs/nosftp-1')), false, 'no half-made run is left behind');
+    rmSync(flag);
+    const started = await startDetached(session, { runId: 'nosftp-2', command: 'echo hi', env: { HF_TOKEN: 'hf_noSftpSecret9' } });
+    assert.ok(started.pid > 0, 'SFTP is tried again, not remembered as broken');
+  } finally {
+    h.close();
+    await s.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
