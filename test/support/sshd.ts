@@ -149,8 +149,12 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
     `PidFile ${join(dir, 'sshd.pid')}`,
     'Subsystem sftp internal-sftp',
     `SetEnv ${setEnv}`,
-    ...(options.extraConfig ?? []),
   ];
+  // sshd keeps the first value of most keywords: an extra line for one set above (PasswordAuthentication,
+  // UsePAM …) replaces it. HostKey and SetEnv add to what is there.
+  const extra = options.extraConfig ?? [];
+  const overridden = new Set(extra.map((l) => l.trim().split(/\s+/)[0]!.toLowerCase()).filter((k) => k !== 'hostkey' && k !== 'setenv'));
+  config.splice(0, config.length, ...config.filter((l) => !overridden.has(l.split(/\s+/)[0]!.toLowerCase())), ...extra);
   const configPath = join(dir, 'sshd_config');
   writeFileSync(configPath, config.join('\n') + '\n');
   const child = spawn('/usr/sbin/sshd', ['-D', '-f', configPath, '-E', logPath], { stdio: 'ignore' });

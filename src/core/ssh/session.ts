@@ -1,14 +1,13 @@
 // One authenticated SSH connection (ssh2), reached the way OpenSSH would reach it: ssh_config options,
 // ProxyJump hops, agent then identity files (encrypted ones unlocked through a callback), keepalive, and
 // host keys checked against known_hosts plus the extension's own store before any credential is sent.
-import { readFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type * as Ssh2Module from 'ssh2';
-import type { Client, ClientChannel, SFTPWrapper, AnyAuthMethod, AuthHandlerMiddleware, ParsedKey, ServerHostKeyAlgorithm } from 'ssh2';
+import type { Client, ClientChannel, SFTPWrapper, ServerHostKeyAlgorithm } from 'ssh2';
 import { resolveHost } from './sshConfig';
-import { filteredAgent, publicBlobsOf } from './agentFilter';
+import { authHandlerFor } from './auth';
+import type { AuthOptions } from './auth';
 import { expandProxyCommand, startProxyCommand } from './proxyCommand';
 import { connectCoalescing } from './coalescingSocket';
 import { detectLoginShell, noisyShellMessage, viaPosixShell } from './loginShell';
@@ -35,7 +34,8 @@ export interface HostKeyPrompt {
   readonly fingerprint: string;
 }
 
-export interface ConnectOptions {
+/** Authentication (agent, keys, passphrases, passwords and keyboard-interactive answers) is in auth.ts. */
+export interface ConnectOptions extends AuthOptions {
   /** ssh config file; defaults to ~/.ssh/config. */
   readonly sshConfigPath?: string;
   /** The extension's own known-hosts store (written when the user accepts a key). Required: keys are never accepted silently. */
@@ -44,18 +44,11 @@ export interface ConnectOptions {
   readonly knownHostsFiles?: readonly string[];
   /** Asked once per unknown host key; true accepts and remembers it in hostKeyStore. Absent means refuse. */
   readonly confirmHostKey?: (prompt: HostKeyPrompt) => Promise<boolean>;
-  /** Asked for an encrypted identity file's passphrase; undefined skips that key. */
-  readonly askPassphrase?: (keyPath: string) => Promise<string | undefined>;
-  /** Passphrases the user already typed this session (memory only; shared across connections). */
-  readonly passphraseCache?: Map<string, string>;
-  /** ssh-agent socket; defaults to SSH_AUTH_SOCK. null disables the agent. */
-  readonly agentSocket?: string | null;
   /** Keepalive period; default min(ServerAliveInterval, 7 s): with 2 unanswered probes allowed a dead link is dropped within ~21 s. */
   readonly keepaliveIntervalMs?: number;
   readonly keepaliveCountMax?: number;
   readonly readyTimeoutMs?: number;
   readonly signal?: AbortSignal;
-  readonly log?: (message: string) => void;
 }
 
 /** A failure that retrying cannot fix (host key refused or changed, authentication rejected, a noisy login shell). */
@@ -79,7 +72,6 @@ export interface ExecOptions {
   readonly signal?: AbortSignal;
 }
 
-const defaultPassphrases = new Map<string, string>();
 
 /** ssh2's default host key algorithms (Node 20 has Ed25519), reordered per host by preferKnownHostKeyAlgorithms. */
 const SSH2_HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] as const;
@@ -233,66 +225,13 @@ export class SshSession {
   }
 }
 
-function defaultIdentityFiles(home: string): string[] {
-  return ['id_ed25519', 'id_ecdsa', 'id_rsa'].map((n) => join(home, '.ssh', n)).filter((p) => existsSync(p));
-}
-
-type SshModule = typeof Ssh2Module;
+export type SshModule = typeof Ssh2Module;
 
 /** ssh2 is CommonJS: under Node's ESM loader its `utils` export only exists on the default export. */
 export async function loadSsh2(): Promise<SshModule> {
   const m = await import('ssh2');
   const d = (m as unknown as { default?: SshModule }).default;
   return d && typeof d.Client === 'function' && d.utils ? d : m;
-}
-
-interface KeyCandidate { readonly path: string; readonly data: Buffer }
-
-async function unlockKey(ssh2: SshModule, c: KeyCandidate, options: ConnectOptions): Promise<ParsedKey | undefined> {
-  const cache = options.passphraseCache ?? defaultPassphrases;
-  const plain = ssh2.utils.parseKey(c.data);
-  if (!(plain instanceof Error)) return plain;
-  if (!/encrypted|passphrase/i.test(plain.message)) { options.log?.(`skipping ${c.path}: ${plain.message}`); return undefined; }
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const cached = attempt === 0 ? cache.get(c.path) : undefined;
-    const pass = cached ?? await options.askPassphrase?.(c.path);
-    if (pass === undefined) return undefined;
-    const parsed = ssh2.utils.parseKey(c.data, pass);
-    if (!(parsed instanceof Error)) { cache.set(c.path, pass); return parsed; }
-    cache.delete(c.path);
-  }
-  return undefined;
-}
-
-function authHandlerFor(ssh2: SshModule, username: string, resolved: ResolvedHost, target: SshTarget, options: ConnectOptions, home: string): AuthHandlerMiddleware {
-  const agent = options.agentSocket === undefined ? process.env.SSH_AUTH_SOCK : options.agentSocket ?? undefined;
-  const files = [...(target.identityFile ? [target.identityFile] : []), ...resolved.identityFiles];
-  const keyFiles = (files.length > 0 ? files : defaultIdentityFiles(home)).filter((p, i, a) => a.indexOf(p) === i && existsSync(p));
-  const steps: Array<() => Promise<AnyAuthMethod | undefined>> = [];
-  if (agent) {
-    // IdentitiesOnly: the agent may sign, but only for the configured identities.
-    const only = resolved.identitiesOnly && keyFiles.length > 0;
-    steps.push(async () => ({ type: 'agent', username, agent: only ? filteredAgent(ssh2, agent, publicBlobsOf(ssh2, keyFiles)) : agent }));
-  }
-  for (const path of keyFiles) {
-    steps.push(async () => {
-      const key = await unlockKey(ssh2, { path, data: readFileSync(path) }, options);
-      return key ? { type: 'publickey', username, key } : undefined;
-    });
-  }
-  let i = 0;
-  // ssh2's typings omit `false` (no more methods), which its runtime documents and accepts.
-  const none = false as unknown as AnyAuthMethod;
-  return (_left, _partial, next): void => {
-    const step = async (): Promise<void> => {
-      while (i < steps.length) {
-        const m = await steps[i++]!();
-        if (m) { next(m); return; }
-      }
-      next(none);
-    };
-    step().catch(() => next(none));
-  };
 }
 
 /** Connects one hop; `sock` carries it through the previous hop when there is one. */
@@ -308,6 +247,10 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
   const knownFiles = [...(options.knownHostsFiles ?? resolved.userKnownHostsFiles), options.hostKeyStore];
   let hostKeyError: Error | undefined;
   const interval = options.keepaliveIntervalMs ?? Math.min(resolved.serverAliveInterval > 0 ? resolved.serverAliveInterval * 1000 : 7_000, 7_000);
+  const auth = authHandlerFor(ssh2, {
+    username: user, host: keyName, port, resolved, home,
+    ...(target.identityFile ? { identityFile: target.identityFile } : {}),
+  }, options);
   return await new Promise<Client>((resolve, reject) => {
     let settled = false;
     const fail = (err: Error): void => {
@@ -322,6 +265,7 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
     client.once('ready', () => {
       if (settled) return;
       settled = true;
+      auth.succeeded();
       options.signal?.removeEventListener('abort', onAbort);
       resolve(client);
     });
@@ -329,7 +273,7 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
     // listener would be thrown at the extension host.
     client.on('error', (err: Error & { level?: string }) => {
       if (hostKeyError) return fail(hostKeyError);
-      if (err.level === 'client-authentication') return fail(new SshFatalError(`Authentication as ${user} to ${knownHostsName(resolved.hostName, port)} failed: no key, agent identity or passphrase was accepted.`, 'auth-failed'));
+      if (err.level === 'client-authentication') return fail(new SshFatalError(`Authentication as ${user} to ${knownHostsName(resolved.hostName, port)} failed: no key, agent identity, passphrase or password was accepted.`, 'auth-failed'));
       fail(err);
     });
     client.once('close', () => fail(hostKeyError ?? new Error(`connection to ${resolved.hostName}:${port} closed before it was ready`)));
@@ -341,7 +285,7 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
       keepaliveInterval: interval,
       keepaliveCountMax: options.keepaliveCountMax ?? 2,
       algorithms: { serverHostKey: preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, keyPort, SSH2_HOST_KEY_ALGORITHMS) },
-      authHandler: authHandlerFor(ssh2, user, resolved, target, options, home),
+      authHandler: auth.handler,
       hostVerifier: (key: Buffer, verify: (ok: boolean) => void): void => {
         const blob = Buffer.from(key);
         const hk = { type: keyTypeOf(blob), blob };

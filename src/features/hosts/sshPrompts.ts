@@ -1,12 +1,14 @@
-// The VS Code side of connecting: the passphrase prompt (password input, kept in memory for this window only)
+// The VS Code side of connecting: the passphrase and password prompts (kept in memory for this window only)
 // and the modal that shows an unknown host key's fingerprint. Runs and hosts share one set of options.
 import * as vscode from 'vscode';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import type { ConnectOptions, HostKeyPrompt } from '../../core/ssh/session';
+import type { SecretPrompt } from '../../core/ssh/auth';
 import { chooseSshConfigPath } from '../../core/ssh/sshConfig';
 
 const passphrases = new Map<string, string>();
+const passwords = new Map<string, string>();
 
 export async function confirmHostKeyModal(p: HostKeyPrompt): Promise<boolean> {
   const name = p.port === 22 ? p.host : `[${p.host}]:${p.port}`;
@@ -24,6 +26,17 @@ export async function askPassphrase(keyPath: string): Promise<string | undefined
     title: 'SSH key passphrase',
     prompt: `Passphrase for ${keyPath} (kept in memory for this window only)`,
     password: true,
+    ignoreFocusOut: true,
+  });
+}
+
+/** A password, or what a keyboard-interactive server asks (a PAM password, a one-time code). */
+export async function askSecret(p: SecretPrompt): Promise<string | undefined> {
+  const where = p.port === 22 ? `${p.user}@${p.host}` : `${p.user}@${p.host}:${p.port}`;
+  return await vscode.window.showInputBox({
+    title: p.kind === 'password' ? `SSH password for ${where}` : `SSH login to ${where}`,
+    prompt: [p.instructions, p.kind === 'password' ? 'Password (kept in memory for this window only)' : p.prompt.trim()].filter(Boolean).join(' — '),
+    password: !p.echo,
     ignoreFocusOut: true,
   });
 }
@@ -49,6 +62,8 @@ export function createSshConnectOptions(context: vscode.ExtensionContext, log: v
     confirmHostKey: confirmHostKeyModal,
     askPassphrase,
     passphraseCache: passphrases,
+    askSecret,
+    passwordCache: passwords,
     log: (m) => log.info(`ssh: ${m}`),
   };
 }
