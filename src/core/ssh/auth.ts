@@ -153,27 +153,32 @@ export function authHandlerFor(ssh2: SshModule, t: AuthTarget, options: AuthOpti
       } });
     }
   }
-  let i = 0;
+  // Each method keeps its own queue: a method the server does not take yet (a second factor, offered only
+  // after partial success) is still there when it does.
+  const order = ['publickey', 'keyboard-interactive', 'password'] as const;
+  const queues = new Map(order.map((m) => [m, steps.filter((st) => st.method === m)]));
   let probed = false;
   // ssh2's typings omit `false` (no more methods), which its runtime documents and accepts.
   const none = false as unknown as AnyAuthMethod;
-  const handler: AuthHandlerMiddleware = (methodsLeft, _partial, next): void => {
-    // Called again: the previous attempt failed, so a password sent with it was wrong.
-    if (pending !== undefined) { passwords.delete(cacheKey); pending = undefined; }
+  const handler: AuthHandlerMiddleware = (methodsLeft, partial, next): void => {
+    // Called again without partial success: the previous attempt failed, so a password sent with it was wrong.
+    // (With partial success, as in `AuthenticationMethods password,keyboard-interactive`, it was right.)
+    if (pending !== undefined && !partial) { passwords.delete(cacheKey); pending = undefined; }
     const step = async (): Promise<void> => {
-      while (i < steps.length) {
-        const s = steps[i]!;
-        if (s.method !== 'publickey' && methodsLeft === null && !probed) {
+      for (const method of order) {
+        const queue = queues.get(method)!;
+        if (queue.length === 0 || (methodsLeft && !methodsLeft.includes(method))) continue;
+        if (method !== 'publickey' && methodsLeft === null && !probed) {
           // Nothing tried yet: ask the server which methods it takes (the "none" request OpenSSH starts with)
           // before anyone is prompted.
           probed = true;
           next({ type: 'none', username });
           return;
         }
-        i++;
-        if (methodsLeft && !methodsLeft.includes(s.method)) continue;
-        const m = await s.run();
-        if (m) { next(m); return; }
+        while (queue.length > 0) {
+          const m = await queue.shift()!.run();
+          if (m) { next(m); return; }
+        }
       }
       next(none);
     };

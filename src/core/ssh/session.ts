@@ -1,6 +1,7 @@
 // One authenticated SSH connection (ssh2), reached the way OpenSSH would reach it: ssh_config options,
-// ProxyJump hops, agent then identity files (encrypted ones unlocked through a callback), keepalive, and
-// host keys checked against known_hosts plus the extension's own store before any credential is sent.
+// ProxyJump hops, authentication in OpenSSH's order (auth.ts), keepalive, host keys checked against
+// known_hosts plus the extension's own store before any credential is sent, and the login shell probed so
+// every command is parsed as POSIX sh (loginShell.ts).
 import { homedir } from 'node:os';
 import type { Readable } from 'node:stream';
 import type * as Ssh2Module from 'ssh2';
@@ -71,7 +72,6 @@ export interface ExecOptions {
   readonly stdin?: Buffer | string | Readable;
   readonly signal?: AbortSignal;
 }
-
 
 /** ssh2's default host key algorithms (Node 20 has Ed25519), reordered per host by preferKnownHostKeyAlgorithms. */
 const SSH2_HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] as const;

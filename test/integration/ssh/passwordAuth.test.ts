@@ -82,3 +82,14 @@ test('a server that takes only keys never asks for a password; a cancelled promp
     (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed' && /password/.test(e.message));
   assert.equal(asked, 1, 'cancelled once: not asked again');
 });
+
+test('two factors (AuthenticationMethods password,keyboard-interactive): the second is asked after the first succeeds', async (t) => {
+  if (why) return t.skip(why);
+  const s = await server(['UsePAM yes', 'PasswordAuthentication yes', 'KbdInteractiveAuthentication yes', 'PubkeyAuthentication no', 'AuthenticationMethods password,keyboard-interactive']);
+  const c = clientFor(s, { alias: 'two-factor' });
+  const kinds: string[] = [];
+  const session = await connect({ host: c.alias, user: USER }, { ...c.options, passwordCache: new Map(), askSecret: async (p) => { kinds.push(p.kind); return PASSWORD; } });
+  assert.equal((await session.run('id -un')).trim(), USER);
+  session.close();
+  assert.deepEqual(kinds, ['password', 'keyboard-interactive']);
+});
