@@ -252,7 +252,10 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     const r = tree.get(f.path);
     // Same size as sent, and the remote copy untouched since: only then can the content match; compare hashes.
     // An identity token matches only the cache entry it came from, so hashing could never make it match.
-    const candidate = m && r && m[0] === f.size && r.size === m[0] && r.mtime === m[1];
+    // A link's mtime is not compared: BusyBox tar does not restore it, and its token already names the target
+    // (only a same-length retarget made on the host would go unrepaired).
+    const sameTime = r !== undefined && m !== undefined && (r.mtime === m[1] || (f.link !== undefined && m[2].startsWith('l:')));
+    const candidate = m && r && m[0] === f.size && r.size === m[0] && sameTime;
     if (candidate && !f.hash && !isIdentityToken(m[2])) f = { ...f, hash: await hashFile(join(options.localRoot, f.path)) };
     if (candidate && m[2] === f.hash) {
       next.push([f.path, m]);

@@ -265,7 +265,13 @@ test('a connection dropped mid-sync leaves the target as it was; the next sync c
     const parent = dirname(abs);
     const stages = readdirSync(parent).filter((n) => n.startsWith('.dropped.rft-stage-'));
     assert.ok(stages.length >= 1, 'the cut-off sync left its staging dir');
-    // Age it past the sweep threshold; the next sync (on a new connection) removes it and completes.
+    // The cut-off remote tar may still be finishing (creating folders in the stage, which refreshes its mtime):
+    // wait until no process names the stage, then age it past the sweep threshold; the next sync (on a new
+    // connection) removes it and completes.
+    const busy = (): boolean => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).some((d) => {
+      try { return readFileSync(`/proc/${d}/cmdline`, 'latin1').includes('.dropped.rft-stage-'); } catch { return false; }
+    });
+    for (let waited = 0; busy() && waited < 20_000; waited += 100) await new Promise((res) => setTimeout(res, 100));
     for (const st of stages) utimesSync(join(parent, st), new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
     const r = await syncWorkspace(await own.session(), { localRoot: ws, remoteDir });
     assert.equal(r.uploaded, 5);

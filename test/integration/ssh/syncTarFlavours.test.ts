@@ -4,7 +4,7 @@
 // (-b 2048) where the tar supports them, none where it would refuse them.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync, lutimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -71,6 +71,7 @@ for (const flavour of flavours) {
     put(ws, 'ünïcödé/名前.json', '{"ok": true}\n');
     for (let i = 0; i < 80; i++) put(ws, `pkg/m${i % 7}/f${i}.py`, randomBytes(100 + i * 13)); // enough for two streams
     symlinkSync('train.py', join(ws, 'main.py')); // a link travels as a link
+    lutimesSync(join(ws, 'main.py'), 1_600_000_000, 1_600_000_000); // an old link: BusyBox tar does not restore a link's mtime
     const remoteDir = '.remote-finetune/workspaces/tar-flavour';
     const abs = join(sshd.home, remoteDir);
 
