@@ -145,7 +145,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
     'UsePAM no',
     'AllowTcpForwarding yes',
     'MaxStartups 100:30:200',
-    'MaxSessions 100',
+    'MaxSessions 10',
     `PidFile ${join(dir, 'sshd.pid')}`,
     'Subsystem sftp internal-sftp',
     `SetEnv ${setEnv}`,

@@ -24,6 +24,9 @@ export class SshHost {
   private pending: Promise<SshSession> | undefined;
   /** How many connections were opened (1 + reconnects); tests and logs read it. */
   connects = 0;
+  /** Sibling connections opened because the server's MaxSessions was reached. */
+  overflowConnects = 0;
+  private readonly siblings = new Set<SshSession>();
 
   constructor(readonly target: SshTarget, private readonly options: ConnectOptions, private readonly backoff: BackoffOptions = {}) {}
 
@@ -41,6 +44,7 @@ export class SshHost {
       try {
         const s = await connect(this.target, { ...this.options, ...(signal ? { signal } : {}) });
         this.connects++;
+        s.overflow = this.overflowFor(s);
         this.current = s;
         return s;
       } catch (err) {
@@ -71,8 +75,39 @@ export class SshHost {
     }
   }
 
+  /**
+   * The sibling connection `s` hands channels to once the server refuses more on it. One at a time, made on
+   * first need, replaced when it drops, closed with `s`; a sibling has its own sibling in turn.
+   */
+  private overflowFor(s: SshSession): () => Promise<SshSession> {
+    let sibling: Promise<SshSession> | undefined;
+    const open = async (): Promise<SshSession> => {
+      const sib = await connect(this.target, this.options);
+      this.overflowConnects++;
+      this.options.log?.(`${this.target.host}: the server's MaxSessions was reached; opened another connection`);
+      sib.overflow = this.overflowFor(sib);
+      this.siblings.add(sib);
+      sib.onClose(() => this.siblings.delete(sib));
+      s.onClose(() => sib.close());
+      return sib;
+    };
+    return async () => {
+      for (;;) {
+        const p = sibling ??= open();
+        const sib = await p.catch((err: unknown) => {
+          if (sibling === p) sibling = undefined;
+          throw err;
+        });
+        if (!sib.closed) return sib;
+        if (sibling === p) sibling = undefined;
+      }
+    };
+  }
+
   close(): void {
     this.current?.close();
     this.current = undefined;
+    for (const sib of this.siblings) sib.close();
+    this.siblings.clear();
   }
 }

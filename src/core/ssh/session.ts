@@ -85,6 +85,12 @@ export class SshSession {
   private isClosed = false;
   private readonly closeListeners = new Set<(err?: Error) => void>();
 
+  /**
+   * A sibling connection to the same host, for channels beyond the server's MaxSessions (10 by default in
+   * OpenSSH: a few followed runs hold three tails each, plus SFTP and the GPU sampler). Set by SshHost.
+   */
+  overflow: (() => Promise<SshSession>) | undefined;
+
   constructor(
     readonly client: Client,
     readonly resolved: ResolvedHost,
@@ -119,6 +125,15 @@ export class SshSession {
   /** Opens an exec channel. The command must have been built with shellQuote/shellCommand. */
   async execStream(command: string): Promise<ClientChannel> {
     if (this.isClosed) throw new Error('SSH connection is closed');
+    try {
+      return await this.openExec(command);
+    } catch (err) {
+      if (this.overflow && atSessionLimit(err)) return await (await this.overflow()).execStream(command);
+      throw err;
+    }
+  }
+
+  private async openExec(command: string): Promise<ClientChannel> {
     return await new Promise((resolve, reject) => {
       this.client.exec(this.loginShell === 'posix' ? command : viaPosixShell(command), (err, ch) => {
         if (err) return reject(err);
@@ -200,7 +215,8 @@ export class SshSession {
   async sftp(): Promise<SFTPWrapper> {
     this.sftpPromise ??= new Promise<SFTPWrapper>((resolve, reject) => {
       this.client.sftp((err, s) => (err ? reject(err) : resolve(s)));
-    }).catch((err: unknown) => {
+    }).catch(async (err: unknown) => {
+      if (this.overflow && atSessionLimit(err)) return await (await this.overflow()).sftp();
       // Not cached: the next call tries again (after the host's admin fixed it, or over a new connection).
       this.sftpPromise = undefined;
       if (this.isClosed) throw err;
@@ -223,6 +239,14 @@ export class SshSession {
     this.client.end();
     this.markClosed();
   }
+}
+
+/**
+ * OpenSSH refuses a session channel past MaxSessions with "open failed" and reason 2 (SSH2_OPEN_CONNECT_FAILED);
+ * nothing else makes a session channel fail that way.
+ */
+function atSessionLimit(err: unknown): boolean {
+  return err instanceof Error && /Channel open failure/.test(err.message) && (err as Error & { reason?: number }).reason === 2;
 }
 
 export type SshModule = typeof Ssh2Module;

@@ -77,6 +77,7 @@ export function splitLines(data: Buffer): string[] {
 export async function* tailFile(host: SshHost, path: string, options: TailOptions = {}): AsyncGenerator<TailItem, void, undefined> {
   let offset = options.fromOffset ?? 0;
   let attempt = 0;
+  let openFailures = 0;
   for (;;) {
     if (options.signal?.aborted) return;
     const session = await host.session(options.signal);
@@ -85,7 +86,10 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
     let ch: ClientChannel;
     try {
       ch = await session.execStream(tailCommand(path, offset, options.untilPid, options.follow));
+      openFailures = 0;
     } catch {
+      // The channel was refused (a dying connection, a server at its limit): try again, but not in a tight loop.
+      await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** openFailures++)));
       continue;
     }
     if (options.stats) options.stats.channels++;
