@@ -24,7 +24,7 @@ export interface SecretPrompt {
 }
 
 export interface AuthOptions {
-  /** ssh-agent socket; defaults to SSH_AUTH_SOCK. null disables the agent. */
+  /** ssh-agent socket, over ssh_config's IdentityAgent and SSH_AUTH_SOCK. null disables the agent. */
   readonly agentSocket?: string | null;
   /** Asked for an encrypted identity file's passphrase; undefined skips that key. */
   readonly askPassphrase?: (keyPath: string) => Promise<string | undefined>;
@@ -41,6 +41,18 @@ const defaultPassphrases = new Map<string, string>();
 const defaultPasswords = new Map<string, string>();
 // OpenSSH's NumberOfPasswordPrompts.
 const SECRET_TRIES = 3;
+
+/**
+ * The agent socket, as ssh resolves it: the caller's choice, else ssh_config's IdentityAgent (`none` disables,
+ * `SSH_AUTH_SOCK` or `$VAR` name an environment variable), else SSH_AUTH_SOCK.
+ */
+export function agentSocketFor(explicit: string | null | undefined, identityAgent: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (explicit !== undefined) return explicit ?? undefined;
+  if (identityAgent === undefined || identityAgent === 'SSH_AUTH_SOCK') return env.SSH_AUTH_SOCK || undefined;
+  if (identityAgent.toLowerCase() === 'none') return undefined;
+  if (identityAgent.startsWith('$')) return env[identityAgent.slice(1)] || undefined;
+  return identityAgent;
+}
 
 function defaultIdentityFiles(home: string): string[] {
   return ['id_ed25519', 'id_ecdsa', 'id_rsa'].map((n) => join(home, '.ssh', n)).filter((p) => existsSync(p));
@@ -92,7 +104,7 @@ export interface AuthTarget {
 
 export function authHandlerFor(ssh2: SshModule, t: AuthTarget, options: AuthOptions): AuthHandler {
   const { username } = t;
-  const agent = options.agentSocket === undefined ? process.env.SSH_AUTH_SOCK : options.agentSocket ?? undefined;
+  const agent = agentSocketFor(options.agentSocket, t.resolved.identityAgent);
   const files = [...(t.identityFile ? [t.identityFile] : []), ...t.resolved.identityFiles];
   const keyFiles = (files.length > 0 ? files : defaultIdentityFiles(t.home)).filter((p, i, a) => a.indexOf(p) === i && existsSync(p));
   const passwords = options.passwordCache ?? defaultPasswords;

@@ -35,6 +35,12 @@ export interface ResolvedHost {
   readonly hostKeyAlias?: string;
   /** One of yes, no, ask, accept-new (OpenSSH's synonyms true/false/off are folded in). */
   readonly strictHostKeyChecking?: string;
+  /**
+   * IdentityAgent as `ssh -G` prints it: a socket path (~, %-tokens and ${ENV} expanded), or `none`,
+   * `SSH_AUTH_SOCK` or `$VAR`, which are read from the environment when connecting (agentSocketFor in auth.ts).
+   * A 1Password, Secretive or KeePassXC agent is named this way.
+   */
+  readonly identityAgent?: string;
 }
 
 export interface SshConfigSource {
@@ -209,6 +215,8 @@ export function resolveHost(alias: string, source: SshConfigSource = {}): Resolv
   const aliveInterval = parseTime(get('serveraliveinterval') ?? '');
   const aliveMax = get('serveralivecountmax');
   const { proxyJump, proxyCommand } = proxyOf(c);
+  const agent = get('identityagent');
+  const identityAgent = agent === undefined || /^(none|SSH_AUTH_SOCK|\$.*)$/i.test(agent) ? agent : expand(agent);
   return {
     alias: hostArg,
     hostName,
@@ -223,5 +231,6 @@ export function resolveHost(alias: string, source: SshConfigSource = {}): Resolv
     ...(proxyCommand ? { proxyCommand } : {}),
     ...(hostKeyAlias ? { hostKeyAlias } : {}),
     ...(strict ? { strictHostKeyChecking: strict } : {}),
+    ...(identityAgent !== undefined ? { identityAgent } : {}),
   };
 }

@@ -54,6 +54,32 @@ test('ssh-agent auth (SSH_AUTH_SOCK) with no identity file configured', async ()
   session.close();
 });
 
+test('IdentityAgent (a 1Password-style agent socket) is used over SSH_AUTH_SOCK; IdentityAgent none uses no agent', async () => {
+  const s = await server();
+  const c = clientFor(s);
+  const sock = join(c.dir, 'other-agent.sock');
+  const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
+  agents.push(agent);
+  for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
+  execFileSync('ssh-add', [s.userKeyPath], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'ignore' });
+  writeFileSync(c.sshConfigPath, `Host via-identity-agent\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityAgent ${sock}\n` +
+    `Host agent-off\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityAgent none\n`);
+  // No explicit agentSocket: the choice is ssh_config's, as it is inside VS Code.
+  const { agentSocket: _unused, ...fromConfig } = c.options;
+  const saved = process.env.SSH_AUTH_SOCK;
+  try {
+    process.env.SSH_AUTH_SOCK = join(c.dir, 'no-such-agent.sock');
+    const session = await connect({ host: 'via-identity-agent' }, fromConfig);
+    assert.equal(await session.run('echo via-identity-agent'), 'via-identity-agent\n');
+    session.close();
+    process.env.SSH_AUTH_SOCK = sock;
+    await assert.rejects(connect({ host: 'agent-off' }, fromConfig), (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed');
+  } finally {
+    if (saved === undefined) delete process.env.SSH_AUTH_SOCK;
+    else process.env.SSH_AUTH_SOCK = saved;
+  }
+});
+
 test('IdentitiesOnly: the agent signs for the configured key (an encrypted file, no passphrase asked) and offers no other', async () => {
   const s = await server();
   const c = clientFor(s);

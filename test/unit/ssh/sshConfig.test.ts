@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveHost, listConfiguredHosts, parseHostSpec, chooseSshConfigPath } from '../../../src/core/ssh/sshConfig';
 import { expandProxyCommand } from '../../../src/core/ssh/proxyCommand';
+import { agentSocketFor } from '../../../src/core/ssh/auth';
 
 const home = mkdtempSync(join(tmpdir(), 'rft-cfg-'));
 mkdirSync(join(home, '.ssh', 'conf.d'), { recursive: true });
@@ -122,4 +123,17 @@ test('Match exec never runs its command and its block never applies', () => {
   assert.equal(r.user, 'me');
   assert.equal(r.port, 22);
   assert.deepEqual(r.identityFiles, []);
+});
+
+test('agentSocketFor: explicit choice, then IdentityAgent (none, SSH_AUTH_SOCK, $VAR, a path), then SSH_AUTH_SOCK', () => {
+  const env = { SSH_AUTH_SOCK: '/env.sock', OP_SOCK: '/op.sock' };
+  assert.equal(agentSocketFor('/explicit.sock', '/config.sock', env), '/explicit.sock');
+  assert.equal(agentSocketFor(null, '/config.sock', env), undefined);
+  assert.equal(agentSocketFor(undefined, '/config.sock', env), '/config.sock');
+  assert.equal(agentSocketFor(undefined, 'none', env), undefined);
+  assert.equal(agentSocketFor(undefined, 'SSH_AUTH_SOCK', env), '/env.sock');
+  assert.equal(agentSocketFor(undefined, '$OP_SOCK', env), '/op.sock');
+  assert.equal(agentSocketFor(undefined, '$UNSET_SOCK', env), undefined);
+  assert.equal(agentSocketFor(undefined, undefined, env), '/env.sock');
+  assert.equal(agentSocketFor(undefined, undefined, {}), undefined);
 });

@@ -285,6 +285,22 @@ add('tokens', [
   '  HostKeyAlias Tok-KeyAlias',
 ], ['tok-one', 'tok-alias', 'bob@tok-two:2022', 'Tok-Case']);
 
+add('agents', [
+  '# Agents other than SSH_AUTH_SOCK: 1Password, Secretive, a per-host socket',
+  'Host op-*',
+  '  IdentityAgent ~/.1password/agent.sock',
+  'Host no-agent',
+  '  IdentityAgent none',
+  'Host env-agent',
+  '  IdentityAgent SSH_AUTH_SOCK',
+  'Host var-agent',
+  '  IdentityAgent $RFT_AGENT_SOCK',
+  'Host tok-agent',
+  '  IdentityAgent "~/agents/%r at %h.sock"',
+  'Host *',
+  '  User agentuser',
+], ['op-a100', 'no-agent', 'env-agent', 'var-agent', 'tok-agent', 'plain']);
+
 /** `ssh` arguments for a destination: user@host:port is our API's form of ssh's -l user -p port host. */
 function destinationArgs(query: string): string[] {
   const spec = parseHostSpec(query);
@@ -380,6 +396,7 @@ function ours(r: ResolvedHost): Record<string, unknown> {
     proxyjump: r.proxyJump.length > 0 ? hops(r.proxyJump.join(','), false) : undefined,
     proxycommand: command(r.proxyCommand),
     identityfile: r.identityFiles.map(withPwHome),
+    identityagent: r.identityAgent === undefined ? undefined : withPwHome(r.identityAgent),
   };
 }
 
@@ -400,6 +417,7 @@ function theirs(o: OpensshConfig, identities: string[]): Record<string, unknown>
     proxycommand: command(g.get('proxycommand')),
     // OpenSSH's built-in defaults when nothing is configured; we leave those to session.ts.
     identityfile: identities.join('\n') === defaults.join('\n') ? [] : identities,
+    identityagent: g.get('identityagent'),
   };
 }
 
