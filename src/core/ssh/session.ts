@@ -8,9 +8,10 @@ import type * as Ssh2Module from 'ssh2';
 import type { Client, ClientChannel, SFTPWrapper, ServerHostKeyAlgorithm } from 'ssh2';
 import { resolveHost } from './sshConfig';
 import { authHandlerFor } from './auth';
-import type { AuthOptions } from './auth';
+import type { AuthOptions, SecretPrompt } from './auth';
 import { expandProxyCommand, startProxyCommand } from './proxyCommand';
 import { connectCoalescing } from './coalescingSocket';
+import { HandshakeTimer } from './handshakeTimer';
 import { detectLoginShell, noisyShellMessage, viaPosixShell } from './loginShell';
 import type { LoginShell } from './loginShell';
 import type { ProxySocket } from './proxyCommand';
@@ -271,24 +272,36 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
   const knownFiles = [...(options.knownHostsFiles ?? resolved.userKnownHostsFiles), options.hostKeyStore];
   let hostKeyError: Error | undefined;
   const interval = options.keepaliveIntervalMs ?? Math.min(resolved.serverAliveInterval > 0 ? resolved.serverAliveInterval * 1000 : 7_000, 7_000);
+  const readyMs = options.readyTimeoutMs ?? 20_000;
+  let onTimeout = (): void => undefined;
+  const timer = new HandshakeTimer(readyMs, () => onTimeout());
+  const { askPassphrase, askSecret } = options;
   const auth = authHandlerFor(ssh2, {
     username: user, host: keyName, port, resolved, home,
     ...(target.identityFile ? { identityFile: target.identityFile } : {}),
-  }, options);
+  }, {
+    ...options,
+    ...(askPassphrase ? { askPassphrase: (path: string) => timer.pauseWhile(() => askPassphrase(path)) } : {}),
+    ...(askSecret ? { askSecret: (p: SecretPrompt) => timer.pauseWhile(() => askSecret(p)) } : {}),
+  });
   return await new Promise<Client>((resolve, reject) => {
     let settled = false;
     const fail = (err: Error): void => {
       if (settled) return;
       settled = true;
+      timer.stop();
       options.signal?.removeEventListener('abort', onAbort);
       client.end();
       reject(err);
     };
     const onAbort = (): void => fail(new Error('connection cancelled'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // destroy, not end: a socket still connecting (a host that drops packets) would otherwise linger.
+    onTimeout = (): void => { client.destroy(); fail(new Error(`Timed out after ${readyMs >= 1000 ? `${Math.round(readyMs / 1000)} s` : `${readyMs} ms`} waiting for the SSH handshake with ${resolved.hostName}:${port} (time spent answering prompts not counted).`)); };
     client.once('ready', () => {
       if (settled) return;
       settled = true;
+      timer.stop();
       auth.succeeded();
       options.signal?.removeEventListener('abort', onAbort);
       resolve(client);
@@ -305,7 +318,8 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
       // Our own socket when connecting directly, so that small writes are coalesced (coalescingSocket.ts).
       sock: sock ?? connectCoalescing(resolved.hostName, port),
       username: user,
-      readyTimeout: options.readyTimeoutMs ?? 20_000,
+      // Our HandshakeTimer instead, which does not count the time a prompt waits for the user.
+      readyTimeout: 0,
       keepaliveInterval: interval,
       keepaliveCountMax: options.keepaliveCountMax ?? 2,
       algorithms: { serverHostKey: preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, keyPort, SSH2_HOST_KEY_ALGORITHMS) },
@@ -329,7 +343,7 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
           verify(false);
         };
         if (!ask) return rejected();
-        ask({ host: keyName, port: keyPort, keyType: hk.type, fingerprint: verdict.fingerprint }).then((ok) => {
+        timer.pauseWhile(() => ask({ host: keyName, port: keyPort, keyType: hk.type, fingerprint: verdict.fingerprint })).then((ok) => {
           if (!ok) return rejected();
           rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
           verify(true);
@@ -339,6 +353,7 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
     // Every remote command is a few small request/reply packets; with Nagle on, each waits out the peer's
     // delayed ACK (~40 ms per exec on Linux). OpenSSH sets TCP_NODELAY too.
     client.setNoDelay(true);
+    timer.start();
   });
 }
 

@@ -7,6 +7,8 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { startSshd, sshKeygen, opensshArgs } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
@@ -151,6 +153,25 @@ test('unknown host key: the SHA256 fingerprint is shown once; accept remembers, 
   const s2 = await connect({ host: c.alias }, opts);
   s2.close();
   assert.equal(prompts.length, 1, 'asked once: the accepted key is now in the extension store');
+});
+
+test('the connect deadline does not count time spent at a prompt; a server that never speaks times out', async () => {
+  const s = await server();
+  const c = clientFor(s, { trust: false });
+  // A careful user compares the fingerprint for longer than the whole handshake may take.
+  const slowYes = async (): Promise<boolean> => { await new Promise((r) => setTimeout(r, 1200)); return true; };
+  const session = await connect({ host: c.alias }, { ...c.options, readyTimeoutMs: 400, confirmHostKey: slowYes });
+  assert.equal(await session.run('echo after-a-slow-prompt'), 'after-a-slow-prompt\n');
+  session.close();
+  // A listener that accepts and never sends a banner: the deadline still holds.
+  const silent = createServer(() => undefined);
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  const port = (silent.address() as AddressInfo).port;
+  writeFileSync(c.sshConfigPath, `Host silent\n  HostName 127.0.0.1\n  Port ${port}\n  User ${s.user}\n  IdentityFile ${s.userKeyPath}\n`);
+  const t0 = Date.now();
+  await assert.rejects(connect({ host: 'silent' }, { ...c.options, readyTimeoutMs: 300 }), /Timed out after 300 ms waiting for the SSH handshake with 127\.0\.0\.1/);
+  assert.ok(Date.now() - t0 < 3000, `gave up after ${Date.now() - t0} ms`);
+  silent.close();
 });
 
 test('changed host key on the same port is refused naming the host and both fingerprints', async () => {
