@@ -28,6 +28,15 @@ async function server(opts: Parameters<typeof startSshd>[0] = {}): Promise<Sshd>
   return s;
 }
 
+/** Starts a throwaway ssh-agent on `sock` (stopped after the tests), holding `keys` in the order given. */
+async function agentAt(sock: string, keys: readonly string[] = []): Promise<NodeJS.ProcessEnv> {
+  agents.push(spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' }));
+  for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
+  const env = { ...process.env, SSH_AUTH_SOCK: sock };
+  for (const k of keys) execFileSync('ssh-add', [k], { env, stdio: 'ignore' });
+  return env;
+}
+
 test('key auth through an ssh config alias runs a command', async () => {
   const s = await server();
   const c = clientFor(s);
@@ -44,10 +53,7 @@ test('ssh-agent auth (SSH_AUTH_SOCK) with no identity file configured', async ()
   const s = await server();
   const c = clientFor(s);
   const sock = join(c.dir, 'agent.sock');
-  const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
-  agents.push(agent);
-  for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
-  execFileSync('ssh-add', [s.userKeyPath], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'ignore' });
+  await agentAt(sock, [s.userKeyPath]);
   writeFileSync(c.sshConfigPath, `Host agent-only\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n`);
   // Without the agent nothing can authenticate: proves the agent is what logs in below.
   await assert.rejects(connect({ host: 'agent-only' }, { ...c.options, agentSocket: null }), (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed');
@@ -60,10 +66,7 @@ test('IdentityAgent (a 1Password-style agent socket) is used over SSH_AUTH_SOCK;
   const s = await server();
   const c = clientFor(s);
   const sock = join(c.dir, 'other-agent.sock');
-  const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
-  agents.push(agent);
-  for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
-  execFileSync('ssh-add', [s.userKeyPath], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'ignore' });
+  await agentAt(sock, [s.userKeyPath]);
   writeFileSync(c.sshConfigPath, `Host via-identity-agent\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityAgent ${sock}\n` +
     `Host agent-off\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityAgent none\n`);
   // No explicit agentSocket: the choice is ssh_config's, as it is inside VS Code.
@@ -86,10 +89,7 @@ test('IdentitiesOnly: the agent signs for the configured key (an encrypted file,
   const s = await server();
   const c = clientFor(s);
   const sock = join(c.dir, 'agent-io.sock');
-  const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
-  agents.push(agent);
-  for (let i = 0; i < 100 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
-  const env = { ...process.env, SSH_AUTH_SOCK: sock };
+  const env = await agentAt(sock);
   // Six keys the server does not know come first in the agent: offered all, they exhaust sshd's MaxAuthTries
   // (6) before the right one, which is what IdentitiesOnly exists to prevent.
   for (let i = 0; i < 6; i++) {
