@@ -65,11 +65,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd == "run":
         from .run import run
-        from .spec import get, provisioned_by_us
+        from .launch_record import read_launch_record
+        from .spec import get
         from .watchdog import ensure_watchdog
 
         def start_watchdog(spec: dict) -> None:
-            ensure_watchdog(_root_of(args.run_dir), float(get(spec, "teardown.idle_minutes", 30)), provisioned_by_us(spec))
+            # Power-off is armed from the extension's launch record only, never from the spec's target.
+            ensure_watchdog(_root_of(args.run_dir), float(get(spec, "teardown.idle_minutes", 30)), read_launch_record(args.run_dir))
 
         return run(args.run_dir, args.workdir, args.python, sample_gpu=not args.no_gpu_sampler,
                    gpu_interval_ms=args.gpu_interval_ms, grace_s=args.grace_seconds,

@@ -21,7 +21,7 @@ from .gpu import GpuSampler
 from .hfmetrics import TrainerOutputParser
 from .logcapture import run_captured
 from .signatures import SignatureScanner
-from .spec import get, load_spec, mode_of, provisioned_by_us
+from .spec import get, load_spec, mode_of
 
 RUNNER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CALLBACK_MARKER = ".callback_active"

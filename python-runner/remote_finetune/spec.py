@@ -13,7 +13,6 @@ METHODS = ("qlora", "lora-bf16", "full")
 LAUNCHERS = ("python", "accelerate", "torchrun")
 PRECISIONS = ("bf16", "fp16", "fp32")
 ATTN = ("auto", "flash_attention_2", "sdpa", "eager")
-PROVISIONING_PROVIDERS = ("lambda", "ec2", "gcp")
 
 DEFAULTS: Dict[str, Any] = {
     "model": {"revision": None, "trust_remote_code": False, "attn_implementation": "auto"},
@@ -127,7 +126,3 @@ def load_spec(path: str) -> Tuple[Optional[Dict[str, Any]], List[str]]:
 def mode_of(spec: Dict[str, Any]) -> str:
     """'own-script' when the user's command replaces the built-in trainer, else the method."""
     return "own-script" if spec.get("command") else spec["method"]
-
-
-def provisioned_by_us(spec: Dict[str, Any]) -> bool:
-    return get(spec, "target.provider") in PROVISIONING_PROVIDERS

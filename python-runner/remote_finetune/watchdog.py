@@ -8,9 +8,11 @@ One per host, under ~/.remote-finetune. Every poll it asks two questions:
 When no run is active and the newest heartbeat is older than the idle window (default 30
 minutes), it saves progress (SIGTERM to stalled runs, whose trainer then writes a checkpoint;
 SIGKILL after a grace period; a warning event in their events.jsonl; sync), and then powers the
-host off only when we provisioned it (the `provisioned` flag file, written when the run's spec
-targets lambda/ec2/gcp; on EC2 and GCP the instance is created so that power-off ends billing).
-On a host we did not provision it only stops our runs and exits.
+host off only when the extension launched it: a run's launch.json (see launch_record.py), copied
+to the root as `launched-instance.json`. Never from a spec's `target.provider`: a cloud spec run
+on the user's own SSH host must not arm `shutdown -h now` there. On EC2 and GCP the instance is
+created so that power-off ends billing. On a host we did not launch it only stops our runs and exits.
+The flag file of older runners (`provisioned`, written from the spec) is not trusted and is removed.
 """
 
 import json
@@ -22,10 +24,24 @@ import time
 from typing import Callable, Dict, List, Optional
 
 from .events import EventWriter
+from .launch_record import parse_launch_record, read_launch_record
 
 DEFAULT_IDLE_MINUTES = 30.0
-PROVISIONED_FLAG = "provisioned"
+LEGACY_PROVISIONED_FLAG = "provisioned"
+HOST_LAUNCH_RECORD = "launched-instance.json"
 PIDFILE = "watchdog.pid"
+
+
+def poweroff_argv_from(text: Optional[str]) -> Optional[List[str]]:
+    """`--poweroff-cmd` / RFT_POWEROFF_CMD: a JSON argv, or the path of one program (no arguments)."""
+    if not text:
+        return None
+    if text.lstrip().startswith("["):
+        argv = json.loads(text)
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            raise ValueError("power-off command: expected a JSON array of strings")
+        return argv
+    return [text]
 
 
 def default_poweroff_argv() -> List[str]:
@@ -104,8 +120,18 @@ class Watchdog:
         return "active" if self.clock() - last < self.idle_s else "stalled"
 
     def provisioned(self) -> bool:
-        return os.path.exists(os.path.join(self.root, PROVISIONED_FLAG)) or any(
-            os.path.exists(os.path.join(d, PROVISIONED_FLAG)) for d in self.run_dirs())
+        """True only when a launch record of ours says the extension launched this host."""
+        try:
+            with open(os.path.join(self.root, HOST_LAUNCH_RECORD), "r", encoding="utf-8") as f:
+                if parse_launch_record(json.load(f)) is not None:
+                    return True
+        except (OSError, ValueError):
+            pass
+        return any(read_launch_record(d) is not None for d in self.run_dirs())
+
+    def root_gone(self) -> bool:
+        # A root removed under us (a test's temp HOME, a wiped ~/.remote-finetune) has nothing left to guard.
+        return not os.path.isdir(self.root)
 
     def last_heartbeat(self) -> float:
         times = [self.started_at]
@@ -171,6 +197,9 @@ class Watchdog:
     def loop(self, max_polls: Optional[int] = None) -> str:
         n = 0
         while max_polls is None or n < max_polls:
+            if self.root_gone():
+                self.log("root %s is gone; exiting" % self.root)
+                return "root-gone"
             if self.decide() == "stop":
                 return self.act()
             n += 1
@@ -183,13 +212,21 @@ def already_running(root: str) -> bool:
     return pid is not None and pid != os.getpid() and pid_alive(pid)
 
 
-def ensure_watchdog(root: str, idle_minutes: float, provisioned: bool, python: str = sys.executable,
+def ensure_watchdog(root: str, idle_minutes: float, launch: Optional[Dict[str, str]], python: str = sys.executable,
                     extra_args: Optional[List[str]] = None) -> Optional[int]:
-    """Starts the host's watchdog detached unless one is alive; returns the new pid, if any."""
+    """Starts the host's watchdog detached unless one is alive; returns the new pid, if any.
+
+    `launch` is the run's launch record (None on a host the extension did not launch)."""
     os.makedirs(root, exist_ok=True)
-    if provisioned:
-        with open(os.path.join(root, PROVISIONED_FLAG), "w", encoding="utf-8") as f:
-            f.write("written by remote_finetune run: this host was provisioned by Remote Fine-Tune\n")
+    legacy = os.path.join(root, LEGACY_PROVISIONED_FLAG)
+    if os.path.exists(legacy):
+        os.unlink(legacy)  # written from a spec by older runners: not evidence that we launched this host
+    if launch is not None:
+        record = dict(launch, v=1, launched_by="remote-finetune")
+        tmp = os.path.join(root, HOST_LAUNCH_RECORD + ".tmp")
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+            json.dump(record, f)
+        os.replace(tmp, os.path.join(root, HOST_LAUNCH_RECORD))
     if already_running(root):
         return None
     runner_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -233,7 +270,7 @@ def main_watchdog(root: str, idle_minutes: float, poll_s: float, grace_s: float,
     if not _claim_pidfile(os.path.join(root, PIDFILE)):
         print("watchdog already running", flush=True)
         return 0
-    argv = json.loads(poweroff_cmd) if poweroff_cmd else None
+    argv = poweroff_argv_from(poweroff_cmd)
     wd = Watchdog(root, idle_s=idle_minutes * 60, poweroff_argv=argv, grace_s=grace_s, poll_s=poll_s,
                   log=lambda m: print(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + m, flush=True))
     wd.log("watchdog started: idle %.2f min, provisioned=%s" % (idle_minutes, wd.provisioned()))
@@ -245,4 +282,4 @@ def main_watchdog(root: str, idle_minutes: float, poll_s: float, grace_s: float,
         except OSError:
             pass
     wd.log("watchdog finished: " + result)
-    return 0 if result in ("stopped", "poweroff") else 1
+    return 0 if result in ("stopped", "poweroff", "root-gone") else 1

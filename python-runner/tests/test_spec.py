@@ -39,12 +39,10 @@ class SharedRunSpecFixtures(unittest.TestCase):
         if "bf16_a100_own_script.json" in names:
             s, _ = specmod.load_spec(os.path.join(RUNSPEC_DIR, "bf16_a100_own_script.json"))
             self.assertEqual(specmod.mode_of(s), "own-script")
-            self.assertFalse(specmod.provisioned_by_us(s))
         if "qlora_t4.json" in names:
             s, _ = specmod.load_spec(os.path.join(RUNSPEC_DIR, "qlora_t4.json"))
             self.assertEqual(specmod.mode_of(s), "qlora")
             self.assertEqual(s["quantization"]["compute_dtype"], "float16")
-            self.assertTrue(specmod.provisioned_by_us(s))
 
 
 class Checks(TempDirTest):

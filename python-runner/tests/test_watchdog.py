@@ -24,6 +24,15 @@ time.sleep(120)
 '''
 
 
+LAUNCH = {"v": 1, "launched_by": "remote-finetune", "provider": "lambda", "instance_id": "0920582c7ff041399e34823a0be62549"}
+
+
+def write_json(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
 class FakeClock:
     def __init__(self, t):
         self.t = t
@@ -88,7 +97,7 @@ class Decisions(TempDirTest):
     def test_idle_and_unwatched_provisioned_host_powers_off(self):
         self.touch("runs/r1/output.log", 3600)
         self.touch("heartbeat", 120)
-        self.touch("provisioned", 0)
+        write_json(os.path.join(self.root, "runs", "r1", "launch.json"), LAUNCH)
         wd = self.dog()
         wd.started_at = self.now - 3600
         self.assertEqual(wd.loop(max_polls=3), "poweroff")
@@ -102,11 +111,50 @@ class Decisions(TempDirTest):
         self.assertEqual(wd.loop(max_polls=3), "stopped")
         self.assertFalse(os.path.exists(self.marker))
 
+    def test_a_cloud_spec_on_the_users_own_host_never_arms_power_off(self):
+        # The incident: a lambda spec run on the user's own SSH host. The spec names a cloud; no launch record exists.
+        write_json(os.path.join(self.root, "runs", "r1", "spec.json"), {"target": {"provider": "lambda", "gpu": "A100-80GB"}})
+        self.touch("runs/r1/output.log", 3600)
+        self.touch("heartbeat", 3600)
+        wd = self.dog()
+        wd.started_at = self.now - 3600
+        self.assertFalse(wd.provisioned())
+        self.assertEqual(wd.loop(max_polls=3), "stopped")
+        self.assertFalse(os.path.exists(self.marker))
+
+    def test_flags_that_are_not_our_launch_record_do_not_power_off(self):
+        self.touch("heartbeat", 3600)
+        self.touch("provisioned", 0)  # the flag older runners wrote from the spec
+        self.touch("runs/r1/provisioned", 0)
+        for bad in ({}, dict(LAUNCH, launched_by="someone"), dict(LAUNCH, provider="ssh"), dict(LAUNCH, instance_id="$(reboot)"), dict(LAUNCH, v=2)):
+            write_json(os.path.join(self.root, "runs", "r1", "launch.json"), bad)
+            self.assertFalse(self.dog().provisioned(), bad)
+        with open(os.path.join(self.root, "runs", "r1", "launch.json"), "w") as f:
+            f.write("not json")
+        wd = self.dog()
+        wd.started_at = self.now - 3600
+        self.assertEqual(wd.loop(max_polls=3), "stopped")
+        self.assertFalse(os.path.exists(self.marker))
+
+    def test_exits_when_its_root_is_removed(self):
+        wd = self.dog()
+        import shutil
+        shutil.rmtree(self.root)
+        self.assertEqual(wd.loop(max_polls=3), "root-gone")
+        self.assertFalse(os.path.exists(self.marker))
+
+    def test_poweroff_command_from_env_is_a_json_argv_or_one_program(self):
+        self.assertEqual(watchdog.poweroff_argv_from('["/bin/echo", "x"]'), ["/bin/echo", "x"])
+        self.assertEqual(watchdog.poweroff_argv_from("/opt/stand-in poweroff"), ["/opt/stand-in poweroff"])
+        self.assertIsNone(watchdog.poweroff_argv_from(""))
+        with self.assertRaises(ValueError):
+            watchdog.poweroff_argv_from('[1, 2]')
+
     def test_a_stalled_run_is_asked_to_save_then_the_host_powers_off(self):
         p, saved = self.child("r1")
         self.touch("runs/r1/output.log", 3600)
         self.touch("runs/r1/events.jsonl", 3600)
-        self.touch("runs/r1/provisioned", 0)
+        write_json(os.path.join(self.root, "runs", "r1", "launch.json"), LAUNCH)
         wd = self.dog()
         wd.started_at = self.now - 3600
         self.assertEqual(wd.run_state(os.path.join(self.root, "runs", "r1")), "stalled")
@@ -140,7 +188,7 @@ class CompressedTimeProcess(TempDirTest):
     def test_powers_off_only_after_the_heartbeat_stops(self):
         root = self.path("home")
         os.makedirs(os.path.join(root, "runs"))
-        open(os.path.join(root, "provisioned"), "w").close()
+        write_json(os.path.join(root, "launched-instance.json"), LAUNCH)
         hb = os.path.join(root, "heartbeat")
         marker = self.path("off")
         cmd = json.dumps([PYTHON, "-c", "import time; open(%r, 'w').write(str(time.time()))" % marker])
@@ -181,27 +229,33 @@ class CompressedTimeProcess(TempDirTest):
         self.assertIn(b"powering off", out)
         self.assertFalse(os.path.exists(os.path.join(root, "watchdog.pid")))
 
-    def test_ensure_watchdog_starts_one_and_writes_the_provisioned_flag(self):
+    def test_ensure_watchdog_starts_one_and_writes_the_host_launch_record(self):
         root = self.path("home")
+        os.makedirs(root)
+        open(os.path.join(root, "provisioned"), "w").close()  # an older runner's flag: removed, not trusted
         env_backup = dict(os.environ)
         try:
-            pid = watchdog.ensure_watchdog(root, 0.005, provisioned=False, extra_args=["--poll-seconds", "0.05", "--poweroff-cmd", json.dumps(["true"])])
+            pid = watchdog.ensure_watchdog(root, 0.005, launch=None, extra_args=["--poll-seconds", "0.05", "--poweroff-cmd", json.dumps(["true"])])
             self.assertIsNotNone(pid)
             self.assertFalse(os.path.exists(os.path.join(root, "provisioned")))
+            self.assertFalse(os.path.exists(os.path.join(root, "launched-instance.json")))
             end = time.time() + 20
             while time.time() < end and "watchdog finished" not in (read(os.path.join(root, "watchdog.log")) if os.path.exists(os.path.join(root, "watchdog.log")) else ""):
                 time.sleep(0.05)
             log = read(os.path.join(root, "watchdog.log"))
             self.assertIn("not provisioned by us, leaving it on", log)
-            watchdog.ensure_watchdog(root, 30, provisioned=True, extra_args=["--poll-seconds", "0.05"])
-            self.assertTrue(os.path.exists(os.path.join(root, "provisioned")))
+            launch = {"provider": "ec2", "instance_id": "i-0123456789abcdef0"}
+            watchdog.ensure_watchdog(root, 30, launch=launch, extra_args=["--poll-seconds", "0.05", "--poweroff-cmd", json.dumps(["true"])])
+            rec = json.loads(read(os.path.join(root, "launched-instance.json")))
+            self.assertEqual(rec, dict(launch, v=1, launched_by="remote-finetune"))
+            self.assertEqual(os.stat(os.path.join(root, "launched-instance.json")).st_mode & 0o777, 0o600)
             pidfile = os.path.join(root, "watchdog.pid")
             end = time.time() + 20
             while time.time() < end and not os.path.exists(pidfile):
                 time.sleep(0.05)
             pid2 = int(read(pidfile))
             try:
-                self.assertIsNone(watchdog.ensure_watchdog(root, 30, provisioned=True), "a second watchdog was started")
+                self.assertIsNone(watchdog.ensure_watchdog(root, 30, launch=launch), "a second watchdog was started")
                 # two started at the same moment: the pidfile lets only one live
                 r = subprocess.run([PYTHON, "-m", "remote_finetune", "watchdog", "--root", root], env=runner_env(), stdout=subprocess.PIPE, timeout=30)
                 self.assertIn(b"already running", r.stdout)

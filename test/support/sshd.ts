@@ -7,6 +7,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, rmSync,
 import { createServer, connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stopWatchdogsUnder } from './watchdogs';
 
 export interface SshdOptions {
   /** Listen on this port (e.g. the port of a stopped sshd, to present a different host key there). */
@@ -37,6 +38,11 @@ export interface Sshd {
   readonly knownHostsLine: string;
   /** The remote HOME of sessions on this server (a private temp dir). */
   readonly home: string;
+  /**
+   * Where the power-off stand-in writes a line each time it is run. The host is this machine: sessions get
+   * RFT_POWEROFF_CMD pointing at the stand-in, so a watchdog that did decide to power off never runs shutdown.
+   */
+  readonly poweroffLog: string;
   /** The server's own temp dir (config, keys, log). */
   readonly dir: string;
   readonly pid: number;
@@ -130,7 +136,10 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   mkdirSync('/run/sshd', { recursive: true });
   const port = options.port ?? await freePort();
   const path = [...(options.pathPrepend ?? []), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
-  const env: Record<string, string> = { HOME: home, PATH: path, ...(options.env ?? {}) };
+  const poweroffLog = join(dir, 'poweroff-standin.log');
+  const poweroffStandIn = join(dir, 'poweroff-standin');
+  writeFileSync(poweroffStandIn, `#!/bin/sh\n# stand-in for shutdown -h now on the test host (which is this machine)\ndate +%s >> '${poweroffLog}'\n`, { mode: 0o755 });
+  const env: Record<string, string> = { HOME: home, PATH: path, RFT_POWEROFF_CMD: poweroffStandIn, ...(options.env ?? {}) };
   const setEnv = Object.entries(env).map(([k, v]) => `"${k}=${v}"`).join(' ');
   const logPath = join(dir, 'sshd.log');
   const config = [
@@ -173,6 +182,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
     hostKeyFingerprint: fingerprintOf(`${hostKeyPath}.pub`),
     knownHostsLine,
     home,
+    poweroffLog,
     dir,
     pid,
     authorize(line: string): void {
@@ -201,6 +211,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
         child.kill('SIGTERM');
         await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
       }
+      await stopWatchdogsUnder(dir);
       // RFT_KEEP_SSHD=1 keeps the server's dir (config, sshd.log, HOME) for a post-mortem.
       if (process.env.RFT_KEEP_SSHD !== '1') { try { rmSync(dir, { recursive: true, force: true }); } catch { /* leftover files of detached jobs */ } }
     },

@@ -189,8 +189,9 @@ export class RunManager {
         store.update(id, { status: 'bootstrapping' });
         say('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
         const command = runnerCommand(this.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
-        const spec = { ...req.spec, ...(launched ? { provisioned_by: 'remote-finetune', instance_id: launched.instance.id } : {}) };
-        const started = await startDetached(session, { runId: id, command, env: req.env, cwd: wsRemote, spec });
+        const p = launched?.instance.provider;
+        const launch = launched && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: launched.instance.id } : undefined;
+        const started = await startDetached(session, { runId: id, command, env: req.env, cwd: wsRemote, spec: req.spec, ...(launch ? { launch } : {}) });
         const rec2 = store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
         say('running', `running on ${rec.host} (pid ${started.pid}, ${started.launcher})`);
         return rec2;
@@ -479,9 +480,12 @@ const REWATCH_MS = 5_000;
  * What command.sh runs on the host. The built-in trainer first lets the runner's bootstrap pick a Python
  * with CUDA torch (and build the venv on it); an own script runs under the host's python, as the person
  * would run it. PYTHONPATH lives in command.sh, and secrets only in the env file.
+ * The runner starts in the run dir with PYTHONSAFEPATH=1: `python -m` puts the working directory first on
+ * sys.path, and in the synced workspace a repo's own `remote_finetune/` or `json.py` would run in its place,
+ * with the tokens in its environment. The run dir holds only our files; Pythons before 3.11 ignore the flag.
  */
 export function runnerCommand(python: string, runnerDir: string, workdir: string, ownScript: boolean): string {
-  const pp = `PYTHONPATH=${shellQuote(runnerDir)}`;
+  const pp = `cd "$RFT_RUN_DIR" && PYTHONSAFEPATH=1 PYTHONPATH=${shellQuote(runnerDir)}`;
   const run = (py: string): string => `${pp} exec ${py} -m remote_finetune run --workdir ${shellQuote(workdir)} --run-dir "$RFT_RUN_DIR"`;
   if (ownScript) return run(shellQuote(python));
   return [

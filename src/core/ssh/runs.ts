@@ -18,9 +18,19 @@ export interface StartOptions {
   readonly cwd?: string;
   /** Stored as spec.json (must not contain secrets). */
   readonly spec?: unknown;
+  /**
+   * Only when this extension launched the instance for this run: stored as launch.json, the one thing the
+   * on-host watchdog arms power-off from (never the spec's target, which a run on one's own host may carry).
+   */
+  readonly launch?: LaunchRecord;
   readonly launcher?: Launcher;
   /** Remote root; defaults to $HOME/.remote-finetune. */
   readonly root?: string;
+}
+
+export interface LaunchRecord {
+  readonly provider: 'lambda' | 'ec2' | 'gcp';
+  readonly instanceId: string;
 }
 
 export interface StartedRun {
@@ -127,6 +137,10 @@ export async function startDetached(session: SshSession, options: StartOptions):
   await writeFileAtomic(sftp, `${runDir}/wrapper.sh`, WRAPPER_SCRIPT, 0o700);
   await writeFileAtomic(sftp, `${runDir}/command.sh`, commandScript, 0o600);
   if (options.spec !== undefined) await writeFileAtomic(sftp, `${runDir}/spec.json`, JSON.stringify(options.spec, null, 2) + '\n', 0o600);
+  if (options.launch) {
+    const record = { v: 1, launched_by: 'remote-finetune', provider: options.launch.provider, instance_id: options.launch.instanceId };
+    await writeFileAtomic(sftp, `${runDir}/launch.json`, JSON.stringify(record) + '\n', 0o600);
+  }
   await writeSecretsFile(session, runDir, options.env ?? {});
   const launcher = !options.launcher || options.launcher === 'auto' ? await detectLauncher(session) : options.launcher;
   const wrapper = `${runDir}/wrapper.sh`;

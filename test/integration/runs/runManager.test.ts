@@ -187,3 +187,25 @@ test('runs: connections killed mid-run (laptop sleep, network drop) — the run 
   assert.equal(sha(readFileSync(join(m.localDirOf(rec.id), 'output.log'))), sha(remote));
   await m.dispose();
 });
+
+test('runs: a cloud spec (target lambda) run on one\'s own SSH host arms no power-off; the watchdog knows it was not launched', { timeout: 120_000 }, async () => {
+  // The incident of issue 15 item 12: "Start Training on A100" on a lambda spec, run on the user's own host,
+  // left a watchdog armed to run `shutdown -h now` there. The decision now comes from the launch record only.
+  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+  const m = manager(storage);
+  const ws = workspace();
+  const req = startReq(ws, 'python train.py --steps 3 --sleep 0.05', 'cloud-spec-on-own-host');
+  const spec = { ...req.spec, target: { provider: 'lambda', gpu: 'A100-80GB', region: 'us-east-1' }, teardown: { policy: 'terminate', idle_minutes: 1 } };
+  const rec = await m.start({ ...req, spec, specText: JSON.stringify(spec) });
+  const done = await finished(m, rec.id);
+  assert.equal(done.record.status, 'completed', done.record.error);
+  const root = join(sshd.home, '.remote-finetune');
+  assert.ok(existsSync(join(root, 'runs', rec.id, 'spec.json')));
+  assert.ok(!existsSync(join(root, 'runs', rec.id, 'launch.json')), 'a launch record was written for a host nobody launched');
+  assert.ok(!existsSync(join(root, 'launched-instance.json')));
+  assert.ok(!existsSync(join(root, 'provisioned')));
+  const log = readFileSync(join(root, 'watchdog.log'), 'utf8');
+  assert.match(log, /watchdog started: idle [\d.]+ min, provisioned=False/);
+  assert.ok(!existsSync(sshd.poweroffLog), 'the power-off stand-in ran');
+  await m.dispose();
+});
