@@ -20,6 +20,7 @@ for (const f of readdirSync(dir).sort()) {
     const sk = count('skipped');
     p += total - fl - sk; x += fl; s += sk;
   }
+  for (const m of text.matchAll(/^training: (\d+) passed, (\d+) failed/gm)) { p += Number(m[1]); x += Number(m[2]); found = true; }
   for (const m of text.matchAll(/^(\d+) passed, (\d+) failed$/gm)) { p += Number(m[1]); x += Number(m[2]); found = true; }
   if (found) console.log(`  ${f.replace(/\.log$/, '').padEnd(18)} ${p} passed, ${x} failed, ${s} skipped`);
   passed += p; failed += x; skipped += s;

@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--flash-attn", action="store_true", help="also try the optional flash-attn requirement")
     b.add_argument("--no-download", action="store_true")
 
+    pd = sub.add_parser("predownload", help="download the spec's model and datasets (run by bootstrap in the run venv)")
+    pd.add_argument("--run-dir", required=True)
+    pd.add_argument("--workdir", default=None)
+
     w = sub.add_parser("watchdog", help="idle watchdog: stop our runs / power off when nobody is watching")
     w.add_argument("--root", default=None)
     w.add_argument("--idle-minutes", type=float, default=30.0)
@@ -82,6 +86,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.cmd == "bootstrap":
         from .bootstrap import main_bootstrap
         return main_bootstrap(args.run_dir, args.method, args.home or _home(), args.flash_attn, not args.no_download, args.workdir)
+    if args.cmd == "predownload":
+        from .bootstrap import main_predownload
+        return main_predownload(args.run_dir, os.path.abspath(args.workdir or os.getcwd()))
     if args.cmd == "watchdog":
         from .watchdog import main_watchdog
         return main_watchdog(args.root or _home(), args.idle_minutes, args.poll_seconds, args.grace_seconds, args.poweroff_cmd)

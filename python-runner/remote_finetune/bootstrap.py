@@ -6,8 +6,13 @@ or missing repositories into a message that says what to do.
 
 Where the images keep their Python:
   Lambda Stack                 /usr/bin/python3 (torch in the system site-packages)
-  AWS Deep Learning AMI        /opt/conda/envs/<framework env>/bin/python (e.g. pytorch)
+  AWS Deep Learning AMI        /opt/pytorch/bin/python (a venv, the current OSS-driver PyTorch DLAMIs),
+                               /opt/conda/envs/<framework env>/bin/python (older conda DLAMIs)
   GCP Deep Learning VM         /opt/conda/bin/python
+
+Which libraries go into the venv is decided by the host's torch: one lock file per torch family
+(requirements/locks), never an open range, so a run is reproducible; a torch or CUDA outside every
+family is refused with the list of what is supported.
 """
 
 import glob
@@ -20,10 +25,20 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 REQUIREMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "requirements")
+LOCKS_DIR = os.path.join(REQUIREMENTS_DIR, "locks")
+# (lock name, lowest torch (major, minor), highest torch or None). Newest first.
+LOCK_FAMILIES = (
+    ("hf5-torch2.6plus", (2, 6), None),
+    ("hf4-torch2.2to2.5", (2, 2), (2, 5)),
+)
+# CUDA lines the locked bitsandbytes and the PyTorch wheels of those torch versions are built for (None: CPU).
+CUDA_MAJORS = (11, 12, 13)
 
 PROBE = (
     "import json, sys\n"
-    "info = {'python': list(sys.version_info[:3]), 'executable': sys.executable}\n"
+    "import site\n"
+    "info = {'python': list(sys.version_info[:3]), 'executable': sys.executable,\n"
+    "        'venv': sys.prefix != getattr(sys, 'base_prefix', sys.prefix), 'site_packages': site.getsitepackages()}\n"
     "try:\n"
     "    import torch\n"
     "    info['torch'] = torch.__version__\n"
@@ -61,6 +76,7 @@ def candidate_pythons(root: str = "/", path_env: Optional[str] = None, override:
     if override:
         out.append((override, "RFT_PYTHON"))
     out.append((at("/usr/bin/python3"), "Lambda Stack / system"))
+    out.append((at("/opt/pytorch/bin/python"), "AWS Deep Learning AMI (PyTorch venv)"))
     envs = sorted(glob.glob(at("/opt/conda/envs/*/bin/python")))
     # DLAMI names its PyTorch env "pytorch" (older ones "pytorch_p310" and the like): try those first.
     envs.sort(key=lambda p: (0 if "pytorch" in p.split(os.sep)[-3] else 1, p))
@@ -135,6 +151,49 @@ def venv_python(venv_dir: str) -> str:
     return os.path.join(venv_dir, "bin", "python")
 
 
+def parent_site_pth(venv_dir: str, info: Dict[str, Any]) -> Optional[Tuple[str, str]]:
+    """(path, content) of a .pth that lets our venv see a parent venv's packages. `--system-site-packages`
+    reaches only the base interpreter's site-packages: a venv made from the DLAMI's /opt/pytorch venv would
+    otherwise not see its CUDA torch and pip would pull a generic one."""
+    if not info.get("venv") or not info.get("site_packages"):
+        return None
+    major, minor = (info.get("python") or [3, 0])[:2]
+    site = os.path.join(venv_dir, "lib", "python%d.%d" % (major, minor), "site-packages")
+    return os.path.join(site, "_rft_parent_venv.pth"), "".join("%s\n" % p for p in info["site_packages"])
+
+
+def _torch_version(v: Optional[str]) -> Optional[Tuple[int, int]]:
+    m = re.match(r"^(\d+)\.(\d+)", v or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def supported_text() -> str:
+    parts = []
+    for name, low, high in LOCK_FAMILIES:
+        span = "torch %d.%d-%d.%d" % (low + high) if high else "torch %d.%d or newer (2.x)" % low
+        parts.append("%s (lock %s)" % (span, name))
+    return "; ".join(parts) + "; with CUDA %s.x or CPU" % "/".join(str(c) for c in CUDA_MAJORS)
+
+
+def choose_lock(info: Dict[str, Any], override: Optional[str] = None) -> str:
+    """The lock file for the host's torch and CUDA. RFT_LOCK (a lock's name) overrides the choice."""
+    if override:
+        path = os.path.join(LOCKS_DIR, os.path.basename(override) + ("" if override.endswith(".txt") else ".txt"))
+        if not os.path.isfile(path):
+            raise BootstrapError("RFT_LOCK=%s names no lock file" % override, hint="Supported: " + supported_text())
+        return path
+    tv = _torch_version(info.get("torch"))
+    cuda = info.get("cuda")
+    cuda_major = _torch_version(cuda + ".0" if cuda and "." not in cuda else cuda)
+    cuda_ok = cuda is None or (cuda_major is not None and cuda_major[0] in CUDA_MAJORS and cuda_major >= (11, 8))
+    if tv is not None and tv[0] == 2 and cuda_ok:
+        for name, low, high in LOCK_FAMILIES:
+            if tv >= low and (high is None or tv <= high):
+                return os.path.join(LOCKS_DIR, name + ".txt")
+    raise BootstrapError("torch %s with CUDA %s is not a combination the runner supports" % (info.get("torch"), cuda or "none"),
+                         hint="Supported: %s. Use an image with a supported PyTorch, or set RFT_PYTHON to an interpreter that has one." % supported_text())
+
+
 def venv_actions(venv_dir: str, base_python: str) -> List[List[str]]:
     """Commands to (re)create the venv; none when it exists on the same base interpreter."""
     marker = os.path.join(venv_dir, ".rft-base")
@@ -147,13 +206,19 @@ def venv_actions(venv_dir: str, base_python: str) -> List[List[str]]:
     return [[base_python, "-m", "venv", "--clear", "--system-site-packages", venv_dir]]
 
 
-def requirement_files(method: str, wandb: bool = False, sft: bool = False) -> List[str]:
-    names = {"qlora": ["qlora.txt"], "lora-bf16": ["lora-bf16.txt"], "full": ["full.txt"]}.get(method, [])
-    if names and sft:
-        names.append("sft.txt")
-    if names and wandb:
-        names.append("wandb.txt")
-    return [os.path.join(REQUIREMENTS_DIR, n) for n in names]
+def requirement_files(method: str, lock: str, wandb: bool = False, deepspeed: bool = False) -> List[str]:
+    """The lock (transformers, peft, trl, datasets, accelerate, bitsandbytes: every built-in method) and the extras."""
+    if method not in ("qlora", "lora-bf16", "full"):
+        return []
+    names = [lock] + [os.path.join(REQUIREMENTS_DIR, n) for n, on in (("wandb.txt", wandb), ("deepspeed.txt", deepspeed)) if on]
+    return names
+
+
+def wants_deepspeed(spec: Optional[Dict[str, Any]]) -> bool:
+    if not spec:
+        return False
+    launcher = spec.get("launcher") or {}
+    return bool(launcher.get("deepspeed")) or "deepspeed" in str(launcher.get("config_file") or "")
 
 
 def requirements_hash(path: str, base_python: str) -> str:
@@ -189,8 +254,8 @@ def install_actions(venv_dir: str, base_python: str, reqs: List[str]) -> List[Tu
         except OSError:
             pass
         argv = [venv_python(venv_dir), "-m", "pip", "install", "--disable-pip-version-check", "--upgrade-strategy", "only-if-needed", "-r", req]
-        if os.path.basename(req) == "flash-attn.txt":
-            argv.append("--no-build-isolation")  # it builds against the torch already installed
+        if os.path.basename(req) in ("flash-attn.txt", "deepspeed.txt"):
+            argv.append("--no-build-isolation")  # they build against the torch already installed
         out.append((argv, _stamp(venv_dir, req), digest))
     return out
 
@@ -243,7 +308,8 @@ def predownload(spec: Dict[str, Any], workdir: str, env: Dict[str, str],
     if snapshot_download is None:
         from huggingface_hub import snapshot_download as real  # heavy import, only when downloading
         snapshot_download = real
-    token = env.get("HF_TOKEN") or env.get("HUGGING_FACE_HUB_TOKEN") or None
+    from .spec import hub_token
+    token = hub_token(env)
     cache = env.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
     notes: List[str] = []
     jobs: List[Tuple[str, str, Optional[str]]] = []
@@ -284,7 +350,8 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
               env: Optional[Dict[str, str]] = None, flash_attn: bool = False, download: bool = True, root: str = "/",
               runner: Callable[[List[str]], int] = lambda argv: subprocess.call(argv, stdin=subprocess.DEVNULL),
               probe: Callable[[str], Optional[Dict[str, Any]]] = probe_python,
-              snapshot_download: Optional[Callable[..., str]] = None) -> Dict[str, Any]:
+              snapshot_download: Optional[Callable[..., str]] = None, run_dir: Optional[str] = None,
+              run_json: Optional[Callable[[List[str], Dict[str, str]], Dict[str, Any]]] = None) -> Dict[str, Any]:
     env = dict(os.environ if env is None else env)
     result: Dict[str, Any] = {"warnings": [], "installed": [], "notes": []}
     base, info, notes = choose_python(candidate_pythons(root, env.get("PATH", ""), env.get("RFT_PYTHON")), probe)
@@ -295,21 +362,28 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
         # The user's script brings its own environment; we only say which interpreter has CUDA torch.
         result["python"] = base
         return result
+    lock = choose_lock(info, env.get("RFT_LOCK"))
+    result["lock"] = os.path.basename(lock)
     venv_dir = os.path.join(home, "venv")
     for argv in venv_actions(venv_dir, base):
         if runner(argv) != 0:
             raise BootstrapError("could not create the venv at %s" % venv_dir, hint="Is python3-venv installed on the host?")
+        pth = parent_site_pth(venv_dir, info)
+        if pth is not None:
+            os.makedirs(os.path.dirname(pth[0]), exist_ok=True)
+            with open(pth[0], "w", encoding="utf-8") as f:
+                f.write(pth[1])
         with open(os.path.join(venv_dir, ".rft-base"), "w", encoding="utf-8") as f:
             f.write(os.path.realpath(base) + "\n")
-        result["notes"].append("created venv %s on %s" % (venv_dir, base))
-    sft = bool(spec and (spec.get("trainer") or {}).get("use_sft_trainer"))
-    reqs = requirement_files(method, wandb=bool(env.get("WANDB_API_KEY")), sft=sft)
+        result["notes"].append("created venv %s on %s%s" % (venv_dir, base, " (sees its parent venv's packages)" if pth else ""))
+    wandb_on = bool(env.get("WANDB_API_KEY")) and ((spec or {}).get("wandb") or {}).get("enabled") is not False
+    reqs = requirement_files(method, lock, wandb=wandb_on, deepspeed=wants_deepspeed(spec))
     for argv, stamp, digest in install_actions(venv_dir, base, reqs):
         if runner(argv) != 0:
             raise BootstrapError("pip install -r %s failed" % os.path.basename(argv[-1]), hint="See the output above; the pins are in python-runner/remote_finetune/requirements.")
         with open(stamp, "w", encoding="utf-8") as f:
             f.write(digest + "\n")
-        result["installed"].append(os.path.basename(argv[-1]))
+        result["installed"].append(os.path.basename(argv[-1] if argv[-1].endswith(".txt") else argv[-2]))
     if flash_attn and want_flash_attn(method, info):
         for argv, stamp, digest in install_actions(venv_dir, base, [os.path.join(REQUIREMENTS_DIR, "flash-attn.txt")]):
             if runner(argv) == 0:
@@ -320,8 +394,58 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
                 result["warnings"].append("flash-attn could not be installed; BF16 runs use sdpa attention")
     result["python"] = venv_python(venv_dir)
     if download and spec is not None:
-        result["notes"] += predownload(spec, workdir or os.getcwd(), env, snapshot_download)
+        if snapshot_download is not None:
+            result["notes"] += predownload(spec, workdir or os.getcwd(), env, snapshot_download)
+        else:
+            # huggingface_hub lives in the venv, not in the interpreter running this bootstrap.
+            result["notes"] += predownload_in(result["python"], run_dir, workdir or os.getcwd(), env, run_json or run_json_lines)
     return result
+
+
+def predownload_in(python: str, run_dir: Optional[str], workdir: str, env: Dict[str, str],
+                   run_json: Callable[[List[str], Dict[str, str]], Dict[str, Any]]) -> List[str]:
+    """Runs the pre-download under the venv's interpreter; its BootstrapError comes back as one."""
+    if not run_dir:
+        return []
+    runner_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    child_env = dict(env, PYTHONPATH=runner_dir)
+    out = run_json([python, "-m", "remote_finetune", "predownload", "--run-dir", run_dir, "--workdir", workdir], child_env)
+    if "error" in out:
+        raise BootstrapError(str(out["error"]), hint=str(out.get("hint") or ""), signature=out.get("signature"))
+    return [str(n) for n in out.get("notes", [])]
+
+
+def run_json_lines(argv: List[str], env: Dict[str, str]) -> Dict[str, Any]:
+    """Runs a subcommand and reads its last JSON line (its other output goes to our log)."""
+    try:
+        r = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, timeout=6 * 3600)
+    except (OSError, subprocess.SubprocessError) as e:
+        return {"error": "pre-download could not run: %s" % e}
+    for line in reversed(r.stdout.splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                break
+    return {"error": "pre-download failed (exit %d)" % r.returncode}
+
+
+def main_predownload(run_dir: str, workdir: str) -> int:
+    from .envfile import read_env_file
+    from .spec import load_spec
+    env = dict(os.environ)
+    env.update(read_env_file(os.path.join(run_dir, "env"))[0])
+    spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
+    if spec is None:
+        print(json.dumps({"error": "spec.json: " + "; ".join(errs)}))
+        return 2
+    try:
+        notes = predownload(spec, workdir, env)
+    except BootstrapError as e:
+        print(json.dumps({"error": str(e), "hint": e.hint, "signature": e.signature}))
+        return 1
+    print(json.dumps({"notes": notes}))
+    return 0
 
 
 def main_bootstrap(run_dir: Optional[str], method: Optional[str], home: str, flash_attn: bool, download: bool,
@@ -343,7 +467,8 @@ def main_bootstrap(run_dir: Optional[str], method: Optional[str], home: str, fla
             return 2
         method = method or mode_of(spec)
     try:
-        result = bootstrap(home, method or "qlora", spec=spec, workdir=workdir, env=env, flash_attn=flash_attn, download=download)
+        result = bootstrap(home, method or "qlora", spec=spec, workdir=workdir, env=env, flash_attn=flash_attn, download=download,
+                           run_dir=run_dir)
     except BootstrapError as e:
         if events:
             fields = {"message": str(e), "hint": e.hint} if e.hint else {"message": str(e)}

@@ -21,7 +21,8 @@ from .gpu import GpuSampler
 from .hfmetrics import TrainerOutputParser
 from .logcapture import run_captured
 from .signatures import SignatureScanner
-from .spec import get, load_spec, mode_of
+from .outputs import CheckpointWatcher, find_adapter, outputs_root
+from .spec import get, hub_token, load_spec, mode_of
 
 RUNNER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CALLBACK_MARKER = ".callback_active"
@@ -66,6 +67,9 @@ def wandb_url(env: Dict[str, str]) -> Optional[str]:
 def child_environment(base: Dict[str, str], file_env: Dict[str, str], run_dir: str, python: str) -> Dict[str, str]:
     env = dict(base)
     env.update(file_env)
+    token = hub_token(env)
+    if token and not env.get("HF_TOKEN"):
+        env["HF_TOKEN"] = token  # HUGGINGFACE_TOKEN (the seeds' name) reaches transformers, datasets and the hub
     env["PYTHONPATH"] = RUNNER_DIR + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"  # lines reach output.log as they are printed, not in 8 KiB blocks
     env["RFT_RUN_DIR"] = run_dir
@@ -77,14 +81,9 @@ def child_environment(base: Dict[str, str], file_env: Dict[str, str], run_dir: s
     return env
 
 
-def _adapter_path(spec: Dict[str, Any], workdir: str) -> Optional[str]:
-    out = str(get(spec, "outputs.dir", "outputs"))
-    for name in ("adapter", "model"):  # LoRA methods save the adapter, full fine-tuning the model
-        rel = os.path.join(out, name)
-        full = rel if os.path.isabs(rel) else os.path.join(workdir, rel)
-        if os.path.isfile(os.path.join(full, "adapter_config.json")) or os.path.isfile(os.path.join(full, "config.json")):
-            return rel
-    return None
+def _relative(path: str, workdir: str) -> str:
+    r = os.path.relpath(path, workdir)
+    return path if r.startswith("..") else r
 
 
 def run(run_dir: str, workdir: Optional[str] = None, python: Optional[str] = None, *, sample_gpu: bool = True,
@@ -172,6 +171,11 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
     sampler = GpuSampler(run_dir, events.emit, interval_ms=gpu_interval_ms) if sample_gpu else None
     if sampler:
         sampler.start()
+    watcher = None
+    if mode == "own-script":
+        # An own script's checkpoints are found on disk, unless it added our callback (which reports them itself).
+        watcher = CheckpointWatcher(outputs_root(spec, workdir)[1], started_at, events.emit, lambda p: _relative(p, workdir),
+                                    active=lambda: not os.path.exists(marker)).start()
     try:
         res = run_captured(argv, os.path.join(run_dir, "output.log"), cwd=workdir, env=env, on_line=on_line,
                            redactor=redactor, grace_s=grace_s)
@@ -182,6 +186,8 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
     finally:
         if sampler:
             sampler.stop()
+        if watcher:
+            watcher.stop()
 
     if res.lines_not_scanned:
         events.emit("warning", code="scan-skipped",
@@ -201,7 +207,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
         elif not errors_reported:
             events.emit("error", message="the training process exited with code %d; see output.log" % exit_code)
     fields: Dict[str, Any] = {"status": status, "exit_code": exit_code, "runtime_s": round(time.time() - started_at, 3)}
-    adapter = _adapter_path(spec, workdir)
+    adapter = find_adapter(spec, workdir, started_at)
     if adapter:
         fields["adapter_path"] = adapter
         dest = get(spec, "outputs.upload")

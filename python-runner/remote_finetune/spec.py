@@ -126,3 +126,15 @@ def load_spec(path: str) -> Tuple[Optional[Dict[str, Any]], List[str]]:
 def mode_of(spec: Dict[str, Any]) -> str:
     """'own-script' when the user's command replaces the built-in trainer, else the method."""
     return "own-script" if spec.get("command") else spec["method"]
+
+
+# The names people and tools use for a Hugging Face token, in the order huggingface_hub reads them
+# (HF_TOKEN, then the older HUGGING_FACE_HUB_TOKEN); HUGGINGFACE_TOKEN is what the seeds' .env uses.
+HUB_TOKEN_NAMES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_TOKEN")
+
+
+def hub_token(env: Dict[str, str]) -> Optional[str]:
+    for name in HUB_TOKEN_NAMES:
+        if env.get(name):
+            return env[name]
+    return None

@@ -11,12 +11,46 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .spec import get
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-# Spec optimizer names -> transformers' `optim` names. The 8-bit and paged ones need bitsandbytes.
-OPTIMIZERS = {
-    "adamw_torch": "adamw_torch", "adamw_8bit": "adamw_bnb_8bit", "paged_adamw_8bit": "paged_adamw_8bit",
-    "paged_adamw_32bit": "paged_adamw_32bit", "adafactor": "adafactor",
-}
-BNB_OPTIMIZERS = {"adamw_bnb_8bit", "paged_adamw_8bit", "paged_adamw_32bit"}
+# Our short names -> transformers' `optim` names. Any other name transformers knows (adamw_torch_fused,
+# adamw_bnb_8bit, sgd, lion_8bit, ...) passes through unchanged; only an unknown one is replaced, with a warning.
+OPTIMIZER_ALIASES = {"adamw_8bit": "adamw_bnb_8bit"}
+
+Warn = Callable[[str, str], None]
+
+
+def needs_bitsandbytes(optim: str) -> bool:
+    # transformers' bitsandbytes optimizers: adamw_bnb_8bit, *_8bit, paged_* (all implemented by bitsandbytes).
+    return "bnb" in optim or optim.endswith("_8bit") or optim.startswith("paged_")
+
+
+def bf16_capable(capability: Optional[Tuple[int, int]]) -> Optional[bool]:
+    """bf16 in hardware needs compute capability >= 8.0 (Ampere). torch.cuda.is_bf16_supported() says True on
+    T4 (7.5) and V100 (7.0) too, where bf16 is emulated and many times slower. None: no GPU (CPU runs keep bf16)."""
+    if capability is None:
+        return None
+    return capability[0] >= 8
+
+
+def effective_precision(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], warn: Warn) -> str:
+    """The spec's precision, with bf16 turned into fp16 on GPUs without bf16 hardware."""
+    precision = str(get(spec, "trainer.precision", "bf16"))
+    if precision == "bf16" and bf16_capable(capability) is False:
+        warn("bf16 needs compute capability 8.0 or newer and this GPU has %d.%d; training in fp16 instead "
+             "(set trainer.precision: fp16 to silence this)" % tuple(capability or (0, 0)), "bf16-fallback")
+        return "fp16"
+    return precision
+
+
+def resolved_spec(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], warn: Warn) -> Dict[str, Any]:
+    """The spec with the precision decided for this GPU; model and compute dtypes follow it (a T4 gets fp16
+    weights and a float16 QLoRA compute dtype, not bf16 ones it would emulate)."""
+    precision = effective_precision(spec, capability, warn)
+    if precision == str(get(spec, "trainer.precision", "bf16")):
+        return spec
+    out = dict(spec, trainer=dict(spec.get("trainer") or {}, precision=precision))
+    if get(spec, "quantization.compute_dtype") == "bfloat16":
+        out["quantization"] = dict(spec.get("quantization") or {}, compute_dtype="float16")
+    return out
 
 # Spec trainer keys that are ours or renamed; any other key naming a TrainingArguments field passes through.
 RENAMED = {
@@ -25,14 +59,17 @@ RENAMED = {
 }
 OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy"}
 
-Warn = Callable[[str, str], None]
-
 
 def model_dtype(spec: Dict[str, Any]) -> str:
-    """Weights dtype for 16-bit methods; QLoRA's non-quantised parts follow the compute dtype."""
+    """Weights dtype for 16-bit methods; QLoRA's non-quantised parts follow the compute dtype. A full fine-tune
+    in fp16 keeps fp32 master weights: the fp16 grad scaler refuses to unscale fp16 gradients, and pure fp16
+    weights lose small updates. (bf16 has fp32's range, so bf16 weights are what bf16 training uses.)"""
     if spec["method"] == "qlora":
         return str(get(spec, "quantization.compute_dtype", "bfloat16"))
-    return DTYPES.get(str(get(spec, "trainer.precision", "bf16")), "bfloat16")
+    precision = str(get(spec, "trainer.precision", "bf16"))
+    if spec["method"] == "full" and precision == "fp16":
+        return "float32"
+    return DTYPES.get(precision, "bfloat16")
 
 
 def choose_attention(spec: Dict[str, Any], fa2_installed: bool, capability: Optional[Tuple[int, int]], warn: Warn) -> str:
@@ -83,11 +120,20 @@ def lora_kwargs(spec: Dict[str, Any]) -> Optional[Dict[str, Any]]:
 
 
 def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str], *, has_eval: bool, report_to: List[str],
-                         bnb_installed: bool, bf16_supported: Optional[bool], warn: Warn) -> Dict[str, Any]:
-    """TrainingArguments keyword arguments, only with names this transformers version has (`fields`)."""
+                         bnb_installed: bool, warn: Warn, optimizers: Optional[List[str]] = None,
+                         deepspeed: Optional[str] = None, pretokenized: bool = True) -> Dict[str, Any]:
+    """TrainingArguments keyword arguments, only with names this transformers version has (`fields`).
+
+    `spec` is already resolved for the GPU (resolved_spec); `optimizers` are the `optim` names this
+    transformers knows; `pretokenized`: our own tokenized columns (input_ids, attention_mask) only, where
+    remove_unused_columns must stay off. On the SFT path trl prepares the columns and its default applies."""
     t = dict(spec.get("trainer") or {})
     kw: Dict[str, Any] = {"output_dir": output_dir, "report_to": report_to, "logging_first_step": True,
-                          "save_safetensors": True, "remove_unused_columns": False}
+                          "save_safetensors": True}
+    if pretokenized:
+        kw["remove_unused_columns"] = False
+    if deepspeed:
+        kw["deepspeed"] = deepspeed
     if spec.get("name"):
         kw["run_name"] = str(get(spec, "wandb.run_name") or spec["name"])
     for key, value in t.items():
@@ -101,14 +147,15 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
     if "per_device_train_batch_size" in kw:
         kw["per_device_eval_batch_size"] = kw["per_device_train_batch_size"]
     precision = str(t.get("precision", "bf16"))
-    if precision == "bf16" and bf16_supported is False:
-        warn("bf16 is not supported on this GPU; training in fp16 instead (set trainer.precision: fp16 to silence this)", "bf16-unsupported")
-        precision = "fp16"
     kw["bf16"] = precision == "bf16"
     kw["fp16"] = precision == "fp16"
-    optim = OPTIMIZERS.get(str(t.get("optimizer", "adamw_torch")), "adamw_torch")
-    if optim in BNB_OPTIMIZERS and not bnb_installed:
-        warn("optimizer %s needs bitsandbytes, which is not installed; using adamw_torch" % t.get("optimizer"), "bnb-missing")
+    asked = str(t.get("optimizer", "adamw_torch"))
+    optim = OPTIMIZER_ALIASES.get(asked, asked)
+    if optimizers is not None and optim not in optimizers:
+        warn("optimizer %s is not one this transformers version knows; using adamw_torch" % asked, "unknown-optimizer")
+        optim = "adamw_torch"
+    if needs_bitsandbytes(optim) and not bnb_installed:
+        warn("optimizer %s needs bitsandbytes, which is not installed; using adamw_torch" % asked, "bnb-missing")
         optim = "adamw_torch"
     kw["optim"] = optim
     if t.get("gradient_checkpointing", True):
@@ -129,6 +176,13 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
 
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+_SAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def checkpoint_dir(output_dir: str, run_id: str) -> str:
+    """Checkpoints of one run: <outputs.dir>/checkpoints/<run id>. Several runs share a workspace's outputs
+    folder; resuming must never pick up another run's checkpoint-N."""
+    return os.path.join(output_dir, "checkpoints", _SAFE_ID.sub("_", run_id) or "run")
 
 
 def find_resume_checkpoint(output_dir: str) -> Optional[str]:
@@ -148,8 +202,25 @@ def find_resume_checkpoint(output_dir: str) -> Optional[str]:
     return best[1] if best else None
 
 
+# datasets' packaged loaders by file extension (a folder of files takes its files' loader).
+LOADERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
+           ".arrow": "arrow", ".txt": "text"}
+
+
+def loader_for(path: str) -> str:
+    name = path.lower()
+    for suffix in (".gz", ".bz2", ".xz", ".zst"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    if os.path.isdir(path):
+        exts = sorted({os.path.splitext(f.lower())[1] for f in os.listdir(path)} & set(LOADERS))
+        return LOADERS[exts[0]] if exts else "json"
+    return LOADERS.get(os.path.splitext(name)[1], "json")
+
+
 def dataset_source(spec: Dict[str, Any], workdir: str) -> Dict[str, Any]:
-    """{'kind': 'json', 'data_files': {...}} for local files, {'kind': 'hub', 'id', 'split', 'eval'} otherwise."""
+    """Local files: {'kind': 'local', 'train': (loader, path), 'eval': (loader, path) | None, 'eval_hub'};
+    otherwise {'kind': 'hub', 'id', 'split', 'eval'}. Each local file is read by its own format's loader."""
     train = str(get(spec, "data.train", ""))
     evalref = get(spec, "data.eval")
 
@@ -159,11 +230,9 @@ def dataset_source(spec: Dict[str, Any], workdir: str) -> Dict[str, Any]:
 
     lt = local(train) if train else None
     if lt:
-        files = {"train": lt}
         le = local(str(evalref)) if evalref else None
-        if le:
-            files["eval"] = le
-        return {"kind": "json", "data_files": files, "eval_hub": None if le or not evalref else str(evalref)}
+        return {"kind": "local", "train": (loader_for(lt), lt), "eval": (loader_for(le), le) if le else None,
+                "eval_hub": None if le or not evalref else str(evalref)}
     return {"kind": "hub", "id": train, "split": str(get(spec, "data.split", "train")), "eval": evalref}
 
 

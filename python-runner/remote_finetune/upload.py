@@ -11,6 +11,8 @@ import shutil
 import subprocess
 from typing import Callable, Dict, List, Optional, Tuple
 
+from .spec import hub_token
+
 
 def upload_argv(dest: str, local_dir: str, run_id: str, which: Callable[[str], Optional[str]] = shutil.which) -> Tuple[Optional[List[str]], str]:
     """The command that uploads local_dir to dest, or (None, why) when no tool for it is installed."""
@@ -44,7 +46,7 @@ def upload_outputs(dest: str, local_dir: str, run_id: str, env: Dict[str, str], 
     if argv is None:
         emit("warning", code="upload-skipped", message="upload to %s skipped: %s" % (dest, why))
         return False
-    if dest.startswith("hf://") and not (env.get("HF_TOKEN") or env.get("HUGGINGFACE_TOKEN") or env.get("HUGGING_FACE_HUB_TOKEN")):
+    if dest.startswith("hf://") and not hub_token(env):
         emit("warning", code="upload-skipped", message="upload to %s skipped: no HF_TOKEN in the run's env file or secret store" % dest)
         return False
     try:

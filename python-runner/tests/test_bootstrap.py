@@ -30,9 +30,9 @@ class Candidates(TempDirTest):
     def test_order_lambda_dlami_pytorch_env_first_gcp_then_path(self):
         root = self.host({"/usr/bin/python3": NO_TORCH, "/opt/conda/envs/tensorflow/bin/python": CUDA,
                           "/opt/conda/envs/pytorch/bin/python": CUDA, "/opt/conda/bin/python": CUDA,
-                          "/usr/local/bin/python3": CUDA})
+                          "/usr/local/bin/python3": CUDA, "/opt/pytorch/bin/python": CUDA})
         got = bs.candidate_pythons(root, path_env=os.path.join(root, "usr/local/bin"))
-        self.assertEqual([p[len(root):] for p, _ in got], ["/usr/bin/python3", "/opt/conda/envs/pytorch/bin/python",
+        self.assertEqual([p[len(root):] for p, _ in got], ["/usr/bin/python3", "/opt/pytorch/bin/python", "/opt/conda/envs/pytorch/bin/python",
                                                              "/opt/conda/envs/tensorflow/bin/python", "/opt/conda/bin/python", "/usr/local/bin/python3"])
 
     def test_lambda_stack_system_python_wins_when_it_has_cuda_torch(self):
@@ -59,6 +59,11 @@ class Candidates(TempDirTest):
             bs.choose_python(bs.candidate_pythons(root, path_env=""))
         self.assertIn("No Python with torch", str(cm.exception))
         self.assertIn("Deep Learning AMI", cm.exception.hint)
+
+    def test_the_current_dlami_pytorch_venv_is_found(self):
+        root = self.host({"/usr/bin/python3": NO_TORCH, "/opt/pytorch/bin/python": CUDA})
+        path, _, _ = bs.choose_python(bs.candidate_pythons(root, path_env=""))
+        self.assertTrue(path.endswith("/opt/pytorch/bin/python"))
 
     def test_override_comes_first(self):
         root = self.host({"/usr/bin/python3": CUDA, "/custom/python": CUDA})
@@ -88,23 +93,25 @@ class VenvAndRequirements(TempDirTest):
         return 0
 
     def boot(self, method="qlora", **kw):
-        return bs.bootstrap(self.home, method, env={"PATH": ""}, root=self.root, runner=self.runner, download=False, **kw)
+        opts = dict(env={"PATH": ""}, root=self.root, runner=self.runner, download=False)
+        opts.update(kw)
+        return bs.bootstrap(self.home, method, **opts)
 
     def test_venv_built_once_with_system_site_packages_and_requirements_only_when_changed(self):
         r1 = self.boot()
         venv = os.path.join(self.home, "venv")
         self.assertEqual(self.calls[0], [os.path.join(self.root, "usr/bin/python3"), "-m", "venv", "--clear", "--system-site-packages", venv])
         self.assertEqual(self.calls[1][:4], [os.path.join(venv, "bin", "python"), "-m", "pip", "install"])
-        self.assertTrue(self.calls[1][-1].endswith("requirements/qlora.txt"))
-        self.assertEqual(r1["installed"], ["qlora.txt"])
+        self.assertTrue(self.calls[1][-1].endswith("requirements/locks/hf4-torch2.2to2.5.txt"), "torch 2.3 takes the hf4 lock")
+        self.assertEqual(r1["installed"], ["hf4-torch2.2to2.5.txt"])
+        self.assertEqual(r1["lock"], "hf4-torch2.2to2.5.txt")
         self.assertEqual(r1["python"], os.path.join(venv, "bin", "python"))
         self.calls.clear()
         r2 = self.boot()
         self.assertEqual(self.calls, [], "nothing changed, nothing run")
         self.assertEqual(r2["installed"], [])
-        # another method: only its file
-        self.boot("lora-bf16")
-        self.assertEqual([os.path.basename(c[-1]) for c in self.calls], ["lora-bf16.txt"])
+        self.boot("lora-bf16")  # every built-in method shares the lock
+        self.assertEqual(self.calls, [])
 
     def test_a_changed_requirements_file_is_installed_again(self):
         req_dir = self.path("reqs")
@@ -132,10 +139,56 @@ class VenvAndRequirements(TempDirTest):
         self.assertEqual(self.calls[0][1:4], ["-m", "venv", "--clear"])
         self.assertTrue(self.calls[0][0].endswith("envs/pytorch/bin/python"))
 
+    def test_a_venv_made_from_a_venv_sees_its_parent_packages(self):
+        parent_site = "/opt/pytorch/lib/python3.12/site-packages"
+        self.write("root/usr/bin/python3", fake_python(dict(CUDA, python=[3, 12, 3], venv=True, site_packages=[parent_site])), mode=0o755)
+        r = self.boot()
+        pth = os.path.join(self.home, "venv", "lib", "python3.12", "site-packages", "_rft_parent_venv.pth")
+        self.assertEqual(read(pth), parent_site + "\n")
+        self.assertIn("parent venv", " ".join(r["notes"]))
+        self.write("root/usr/bin/python3", fake_python(CUDA), mode=0o755)
+        self.assertIsNone(bs.parent_site_pth(self.path("v2"), CUDA), "a plain interpreter needs no .pth")
+
+    def test_lock_by_torch_and_cuda_and_a_clear_refusal(self):
+        lock = lambda **kw: os.path.basename(bs.choose_lock(dict(CUDA, **kw)))  # noqa: E731
+        self.assertEqual(lock(torch="2.9.1+cu128", cuda="12.8"), "hf5-torch2.6plus.txt")
+        self.assertEqual(lock(torch="2.13.0+cpu", cuda=None), "hf5-torch2.6plus.txt")
+        self.assertEqual(lock(torch="2.6.0", cuda="12.4"), "hf5-torch2.6plus.txt")
+        self.assertEqual(lock(torch="2.5.1+cu121", cuda="12.1"), "hf4-torch2.2to2.5.txt")
+        self.assertEqual(lock(torch="2.2.0", cuda="11.8"), "hf4-torch2.2to2.5.txt")
+        for bad in (dict(torch="2.1.2+cu118", cuda="11.8"), dict(torch="1.13.1", cuda="11.7"), dict(torch="2.4.0", cuda="10.2"),
+                    dict(torch="3.0.0", cuda="12.8"), dict(torch="2.4.0", cuda="11.7")):
+            with self.assertRaises(bs.BootstrapError) as cm:
+                bs.choose_lock(dict(CUDA, **bad))
+            self.assertIn("not a combination the runner supports", str(cm.exception))
+            self.assertIn("torch 2.6 or newer", cm.exception.hint)
+            self.assertIn("torch 2.2-2.5", cm.exception.hint)
+        self.assertEqual(os.path.basename(bs.choose_lock(dict(CUDA, torch="2.1.0"), override="hf5-torch2.6plus")), "hf5-torch2.6plus.txt")
+        with self.assertRaises(bs.BootstrapError):
+            bs.choose_lock(CUDA, override="../../etc/passwd")
+
+    def test_predownload_runs_under_the_venv_interpreter(self):
+        seen = []
+
+        def run_json(argv, env):
+            seen.append((argv, env.get("PYTHONPATH")))
+            return {"notes": ["model x cached"]}
+
+        r = self.boot(spec={"model": {"id": "org/m"}}, run_dir="/rd", download=True, run_json=run_json)
+        argv, pythonpath = seen[0]
+        self.assertEqual(argv[0], os.path.join(self.home, "venv", "bin", "python"), "downloaded by the bootstrap's own interpreter")
+        self.assertEqual(argv[1:5], ["-m", "remote_finetune", "predownload", "--run-dir"])
+        self.assertTrue(pythonpath.endswith("python-runner"))
+        self.assertIn("model x cached", r["notes"])
+        refusing = lambda argv, env: {"error": "model org/m is a gated repository", "hint": "accept", "signature": "gated-repo"}  # noqa: E731
+        with self.assertRaises(bs.BootstrapError) as cm:
+            self.boot(spec={"model": {"id": "org/m"}}, run_dir="/rd", download=True, run_json=refusing)
+        self.assertEqual(cm.exception.signature, "gated-repo")
+
     def test_optional_extras(self):
-        self.boot("lora-bf16", spec={"trainer": {"use_sft_trainer": True}}, flash_attn=True)
+        self.boot("lora-bf16", spec={"launcher": {"deepspeed": "ds_config.json"}}, flash_attn=True, env={"PATH": "", "WANDB_API_KEY": "k" * 40})
         names = [os.path.basename(c[-1]) if c[-1].endswith(".txt") else os.path.basename(c[-2]) for c in self.calls[1:]]
-        self.assertEqual(names, ["lora-bf16.txt", "sft.txt", "flash-attn.txt"])
+        self.assertEqual(names, ["hf4-torch2.2to2.5.txt", "wandb.txt", "deepspeed.txt", "flash-attn.txt"])
         self.assertEqual(self.calls[-1][-1], "--no-build-isolation")
         self.assertFalse(bs.want_flash_attn("qlora", CUDA), "never 4-bit with FlashAttention-2")
         self.assertFalse(bs.want_flash_attn("lora-bf16", dict(CUDA, capability=[7, 5])), "T4 has no FA2")
@@ -146,8 +199,10 @@ class VenvAndRequirements(TempDirTest):
         self.assertEqual(r["python"], os.path.join(self.root, "usr/bin/python3"))
 
     def test_shipped_requirement_files_are_pinned(self):
-        for name in os.listdir(bs.REQUIREMENTS_DIR):
-            for line in read(os.path.join(bs.REQUIREMENTS_DIR, name)).splitlines():
+        files = [os.path.join(d, n) for d, _, names in os.walk(bs.REQUIREMENTS_DIR) for n in names]
+        self.assertGreaterEqual(len([f for f in files if "locks" in f]), 2)
+        for name in files:
+            for line in read(name).splitlines():
                 line = line.strip()
                 if line and not line.startswith(("#", "-r")):
                     self.assertRegex(line, r"^[A-Za-z0-9_.\-]+==[0-9][\w.]*$", name)

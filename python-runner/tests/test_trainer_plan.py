@@ -16,7 +16,7 @@ FIELDS = ["output_dir", "num_train_epochs", "max_steps", "per_device_train_batch
           "gradient_accumulation_steps", "learning_rate", "lr_scheduler_type", "warmup_ratio", "weight_decay", "bf16", "fp16",
           "optim", "gradient_checkpointing", "gradient_checkpointing_kwargs", "logging_steps", "eval_strategy", "eval_steps",
           "save_strategy", "save_steps", "save_total_limit", "seed", "report_to", "run_name", "logging_first_step",
-          "save_safetensors", "remove_unused_columns", "include_num_input_tokens_seen", "load_best_model_at_end", "metric_for_best_model"]
+          "save_safetensors", "remove_unused_columns", "include_num_input_tokens_seen", "load_best_model_at_end", "metric_for_best_model", "deepspeed"]
 
 
 def spec(method="lora-bf16", **sections):
@@ -78,17 +78,22 @@ class ModelSettings(unittest.TestCase):
         self.assertEqual(plan.model_dtype(spec("full", trainer={"precision": "fp32"})), "float32")
 
 
+# transformers' OptimizerNames values the tests need (the trainer reads the real enum at run time).
+OPTIM_NAMES = ["adamw_torch", "adamw_torch_fused", "adamw_bnb_8bit", "adamw_8bit", "paged_adamw_8bit", "paged_adamw_32bit",
+               "sgd", "adafactor", "lion_8bit"]
+
+
 class TrainingArgs(unittest.TestCase):
     def kwargs(self, s, **kw):
         w = Warnings()
-        opts = dict(has_eval=True, report_to=[], bnb_installed=True, bf16_supported=True, warn=w)
+        opts = dict(has_eval=True, report_to=[], bnb_installed=True, warn=w, optimizers=OPTIM_NAMES)
         opts.update(kw)
         return plan.training_args_kwargs(s, "/out", FIELDS, **opts), w
 
     def test_qlora_t4_fixture(self):
         s, errs = load_spec(os.path.join(RUNSPEC, "qlora_t4.json"))
         self.assertEqual(errs, [])
-        kw, w = self.kwargs(s, bf16_supported=False)
+        kw, w = self.kwargs(plan.resolved_spec(s, (7, 5), Warnings()))
         self.assertEqual((kw["num_train_epochs"], kw["per_device_train_batch_size"], kw["gradient_accumulation_steps"]), (3, 1, 16))
         self.assertEqual((kw["fp16"], kw["bf16"], kw["optim"]), (True, False, "paged_adamw_8bit"))
         self.assertEqual(kw["eval_strategy"], "steps")
@@ -96,10 +101,44 @@ class TrainingArgs(unittest.TestCase):
         self.assertTrue(kw["include_num_input_tokens_seen"])
         self.assertEqual(w.items, [])
 
-    def test_bf16_on_a_gpu_without_it_becomes_fp16_with_a_warning(self):
-        kw, w = self.kwargs(spec(trainer={"precision": "bf16"}), bf16_supported=False)
-        self.assertEqual((kw["bf16"], kw["fp16"]), (False, True))
-        self.assertEqual(w.codes, ["bf16-unsupported"])
+    def test_bf16_is_decided_by_compute_capability_and_dtypes_follow(self):
+        # torch.cuda.is_bf16_supported() says True on a T4 (7.5) and a V100 (7.0): bf16 is emulated there.
+        for cap in ((7, 5), (7, 0)):
+            w = Warnings()
+            s = plan.resolved_spec(spec("qlora", trainer={"precision": "bf16"}, quantization={"compute_dtype": "bfloat16"}), cap, w)
+            self.assertEqual(w.codes, ["bf16-fallback"])
+            kw, _ = self.kwargs(s)
+            self.assertEqual((kw["bf16"], kw["fp16"]), (False, True))
+            self.assertEqual(plan.quantization_kwargs(s)["bnb_4bit_compute_dtype"], "float16")
+            self.assertEqual(plan.model_dtype(s), "float16")
+            lora = plan.resolved_spec(spec("lora-bf16", trainer={"precision": "bf16"}), cap, Warnings())
+            self.assertEqual(plan.model_dtype(lora), "float16")
+        for cap in ((8, 0), (8, 6), (9, 0), None):  # A100, A10G/L4-class, H100, CPU
+            w = Warnings()
+            s = plan.resolved_spec(spec("lora-bf16", trainer={"precision": "bf16"}), cap, w)
+            self.assertEqual((w.codes, plan.model_dtype(s)), ([], "bfloat16"), cap)
+
+    def test_full_fine_tune_in_fp16_keeps_fp32_master_weights(self):
+        self.assertEqual(plan.model_dtype(spec("full", trainer={"precision": "fp16"})), "float32")
+        self.assertEqual(plan.model_dtype(spec("full", trainer={"precision": "bf16"})), "bfloat16")
+        self.assertEqual(plan.model_dtype(spec("lora-bf16", trainer={"precision": "fp16"})), "float16")
+
+    def test_optimizers_pass_through_and_only_unknown_ones_are_replaced(self):
+        for name in ("adamw_torch_fused", "adamw_bnb_8bit", "sgd", "paged_adamw_8bit", "adafactor"):
+            kw, w = self.kwargs(spec(trainer={"optimizer": name}))
+            self.assertEqual((kw["optim"], w.codes), (name, []), name)
+        kw, w = self.kwargs(spec(trainer={"optimizer": "adamw_8bit"}))
+        self.assertEqual(kw["optim"], "adamw_bnb_8bit")
+        kw, w = self.kwargs(spec(trainer={"optimizer": "no_such_optim"}))
+        self.assertEqual((kw["optim"], w.codes), ("adamw_torch", ["unknown-optimizer"]))
+
+    def test_remove_unused_columns_only_for_our_own_tokenized_columns(self):
+        self.assertFalse(self.kwargs(spec())[0]["remove_unused_columns"])
+        self.assertNotIn("remove_unused_columns", self.kwargs(spec(), pretokenized=False)[0], "forced on the SFT path")
+
+    def test_deepspeed_config_reaches_the_training_arguments(self):
+        self.assertEqual(self.kwargs(spec(), deepspeed="/ws/ds_config.json")[0]["deepspeed"], "/ws/ds_config.json")
+        self.assertNotIn("deepspeed", self.kwargs(spec())[0])
 
     def test_8bit_optimizer_without_bitsandbytes(self):
         kw, w = self.kwargs(spec(trainer={"optimizer": "adamw_8bit"}), bnb_installed=False)
@@ -115,7 +154,7 @@ class TrainingArgs(unittest.TestCase):
         self.assertEqual(w.codes, ["unknown-trainer-key", "no-eval-set"])  # max_grad_norm is not in FIELDS here
         old = [f if f != "eval_strategy" else "evaluation_strategy" for f in FIELDS]
         kw = plan.training_args_kwargs(spec(data={"train": "a", "eval": "b"}), "/o", old, has_eval=True, report_to=["wandb"],
-                                       bnb_installed=True, bf16_supported=True, warn=Warnings())
+                                       bnb_installed=True, warn=Warnings())
         self.assertEqual(kw["evaluation_strategy"], "steps")
         self.assertEqual(kw["report_to"], ["wandb"])
         self.assertTrue(set(kw) <= set(old))
@@ -127,7 +166,8 @@ class TrainingArgs(unittest.TestCase):
                 self.assertEqual(errs, [], name)
                 kw, w = self.kwargs(s)
                 self.assertEqual([c for c in w.codes if c == "unknown-trainer-key"], [], name)
-                self.assertIn(kw["optim"], plan.OPTIMIZERS.values())
+                self.assertIn(kw["optim"], OPTIM_NAMES)
+                self.assertEqual([c for c in w.codes if c == "unknown-optimizer"], [], name)
 
 
 class DataAndResume(TempDirTest):
@@ -139,13 +179,26 @@ class DataAndResume(TempDirTest):
         self.write("outputs/checkpoint-x/trainer_state.json", "{}")
         self.assertEqual(plan.find_resume_checkpoint(out), os.path.join(out, "checkpoint-100"))
 
+    def test_checkpoints_live_in_a_folder_of_their_run(self):
+        out = self.path("outputs")
+        self.write("outputs/checkpoints/run-a/checkpoint-500/trainer_state.json", "{}")
+        self.write("outputs/checkpoint-900/trainer_state.json", "{}")  # another run's, in the shared folder
+        self.assertIsNone(plan.find_resume_checkpoint(plan.checkpoint_dir(out, "run-b")))
+        self.assertEqual(plan.find_resume_checkpoint(plan.checkpoint_dir(out, "run-a")), os.path.join(out, "checkpoints", "run-a", "checkpoint-500"))
+        self.assertEqual(plan.checkpoint_dir(out, "../x"), os.path.join(out, "checkpoints", ".._x"))
+
     def test_dataset_source(self):
         self.write("work/data/train.jsonl", "{}\n")
-        self.write("work/data/eval.jsonl", "{}\n")
-        s = spec(data={"train": "data/train.jsonl", "eval": "data/eval.jsonl"})
+        self.write("work/data/eval.csv", "text\nx\n")
+        self.write("work/data/t.parquet", "")
+        self.write("work/data/t.tsv.gz", "")
+        s = spec(data={"train": "data/train.jsonl", "eval": "data/eval.csv"})
         src = plan.dataset_source(s, self.path("work"))
-        self.assertEqual(src["kind"], "json")
-        self.assertEqual(src["data_files"], {"train": self.path("work/data/train.jsonl"), "eval": self.path("work/data/eval.jsonl")})
+        self.assertEqual(src["kind"], "local")
+        self.assertEqual(src["train"], ("json", self.path("work/data/train.jsonl")))
+        self.assertEqual(src["eval"], ("csv", self.path("work/data/eval.csv")), "CSV read with the json loader")
+        self.assertEqual(plan.dataset_source(spec(data={"train": "data/t.parquet"}), self.path("work"))["train"][0], "parquet")
+        self.assertEqual(plan.loader_for(self.path("work/data/t.tsv.gz")), "csv")
         hub = plan.dataset_source(spec(data={"train": "tatsu-lab/alpaca", "split": "train[:1%]"}), self.path("work"))
         self.assertEqual(hub, {"kind": "hub", "id": "tatsu-lab/alpaca", "split": "train[:1%]", "eval": None})
 

@@ -1,6 +1,0 @@
-def is_available():
-    return False
-
-
-def is_initialized():
-    return False
