@@ -6,32 +6,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-CACHE="${RFT_CACHE:-$HOME/.cache/remote-finetune}"
-TORCH_VERSION="${RFT_TORCH_VERSION:-2.13.0}"
 LOCKS="${RFT_TRAINING_LOCKS:-hf5-torch2.6plus hf4-torch2.2to2.5}"
 OUT=.test-output/training
-mkdir -p "$OUT" "$CACHE"
+mkdir -p "$OUT"
 
-ensure_venv() { # lock file -> venv dir on stdout
-  local lock=$1 key venv
-  key=$( { cat "$lock"; echo "torch==$TORCH_VERSION"; python3 --version; } | sha256sum | cut -c1-16)
-  venv="$CACHE/venv-$(basename "$lock" .txt)-$key"
-  if [ ! -f "$venv/.complete" ]; then
-    echo "building $venv (one time)" >&2
-    rm -rf "$venv"
-    { python3 -m venv "$venv" &&
-      "$venv/bin/pip" install -q --disable-pip-version-check "torch==$TORCH_VERSION" &&
-      "$venv/bin/pip" install -q --disable-pip-version-check -r "$lock"; } > "$OUT/venv-$(basename "$lock" .txt).log" 2>&1 \
-      || { echo "venv for $lock failed; see $OUT/venv-$(basename "$lock" .txt).log" >&2; tail -20 "$OUT/venv-$(basename "$lock" .txt).log" >&2; return 1; }
-    touch "$venv/.complete"
-  fi
-  echo "$venv"
-}
+ensure_venv() { bash scripts/ensure-training-venv.sh "$1"; }
 
 total_pass=0; total_fail=0; summaries=(); rc=0
 for name in $LOCKS; do
-  lock="python-runner/remote_finetune/requirements/locks/$name.txt"
-  if ! venv=$(ensure_venv "$lock"); then total_fail=$((total_fail + 1)); rc=1; summaries+=("$name: no venv"); continue; fi
+  if ! venv=$(ensure_venv "$name"); then total_fail=$((total_fail + 1)); rc=1; summaries+=("$name: no venv"); continue; fi
   log="$OUT/$name.log"
   start=$(date +%s)
   (cd python-runner && HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 "$venv/bin/python" -m tests_training) > "$log" 2>&1
