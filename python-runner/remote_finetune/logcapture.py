@@ -98,11 +98,54 @@ def _group_alive(pgid: int) -> bool:
         return True
 
 
+LAUNCHERS = ("torchrun", "accelerate", "deepspeed")
+
+
+def group_members(pgid: int) -> Optional[List[int]]:
+    """Pids in process group `pgid` (from /proc), or None where /proc cannot tell."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    found = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid:
+            found.append(int(name))
+    return found
+
+
+def signal_workers(leader: int, signum: int, spare_leader: bool) -> None:
+    """A stop reaches the training processes. Under torchrun/accelerate/deepspeed the launcher itself is spared:
+    on SIGTERM it kills its workers after its own short timeout (torchrun: 30 s), cutting the grace period in
+    which they save a checkpoint; left alone it waits for them and exits with their status."""
+    members = group_members(leader) if spare_leader else None
+    if members is None or members == [leader] or not members:
+        try:
+            os.killpg(leader, signum)
+        except ProcessLookupError:
+            pass
+        return
+    for pid in members:
+        if pid != leader:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+
 def run_captured(argv: List[str], output_log: str, *, cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
                  on_line: Optional[Callable[[str], None]] = None, redactor: Optional[Redactor] = None,
                  grace_s: float = 120.0, idle_flush_s: float = 0.5,
                  on_start: Optional[Callable[[int], None]] = None) -> CaptureResult:
     redactor = redactor if redactor is not None else Redactor([])
+    spare_leader = os.path.basename(argv[0]) in LAUNCHERS if argv else False
     splitter = _Splitter(redactor)
     started = time.time()
     state: Dict[str, Any] = {"signalled": None, "deadline": None, "killed": False, "proc": None}
@@ -112,10 +155,7 @@ def run_captured(argv: List[str], output_log: str, *, cwd: Optional[str] = None,
             state["signalled"] = signum
             state["deadline"] = time.time() + grace_s
         if state["proc"] is not None:
-            try:
-                os.killpg(state["proc"].pid, signum)
-            except ProcessLookupError:
-                pass
+            signal_workers(state["proc"].pid, signum, spare_leader)
 
     # Handlers first: a signal arriving while the child starts must still reach it.
     previous = {}

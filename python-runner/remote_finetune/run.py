@@ -9,6 +9,7 @@ events.jsonl with one `finished` event.
 import os
 import random
 import signal
+import subprocess
 import string
 import sys
 import threading
@@ -81,6 +82,21 @@ def child_environment(base: Dict[str, str], file_env: Dict[str, str], run_dir: s
     return env
 
 
+def record_environment(python: str, run_dir: str, env: Dict[str, str], emit: Callable[..., Any]) -> None:
+    """pip freeze of the training interpreter, kept with the run: what exactly trained this adapter."""
+    try:
+        r = subprocess.run([python, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"], env=env, cwd=run_dir,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        emit("warning", code="pip-freeze", message="could not record the environment (pip freeze): %s" % e)
+        return
+    if r.returncode != 0:
+        emit("warning", code="pip-freeze", message="could not record the environment: pip freeze exited %d" % r.returncode)
+        return
+    with open(os.path.join(run_dir, "pip-freeze.txt"), "wb") as f:
+        f.write(r.stdout)
+
+
 def _relative(path: str, workdir: str) -> str:
     r = os.path.relpath(path, workdir)
     return path if r.startswith("..") else r
@@ -149,6 +165,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
                     method="own-script", world_size=int(get(spec, "launcher.num_processes", 1)),
                     wandb_run_id=env.get("WANDB_RUN_ID"), wandb_url=wandb_url(env))
 
+    record_environment(python, run_dir, env, events.emit)
     scanner = SignatureScanner()
     parser = TrainerOutputParser() if mode == "own-script" else None
     errors_reported: List[str] = []
@@ -156,7 +173,9 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
 
     def on_line(line: str) -> None:
         sig = scanner.feed(line)
-        if sig is not None:
+        if sig is not None and sig.severity == "warning":
+            events.emit("warning", message=line.strip()[:2000], code=sig.id)
+        elif sig is not None:
             errors_reported.append(sig.id)
             events.emit("error", message=line.strip()[:2000], signature=sig.id, hint=sig.hint)
         if parser is not None and not os.path.exists(marker):

@@ -9,23 +9,25 @@ _PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "signatures.jso
 
 
 class Signature:
-    __slots__ = ("id", "regex", "title", "hint")
+    __slots__ = ("id", "regex", "title", "hint", "severity")
 
-    def __init__(self, id: str, regex: "re.Pattern[str]", title: str, hint: str) -> None:
+    def __init__(self, id: str, regex: "re.Pattern[str]", title: str, hint: str, severity: str = "error") -> None:
         self.id = id
         self.regex = regex
         self.title = title
         self.hint = hint
+        self.severity = severity  # "warning": the run goes on (a W&B key refused), reported as a warning event
 
 
 def load_signatures(path: str = _PATH) -> List[Signature]:
     with open(path, "r", encoding="utf-8") as f:
         data = json.load(f)
     flags = re.IGNORECASE if "i" in data.get("flags", "") else 0
-    return [Signature(s["id"], re.compile(s["regex"], flags), s["title"], s["hint"]) for s in data["signatures"]]
+    return [Signature(s["id"], re.compile(s["regex"], flags), s["title"], s["hint"], s.get("severity", "error")) for s in data["signatures"]]
 
 
 _DEFAULT: Optional[List[Signature]] = None
+OWN_PREFIX = "[remote-finetune] "
 
 
 def match_line(line: str, signatures: Optional[List[Signature]] = None) -> Optional[Signature]:
@@ -35,6 +37,8 @@ def match_line(line: str, signatures: Optional[List[Signature]] = None) -> Optio
         if _DEFAULT is None:
             _DEFAULT = load_signatures()
         signatures = _DEFAULT
+    if line.lstrip().startswith(OWN_PREFIX):
+        return None  # our own warnings name failures (bf16, flash-attn) without being them
     for sig in signatures:
         if sig.regex.search(line):
             return sig

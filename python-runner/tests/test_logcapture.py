@@ -1,8 +1,10 @@
 import os
+import signal
 import sys
 import time
 import unittest
 
+from remote_finetune import logcapture
 from remote_finetune.envfile import Redactor
 from remote_finetune.logcapture import _Splitter, run_captured
 from tests.helpers import PYTHON, TempDirTest, read
@@ -90,3 +92,49 @@ class Capture(TempDirTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# A STAND-IN for torchrun's signal behaviour (torch.distributed.elastic: on SIGTERM the agent tears its workers
+# down, SIGKILL after a short timeout), reduced to 0.5 s. The worker needs 1.5 s to save its checkpoint.
+LAUNCHER = r'''#!/usr/bin/env python3
+import os, signal, subprocess, sys, time
+worker = subprocess.Popen([sys.executable, sys.argv[1], sys.argv[2]])
+def term(signum, frame):
+    time.sleep(0.5)
+    worker.kill()
+    sys.exit(143)
+signal.signal(signal.SIGTERM, term)
+sys.exit(worker.wait())
+'''
+WORKER = r'''
+import signal, sys, time
+def term(signum, frame):
+    time.sleep(1.5)
+    open(sys.argv[1], "w").write("saved")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, term)
+open(sys.argv[1] + ".ready", "w").write("1")
+while True:
+    time.sleep(0.1)
+'''
+
+
+class LauncherGrace(TempDirTest):
+    def test_a_stop_under_torchrun_reaches_the_workers_and_spares_the_launcher(self):
+        import threading
+        launcher = self.write("bin/torchrun", LAUNCHER, mode=0o755)
+        worker = self.write("worker.py", WORKER)
+        saved = self.path("saved")
+
+        def stop_when_ready():
+            end = time.time() + 20
+            while not os.path.exists(saved + ".ready") and time.time() < end:
+                time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=stop_when_ready, daemon=True).start()
+        res = logcapture.run_captured([launcher, worker, saved], self.path("output.log"), grace_s=30)
+        self.assertEqual(res.signalled, signal.SIGTERM)
+        self.assertEqual(read(saved), "saved", "the launcher cut the worker's grace period")
+        self.assertEqual(res.returncode, 0)
+        self.assertFalse(res.killed_by_us)

@@ -51,6 +51,13 @@ class SharedSamples(unittest.TestCase):
         got = [sc.feed(l) for l in ["x", "CUDA out of memory. a", "CUDA out of memory. b", "No space left on device"]]
         self.assertEqual([g.id if g else None for g in got], [None, "cuda-oom", None, "disk-full"])
 
+    def test_wandb_401_is_a_warning_not_a_gated_repo_and_our_own_lines_never_match(self):
+        sig = signatures.match_line("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://api.wandb.ai/graphql")
+        self.assertEqual((sig.id, sig.severity), ("wandb-auth", "warning"))
+        hf = signatures.match_line("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/x")
+        self.assertEqual((hf.id, hf.severity), ("gated-repo", "error"))
+        self.assertIsNone(signatures.match_line("[remote-finetune] warning: bf16 is not supported on this GPU; training in fp16 instead"))
+
 
 if __name__ == "__main__":
     unittest.main()

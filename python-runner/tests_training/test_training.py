@@ -205,6 +205,9 @@ class BuiltInTrainer(Case):
         self.assertTrue(args["bf16"])
         self.assertEqual(args["optim"], "adamw_torch")
         self.assertFalse(os.path.exists(os.path.join(self.workdir, "outputs", "checkpoint-6")), "checkpoint outside the run's folder")
+        import transformers
+        freeze = open(os.path.join(self.run_dir, "pip-freeze.txt")).read().splitlines()
+        self.assertIn("transformers==%s" % transformers.__version__, freeze)
 
     def test_qlora_nf4_llama_on_csv(self):
         import bitsandbytes  # noqa: F401  (the suite's venv has it; CPU 4-bit quantisation since bitsandbytes 0.48)

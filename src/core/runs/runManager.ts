@@ -3,7 +3,7 @@
 // offset → on exit, download artifacts and tear down per policy. Every step updates the run store, so a
 // crash anywhere leaves a record that reattach() picks up. No `vscode` here: the features wrap it.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConnectOptions, SshSession } from '../ssh/session';
 import { SshHost } from '../ssh/reconnect';
@@ -23,6 +23,8 @@ import { isTerminal } from './runRecord';
 import { newRunId } from './runId';
 import { mirrorRun, localOffsets } from './runMirror';
 import { downloadFolder } from './artifacts';
+import { artifactPlan, localOutputsDir } from './artifactPlan';
+import type { DownloadItem, RunOutputs } from './artifactPlan';
 import type { DownloadProgress } from './artifacts';
 import { sshTargetOf } from './sshTarget';
 
@@ -164,6 +166,7 @@ export class RunManager {
       offsets: { output_log: 0, events: 0, gpu: 0 },
       localDir: this.localDirOf(id), workspaceDir: req.workspaceDir, origin: 'here',
       teardownPolicy: req.teardown.policy, ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
+      ...spreadOutputs(outputsOf(req.spec)),
     });
     const say = (status: RunStatus, message: string): void => {
       this.deps.log?.(`[${id}] ${message}`);
@@ -383,14 +386,17 @@ export class RunManager {
       status: out.status, exitCode: st.exitCode ?? null, offsets: localOffsets(rec.localDir ?? this.localDirOf(runId)),
       ...(out.failure ? { failure: out.failure } : {}),
     });
-    if (out.status === 'completed' && out.adapterPath && rec.workspaceDir) {
-      try {
-        const dest = join(rec.workspaceDir, 'outputs', runId, 'adapter');
-        await this.downloadArtifacts(runId, out.adapterPath, dest);
-        updated = store.update(runId, { artifactsDir: dest });
-      } catch (err) {
-        this.deps.log?.(`[${runId}] adapter download failed: ${(err as Error).message}`);
+    if (out.status === 'completed' && rec.workspaceDir) {
+      for (const f of artifactPlan(rec.outputs, runId, rec.workspaceDir, out.adapterPath)) {
+        try {
+          const { bytes } = await this.downloadArtifacts(runId, f.remote, f.local);
+          this.deps.log?.(`[${runId}] downloaded ${f.item} ${f.remote} to ${f.local} (${(bytes / 1e6).toFixed(1)} MB)`);
+          if (f.item === 'adapter') updated = store.update(runId, { artifactsDir: f.local });
+        } catch (err) {
+          this.deps.log?.(`[${runId}] ${f.item} download failed: ${(err as Error).message}`);
+        }
       }
+      if (rec.outputs?.download?.includes('logs')) copyLogs(rec.localDir ?? this.localDirOf(runId), join(rec.workspaceDir, localOutputsDir(rec.outputs.dir), runId, 'logs'));
     }
     updated = await this.teardown(updated);
     for (const l of this.finishedListeners) l({ record: updated, ...(out.failure ? { failure: out.failure } : {}) });
@@ -493,6 +499,29 @@ export function runnerCommand(python: string, runnerDir: string, workdir: string
     `py=$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' "$RFT_RUN_DIR/bootstrap.json"); [ -n "$py" ] || { echo 'bootstrap chose no python' >&2; exit 1; }`,
     run('"$py"'),
   ].join('\n');
+}
+
+/** The spec's outputs section, if it says anything about what comes back. */
+function outputsOf(spec: Readonly<Record<string, unknown>>): RunOutputs | undefined {
+  const o = spec.outputs;
+  if (!o || typeof o !== 'object') return undefined;
+  const { dir, download } = o as { dir?: unknown; download?: unknown };
+  const items = Array.isArray(download) ? download.filter((d): d is 'adapter' | 'checkpoints' | 'logs' => d === 'adapter' || d === 'checkpoints' || d === 'logs') : undefined;
+  if (typeof dir !== 'string' && !items) return undefined;
+  return { ...(typeof dir === 'string' ? { dir } : {}), ...(items ? { download: items } : {}) };
+}
+
+function spreadOutputs(o: RunOutputs | undefined): { outputs?: { dir?: string; download?: DownloadItem[] } } {
+  if (!o) return {};
+  return { outputs: { ...(o.dir !== undefined ? { dir: o.dir } : {}), ...(o.download ? { download: [...o.download] } : {}) } };
+}
+
+/** The mirrored logs (already local) copied next to the downloaded adapter. */
+function copyLogs(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const name of ['output.log', 'events.jsonl', 'gpu.csv']) {
+    if (existsSync(join(from, name))) copyFileSync(join(from, name), join(to, name));
+  }
 }
 
 /** ~/.remote-finetune/runs/<id> → ~/.remote-finetune */

@@ -49,6 +49,8 @@ export const runRecordSchema = z.object({
   exitCode: z.number().int().nullable().optional(),
   failure: z.object({ signature: z.string().optional(), message: z.string(), hint: z.string().optional() }).optional(),
   artifactsDir: z.string().optional(),
+  /** The spec's outputs (dir, download): what comes back when the run ends, and where it goes. */
+  outputs: z.object({ dir: z.string().optional(), download: z.array(z.enum(['adapter', 'checkpoints', 'logs'])).optional() }).optional(),
   /** Local folder mirroring the run's files (output.log, events.jsonl, gpu.csv) by byte offset. */
   localDir: z.string().optional(),
   workspaceDir: z.string().optional(),

@@ -8,7 +8,12 @@ export interface FailureSignature {
   readonly title: string;
   readonly hint: string;
   readonly regex: RegExp;
+  /** 'warning': the run goes on (e.g. W&B refused the key); shown, but not as the run's failure. */
+  readonly severity: 'error' | 'warning';
 }
+
+/** Lines the runner prints itself: they name failures (bf16, flash-attn) in warnings without being them. */
+const OWN_PREFIX = '[remote-finetune] ';
 
 export interface SignatureMatch {
   readonly signature: FailureSignature;
@@ -22,6 +27,7 @@ interface RawSignature {
   readonly regex: string;
   readonly title: string;
   readonly hint: string;
+  readonly severity?: string;
 }
 
 interface RawSignatureFile {
@@ -35,7 +41,7 @@ export function compileSignatures(data: RawSignatureFile): FailureSignature[] {
   const out: FailureSignature[] = [];
   for (const s of data.signatures) {
     try {
-      out.push({ id: s.id, title: s.title, hint: s.hint, regex: new RegExp(s.regex, flags) });
+      out.push({ id: s.id, title: s.title, hint: s.hint, regex: new RegExp(s.regex, flags), severity: s.severity === 'warning' ? 'warning' : 'error' });
     } catch {
       // The shared-fixture test fails on this, so it never ships; at runtime one bad entry must not hide the others.
     }
@@ -47,6 +53,7 @@ export const FAILURE_SIGNATURES: readonly FailureSignature[] = compileSignatures
 
 /** The first signature (in file order) that matches one output line, or undefined. */
 export function matchSignature(line: string, signatures: readonly FailureSignature[] = FAILURE_SIGNATURES): SignatureMatch | undefined {
+  if (line.trimStart().startsWith(OWN_PREFIX)) return undefined;
   for (const signature of signatures) {
     const m = signature.regex.exec(line);
     if (m) return { signature, start: m.index, end: m.index + m[0].length };

@@ -198,7 +198,7 @@ test('runs: a cloud spec (target lambda) run on one\'s own SSH host arms no powe
   const spec = { ...req.spec, target: { provider: 'lambda', gpu: 'A100-80GB', region: 'us-east-1' }, teardown: { policy: 'terminate', idle_minutes: 1 } };
   const rec = await m.start({ ...req, spec, specText: JSON.stringify(spec) });
   const done = await finished(m, rec.id);
-  assert.equal(done.record.status, 'completed', done.record.error);
+  assert.equal(done.record.status, 'completed', JSON.stringify(done.record));
   const root = join(sshd.home, '.remote-finetune');
   assert.ok(existsSync(join(root, 'runs', rec.id, 'spec.json')));
   assert.ok(!existsSync(join(root, 'runs', rec.id, 'launch.json')), 'a launch record was written for a host nobody launched');
