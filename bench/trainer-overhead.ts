@@ -1,7 +1,8 @@
 // The runner's overhead: the same tiny model (built locally), data and TrainingArguments trained
 // (a) by a plain ~30-line Hugging Face Trainer script (bench/lib/plain_trainer.py) and
 // (b) by `python -m remote_finetune run` with everything on: events callback, log capture through a pipe,
-//     the GPU sampler (an nvidia-smi STAND-IN on PATH, test/support/standins/nvidia-smi: no GPU here),
+//     the GPU sampler at its default interval (an nvidia-smi STAND-IN on PATH, test/support/standins/nvidia-smi:
+//     no GPU here),
 //     the watchdog off (it only polls the disk every 30 s).
 // Both use the real torch/transformers/peft from the test:training venv, on CPU. The figure is training
 // steps per second as HF Trainer measures it itself (train_steps_per_second: model loading excluded),
@@ -52,7 +53,7 @@ function ours(i: number): number {
     target: { provider: 'ssh' }, outputs: { dir: `outputs-${i}` },
   };
   writeFileSync(join(runDir, 'spec.json'), JSON.stringify(spec));
-  const r = spawnSync(python, ['-m', 'remote_finetune', 'run', '--run-dir', runDir, '--workdir', ws, '--no-watchdog', '--gpu-interval-ms', '500'],
+  const r = spawnSync(python, ['-m', 'remote_finetune', 'run', '--run-dir', runDir, '--workdir', ws, '--no-watchdog'],
     { cwd: runDir, env: { ...env, PYTHONPATH: join(ROOT, 'python-runner'), PYTHONSAFEPATH: '1' }, encoding: 'utf8' });
   const events = readFileSync(join(runDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; extra?: Record<string, number> });
   const sps = events.find((e) => e.type === 'metrics' && e.extra?.train_steps_per_second !== undefined)?.extra?.train_steps_per_second;
