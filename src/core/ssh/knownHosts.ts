@@ -155,6 +155,44 @@ function verdictFor(files: readonly string[], host: string, port: number, key: H
   return { kind: 'unknown', fingerprint };
 }
 
+/** StrictHostKeyChecking as ssh_config(5) spells it (true/false/off folded in by resolveHost). */
+export type StrictHostKeyChecking = 'yes' | 'no' | 'ask' | 'accept-new';
+export type HostKeyAction = 'accept' | 'accept-and-remember' | 'ask' | 'refuse';
+
+/**
+ * What to do with a verdict under the host's StrictHostKeyChecking, as ssh(1) does it, with one deliberate
+ * difference: OpenSSH under `no` still connects to a host whose key CHANGED (with password and
+ * keyboard-interactive login turned off); this extension never does, in any mode: it ships code and secrets.
+ *   known → accept; revoked or changed → refuse;
+ *   unknown → yes: refuse, accept-new and no: accept and remember, ask (the default): ask the user.
+ */
+export function hostKeyAction(kind: HostKeyVerdict['kind'], mode: StrictHostKeyChecking | undefined): HostKeyAction {
+  if (kind === 'known') return 'accept';
+  if (kind !== 'unknown') return 'refuse';
+  if (mode === 'yes') return 'refuse';
+  if (mode === 'accept-new' || mode === 'no') return 'accept-and-remember';
+  return 'ask';
+}
+
+/**
+ * The file of a @cert-authority line that covers `host:port`, if any. ssh2 does not negotiate host
+ * certificates, so such a CA cannot vouch for the key here; the prompt and the refusal say so instead of
+ * leaving the user wondering why a host ssh(1) trusts is "unknown".
+ */
+export function certAuthorityFor(files: readonly string[], host: string, port: number): string | undefined {
+  const names = [knownHostsName(host, port), ...(port === 22 ? [] : [host])];
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    let text: string;
+    try { text = readFileSync(file, 'utf8'); } catch { continue; }
+    for (const line of text.split(/\r?\n/)) {
+      const e = parseLine(line);
+      if (e?.marker === '@cert-authority' && names.some((n) => hostFieldMatches(e.hosts, n))) return file;
+    }
+  }
+  return undefined;
+}
+
 /** Appends an accepted key to the extension's own store, hashed like `HashKnownHosts yes` writes it. */
 export function rememberHostKey(storeFile: string, host: string, port: number, key: HostKey): void {
   mkdirSync(dirname(storeFile), { recursive: true });

@@ -16,7 +16,7 @@ import { detectLoginShell, noisyShellMessage, viaPosixShell } from './loginShell
 import type { LoginShell } from './loginShell';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
-import { checkHostKey, changedHostKeyMessage, fingerprintSha256, keyTypeOf, rememberHostKey, knownHostsName, preferKnownHostKeyAlgorithms } from './knownHosts';
+import { certAuthorityFor, checkHostKey, changedHostKeyMessage, fingerprintSha256, hostKeyAction, keyTypeOf, rememberHostKey, knownHostsName, preferKnownHostKeyAlgorithms } from './knownHosts';
 
 /** Where to connect: an ssh_config alias, or "[user@]host[:port]" with optional overrides. */
 export interface SshTarget {
@@ -34,6 +34,8 @@ export interface HostKeyPrompt {
   readonly port: number;
   readonly keyType: string;
   readonly fingerprint: string;
+  /** A known_hosts file whose @cert-authority covers the host (host certificates cannot be checked here). */
+  readonly certAuthorityFile?: string;
 }
 
 /** Authentication (agent, keys, passphrases, passwords and keyboard-interactive answers) is in auth.ts. */
@@ -44,6 +46,8 @@ export interface ConnectOptions extends AuthOptions {
   readonly hostKeyStore: string;
   /** Overrides the known_hosts files from ssh_config (tests point these at temp files). */
   readonly knownHostsFiles?: readonly string[];
+  /** Overrides GlobalKnownHostsFile (tests; default: the ssh_config value, else /etc/ssh/ssh_known_hosts{,2}). */
+  readonly globalKnownHostsFiles?: readonly string[];
   /** Asked once per unknown host key; true accepts and remembers it in hostKeyStore. Absent means refuse. */
   readonly confirmHostKey?: (prompt: HostKeyPrompt) => Promise<boolean>;
   /** Keepalive period; default min(ServerAliveInterval, 7 s): with 2 unanswered probes allowed a dead link is dropped within ~21 s. */
@@ -269,7 +273,8 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
   const keyName = resolved.hostKeyAlias ?? resolved.hostName;
   // With HostKeyAlias ssh looks the alias up bare, whatever the port; otherwise "[host]:port" off port 22.
   const keyPort = resolved.hostKeyAlias ? 22 : port;
-  const knownFiles = [...(options.knownHostsFiles ?? resolved.userKnownHostsFiles), options.hostKeyStore];
+  // As ssh(1): the user files, then the global ones (GlobalKnownHostsFile, /etc/ssh/ssh_known_hosts by default).
+  const knownFiles = [...(options.knownHostsFiles ?? resolved.userKnownHostsFiles), ...(options.globalKnownHostsFiles ?? resolved.globalKnownHostsFiles), options.hostKeyStore];
   let hostKeyError: Error | undefined;
   const interval = options.keepaliveIntervalMs ?? Math.min(resolved.serverAliveInterval > 0 ? resolved.serverAliveInterval * 1000 : 7_000, 7_000);
   const readyMs = options.readyTimeoutMs ?? 20_000;
@@ -328,7 +333,8 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
         const blob = Buffer.from(key);
         const hk = { type: keyTypeOf(blob), blob };
         const verdict = checkHostKey(knownFiles, keyName, keyPort, hk);
-        if (verdict.kind === 'known') return verify(true);
+        const action = hostKeyAction(verdict.kind, resolved.strictHostKeyChecking);
+        if (action === 'accept') return verify(true);
         if (verdict.kind === 'changed') {
           hostKeyError = new SshFatalError(changedHostKeyMessage(keyName, keyPort, verdict), 'host-key-changed');
           return verify(false);
@@ -337,17 +343,26 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
           hostKeyError = new SshFatalError(`Host key ${verdict.fingerprint} for ${knownHostsName(keyName, keyPort)} is marked @revoked in ${verdict.file}.`, 'host-key-revoked');
           return verify(false);
         }
-        const ask = options.confirmHostKey;
-        const rejected = (): void => {
-          hostKeyError = new SshFatalError(`Host key ${fingerprintSha256(blob)} for ${knownHostsName(keyName, keyPort)} is not known and was not accepted.`, 'host-key-rejected');
+        if (verdict.kind !== 'unknown') return verify(false);
+        const ca = certAuthorityFor(knownFiles, keyName, keyPort);
+        const caNote = ca ? ` ${ca} vouches for it with a @cert-authority, but this client cannot check host certificates: add the host's own key (ssh-keyscan) instead.` : '';
+        if (action === 'accept-and-remember') {
+          options.log?.(`StrictHostKeyChecking ${resolved.strictHostKeyChecking}: adding ${hk.type} ${verdict.fingerprint} for ${knownHostsName(keyName, keyPort)}`);
+          rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
+          return verify(true);
+        }
+        const rejected = (why: string): void => {
+          hostKeyError = new SshFatalError(`Host key ${fingerprintSha256(blob)} for ${knownHostsName(keyName, keyPort)} is not known and ${why}.${caNote}`, 'host-key-rejected');
           verify(false);
         };
-        if (!ask) return rejected();
-        timer.pauseWhile(() => ask({ host: keyName, port: keyPort, keyType: hk.type, fingerprint: verdict.fingerprint })).then((ok) => {
-          if (!ok) return rejected();
+        if (action === 'refuse') return rejected('StrictHostKeyChecking is yes for this host in your ssh_config');
+        const ask = options.confirmHostKey;
+        if (!ask) return rejected('was not accepted');
+        timer.pauseWhile(() => ask({ host: keyName, port: keyPort, keyType: hk.type, fingerprint: verdict.fingerprint, ...(ca ? { certAuthorityFile: ca } : {}) })).then((ok) => {
+          if (!ok) return rejected('was not accepted');
           rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
           verify(true);
-        }, rejected);
+        }, () => rejected('was not accepted'));
       },
     });
     // Every remote command is a few small request/reply packets; with Nagle on, each waits out the peer's

@@ -31,10 +31,12 @@ export interface ResolvedHost {
   readonly serverAliveCountMax: number;
   /** Expanded; empty for `UserKnownHostsFile none`. */
   readonly userKnownHostsFiles: readonly string[];
+  /** GlobalKnownHostsFile, expanded; OpenSSH's default /etc/ssh/ssh_known_hosts{,2}; empty for `none`. */
+  readonly globalKnownHostsFiles: readonly string[];
   /** Lowercased, as OpenSSH looks it up. */
   readonly hostKeyAlias?: string;
   /** One of yes, no, ask, accept-new (OpenSSH's synonyms true/false/off are folded in). */
-  readonly strictHostKeyChecking?: string;
+  readonly strictHostKeyChecking?: 'yes' | 'no' | 'ask' | 'accept-new';
   /**
    * IdentityAgent as `ssh -G` prints it: a socket path (~, %-tokens and ${ENV} expanded), or `none`,
    * `SSH_AUTH_SOCK` or `$VAR`, which are read from the environment when connecting (agentSocketFor in auth.ts).
@@ -112,7 +114,7 @@ function parseTime(s: string): number | undefined {
   return total;
 }
 
-const STRICT_HOST_KEY_CHECKING: Readonly<Record<string, string>> = {
+const STRICT_HOST_KEY_CHECKING: Readonly<Record<string, 'yes' | 'no' | 'ask' | 'accept-new'>> = {
   yes: 'yes', true: 'yes', no: 'no', false: 'no', off: 'no', ask: 'ask', 'accept-new': 'accept-new',
 };
 
@@ -211,6 +213,7 @@ export function resolveHost(alias: string, source: SshConfigSource = {}): Resolv
   const tokens = fileTokens({ hostArg, hostName, port, user, hostKeyAlias }, home, localUser);
   const expand = (f: string): string => expandTokens(expandTilde(f, home), tokens);
   const known = c.first.get('userknownhostsfile') ?? ['~/.ssh/known_hosts', '~/.ssh/known_hosts2'];
+  const globalKnown = c.first.get('globalknownhostsfile') ?? ['/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2'];
   const strict = STRICT_HOST_KEY_CHECKING[get('stricthostkeychecking')?.toLowerCase() ?? ''];
   const aliveInterval = parseTime(get('serveraliveinterval') ?? '');
   const aliveMax = get('serveralivecountmax');
@@ -228,6 +231,7 @@ export function resolveHost(alias: string, source: SshConfigSource = {}): Resolv
     serverAliveInterval: aliveInterval ?? 0,
     serverAliveCountMax: aliveMax !== undefined && /^\d+$/.test(aliveMax) ? Number(aliveMax) : 3,
     userKnownHostsFiles: known[0]?.toLowerCase() === 'none' ? [] : known.map(expand),
+    globalKnownHostsFiles: globalKnown[0]?.toLowerCase() === 'none' ? [] : globalKnown.map(expand),
     ...(proxyCommand ? { proxyCommand } : {}),
     ...(hostKeyAlias ? { hostKeyAlias } : {}),
     ...(strict ? { strictHostKeyChecking: strict } : {}),

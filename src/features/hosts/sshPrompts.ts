@@ -15,7 +15,7 @@ export async function confirmHostKeyModal(p: HostKeyPrompt): Promise<boolean> {
   const trust = 'Trust and Connect';
   const choice = await vscode.window.showWarningMessage(
     `The authenticity of host ${name} can't be established.`,
-    { modal: true, detail: `${p.keyType} key fingerprint is ${p.fingerprint}.\n\nCompare it with the fingerprint your provider shows (or \`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub\` on the host). If you trust it, it is remembered by Remote Fine-Tune; a different key later will be refused.` },
+    { modal: true, detail: `${p.keyType} key fingerprint is ${p.fingerprint}.${p.certAuthorityFile ? `\n\n${p.certAuthorityFile} vouches for this host with a @cert-authority, but host certificates cannot be checked here.` : ''}\n\nCompare it with the fingerprint your provider shows (or \`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub\` on the host). If you trust it, it is remembered by Remote Fine-Tune; a different key later will be refused.` },
     trust,
   );
   return choice === trust;

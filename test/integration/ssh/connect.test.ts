@@ -219,6 +219,40 @@ test('a host known only by its RSA key is checked against that key (known types 
   assert.equal(prompted, false);
 });
 
+test('StrictHostKeyChecking from ssh_config: yes refuses an unknown key unasked, accept-new records it unasked, a changed key is refused in every mode', async () => {
+  const s = await server();
+  let prompted = 0;
+  const ask = { confirmHostKey: async (): Promise<boolean> => { prompted++; return true; } };
+  const yes = clientFor(s, { trust: false, extraConfig: ['  StrictHostKeyChecking yes'] });
+  await assert.rejects(connect({ host: yes.alias }, { ...yes.options, ...ask }),
+    (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-rejected' && /StrictHostKeyChecking is yes/.test(e.message));
+  assert.equal(prompted, 0, 'yes never asks');
+  const acceptNew = clientFor(s, { trust: false, extraConfig: ['  StrictHostKeyChecking accept-new'] });
+  const first = await connect({ host: acceptNew.alias }, { ...acceptNew.options, ...ask });
+  first.close();
+  assert.equal(prompted, 0, 'accept-new does not ask');
+  assert.match(readFileSync(acceptNew.options.hostKeyStore, 'utf8'), /ssh-ed25519 /, 'and records the key');
+  // The same port now answers with another host key: refused under accept-new and no alike.
+  const other = await server();
+  for (const mode of ['accept-new', 'no']) {
+    const c = clientFor(other, { trust: false, extraConfig: [`  StrictHostKeyChecking ${mode}`] });
+    const [type, b64] = s.knownHostsLine.split(' ').slice(1);
+    writeFileSync(c.knownHostsPath, `[127.0.0.1]:${other.port} ${type} ${b64}\n`);  // the first server's key, on record for the second
+    await assert.rejects(connect({ host: c.alias }, { ...c.options, ...ask }), (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-changed', mode);
+  }
+  assert.equal(prompted, 0);
+});
+
+test('GlobalKnownHostsFile (from ssh_config) vouches for a host', async () => {
+  const s = await server();
+  const c = clientFor(s, { trust: false });
+  const global = join(c.dir, 'ssh_known_hosts');
+  writeFileSync(global, `${s.knownHostsLine}\n`);
+  writeFileSync(c.sshConfigPath, readFileSync(c.sshConfigPath, 'utf8') + `  GlobalKnownHostsFile ${global}\n  StrictHostKeyChecking yes\n`);
+  const ok = await connect({ host: c.alias }, c.options);
+  ok.close();
+});
+
 test('HostKeyAlias: the key is looked up under the bare alias whatever the port, as OpenSSH does', async () => {
   const s = await server();
   const c = clientFor(s, { trust: false, extraConfig: ['  HostKeyAlias gpu-box.example'] });

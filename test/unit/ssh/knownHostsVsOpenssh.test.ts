@@ -19,7 +19,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server } from 'ssh2';
-import { checkHostKey, keyTypeOf } from '../../../src/core/ssh/knownHosts';
+import { certAuthorityFor, checkHostKey, hostKeyAction, keyTypeOf } from '../../../src/core/ssh/knownHosts';
+import type { StrictHostKeyChecking } from '../../../src/core/ssh/knownHosts';
 
 const probe = spawnSync('ssh', ['-V'], { encoding: 'utf8' });
 const keygen = spawnSync('ssh-keygen', ['-?'], { encoding: 'utf8' });
@@ -66,20 +67,25 @@ type Verdict = 'known' | 'unknown' | 'changed' | 'revoked';
 
 /** What ssh decides about the key the server presents for host:port, with only `files` as known_hosts. */
 async function opensshVerdict(files: readonly string[], host: string, port: number, present: KeyName): Promise<Verdict> {
-  const serverPort = await serverFor(present);
-  const args = ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${files.join(' ')}`, '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'CheckHostIP=no',
-    '-o', 'UpdateHostKeys=no', '-o', 'PubkeyAuthentication=no', '-o', 'PasswordAuthentication=no',
-    '-o', 'KbdInteractiveAuthentication=no', '-o', `ProxyCommand=${process.execPath} ${relay} ${serverPort}`,
-    '-p', String(port), '-l', 'nobody', host, 'true'];
-  const stderr = await new Promise<string>((resolve) => {
-    execFile('ssh', args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeout: 20_000 }, (_err, _out, err) => resolve(String(err)));
-  });
+  const stderr = await opensshAttempt(files, host, port, present, 'yes');
   if (/REVOKED HOST KEY DETECTED/.test(stderr)) return 'revoked';
   if (/REMOTE HOST IDENTIFICATION HAS CHANGED/.test(stderr)) return 'changed';
   if (/No \S+ host key is known for/.test(stderr)) return 'unknown';
   if (/Permission denied/.test(stderr)) return 'known';
   throw new Error(`unrecognised ssh outcome:\n${stderr}`);
+}
+
+/** ssh's stderr for one connection attempt under a StrictHostKeyChecking mode (BatchMode: it never prompts). */
+async function opensshAttempt(files: readonly string[], host: string, port: number, present: KeyName, strict: string, global = '/dev/null'): Promise<string> {
+  const serverPort = await serverFor(present);
+  const args = ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', `StrictHostKeyChecking=${strict}`,
+    '-o', `UserKnownHostsFile=${files.join(' ')}`, '-o', `GlobalKnownHostsFile=${global}`, '-o', 'CheckHostIP=no',
+    '-o', 'UpdateHostKeys=no', '-o', 'PubkeyAuthentication=no', '-o', 'PasswordAuthentication=no',
+    '-o', 'KbdInteractiveAuthentication=no', '-o', `ProxyCommand=${process.execPath} ${relay} ${serverPort}`,
+    '-p', String(port), '-l', 'nobody', host, 'true'];
+  return await new Promise<string>((resolve) => {
+    execFile('ssh', args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeout: 20_000 }, (_err, _out, err) => resolve(String(err)));
+  });
 }
 
 /** A known_hosts line for key `k` (its "type base64"). */
@@ -174,3 +180,51 @@ for (const c of cases) {
     assert.equal(checkHostKey(files, c.host, c.port, { type: key.type, blob: key.blob }).kind, openssh);
   });
 }
+
+// StrictHostKeyChecking, the same oracle: does ssh go on to authenticate (the server then refuses it: "Permission
+// denied"), and does it record the key? hostKeyAction() must agree, except where this extension is stricter on
+// purpose: under `no` OpenSSH still connects to a host whose key CHANGED (password login off); we never do.
+const situations: Array<{ readonly name: string; readonly lines: () => string[]; readonly verdict: Verdict }> = [
+  { name: 'unknown host', lines: () => [line('other-host', 'B')], verdict: 'unknown' },
+  { name: 'changed key', lines: () => [line('strict-host', 'B')], verdict: 'changed' },
+  { name: 'known key', lines: () => [line('strict-host', 'A')], verdict: 'known' },
+];
+for (const mode of ['yes', 'accept-new', 'no'] as const satisfies readonly StrictHostKeyChecking[]) {
+  for (const sit of situations) {
+    test(`StrictHostKeyChecking ${mode}, ${sit.name}: proceeds and records as ssh does`, async (t) => {
+      if (noOpenssh) { t.skip(noOpenssh); return; }
+      const file = knownHosts(sit.lines());
+      const before = readFileSync(file, 'utf8');
+      const key = keys!.A;
+      assert.equal(checkHostKey([file], 'strict-host', 22, { type: key.type, blob: key.blob }).kind, sit.verdict);
+      const ours = hostKeyAction(sit.verdict, mode);
+      const stderr = await opensshAttempt([file], 'strict-host', 22, 'A', mode);
+      const sshProceeds = /Permission denied/.test(stderr);
+      const sshRecords = readFileSync(file, 'utf8') !== before;
+      if (mode === 'no' && sit.verdict === 'changed') {
+        assert.ok(sshProceeds, `OpenSSH connects despite a changed key under no:\n${stderr}`);
+        assert.equal(ours, 'refuse', 'we never connect to a host whose key changed');
+        return;
+      }
+      assert.equal(ours === 'accept' || ours === 'accept-and-remember', sshProceeds, `ssh ${sshProceeds ? 'proceeds' : 'refuses'}:\n${stderr}`);
+      assert.equal(ours === 'accept-and-remember', sshRecords, `ssh ${sshRecords ? 'records' : 'does not record'} the key`);
+    });
+  }
+}
+
+test('GlobalKnownHostsFile vouches for a host as the user file does, as ssh says', async (t) => {
+  if (noOpenssh) { t.skip(noOpenssh); return; }
+  const global = knownHosts([line('global-host', 'A')]);
+  const user = knownHosts([line('someone-else', 'B')]);
+  const stderr = await opensshAttempt([user], 'global-host', 22, 'A', 'yes', global);
+  assert.match(stderr, /Permission denied/, 'ssh accepts the key from the global file');
+  assert.equal(checkHostKey([user, global], 'global-host', 22, { type: keys!.A.type, blob: keys!.A.blob }).kind, 'known');
+});
+
+test('a @cert-authority covering the host is found for the prompt (host certificates are not checked by ssh2)', () => {
+  if (noOpenssh) return;
+  const f = knownHosts([line('*.example.com', 'B', '@cert-authority'), line('gpu20.example.com', 'A')]);
+  assert.equal(certAuthorityFor([f], 'ca.example.com', 22), f);
+  assert.equal(certAuthorityFor([f], 'ca.example.org', 22), undefined);
+  assert.equal(hostKeyAction('unknown', undefined), 'ask');
+});
