@@ -20,7 +20,7 @@ import type { CodeServer } from '../harness/codeServer';
 import { launchChromium } from '../harness/chromium';
 import { buildVsix } from '../harness/vsix';
 import { openFile, runCommand, startTrainingVia, waitForWorkbench } from '../harness/workbench';
-import { frameWithText, waitForNotification } from '../harness/frames';
+import { clickDialogButton, frameWithText, waitForNotification } from '../harness/frames';
 import { startSshd } from '../support/sshd';
 import type { Sshd } from '../support/sshd';
 import { clientFor } from '../support/sshClient';
@@ -130,6 +130,12 @@ test('e2e: Start Training on A100 on a new (emulated) Lambda instance: progress,
     await startOnHost(page, /lambda gpu_1x_a100\b/);
     await waitForNotification(page, /launching gpu_1x_a100 on lambda|connecting|syncing/, 60_000);
     await page.screenshot({ path: join(OUT, 'cloud-progress.png') });
+    // Lambda publishes no host keys: the new instance's key is shown once, under the instance's own name (a
+    // recycled address is a new host, not a changed key), with the fingerprint to compare.
+    const dialog = page.locator('.monaco-dialog-box', { hasText: /authenticity of host rft-lambda-/ }).first();
+    await dialog.waitFor({ timeout: 120_000 });
+    assert.ok((await dialog.innerText()).includes(sshd.hostKeyFingerprint), 'the dialog shows the host key fingerprint');
+    await clickDialogButton(page, /Trust and Connect/);
     await frameWithText(page, /line \d+ of the run/, 120_000);
     await runCommand(page, 'Fine-Tune: Show GPU Dashboard');
     await frameWithText(page, /A100/, 60_000);

@@ -64,6 +64,11 @@ export interface Instance {
   readonly launchedAt?: number;
   /** The cloud took it back (spot reclaim, preemption): the run is interrupted and resumable elsewhere. */
   readonly interrupted?: boolean;
+  /**
+   * The instance's SSH host keys ("type base64") as the provider vouches for them (a key we generated and put
+   * in its user-data, or one it publishes): the first connection then checks them instead of asking the user.
+   */
+  readonly hostKeys?: readonly string[];
 }
 
 export interface WaitForSshOptions {

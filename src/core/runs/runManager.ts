@@ -26,7 +26,7 @@ import { downloadFolder } from './artifacts';
 import { artifactPlan, localOutputsDir } from './artifactPlan';
 import type { DownloadItem, RunOutputs } from './artifactPlan';
 import type { DownloadProgress } from './artifacts';
-import { sshTargetOf } from './sshTarget';
+import { instanceHostKeyAlias, sshTargetOf } from './sshTarget';
 
 export type RunTarget =
   | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
@@ -134,9 +134,9 @@ export class RunManager {
     return join(this.deps.storageDir, 'runs', runId);
   }
 
-  private hostFor(record: Pick<RunRecord, 'host' | 'sshUser' | 'sshPort' | 'identityFile' | 'instanceId'>): SshHost {
+  private hostFor(record: Pick<RunRecord, 'host' | 'sshUser' | 'sshPort' | 'identityFile' | 'instanceId' | 'pinnedHostKeys'> & { readonly provider?: string }): SshHost {
     if (!record.host) throw new Error('the run has no host');
-    const key = `${record.sshUser ?? ''}@${record.host}:${record.sshPort ?? ''}#${record.identityFile ?? ''}`;
+    const key = `${record.sshUser ?? ''}@${record.host}:${record.sshPort ?? ''}#${record.identityFile ?? ''}#${record.instanceId ?? ''}`;
     let h = this.hosts.get(key);
     if (!h) {
       // A provisioned instance's user and port are the image's defaults: the user's ssh_config may override
@@ -145,6 +145,8 @@ export class RunManager {
         ...(record.sshUser ? (record.instanceId ? { defaultUser: record.sshUser } : { user: record.sshUser }) : {}),
         ...(record.sshPort && !(record.instanceId && record.sshPort === 22) ? { port: record.sshPort } : {}),
         ...(record.identityFile ? { identityFile: record.identityFile } : {}),
+        ...(record.instanceId && record.provider ? { hostKeyAlias: instanceHostKeyAlias(record.provider, record.instanceId) } : {}),
+        ...(record.pinnedHostKeys ? { pinnedHostKeys: record.pinnedHostKeys } : {}),
       });
       h = new SshHost(target, this.deps.connectOptions, { maxMs: 15_000 });
       this.hosts.set(key, h);
@@ -219,7 +221,8 @@ export class RunManager {
           // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
           bootstrap: async (instance, signal) => {
             const host = instance.publicIp ?? '';
-            const rec = store.update(id, { host, sshUser: instance.sshUser, sshPort: instance.sshPort, instanceId: instance.id, launchedAt: Date.now() });
+            const rec = store.update(id, { host, sshUser: instance.sshUser, sshPort: instance.sshPort, instanceId: instance.id, launchedAt: Date.now(),
+              ...(instance.hostKeys?.length ? { pinnedHostKeys: [...instance.hostKeys] } : {}) });
             result = await runOnHost(rec, signal);
           },
         });

@@ -36,6 +36,8 @@ export const runRecordSchema = z.object({
   launchedAt: z.number().optional(),
   provider: z.enum(['ssh', 'local', 'lambda', 'ec2', 'gcp']),
   instanceId: z.string().optional(),
+  /** Host keys the provider vouched for at launch ("type base64"); only these are accepted for the instance. */
+  pinnedHostKeys: z.array(z.string().regex(/^[a-z0-9@.-]+ [A-Za-z0-9+/=]+$/)).max(8).optional(),
   region: z.string().optional(),
   gpu: z.string().optional(),
   remoteDir: z.string().optional(),

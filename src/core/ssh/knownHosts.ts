@@ -118,7 +118,12 @@ const ALGORITHMS_FOR_TYPE: Readonly<Record<string, readonly string[]>> = {
  * "changed" and refused instead of "unknown" and offered for acceptance. `defaults` is ssh2's own list.
  */
 export function preferKnownHostKeyAlgorithms<T extends string>(files: readonly string[], host: string, port: number, defaults: readonly T[]): T[] {
-  const known = new Set(entriesFor(files, host, port).filter((e) => e.marker !== '@revoked').flatMap((e) => ALGORITHMS_FOR_TYPE[e.type] ?? []));
+  return preferKeyTypes(entriesFor(files, host, port).filter((e) => e.marker !== '@revoked').map((e) => e.type), defaults);
+}
+
+/** `defaults` with the algorithms of the given key types first (a pinned key's type is then what the server shows). */
+export function preferKeyTypes<T extends string>(types: readonly string[], defaults: readonly T[]): T[] {
+  const known = new Set(types.flatMap((t) => ALGORITHMS_FOR_TYPE[t] ?? []));
   const first = defaults.filter((a) => known.has(a));
   return [...first, ...defaults.filter((a) => !known.has(a))];
 }

@@ -16,7 +16,7 @@ import { detectLoginShell, noisyShellMessage, viaPosixShell } from './loginShell
 import type { LoginShell } from './loginShell';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
-import { certAuthorityFor, checkHostKey, changedHostKeyMessage, fingerprintSha256, hostKeyAction, keyTypeOf, rememberHostKey, knownHostsName, preferKnownHostKeyAlgorithms } from './knownHosts';
+import { certAuthorityFor, checkHostKey, changedHostKeyMessage, fingerprintSha256, hostKeyAction, keyTypeOf, rememberHostKey, knownHostsName, preferKeyTypes, preferKnownHostKeyAlgorithms } from './knownHosts';
 
 /** Where to connect: an ssh_config alias, or "[user@]host[:port]" with optional overrides. */
 export interface SshTarget {
@@ -27,6 +27,17 @@ export interface SshTarget {
   readonly port?: number;
   /** Used before the ones ssh_config names. */
   readonly identityFile?: string;
+  /**
+   * The name the host key is recorded under, as ssh_config's HostKeyAlias (which wins if set). Provisioned
+   * instances use one per instance id: a cloud recycles addresses, and a new instance on an old address is a
+   * new host, not a "changed key".
+   */
+  readonly hostKeyAlias?: string;
+  /**
+   * Host keys known in advance for this target ("type base64" lines): a key the extension generated and put in
+   * the instance's user-data, or one the provider published. Only these are accepted; nothing is asked.
+   */
+  readonly pinnedHostKeys?: readonly string[];
 }
 
 export interface HostKeyPrompt {
@@ -270,9 +281,10 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
   const user = target.user ?? resolved.user;
   const port = target.port ?? resolved.port;
   // OpenSSH looks host keys up by HostName (or HostKeyAlias), never by the alias typed.
-  const keyName = resolved.hostKeyAlias ?? resolved.hostName;
+  const alias = resolved.hostKeyAlias ?? target.hostKeyAlias?.toLowerCase();
+  const keyName = alias ?? resolved.hostName;
   // With HostKeyAlias ssh looks the alias up bare, whatever the port; otherwise "[host]:port" off port 22.
-  const keyPort = resolved.hostKeyAlias ? 22 : port;
+  const keyPort = alias ? 22 : port;
   // As ssh(1): the user files, then the global ones (GlobalKnownHostsFile, /etc/ssh/ssh_known_hosts by default).
   const knownFiles = [...(options.knownHostsFiles ?? resolved.userKnownHostsFiles), ...(options.globalKnownHostsFiles ?? resolved.globalKnownHostsFiles), options.hostKeyStore];
   let hostKeyError: Error | undefined;
@@ -327,11 +339,25 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
       readyTimeout: 0,
       keepaliveInterval: interval,
       keepaliveCountMax: options.keepaliveCountMax ?? 2,
-      algorithms: { serverHostKey: preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, keyPort, SSH2_HOST_KEY_ALGORITHMS) },
+      algorithms: {
+        serverHostKey: target.pinnedHostKeys?.length
+          ? preferKeyTypes<ServerHostKeyAlgorithm>(target.pinnedHostKeys.map((l) => l.trim().split(/\s+/)[0] ?? ''), SSH2_HOST_KEY_ALGORITHMS)
+          : preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, keyPort, SSH2_HOST_KEY_ALGORITHMS),
+      },
       authHandler: auth.handler,
       hostVerifier: (key: Buffer, verify: (ok: boolean) => void): void => {
         const blob = Buffer.from(key);
         const hk = { type: keyTypeOf(blob), blob };
+        if (target.pinnedHostKeys && target.pinnedHostKeys.length > 0) {
+          const pinned = target.pinnedHostKeys.map((l) => Buffer.from(l.trim().split(/\s+/)[1] ?? '', 'base64'));
+          if (pinned.some((b) => b.equals(blob))) {
+            if (checkHostKey(knownFiles, keyName, keyPort, hk).kind !== 'known') rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
+            return verify(true);
+          }
+          hostKeyError = new SshFatalError(`Host key ${fingerprintSha256(blob)} of ${knownHostsName(keyName, keyPort)} is not the one this instance was launched with ` +
+            `(${pinned.map((b) => fingerprintSha256(b)).join(', ')}). The connection was refused: something other than the instance may be answering at ${resolved.hostName}:${port}.`, 'host-key-changed');
+          return verify(false);
+        }
         const verdict = checkHostKey(knownFiles, keyName, keyPort, hk);
         const action = hostKeyAction(verdict.kind, resolved.strictHostKeyChecking);
         if (action === 'accept') return verify(true);

@@ -243,6 +243,44 @@ test('StrictHostKeyChecking from ssh_config: yes refuses an unknown key unasked,
   assert.equal(prompted, 0);
 });
 
+test('provisioned instances: a pinned host key connects unasked, any other key is refused; keys are kept per instance, so a recycled address is a new host', async () => {
+  const first = await server();
+  const c = clientFor(first, { trust: false });
+  let prompted = 0;
+  const opts = { ...c.options, confirmHostKey: async (): Promise<boolean> => { prompted++; return true; } };
+  const pin = first.knownHostsLine.split(' ').slice(1).join(' ');
+  const a = await connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0aaa', pinnedHostKeys: [pin] }, opts);
+  a.close();
+  assert.equal(prompted, 0);
+  assert.match(readFileSync(c.options.hostKeyStore, 'utf8'), /ssh-ed25519/, 'recorded under the instance alias for reattaching');
+  const again = await connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0aaa' }, opts);  // after a reload: no pin, the store knows it
+  again.close();
+  assert.equal(prompted, 0);
+  // Another key than the pinned one (a different machine answering at that address): refused.
+  sshKeygen(join(c.dir, 'other_host_key'));
+  const otherPin = readFileSync(join(c.dir, 'other_host_key.pub'), 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
+  await assert.rejects(connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0bbb', pinnedHostKeys: [otherPin] }, opts),
+    (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-changed' && /not the one this instance was launched with/.test(e.message));
+  // The address is recycled: a new instance (another host key) on the same IP and port, under its own alias.
+  const userKey = join(c.dir, 'user_key');
+  writeFileSync(userKey, readFileSync(first.userKeyPath), { mode: 0o600 });
+  writeFileSync(c.sshConfigPath, readFileSync(c.sshConfigPath, 'utf8').replace(first.userKeyPath, userKey));
+  const pub = readFileSync(`${first.userKeyPath}.pub`, 'utf8');
+  await first.stop();
+  const second = await server({ port: first.port, authorizedKeys: [pub] });
+  const pin2 = second.knownHostsLine.split(' ').slice(1).join(' ');
+  const b = await connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0ccc', pinnedHostKeys: [pin2] }, opts);
+  b.close();
+  // Without per-instance aliases the same address would read as a CHANGED key (what users saw before):
+  rememberHostKeyLine(c.options.hostKeyStore, first.port, pin);
+  await assert.rejects(connect({ host: c.alias }, opts), (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-changed');
+  assert.equal(prompted, 0);
+});
+
+function rememberHostKeyLine(store: string, port: number, typeAndKey: string): void {
+  writeFileSync(store, readFileSync(store, 'utf8') + `[127.0.0.1]:${port} ${typeAndKey}\n`);
+}
+
 test('GlobalKnownHostsFile (from ssh_config) vouches for a host', async () => {
   const s = await server();
   const c = clientFor(s, { trust: false });
