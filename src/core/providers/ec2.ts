@@ -2,6 +2,7 @@
 // Credentials come from the SDK's default chain (environment, profiles, SSO, instance roles); nothing is stored.
 // Ownership is the remote-finetune:run-id tag; RunInstances carries a ClientToken derived from the run id,
 // so a retried or repeated launch of the same run never creates a second instance.
+import { cloudInitHostKey } from './instanceHostKey';
 import { createHash } from 'node:crypto';
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, Instance as SdkInstance, _InstanceType } from '@aws-sdk/client-ec2';
@@ -178,6 +179,9 @@ export class Ec2Provider implements Provider {
     return created.GroupId;
   }
 
+  /** The DLAMIs are Ubuntu with cloud-init: the user-data's host key becomes the instance's. */
+  readonly deliversHostKey = true;
+
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const ami = await this.findAmi(signal);
     const keyName = await this.ensureKeyPair(request.sshPublicKey, signal);
@@ -196,7 +200,10 @@ export class Ec2Provider implements Provider {
         ClientToken: createHash('sha256').update(request.runId).digest('hex').slice(0, 64),
         // The on-host watchdog powers off; with this, power-off ends billing instead of leaving a stopped instance.
         InstanceInitiatedShutdownBehavior: 'terminate',
-        BlockDeviceMappings: [{ DeviceName: ami.rootDevice, Ebs: { VolumeSize: request.diskGiB ?? this.options.rootVolumeGiB ?? 200, VolumeType: 'gp3', DeleteOnTermination: true } }],
+        BlockDeviceMappings: [{ DeviceName: ami.rootDevice, Ebs: { VolumeSize: request.diskGiB ?? this.options.rootVolumeGiB ?? 200, VolumeType: 'gp3', DeleteOnTermination: true, Encrypted: true } }],
+        // IMDSv2 only: a process on the instance (or an SSRF in a notebook) cannot read credentials with one GET.
+        MetadataOptions: { HttpTokens: 'required', HttpEndpoint: 'enabled', HttpPutResponseHopLimit: 1 },
+        ...(request.hostKey ? { UserData: Buffer.from(cloudInitHostKey(request.hostKey)).toString('base64') } : {}),
         TagSpecifications: [{ ResourceType: 'instance', Tags: tags }, { ResourceType: 'volume', Tags: tags }],
         Placement: request.zone ? { AvailabilityZone: request.zone } : undefined,
         InstanceMarketOptions: request.spot ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', InstanceInterruptionBehavior: 'terminate' } } : undefined,

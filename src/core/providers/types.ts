@@ -1,3 +1,4 @@
+import type { InstanceHostKey } from './instanceHostKey';
 // One interface for every place a run can go: a provisioned cloud instance, a plain SSH host, this machine.
 // Cloud providers own what they launch; ssh and local own nothing and never terminate anything.
 
@@ -42,6 +43,8 @@ export interface LaunchRequest {
   /** OpenSSH one-line public key (`ssh-ed25519 AAAA… comment`); never the private key. */
   readonly sshPublicKey: string;
   readonly diskGiB?: number;
+  /** The SSH host key the instance is to have (providers with deliversHostKey put it in the user-data). */
+  readonly hostKey?: InstanceHostKey;
 }
 
 export type InstanceState = 'pending' | 'running' | 'stopping' | 'stopped' | 'terminating' | 'terminated' | 'unknown';
@@ -82,6 +85,11 @@ export interface Provider {
   readonly kind: ProviderKind;
   /** Whether this provider can stop (keep the disk, end compute billing) as opposed to only terminate. */
   readonly canStop: boolean;
+  /**
+   * Whether launch installs LaunchRequest.hostKey on the instance (cloud-init user-data), so the first
+   * connection checks that key instead of trusting whatever answers. Providers without it ask the user once.
+   */
+  readonly deliversHostKey?: boolean;
   listOffers(query: OfferQuery, signal?: AbortSignal): Promise<Offer[]>;
   launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance>;
   /** Resolves with the instance once its SSH port answers with an SSH banner; rejects on timeout or abort. */

@@ -27,6 +27,7 @@ import { artifactPlan, localOutputsDir } from './artifactPlan';
 import type { DownloadItem, RunOutputs } from './artifactPlan';
 import type { DownloadProgress } from './artifacts';
 import { instanceHostKeyAlias, sshTargetOf } from './sshTarget';
+import { generateInstanceHostKey } from '../providers/instanceHostKey';
 
 export type RunTarget =
   | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
@@ -206,6 +207,9 @@ export class RunManager {
         store.update(id, { status: 'provisioning' });
         say('provisioning', `launching ${target.offer.instanceType} on ${target.provider.kind} in ${target.offer.region} at $${target.offer.pricePerHour.toFixed(2)}/h`);
         let result: RunRecord | undefined;
+        // Where the provider can install it, the instance gets a host key made here: its first connection is checked.
+        const hostKey = target.provider.deliversHostKey ? generateInstanceHostKey() : undefined;
+        const pins = [...(hostKey ? [hostKey.publicKey] : [])];
         launched = await provisionGuarded({
           provider: target.provider,
           ledger: this.deps.ledger,
@@ -213,6 +217,7 @@ export class RunManager {
             runId: id, instanceType: target.offer.instanceType, region: target.offer.region,
             ...(target.offer.zone ? { zone: target.offer.zone } : {}), spot: target.offer.spot, sshPublicKey: target.sshPublicKey,
             ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
+            ...(hostKey ? { hostKey } : {}),
           },
           pricePerHour: target.offer.pricePerHour,
           sshTimeoutMs: target.sshTimeoutMs ?? 15 * 60_000,
@@ -222,7 +227,7 @@ export class RunManager {
           bootstrap: async (instance, signal) => {
             const host = instance.publicIp ?? '';
             const rec = store.update(id, { host, sshUser: instance.sshUser, sshPort: instance.sshPort, instanceId: instance.id, launchedAt: Date.now(),
-              ...(instance.hostKeys?.length ? { pinnedHostKeys: [...instance.hostKeys] } : {}) });
+              ...(pins.length || instance.hostKeys?.length ? { pinnedHostKeys: [...pins, ...(instance.hostKeys ?? [])] } : {}) });
             result = await runOnHost(rec, signal);
           },
         });
