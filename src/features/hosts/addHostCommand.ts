@@ -1,6 +1,7 @@
 // "Fine-Tune: Add GPU Host…": pick a host from ~/.ssh/config or type user@host[:port], connect (host key and
 // passphrase prompts as needed), probe its GPUs, and keep it in the Hosts view.
 import * as vscode from 'vscode';
+import { showErrorMessage, showWarningMessage } from '../notify';
 import { connect, SshFatalError } from '../../core/ssh/session';
 import type { ConnectOptions } from '../../core/ssh/session';
 import { listConfiguredHosts, parseHostSpec } from '../../core/ssh/sshConfig';
@@ -51,7 +52,7 @@ export async function probeAndSave(store: HostStore, host: string, connectOption
         const prev = store.get(host);
         await store.upsert({ host, addedAt: prev?.addedAt ?? new Date().toISOString(), probe, probedAt: new Date().toISOString() });
         log.info(`host ${host}: ${describeGpus(probe)}`);
-        if (probe.kind === 'none') void vscode.window.showWarningMessage(`${host}: ${probe.reason}`);
+        if (probe.kind === 'none') void showWarningMessage(`${host}: ${probe.reason}`);
         return true;
       } finally {
         session.close();
@@ -59,8 +60,8 @@ export async function probeAndSave(store: HostStore, host: string, connectOption
     } catch (err) {
       const msg = (err as Error).message;
       log.error(`host ${host}: ${msg}`);
-      if (err instanceof SshFatalError && err.code === 'host-key-changed') void vscode.window.showErrorMessage(msg, { modal: true });
-      else if (!ac.signal.aborted) void vscode.window.showErrorMessage(`Could not connect to ${host}: ${msg}`);
+      if (err instanceof SshFatalError && err.code === 'host-key-changed') void showErrorMessage(msg, { modal: true });
+      else if (!ac.signal.aborted) void showErrorMessage(`Could not connect to ${host}: ${msg}`);
       return false;
     }
   });
@@ -68,7 +69,7 @@ export async function probeAndSave(store: HostStore, host: string, connectOption
 
 function refuseUntrusted(): boolean {
   if (vscode.workspace.isTrusted) return false;
-  void vscode.window.showErrorMessage('Hosts are reached over SSH and run commands: trust this workspace first. Config checks work without trust.');
+  void showErrorMessage('Hosts are reached over SSH and run commands: trust this workspace first. Config checks work without trust.');
   return true;
 }
 
@@ -79,7 +80,7 @@ export function registerHostCommands(store: HostStore, connectOptions: () => Con
       const host = args?.host ?? await pickHost(store);
       if (!host) return false;
       if (validateHostInput(host) !== undefined && !listConfiguredHosts(((p) => (p ? { path: p } : {}))(sshConfigPathSetting())).includes(host)) {
-        void vscode.window.showErrorMessage(`Not a host: ${host}`);
+        void showErrorMessage(`Not a host: ${host}`);
         return false;
       }
       if (args?.probe === false) {
@@ -89,7 +90,7 @@ export function registerHostCommands(store: HostStore, connectOptions: () => Con
       const ok = await probeAndSave(store, host, connectOptions(), log);
       if (!ok && !store.get(host)) {
         const add = 'Add Without Probing';
-        if ((await vscode.window.showWarningMessage(`${host} was not reached. Add it anyway?`, add)) === add) {
+        if ((await showWarningMessage(`${host} was not reached. Add it anyway?`, add)) === add) {
           await store.upsert({ host, addedAt: new Date().toISOString() });
           return true;
         }

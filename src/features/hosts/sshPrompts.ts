@@ -1,6 +1,7 @@
 // The VS Code side of connecting: the passphrase and password prompts (kept in memory for this window only)
 // and the modal that shows an unknown host key's fingerprint. Runs and hosts share one set of options.
 import * as vscode from 'vscode';
+import { showWarningMessage } from '../notify';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import type { ConnectOptions, HostKeyPrompt } from '../../core/ssh/session';
@@ -13,7 +14,7 @@ const passwords = new Map<string, string>();
 export async function confirmHostKeyModal(p: HostKeyPrompt): Promise<boolean> {
   const name = p.port === 22 ? p.host : `[${p.host}]:${p.port}`;
   const trust = 'Trust and Connect';
-  const choice = await vscode.window.showWarningMessage(
+  const choice = await showWarningMessage(
     `The authenticity of host ${name} can't be established.`,
     { modal: true, detail: `${p.keyType} key fingerprint is ${p.fingerprint}.${p.certAuthorityFile ? `\n\n${p.certAuthorityFile} vouches for this host with a @cert-authority, but host certificates cannot be checked here.` : ''}\n\nCompare it with the fingerprint your provider shows (or \`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub\` on the host). If you trust it, it is remembered by Remote Fine-Tune; a different key later will be refused.` },
     trust,

@@ -1,5 +1,6 @@
 // Host of "Fine-Tune: Show Run Logs".
 import * as vscode from 'vscode';
+import { showInformationMessage } from '../notify';
 import { createReadStream } from 'node:fs';
 import type { LogFromWebview, LogToWebview } from '../../protocol/log';
 import { logSignatures } from './logSignatures';
@@ -87,7 +88,7 @@ export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
   private async openFullLog(line: number | undefined): Promise<void> {
     const path = this.source?.fullLogPath();
     if (!path) {
-      void vscode.window.showInformationMessage('The full log is not on this machine yet; it is fetched when the run finishes.');
+      void showInformationMessage('The full log is not on this machine yet; it is fetched when the run finishes.');
       return;
     }
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path));

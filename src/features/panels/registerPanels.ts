@@ -1,6 +1,7 @@
 // Commands and serializers of the three panels. One panel per kind: running a command again reveals it
 // (and, with a file argument, points it at that file).
 import * as vscode from 'vscode';
+import { showInformationMessage } from '../notify';
 import type { FeatureDeps } from '../deps';
 import type { SourceDescriptor } from '../../protocol/common';
 import type { PanelKind } from './panelHost';
@@ -87,7 +88,7 @@ export function registerPanels(deps: FeatureDeps): vscode.Disposable {
   disposables.push(vscode.commands.registerCommand(PANEL_COMMANDS.setWandbKey, async () => {
     await context.secrets.delete(WANDB_KEY_SECRET);
     const key = await wandbApiKey(context.secrets, true);
-    if (key) void vscode.window.showInformationMessage('W&B API key saved in VS Code\'s secret storage.');
+    if (key) void showInformationMessage('W&B API key saved in VS Code\'s secret storage.');
   }));
 
   disposables.push(vscode.commands.registerCommand(PANEL_COMMANDS.state, (): PanelDescription[] => [...open.values()].map((h) => h.describe())));

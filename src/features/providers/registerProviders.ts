@@ -2,6 +2,7 @@
 // activation stays cheap) it lists the instances this extension owns; those with no live run are shown
 // with one action that terminates them. Commands refuse in untrusted workspaces.
 import * as vscode from 'vscode';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join } from 'node:path';
 import { runningCost } from '../../core/providers/cost';
 import { formatUsd } from '../../core/providers/cost';
@@ -21,7 +22,7 @@ export const TERMINATE_ORPHANS_COMMAND = 'remoteFinetune.terminateOrphans';
 
 function refuseUntrusted(): boolean {
   if (vscode.workspace.isTrusted) return false;
-  void vscode.window.showErrorMessage('Cloud instances cost money: trust this workspace before provisioning or terminating. Config checks work without trust.');
+  void showErrorMessage('Cloud instances cost money: trust this workspace before provisioning or terminating. Config checks work without trust.');
   return true;
 }
 
@@ -59,8 +60,8 @@ async function terminateWithProgress(cloud: CloudProviders, orphans: readonly Or
   const providers = await cloud.reconcileProviders();
   const n = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Terminating ${orphans.length} instance(s)…` }, () =>
     terminateOrphans(providers, cloud.ledger, orphans, (l) => log.info(l)));
-  if (n === orphans.length) void vscode.window.showInformationMessage(`Terminated ${n} orphaned instance(s).`);
-  else void vscode.window.showErrorMessage(`Terminated ${n} of ${orphans.length} instance(s); see the extension log and your cloud console for the rest.`);
+  if (n === orphans.length) void showInformationMessage(`Terminated ${n} orphaned instance(s).`);
+  else void showErrorMessage(`Terminated ${n} of ${orphans.length} instance(s); see the extension log and your cloud console for the rest.`);
 }
 
 async function offerTermination(cloud: CloudProviders, orphans: readonly Orphan[], log: vscode.LogOutputChannel): Promise<void> {
@@ -68,7 +69,7 @@ async function offerTermination(cloud: CloudProviders, orphans: readonly Orphan[
   const perHour = orphans.reduce((sum, o) => sum + (o.instance.pricePerHour ?? o.entry?.pricePerHour ?? 0), 0);
   for (const o of orphans) log.warn(`orphaned instance: ${describeOrphan(o, now)}: ${o.reason}`);
   const label = orphans.length === 1 ? describeOrphan(orphans[0]!, now) : `${orphans.length} instances (${formatUsd(perHour)}/h together)`;
-  const choice = await vscode.window.showWarningMessage(`Remote Fine-Tune launched ${label} that no run is using. They keep billing until terminated.`, 'Terminate', 'Show Log');
+  const choice = await showWarningMessage(`Remote Fine-Tune launched ${label} that no run is using. They keep billing until terminated.`, 'Terminate', 'Show Log');
   if (choice === 'Terminate') await terminateWithProgress(cloud, orphans, log);
   else if (choice === 'Show Log') log.show(false);
 }
@@ -90,13 +91,13 @@ export function registerProviders(deps: FeatureDeps): vscode.Disposable {
     if (value === undefined) return false;
     if (value.trim() === '') {
       await context.secrets.delete(LAMBDA_KEY_SECRET);
-      void vscode.window.showInformationMessage('Lambda Cloud API key removed.');
+      void showInformationMessage('Lambda Cloud API key removed.');
       return true;
     }
     await context.secrets.store(LAMBDA_KEY_SECRET, value.trim());
     // Never the key itself in the log.
     log.info('Lambda Cloud API key stored in secret storage');
-    void vscode.window.showInformationMessage('Lambda Cloud API key saved.');
+    void showInformationMessage('Lambda Cloud API key saved.');
     return true;
   });
 
@@ -105,7 +106,7 @@ export function registerProviders(deps: FeatureDeps): vscode.Disposable {
     const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for orphaned instances' }, () => findOrphans(cloud, storageDir));
     for (const e of found.errors) log.warn(`orphan sweep: ${e}`);
     if (found.orphans.length === 0) {
-      void vscode.window.showInformationMessage(found.errors.length ? `No orphaned instances found (${found.errors.length} cloud(s) could not be listed; see the log).` : 'No orphaned instances: every instance this extension launched belongs to a live run.');
+      void showInformationMessage(found.errors.length ? `No orphaned instances found (${found.errors.length} cloud(s) could not be listed; see the log).` : 'No orphaned instances: every instance this extension launched belongs to a live run.');
       return 0;
     }
     const now = Date.now();

@@ -2,6 +2,7 @@
 // cheapest per GPU-hour, each with its price per hour and what a run of the chosen length would cost.
 // It only reads; launching is Start Training's job.
 import * as vscode from 'vscode';
+import { showWarningMessage } from '../notify';
 import { estimateRunCost, formatUsd } from '../../core/providers/cost';
 import { sortOffers } from '../../core/providers/offers';
 import type { Offer } from '../../core/providers/types';
@@ -47,7 +48,7 @@ export function registerShowOffersCommand(cloud: CloudProviders, refuseUntrusted
     });
     for (const p of problems) log.info(`offers: ${p}`);
     if (offers.length === 0) {
-      void vscode.window.showWarningMessage(`No ${gpu} offers.${problems.length ? ` ${problems.join('; ')}` : ''}`);
+      void showWarningMessage(`No ${gpu} offers.${problems.length ? ` ${problems.join('; ')}` : ''}`);
       return 0;
     }
     const sorted = sortOffers(offers);

@@ -1,6 +1,7 @@
 // The Runs view's actions and the run commands of the palette. Each takes a run node (from the view's
 // menu) or asks for a run.
 import * as vscode from 'vscode';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join } from 'node:path';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
@@ -28,7 +29,7 @@ async function runOf(runs: RunServices, arg: unknown, filter: (r: RunRecord) => 
   if (typeof arg === 'string') return runs.store.get(arg);
   if (typeof arg === 'object' && arg !== null && (arg as RunsNode).kind === 'run') return runs.store.get((arg as { record: RunRecord }).record.id);
   const candidates = runs.store.all().filter(filter);
-  if (candidates.length === 0) { void vscode.window.showInformationMessage('No run fits this action.'); return undefined; }
+  if (candidates.length === 0) { void showInformationMessage('No run fits this action.'); return undefined; }
   const pick = await vscode.window.showQuickPick(candidates.map((r) => ({ label: r.name, description: `${r.status} · ${r.host ?? r.provider}`, detail: r.id, r })), { title: 'Which run?' });
   return pick?.r;
 }
@@ -56,10 +57,10 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.stop, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !isTerminal(x.status));
       if (!r) return;
-      const ok = await vscode.window.showWarningMessage(`Stop ${r.name}? It gets SIGTERM (the runner saves a checkpoint), then SIGKILL after 2 minutes.`, { modal: true }, 'Stop Run');
+      const ok = await showWarningMessage(`Stop ${r.name}? It gets SIGTERM (the runner saves a checkpoint), then SIGKILL after 2 minutes.`, { modal: true }, 'Stop Run');
       if (ok !== 'Stop Run') return;
       await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Stopping ${r.name}…` }, async () => {
-        try { await manager.stop(r.id); } catch (err) { void vscode.window.showErrorMessage(`Could not stop ${r.name}: ${(err as Error).message}`); }
+        try { await manager.stop(r.id); } catch (err) { void showErrorMessage(`Could not stop ${r.name}: ${(err as Error).message}`); }
       });
     }),
     reg(RUN_COMMANDS.download, async (arg: unknown) => {
@@ -82,19 +83,19 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
             progress.report({ message: `${(p.bytes / 1e6).toFixed(1)} MB`, ...(pct !== undefined ? { increment: pct - last } : {}) });
             if (pct !== undefined) last = pct;
           }, abort.signal);
-          const open = await vscode.window.showInformationMessage(`Downloaded ${(res.bytes / 1e6).toFixed(1)} MB to ${vscode.workspace.asRelativePath(dest)}.`, 'Reveal');
+          const open = await showInformationMessage(`Downloaded ${(res.bytes / 1e6).toFixed(1)} MB to ${vscode.workspace.asRelativePath(dest)}.`, 'Reveal');
           if (open) await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(dest));
         } catch (err) {
-          void vscode.window.showErrorMessage(`Download failed: ${(err as Error).message}`);
+          void showErrorMessage(`Download failed: ${(err as Error).message}`);
         }
       });
     }),
     reg(RUN_COMMANDS.terminate, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.instanceId && x.finishedAction !== 'terminated');
       if (!r) return;
-      const ok = await vscode.window.showWarningMessage(`Terminate ${r.provider} instance ${r.instanceId}? Its disk is deleted.`, { modal: true }, 'Terminate');
+      const ok = await showWarningMessage(`Terminate ${r.provider} instance ${r.instanceId}? Its disk is deleted.`, { modal: true }, 'Terminate');
       if (ok !== 'Terminate') return;
-      try { await manager.terminateInstance(r.id); void vscode.window.showInformationMessage(`${r.instanceId} terminated.`); } catch (err) { void vscode.window.showErrorMessage((err as Error).message); }
+      try { await manager.terminateInstance(r.id); void showInformationMessage(`${r.instanceId} terminated.`); } catch (err) { void showErrorMessage((err as Error).message); }
     }),
     reg(RUN_COMMANDS.runAgain, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.specPath);
@@ -102,14 +103,14 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       await vscode.commands.executeCommand(START_COMMAND, vscode.Uri.file(r.specPath));
     }),
     reg(RUN_COMMANDS.findOnHost, async () => {
-      if (!vscode.workspace.isTrusted) { void vscode.window.showErrorMessage('Trust this workspace to connect to hosts.'); return; }
+      if (!vscode.workspace.isTrusted) { void showErrorMessage('Trust this workspace to connect to hosts.'); return; }
       const host = await vscode.window.showInputBox({ title: 'Find runs on a host', prompt: 'ssh_config alias or user@host[:port]', ignoreFocusOut: true });
       if (!host) return;
       try {
         const added = await manager.discover(host.trim());
-        void vscode.window.showInformationMessage(added.length > 0 ? `Found ${added.length} run(s) on ${host} started elsewhere.` : `No new runs on ${host}.`);
+        void showInformationMessage(added.length > 0 ? `Found ${added.length} run(s) on ${host} started elsewhere.` : `No new runs on ${host}.`);
       } catch (err) {
-        void vscode.window.showErrorMessage(`Could not list runs on ${host}: ${(err as Error).message}`);
+        void showErrorMessage(`Could not list runs on ${host}: ${(err as Error).message}`);
       }
     }),
     reg(RUN_COMMANDS.setHfToken, async () => {
@@ -117,7 +118,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       if (v === undefined) return;
       const name = SECRET_NAMES.HF_TOKEN!;
       if (v.trim() === '') await deps.context.secrets.delete(name); else await deps.context.secrets.store(name, v.trim());
-      void vscode.window.showInformationMessage(v.trim() === '' ? 'Hugging Face token removed.' : 'Hugging Face token saved.');
+      void showInformationMessage(v.trim() === '' ? 'Hugging Face token removed.' : 'Hugging Face token saved.');
     }),
   );
 }

@@ -2,6 +2,7 @@
 // fit and the price, pick where, confirm, then provision → sync → secrets → launch with a cancellable
 // progress notification. Cancel tears a provisioned instance down (core/runs/teardown does it).
 import * as vscode from 'vscode';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FeatureDeps } from '../deps';
@@ -35,7 +36,7 @@ async function pickSpec(arg: unknown): Promise<vscode.Uri | undefined> {
   const found = await vscode.workspace.findFiles('**/finetune*.{yaml,yml}', '**/{node_modules,.git}/**', 200);
   if (found.length === 1) return found[0];
   if (found.length === 0) {
-    void vscode.window.showErrorMessage('No run spec (finetune.yaml) in this workspace. Open one, or copy one from the examples.');
+    void showErrorMessage('No run spec (finetune.yaml) in this workspace. Open one, or copy one from the examples.');
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })), { title: 'Which run spec?' });
@@ -45,13 +46,13 @@ async function pickSpec(arg: unknown): Promise<vscode.Uri | undefined> {
 async function checkPlan(plan: RunPlan): Promise<boolean> {
   if (plan.errors.length > 0) {
     const lines = plan.errors.slice(0, 3).map((d) => describeDiagnostic(plan.specText, d)).join('\n');
-    const choice = await vscode.window.showErrorMessage(`${plan.errors.length} error(s) in ${vscode.workspace.asRelativePath(plan.specPath)} block the run.`, { modal: true, detail: lines }, 'Show Problems');
+    const choice = await showErrorMessage(`${plan.errors.length} error(s) in ${vscode.workspace.asRelativePath(plan.specPath)} block the run.`, { modal: true, detail: lines }, 'Show Problems');
     if (choice === 'Show Problems') await vscode.commands.executeCommand('workbench.actions.view.problems');
     return false;
   }
   if (plan.warnings.length > 0) {
     const lines = plan.warnings.slice(0, 5).map((d) => describeDiagnostic(plan.specText, d)).join('\n');
-    const go = await vscode.window.showWarningMessage(`${plan.warnings.length} warning(s) in the run spec. Start anyway?`, { modal: true, detail: lines }, 'Start Anyway');
+    const go = await showWarningMessage(`${plan.warnings.length} warning(s) in the run spec. Start anyway?`, { modal: true, detail: lines }, 'Start Anyway');
     return go === 'Start Anyway';
   }
   return true;
@@ -120,7 +121,7 @@ async function gatherSecrets(context: vscode.ExtensionContext): Promise<Record<s
 
 export async function startTraining(deps: FeatureDeps, runs: RunServices, sources: TargetSources, a100: boolean, arg?: unknown): Promise<void> {
   if (!vscode.workspace.isTrusted) {
-    void vscode.window.showErrorMessage('Starting a run connects to hosts and runs code: trust this workspace first. Config checks work without trust.');
+    void showErrorMessage('Starting a run connects to hosts and runs code: trust this workspace first. Config checks work without trust.');
     return;
   }
   const uri = await pickSpec(arg);
@@ -142,7 +143,7 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   const fitText = plan.ownScript && fits.every((f) => f.fits === undefined) ? `your own command on ${gpus.join(' / ')}` : fits.map((f) => f.label).join(' · ');
   if (fits.length > 0 && fits.every((f) => f.fits === false)) {
     const advice = fits[fits.length - 1]?.estimate?.advice.map((a) => a.title).join('; ');
-    const go = await vscode.window.showWarningMessage(`The estimate says this run does not fit: ${fitText}`, { modal: true, detail: advice ? `Cheapest fixes: ${advice}` : undefined }, 'Start Anyway');
+    const go = await showWarningMessage(`The estimate says this run does not fit: ${fitText}`, { modal: true, detail: advice ? `Cheapest fixes: ${advice}` : undefined }, 'Start Anyway');
     if (go !== 'Start Anyway') return;
   }
   const choice = await pickTarget(plan, gpus, sources, fitText);
@@ -155,7 +156,7 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
     })()
     : 'Your own host: no cloud charges from this extension.';
   const where = choice.kind === 'ssh' ? choice.host : `a new ${choice.provider.kind} ${choice.offer.instanceType}`;
-  const ok = await vscode.window.showInformationMessage(`Start ${plan.name} on ${where}?`, { modal: true, detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).` }, 'Start');
+  const ok = await showInformationMessage(`Start ${plan.name} on ${where}?`, { modal: true, detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).` }, 'Start');
   if (ok !== 'Start') return;
 
   const envText = plan.envFile && existsSync(plan.envFile) ? readFileSync(plan.envFile, 'utf8') : undefined;
@@ -178,12 +179,12 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
       });
       runs.panels.select(rec.id);
       void vscode.commands.executeCommand(PANEL_COMMANDS.logs);
-      void vscode.window.showInformationMessage(`${plan.name} is running on ${rec.host ?? where}. It keeps running if VS Code closes; reopen to reattach.`);
+      void showInformationMessage(`${plan.name} is running on ${rec.host ?? where}. It keeps running if VS Code closes; reopen to reattach.`);
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
       deps.log.error(`start ${plan.name}: ${msg}`);
-      if (abort.signal.aborted) void vscode.window.showWarningMessage(`${plan.name} was cancelled${choice.kind === 'cloud' ? '; its instance was torn down' : ''}.`);
-      else void vscode.window.showErrorMessage(`${plan.name} did not start: ${msg}`);
+      if (abort.signal.aborted) void showWarningMessage(`${plan.name} was cancelled${choice.kind === 'cloud' ? '; its instance was torn down' : ''}.`);
+      else void showErrorMessage(`${plan.name} did not start: ${msg}`);
     }
   });
 }
