@@ -1,7 +1,6 @@
 // The real file system for the CLI and the editor (both run in Node).
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { dirname, basename } from 'node:path';
+import { isTrackedInIndex } from './gitIndex';
 import type { FileAccess } from './types';
 
 export const nodeFiles: FileAccess = {
@@ -17,13 +16,7 @@ export const nodeFiles: FileAccess = {
     return existsSync(p);
   },
   isTrackedByGit(p) {
-    try {
-      execFileSync('git', ['ls-files', '--error-unmatch', '--', basename(p)], { cwd: dirname(p), stdio: 'ignore', timeout: 2000 });
-      return true;
-    } catch (e) {
-      // Exit status 1 means "not tracked"; anything else (no git, not a repository) means we cannot tell.
-      const status = (e as { status?: unknown }).status;
-      return status === 1 ? false : undefined;
-    }
+    // Read from the index file: no git process (whose config the repository controls) runs on opening a file.
+    return isTrackedInIndex(p);
   },
 };

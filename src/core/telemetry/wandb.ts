@@ -49,6 +49,20 @@ export function resolveWandbBaseUrl(setting: string | undefined, env: Readonly<R
   return raw;
 }
 
+/**
+ * Why a W&B base URL must not receive the API key, or undefined when it may. The key goes as Basic auth on
+ * every request: only over https, or plain http to this machine (a local W&B Server or a test emulator).
+ */
+export function wandbBaseUrlProblem(baseUrl: string): string | undefined {
+  let u: URL;
+  try { u = new URL(baseUrl); } catch { return `W&B base URL ${JSON.stringify(baseUrl)} is not a URL`; }
+  if (u.username || u.password) return 'W&B base URL must not carry credentials';
+  if (u.protocol === 'https:') return undefined;
+  const loopback = u.hostname === 'localhost' || u.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(u.hostname);
+  if (u.protocol === 'http:' && loopback) return undefined;
+  return `W&B base URL ${u.origin} is not https: the API key is not sent over ${u.protocol.replace(':', '')}`;
+}
+
 /** The run's page in the W&B app. The cloud API lives on api.wandb.ai, the app on wandb.ai; W&B Server serves both from one host. */
 export function wandbRunUrl(baseUrl: string, ref: WandbRunRef): string {
   let app = baseUrl.replace(/\/+$/, '');

@@ -1,6 +1,7 @@
 // The VS Code side of connecting: the passphrase and password prompts (kept in memory for this window only)
 // and the modal that shows an unknown host key's fingerprint. Runs and hosts share one set of options.
 import * as vscode from 'vscode';
+import { userSetting } from '../settings';
 import { showWarningMessage } from '../notify';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
@@ -48,8 +49,8 @@ export async function askSecret(p: SecretPrompt): Promise<string | undefined> {
  */
 export function sshConfigPathSetting(): string | undefined {
   return chooseSshConfigPath(
-    vscode.workspace.getConfiguration('remoteFinetune').get<string>('ssh.configFile'),
-    vscode.workspace.getConfiguration('remote.SSH').get<string>('configFile'),
+    userSetting<string>('remoteFinetune', 'ssh.configFile'),
+    userSetting<string>('remote.SSH', 'configFile'),
     homedir());
 }
 

@@ -1,9 +1,11 @@
 // Host of "Fine-Tune: Show Training Metrics": slot a follows the run's events.jsonl; either slot can show a
 // W&B run fetched through its GraphQL API with the key from SecretStorage.
 import * as vscode from 'vscode';
+import { userSetting } from '../settings';
 import type { MetricsFromWebview, MetricsToWebview, SlotId, WandbRunRef } from '../../protocol/metrics';
 import type { RunEvent } from '../../core/telemetry/events';
-import { historyToPoints, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbRunUrl } from '../../core/telemetry/wandb';
+import { DEFAULT_WANDB_BASE_URL, historyToPoints, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbBaseUrlProblem, wandbRunUrl } from '../../core/telemetry/wandb';
+import { showWarningMessage } from '../notify';
 import { metricsFromWebview } from './messages';
 import type { PanelKind } from './panelHost';
 import { RunPanelHost } from './runPanel';
@@ -17,6 +19,21 @@ export const WANDB_KEY_SECRET = 'remoteFinetune.wandb.apiKey';
 const WANDB_SAMPLES = 1000;
 /** A running W&B run is fetched again this often while the panel is visible. */
 const WANDB_REFRESH_MS = 30_000;
+
+const APPROVED_WANDB_ORIGINS = 'remoteFinetune.wandb.approvedOrigins';
+
+/** True when the W&B key may go to `origin`: W&B's cloud, or a server the person approved (asked once, modal). */
+export async function approveWandbOrigin(state: vscode.Memento, origin: string): Promise<boolean> {
+  const approved = new Set(state.get<string[]>(APPROVED_WANDB_ORIGINS, []));
+  if (origin === new URL(DEFAULT_WANDB_BASE_URL).origin || approved.has(origin)) return true;
+  const send = 'Send Key';
+  const choice = await showWarningMessage(`Send your W&B API key to ${origin}?`, {
+    modal: true, detail: 'The remoteFinetune.wandb.baseUrl setting (or WANDB_BASE_URL) points the Training Metrics panel at this server. It receives your W&B API key with every request. Approve only a W&B Server you run or trust.',
+  }, send);
+  if (choice !== send) return false;
+  await state.update(APPROVED_WANDB_ORIGINS, [...approved, origin]);
+  return true;
+}
 
 export async function wandbApiKey(secrets: vscode.SecretStorage, prompt: boolean): Promise<string | undefined> {
   const stored = await secrets.get(WANDB_KEY_SECRET);
@@ -89,7 +106,18 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
       this.post({ type: 'error', slot, message: 'No W&B API key: run "Fine-Tune: Set W&B API Key" or load again to enter one.' });
       return;
     }
-    const baseUrl = resolveWandbBaseUrl(vscode.workspace.getConfiguration('remoteFinetune').get<string>('wandb.baseUrl'));
+    const baseUrl = resolveWandbBaseUrl(userSetting<string>('remoteFinetune', 'wandb.baseUrl'));
+    const problem = wandbBaseUrlProblem(baseUrl);
+    if (problem) {
+      this.post({ type: 'error', slot, message: problem });
+      return;
+    }
+    // The webview asks for W&B data on its own (also when a restored panel replays its last view): the key goes
+    // to a server only after the person has approved that server once; W&B's own cloud is approved.
+    if (!(await approveWandbOrigin(this.services.globalState, new URL(baseUrl).origin))) {
+      this.post({ type: 'error', slot, message: `Not sending the W&B API key to ${new URL(baseUrl).origin}: not approved.` });
+      return;
+    }
     const client = new WandbClient({ baseUrl, apiKey: key });
     const abort = new AbortController();
     this.aborts.set(slot, abort);

@@ -51,6 +51,7 @@ export function registerPanels(deps: FeatureDeps): vscode.Disposable {
     runContext: deps.runContext,
     workspaceState: context.workspaceState,
     secrets: context.secrets,
+    globalState: context.globalState,
   };
   const open = new Map<string, AnyHost>();
   const disposables: vscode.Disposable[] = [];

@@ -14,6 +14,8 @@ export interface PanelServices {
   readonly log: vscode.LogOutputChannel;
   readonly runContext: RunContext | undefined;
   readonly workspaceState: vscode.Memento;
+  /** User-wide memory (approved W&B servers): never from the workspace. */
+  readonly globalState: vscode.Memento;
   readonly secrets: vscode.SecretStorage;
 }
 

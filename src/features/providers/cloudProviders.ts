@@ -1,7 +1,8 @@
 // Builds the cloud providers from what the person configured: the Lambda API key in SecretStorage,
 // the AWS SDK's default credential chain with a region, Google's Application Default Credentials.
 // Nothing here connects; providers reach their cloud only when asked for offers or instances.
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
+import { userSetting } from '../settings';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ export interface CloudProviders extends vscode.Disposable {
 }
 
 function settings(): { awsRegion?: string; gcpProject?: string; gcpZone: string } {
-  const c = vscode.workspace.getConfiguration('remoteFinetune');
+  const c = { get: <T>(key: string): T | undefined => userSetting<T>('remoteFinetune', key) };
   return {
     awsRegion: c.get<string>('aws.region') || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || undefined,
     gcpProject: c.get<string>('gcp.project') || process.env.GOOGLE_CLOUD_PROJECT || process.env.CLOUDSDK_CORE_PROJECT || undefined,
@@ -72,9 +73,9 @@ export function createCloudProviders(context: vscode.ExtensionContext): CloudPro
     return p;
   };
   // remoteFinetune.lambda.apiUrl: a proxy in front of Lambda's API, or (in the end-to-end test) its emulator.
-  const lambdaUrl = (): string | undefined => vscode.workspace.getConfiguration('remoteFinetune').get<string>('lambda.apiUrl')?.trim() || undefined;
+  const lambdaUrl = (): string | undefined => userSetting<string>('remoteFinetune', 'lambda.apiUrl')?.trim() || undefined;
   // remoteFinetune.cloud.sshPort: images (or a port forward) whose sshd listens elsewhere than 22.
-  const sshPort = (): number => vscode.workspace.getConfiguration('remoteFinetune').get<number>('cloud.sshPort') || 22;
+  const sshPort = (): number => userSetting<number>('remoteFinetune', 'cloud.sshPort') || 22;
   const lambda = (): Provider | undefined => {
     const baseUrl = lambdaUrl();
     const port = sshPort();

@@ -2,6 +2,7 @@
 // activation stays cheap) it lists the instances this extension owns; those with no live run are shown
 // with one action that terminates them. Commands refuse in untrusted workspaces.
 import * as vscode from 'vscode';
+import { userSetting } from '../settings';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join } from 'node:path';
 import { runningCost } from '../../core/providers/cost';
@@ -121,7 +122,7 @@ export function registerProviders(deps: FeatureDeps): vscode.Disposable {
 
   // The sweep on activation: after a pause, off the activation path, trusted workspaces only.
   let timer: NodeJS.Timeout | undefined;
-  const enabled = vscode.workspace.getConfiguration('remoteFinetune').get<boolean>('cloud.reconcileOnStartup', true);
+  const enabled = (userSetting<boolean>('remoteFinetune', 'cloud.reconcileOnStartup') ?? true);
   if (enabled && vscode.workspace.isTrusted) {
     timer = setTimeout(() => {
       void findOrphans(cloud, storageDir).then(

@@ -1,6 +1,7 @@
 // Builds the run lifecycle's services once, for the features that start, list and watch runs. Cheap to
 // construct: nothing connects until a run is started or reattached.
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
+import { userSetting } from '../settings';
 import { join } from 'node:path';
 import { RunStore } from '../../core/runs/runStore';
 import { RunManager } from '../../core/runs/runManager';
@@ -43,7 +44,7 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     ledger,
     sync: opts.sync,
     providerFor: opts.providerFor,
-    remotePython: vscode.workspace.getConfiguration('remoteFinetune').get<string>('remotePython') || 'python3',
+    remotePython: userSetting<string>('remoteFinetune', 'remotePython') || 'python3',
     log: (l) => opts.log.info(l),
   });
   const panels = new RunPanelsContext(store, (id) => manager.localDirOf(id));
