@@ -2,7 +2,6 @@
 // cloudflared, aws ssm start-session …), exactly as OpenSSH runs it: `exec` under /bin/sh with %-tokens.
 import { spawn } from 'node:child_process';
 import { Duplex } from 'node:stream';
-import { shellQuote } from './quote';
 
 export interface ProxyTokens {
   /** %h: the HostName being reached. */
@@ -16,16 +15,42 @@ export interface ProxyTokens {
 }
 
 /**
- * Expands %h %p %r %n %% like OpenSSH. Values are shell-quoted where they need it (a plain host name or
- * address comes out unchanged), so a host name can never add a command of its own.
+ * OpenSSH's own rules (misc.c valid_hostname/valid_ruser, since 9.6 for CVE-2023-51385): a host or user name
+ * with shell metacharacters never reaches a %-expansion. Quoting cannot make that safe, because templates put
+ * the tokens inside their own quotes (AWS's SSM one: `sh -c "aws ssm start-session --target %h …"`), where a
+ * quoted `$(…)` still runs. cmd.exe on Windows also expands ^ % and !.
  */
-export function expandProxyCommand(command: string, t: ProxyTokens): string {
+export function proxyTokenProblem(kind: 'host' | 'user' | 'alias', value: string, platform: NodeJS.Platform = process.platform): string | undefined {
+  const extra = platform === 'win32' ? '^%!' : '';
+  if (value.startsWith('-')) return `${kind} name starts with "-"`;
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (/[\u0000-\u001f\u007f]/.test(c)) return `${kind} name contains a control character`;
+    const bad = kind === 'user' ? `'\`";&<>|(){}${extra}` : `'\`"$\\;&<>|(){},${extra}`;
+    if (bad.includes(c)) return `${kind} name contains ${JSON.stringify(c)}`;
+    if (kind !== 'user' && /\s/.test(c)) return `${kind} name contains whitespace`;
+    if (kind === 'user' && /\s/.test(c) && value[i + 1] === '-') return 'user name has "-" after whitespace';
+    if (kind === 'user' && c === '\\' && i === value.length - 1) return 'user name ends with "\\"';
+  }
+  return undefined;
+}
+
+/**
+ * Expands %h %p %r %n %% as OpenSSH does: values are refused (an Error naming the character) unless they pass
+ * proxyTokenProblem, then substituted as they are, so a template's own quoting works as with ssh.
+ */
+export function expandProxyCommand(command: string, t: ProxyTokens, platform: NodeJS.Platform = process.platform): string {
+  for (const [kind, value, token] of [['host', t.host, '%h'], ['user', t.user, '%r'], ['alias', t.alias, '%n']] as const) {
+    if (!command.includes(token)) continue;
+    const why = proxyTokenProblem(kind, value, platform);
+    if (why) throw new Error(`ProxyCommand not run: the ${why} (${JSON.stringify(value)}); OpenSSH refuses such names too`);
+  }
   return command.replace(/%([hprn%])/g, (_m, k: string) => {
     switch (k) {
-      case 'h': return shellQuote(t.host);
+      case 'h': return t.host;
       case 'p': return String(t.port);
-      case 'r': return shellQuote(t.user);
-      case 'n': return shellQuote(t.alias);
+      case 'r': return t.user;
+      case 'n': return t.alias;
       default: return '%';
     }
   });

@@ -414,7 +414,12 @@ export async function connect(target: SshTarget, options: ConnectOptions): Promi
   let proxy: ProxySocket | undefined;
   try {
     if (resolved.proxyJump.length === 0 && resolved.proxyCommand) {
-      const command = expandProxyCommand(resolved.proxyCommand, { host: resolved.hostName, port: target.port ?? resolved.port, user: target.user ?? resolved.user, alias: resolved.alias });
+      let command: string;
+      try {
+        command = expandProxyCommand(resolved.proxyCommand, { host: resolved.hostName, port: target.port ?? resolved.port, user: target.user ?? resolved.user, alias: resolved.alias });
+      } catch (e) {
+        throw new SshFatalError((e as Error).message, 'config');  // not a network failure: retrying cannot help
+      }
       proxy = startProxyCommand(command, options.log);
       hops.push(proxy);
       sock = proxy.sock;

@@ -94,7 +94,8 @@ test('ProxyCommand is read (none disables it, ProxyJump wins) and its tokens exp
   assert.deepEqual(resolveHost('both', { home: h }).proxyJump, ['bastion']);
   assert.equal(resolveHost('off', { home: h }).proxyCommand, undefined);
   // A hostile host name stays one argument; %% is a literal percent.
-  assert.equal(expandProxyCommand('nc %h %p # 100%%', { host: 'x;touch /tmp/pwned', port: 2222, user: 'u', alias: 'a' }), "nc 'x;touch /tmp/pwned' 2222 # 100%");
+  assert.throws(() => expandProxyCommand('nc %h %p # 100%%', { host: 'x;touch /tmp/pwned', port: 2222, user: 'u', alias: 'a' }), /host name contains ";"/);
+  assert.equal(expandProxyCommand('nc %h %p # 100%%', { host: 'gpu-1.example.com', port: 2222, user: 'u', alias: 'a' }), 'nc gpu-1.example.com 2222 # 100%');
 });
 
 test('which ssh_config is read: our setting, else Remote-SSH\'s remote.SSH.configFile, else ~/.ssh/config', () => {
