@@ -25,7 +25,8 @@ export function proxyTokenProblem(kind: 'host' | 'user' | 'alias', value: string
   if (value.startsWith('-')) return `${kind} name starts with "-"`;
   for (let i = 0; i < value.length; i++) {
     const c = value[i]!;
-    if (/[\u0000-\u001f\u007f]/.test(c)) return `${kind} name contains a control character`;
+    const code = c.charCodeAt(0);
+    if (code < 0x20 || code === 0x7f) return `${kind} name contains a control character`;
     const bad = kind === 'user' ? `'\`";&<>|(){}${extra}` : `'\`"$\\;&<>|(){},${extra}`;
     if (bad.includes(c)) return `${kind} name contains ${JSON.stringify(c)}`;
     if (kind !== 'user' && /\s/.test(c)) return `${kind} name contains whitespace`;
