@@ -1,9 +1,9 @@
 // Brings a remote folder (the adapter, checkpoints) back as one tar stream over the SSH connection and
-// unpacks it with the local tar: one round trip, however many files, and progress by bytes.
-import { spawn } from 'node:child_process';
+// unpacks it here (safeUntar.ts): one round trip, however many files, and progress by bytes.
 import { mkdirSync } from 'node:fs';
 import type { SshSession } from '../ssh/session';
 import { shellQuote } from '../ssh/quote';
+import { SafeUntar } from './safeUntar';
 
 export interface DownloadProgress {
   readonly bytes: number;
@@ -21,24 +21,28 @@ export async function downloadFolder(
   const totalBytes = Number(size.stdout.toString().trim()) || undefined;
   mkdirSync(localDir, { recursive: true });
   const ch = await session.execStream(`test -d ${q} || { echo "no such folder: ${remoteDir.replace(/[^\w./~-]/g, '?')}" >&2; exit 3; }; tar -C ${q} -cf - .`);
-  const tar = spawn('tar', ['-x', '-f', '-', '-C', localDir], { stdio: ['pipe', 'ignore', 'pipe'] });
+  // Unpacked here, not by the local tar: only files and folders inside localDir (safeUntar.ts).
+  const untar = new SafeUntar(localDir);
   let bytes = 0;
   const errors: string[] = [];
+  let unsafe: Error | undefined;
   ch.stderr.on('data', (d: Buffer) => errors.push(d.toString()));
-  tar.stderr.on('data', (d: Buffer) => errors.push(d.toString()));
-  const onAbort = (): void => { ch.close(); tar.kill(); };
+  const onAbort = (): void => { ch.close(); };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   ch.on('data', (d: Buffer) => {
+    if (unsafe) return;
     bytes += d.length;
+    try { untar.write(d); } catch (e) { unsafe = e as Error; untar.abort(); ch.close(); return; }
     options.onProgress?.({ bytes, ...(totalBytes ? { totalBytes } : {}) });
   });
-  ch.pipe(tar.stdin);
-  const [remoteCode, localCode] = await Promise.all([
-    new Promise<number | null>((r) => ch.on('exit', (c: number | null) => r(c))),
-    new Promise<number | null>((r) => tar.on('close', (c) => r(c))),
-  ]);
+  // The exit status may come before the last data: the download is over when the channel closes.
+  let remoteCode: number | null = null;
+  ch.on('exit', (c: number | null) => { remoteCode = c; });
+  await new Promise<void>((r) => ch.on('close', () => r()));
   options.signal?.removeEventListener('abort', onAbort);
   if (options.signal?.aborted) throw new Error('download cancelled');
-  if (remoteCode !== 0 || localCode !== 0) throw new Error(`download of ${remoteDir} failed: ${errors.join('').trim() || `exit ${remoteCode}/${localCode}`}`);
+  if (!unsafe) { try { untar.end(); } catch (e) { unsafe = e as Error; } }
+  if (unsafe) throw new Error(`download of ${remoteDir} refused: ${unsafe.message}`);
+  if (remoteCode !== 0) throw new Error(`download of ${remoteDir} failed: ${errors.join('').trim() || `exit ${remoteCode}`}`);
   return { bytes };
 }

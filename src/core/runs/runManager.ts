@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConnectOptions, SshSession } from '../ssh/session';
 import { SshHost } from '../ssh/reconnect';
-import { startDetached, runStatus, stopRun, listRuns, remoteRoot, runDirOf } from '../ssh/runs';
+import { isValidRunId, startDetached, runStatus, stopRun, listRuns, remoteRoot, runDirOf } from '../ssh/runs';
 import { shellCommand, shellQuote } from '../ssh/quote';
 import { MAX_PENDING } from '../ssh/tail';
 import { parseEventLine } from '../telemetry/events';
@@ -132,6 +132,7 @@ export class RunManager {
   }
 
   localDirOf(runId: string): string {
+    if (!isValidRunId(runId)) throw new Error(`invalid run id ${JSON.stringify(runId)}`);
     return join(this.deps.storageDir, 'runs', runId);
   }
 
@@ -462,7 +463,7 @@ export class RunManager {
     const root = await h.use((s) => remoteRoot(s));
     const added: RunRecord[] = [];
     for (const r of found) {
-      if (this.deps.store.get(r.runId)) continue;
+      if (!isValidRunId(r.runId) || this.deps.store.get(r.runId)) continue;
       const now = new Date().toISOString();
       const status: RunStatus = r.state === 'running' ? 'running' : r.exitCode === 0 ? 'completed' : 'failed';
       const rec: RunRecord = {

@@ -18,7 +18,8 @@ export const tailOffsetsSchema = z.object({
 export type TailOffsets = z.infer<typeof tailOffsetsSchema>;
 
 export const runRecordSchema = z.object({
-  id: z.string().regex(/^[A-Za-z0-9._-]{1,80}$/),
+  // A run id names local folders: never '.', '..' or anything with a path separator (a host may send any text).
+  id: z.string().regex(/^[A-Za-z0-9._-]{1,80}$/).refine((id) => !id.includes('..') && id !== '.', 'not a run id'),
   name: z.string(),
   specPath: z.string(),
   specHash: z.string(),

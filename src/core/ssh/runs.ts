@@ -192,7 +192,8 @@ export async function runStatus(session: SshSession, runId: string, root?: strin
 export async function listRuns(session: SshSession, root?: string): Promise<RunStatus[]> {
   const runs = `${await remoteRoot(session, root)}/runs`;
   const out = await session.run(`${STATUS_FN}; for d in ${shellQuote(runs)}/*; do [ -f "$d/wrapper.sh" ] && rft_status "$d"; done; true`);
-  return out.split('\n').map(parseStatusLine).filter((s): s is RunStatus => s !== undefined);
+  // A host lists whatever folders it has: ids that could name a path (`..`, slashes, odd bytes) are dropped here.
+  return out.split('\n').map(parseStatusLine).filter((s): s is RunStatus => s !== undefined && isValidRunId(s.runId));
 }
 
 /**
