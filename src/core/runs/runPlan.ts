@@ -1,7 +1,7 @@
 // Before anything is billed: read the run spec, check it with the same core as the editor and the CLI,
 // estimate the fit on each candidate GPU, and gather what the host needs (spec.json, the env file).
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { validateText } from '../config/validate';
 import { toValue } from '../config/parse';
 import { isShellName, parseDotenv } from '../config/dotenv';
@@ -81,6 +81,28 @@ export function fitOn(plan: RunPlan, gpuIds: readonly string[], files: FileAcces
     if ('reason' in e) return { gpu: id, label: `${id}: ${e.message}`, fits: undefined };
     return { gpu: id, label: estimateLabel(e), fits: e.fits, estimate: e };
   });
+}
+
+/**
+ * The env file's text, only when it really lies inside `root` (the workspace folder): a spec is workspace
+ * content, and `env_file: ../../.aws/credentials`, an absolute path or a symlink out of the folder would ship
+ * the user's other secrets to the host. Resolved with realpath, so links are followed before the check.
+ */
+export function readEnvFileWithin(envFile: string, root: string): { text: string; path: string } | { error: string } {
+  let real: string;
+  let realRoot: string;
+  try { realRoot = realpathSync(root); } catch { return { error: `the workspace folder ${root} cannot be read` }; }
+  try { real = realpathSync(envFile); } catch { return { error: `env_file ${envFile} does not exist` }; }
+  const rel = relative(realRoot, real);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+    return { error: `env_file ${envFile} resolves to ${real}, outside the workspace folder ${realRoot}: only a file inside it is sent to the host` };
+  }
+  try {
+    if (!statSync(real).isFile()) return { error: `env_file ${envFile} is not a file` };
+    return { text: readFileSync(real, 'utf8'), path: real };
+  } catch (e) {
+    return { error: `env_file ${envFile} cannot be read: ${(e as Error).message}` };
+  }
 }
 
 /**

@@ -3,13 +3,12 @@
 // progress notification. Cancel tears a provisioned instance down (core/runs/teardown does it).
 import * as vscode from 'vscode';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
-import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
 import type { TargetChoice, TargetSources } from './targets';
 import { collectOffers, gpuMatches } from './targets';
-import { planRun, fitOn, collectEnv, describeDiagnostic } from '../../core/runs/runPlan';
+import { planRun, fitOn, collectEnv, describeDiagnostic, readEnvFileWithin } from '../../core/runs/runPlan';
 import type { RunPlan } from '../../core/runs/runPlan';
 import { nodeFiles } from '../../core/config/nodeFiles';
 import { GPU_IDS } from '../../core/gpu/catalog';
@@ -156,10 +155,18 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
     })()
     : 'Your own host: no cloud charges from this extension.';
   const where = choice.kind === 'ssh' ? choice.host : `a new ${choice.provider.kind} ${choice.offer.instanceType}`;
-  const ok = await showInformationMessage(`Start ${plan.name} on ${where}?`, { modal: true, detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).` }, 'Start');
+  // The env file must lie inside the workspace folder (links resolved): its values go to the host.
+  const root = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(plan.specPath))?.uri.fsPath ?? plan.workspaceDir;
+  const envRead = plan.envFile ? readEnvFileWithin(plan.envFile, root) : undefined;
+  if (envRead && 'error' in envRead) {
+    void showErrorMessage(`${plan.name} was not started: ${envRead.error}.`);
+    return;
+  }
+  const envLine = envRead ? `\nThe variables of ${vscode.workspace.asRelativePath(envRead.path)} are written to the host as a 0600 file (never on a command line).` : '';
+  const ok = await showInformationMessage(`Start ${plan.name} on ${where}?`, { modal: true, detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).${envLine}` }, 'Start');
   if (ok !== 'Start') return;
 
-  const envText = plan.envFile && existsSync(plan.envFile) ? readFileSync(plan.envFile, 'utf8') : undefined;
+  const envText = envRead?.text;
   const env = collectEnv(envText, await gatherSecrets(deps.context));
   let target: RunTarget;
   if (choice.kind === 'ssh') {

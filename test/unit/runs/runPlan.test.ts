@@ -56,3 +56,26 @@ test('runSummary: status bar, view description and the end-of-run sentence', () 
 });
 
 
+
+test('env_file: only a file really inside the workspace folder is read (../, absolute paths and symlinks out are refused)', async () => {
+  const { mkdtempSync, mkdirSync, writeFileSync, symlinkSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { readEnvFileWithin, planRun: plan } = await import('../../../src/core/runs/runPlan');
+  const home = mkdtempSync(join(tmpdir(), 'rft-envfile-'));
+  mkdirSync(join(home, '.aws'));
+  writeFileSync(join(home, '.aws', 'credentials'), 'AWS_SECRET_ACCESS_KEY=not-for-the-host\n');
+  const ws = join(home, 'projects', 'ft');
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(ws, '.env'), 'HF_TOKEN=hf_ok\n');
+  symlinkSync(join(home, '.aws', 'credentials'), join(ws, 'linked.env'));
+  for (const ref of ['../../.aws/credentials', join(home, '.aws', 'credentials'), 'linked.env']) {
+    const p = plan(join(ws, 'finetune.yaml'), `version: 1\nname: t\nenv_file: ${ref}\ncommand: python train.py\ntarget:\n  provider: ssh\n`, { readText: () => undefined, exists: () => false });
+    assert.ok(p.envFile, 'the spec names the file (the attack: before, its text was read and sent)');
+    const r = readEnvFileWithin(p.envFile!, ws);
+    assert.ok('error' in r && /outside the workspace folder/.test(r.error), `${ref}: ${JSON.stringify(r)}`);
+  }
+  const ok = readEnvFileWithin(join(ws, '.env'), ws);
+  assert.ok('text' in ok && ok.text.includes('HF_TOKEN'));
+  assert.ok('error' in readEnvFileWithin(join(ws, 'missing.env'), ws));
+});
