@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { planRun, fitOn, collectEnv, oomAdvice } from '../../../src/core/runs/runPlan';
+import { planRun, fitOn, collectEnv, oomAdvice, readEnvFileWithin } from '../../../src/core/runs/runPlan';
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
 import { finishedMessage, statusBarText, runDescription } from '../../../src/core/runs/runSummary';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
@@ -57,11 +57,8 @@ test('runSummary: status bar, view description and the end-of-run sentence', () 
 
 
 
-test('env_file: only a file really inside the workspace folder is read (../, absolute paths and symlinks out are refused)', async () => {
-  const { mkdtempSync, mkdirSync, writeFileSync, symlinkSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const { readEnvFileWithin, planRun: plan } = await import('../../../src/core/runs/runPlan');
+test('env_file: only a file really inside the workspace folder is read (../, absolute paths and symlinks out are refused)', () => {
+  const plan = planRun;
   const home = mkdtempSync(join(tmpdir(), 'rft-envfile-'));
   mkdirSync(join(home, '.aws'));
   writeFileSync(join(home, '.aws', 'credentials'), 'AWS_SECRET_ACCESS_KEY=not-for-the-host\n');
