@@ -4,9 +4,11 @@ Values are never printed by the runner; the log capture also replaces any exact 
 user's script prints with a marker, so a token cannot reach output.log or events.jsonl.
 """
 
+import base64
 import os
 import re
 import stat
+import urllib.parse
 from typing import Dict, Iterable, List, Optional, Tuple
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -141,11 +143,34 @@ def secret_items(env: Dict[str, str]) -> List[Tuple[str, str]]:
     return [(k, v) for k, v in env.items() if is_secret_name(k) and len(v) >= MIN_SECRET_LEN]
 
 
+def encoded_forms(value: str) -> List[str]:
+    """The forms a secret takes when a library or a script prints it encoded: percent-encoded (a token in a
+    URL: https://user:TOKEN@host, ?key=TOKEN) and base64 (Basic auth headers, configs), the latter at each of
+    the three byte alignments it can have inside a longer base64 text, in standard and URL-safe alphabets,
+    keeping only the characters the secret alone decides (as GitHub Actions masks secrets)."""
+    raw = value.encode("utf-8")
+    out = set()
+    for q in (urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value, safe="")):
+        if q != value:
+            out.add(q)
+    for offset, skip in ((0, 0), (1, 2), (2, 3)):
+        enc = base64.b64encode(b"\0" * offset + raw).decode("ascii").rstrip("=")
+        end = len(enc) if ((offset + len(raw)) * 8) % 6 == 0 else len(enc) - 1
+        part = enc[skip:end]
+        if len(part) >= MIN_SECRET_LEN:
+            out.add(part)
+            out.add(part.translate(str.maketrans("+/", "-_")))
+    out.discard(value)
+    return sorted(out)
+
+
 class Redactor:
-    """Replaces exact secret values with `[REDACTED:NAME]`, longest value first."""
+    """Replaces secret values, exact or encoded (encoded_forms), with `[REDACTED:NAME]`, longest first."""
 
     def __init__(self, secrets: Iterable[Tuple[str, str]]) -> None:
-        items = sorted({(k, v) for k, v in secrets if len(v) >= MIN_SECRET_LEN}, key=lambda kv: -len(kv[1]))
+        plain = {(k, v) for k, v in secrets if len(v) >= MIN_SECRET_LEN}
+        forms = plain | {(k, e) for k, v in plain for e in encoded_forms(v)}
+        items = sorted(forms, key=lambda kv: -len(kv[1]))
         self._items = [(v, "[REDACTED:%s]" % k) for k, v in items]
         self._bitems = [(v.encode("utf-8"), m.encode("utf-8")) for v, m in self._items]
         self._pattern: Optional[re.Pattern] = re.compile("|".join(re.escape(v) for v, _ in self._items)) if self._items else None

@@ -119,3 +119,27 @@ class EnvFile(TempDirTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EncodedSecrets(unittest.TestCase):
+    TOKEN = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+
+    def test_base64_and_url_encoded_forms_are_redacted_too(self):
+        import base64
+        import urllib.parse
+        from remote_finetune.envfile import Redactor
+        r = Redactor([("HF_TOKEN", self.TOKEN), ("WANDB_API_KEY", "a1b2c3d4e5f6+/=&x")])
+        lines = [
+            "Authorization: Basic " + base64.b64encode(("api:" + self.TOKEN).encode()).decode(),       # embedded, offset 1
+            "Authorization: Basic " + base64.b64encode(("user:" + self.TOKEN).encode()).decode(),      # offset 2
+            "b64 " + base64.b64encode(self.TOKEN.encode()).decode(),                                    # offset 0
+            "urlsafe " + base64.urlsafe_b64encode(("xy:" + self.TOKEN).encode()).decode(),
+            "clone https://user:%s@hf.co/x" % urllib.parse.quote("a1b2c3d4e5f6+/=&x", safe=""),
+            "plain " + self.TOKEN,
+        ]
+        for line in lines:
+            out = r.text(line)
+            self.assertIn("[REDACTED:", out, line)
+            for bad in (self.TOKEN, base64.b64encode(self.TOKEN.encode()).decode()[:20], "a1b2c3d4e5f6%2B%2F"):
+                self.assertNotIn(bad, out, line)
+        self.assertEqual(r.text("nothing secret here: loss 1.23"), "nothing secret here: loss 1.23")

@@ -47,7 +47,7 @@ export type SyncFn = (
   session: SshSession,
   localDir: string,
   remoteDir: string,
-  options: { readonly signal?: AbortSignal; readonly onProgress?: (message: string) => void; readonly ignoreFiles?: boolean },
+  options: { readonly signal?: AbortSignal; readonly onProgress?: (message: string) => void; readonly ignoreFiles?: boolean; readonly excludes?: readonly string[] },
 ) => Promise<{ readonly filesSent: number; readonly bytesSent: number }>;
 
 export interface StartRequest {
@@ -61,6 +61,8 @@ export interface StartRequest {
   readonly workspaceDir: string;
   /** Variables for the run's 0600 env file (secrets included). Never logged, never stored. */
   readonly env: Readonly<Record<string, string>>;
+  /** The env file, relative to workspaceDir: its values travel only in the 0600 env file, never as a synced file. */
+  readonly envFileRel?: string;
   readonly target: RunTarget;
   readonly gpu?: string;
   readonly teardown: TeardownSettings;
@@ -186,11 +188,15 @@ export class RunManager {
         store.update(id, { status: 'syncing' });
         const root = await remoteRoot(session);
         const wsRemote = `${root}/workspaces/${remoteWorkspaceName(req.workspaceDir)}`;
+        // Synced code, the runner and run folders are the user's alone on a shared host.
+        await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`);
         const runnerRemote = `${root}/runner/${this.deps.runnerVersion}`;
         say('syncing', `syncing the runner to ${runnerRemote}`);
         await this.deps.sync(session, this.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
         say('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
-        const synced = await this.deps.sync(session, req.workspaceDir, wsRemote, { ...(signal ? { signal } : {}), onProgress: (m) => say('syncing', m) });
+        // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
+        const excludes = ['.env', '.env.*', ...(req.envFileRel ? [`/${req.envFileRel.replace(/\\/g, '/')}`] : [])];
+        const synced = await this.deps.sync(session, req.workspaceDir, wsRemote, { ...(signal ? { signal } : {}), excludes, onProgress: (m) => say('syncing', m) });
         say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
         if (signal?.aborted) throw new Error('cancelled');
         store.update(id, { status: 'bootstrapping' });

@@ -105,6 +105,34 @@ export function readEnvFileWithin(envFile: string, root: string): { text: string
   }
 }
 
+const HF_TOKEN_NAMES = ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN', 'HUGGINGFACE_TOKEN'];
+
+/** A Hub reference (org/name, hf://…), as opposed to a path on the host or a local file. */
+function isHubRef(v: unknown): boolean {
+  if (typeof v !== 'string' || v === '') return false;
+  if (v.startsWith('hf://')) return true;
+  if (/^[./~]/.test(v) || /\.(jsonl?|csv|tsv|parquet|arrow|txt)$/i.test(v)) return false;
+  return /^[\w.-]+\/[\w.-]+$/.test(v);
+}
+
+/**
+ * Secrets go to a host only where the run uses them: the W&B key not when `wandb.enabled: false`, a Hugging
+ * Face token only when something is fetched from or pushed to the Hub (a hub model or dataset, an hf://
+ * upload) or the user's own script runs (it may download anything).
+ */
+export function dropUnneededSecrets(env: Readonly<Record<string, string>>, spec: Readonly<Record<string, unknown>>): { env: Record<string, string>; dropped: string[] } {
+  const at = (...path: string[]): unknown => path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
+  const wandbOff = at('wandb', 'enabled') === false;
+  const hubUsed = typeof spec.command === 'string' || [at('model', 'id'), at('data', 'train'), at('data', 'eval'), at('outputs', 'upload')].some(isHubRef);
+  const out: Record<string, string> = {};
+  const dropped: string[] = [];
+  for (const [k, v] of Object.entries(env)) {
+    if ((k === 'WANDB_API_KEY' && wandbOff) || (HF_TOKEN_NAMES.includes(k) && !hubUsed)) dropped.push(k);
+    else out[k] = v;
+  }
+  return { env: out, dropped };
+}
+
 /**
  * The variables written to the host's 0600 env file: the spec's env_file, then secrets from the
  * editor's secret store (they win). Values never leave this object except into that file.

@@ -3,12 +3,12 @@
 // progress notification. Cancel tears a provisioned instance down (core/runs/teardown does it).
 import * as vscode from 'vscode';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
 import type { TargetChoice, TargetSources } from './targets';
 import { collectOffers, gpuMatches } from './targets';
-import { planRun, fitOn, collectEnv, describeDiagnostic, readEnvFileWithin } from '../../core/runs/runPlan';
+import { planRun, fitOn, collectEnv, describeDiagnostic, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
 import type { RunPlan } from '../../core/runs/runPlan';
 import { nodeFiles } from '../../core/config/nodeFiles';
 import { GPU_IDS } from '../../core/gpu/catalog';
@@ -167,7 +167,8 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   if (ok !== 'Start') return;
 
   const envText = envRead?.text;
-  const env = collectEnv(envText, await gatherSecrets(deps.context));
+  const { env, dropped } = dropUnneededSecrets(collectEnv(envText, await gatherSecrets(deps.context)), plan.spec);
+  if (dropped.length > 0) deps.log.info(`${plan.name}: not sending ${dropped.join(', ')} (this run does not use ${dropped.length > 1 ? 'them' : 'it'})`);
   let target: RunTarget;
   if (choice.kind === 'ssh') {
     target = { kind: 'ssh', host: choice.host };
@@ -182,6 +183,7 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
       const rec = await runs.manager.start({
         specPath: plan.specPath, specText: plan.specText, spec: plan.spec, name: plan.name, workspaceDir: plan.workspaceDir,
         env, target, gpu: gpus[0] ?? '', teardown: plan.teardown, signal: abort.signal,
+        ...(envRead && !relative(plan.workspaceDir, envRead.path).startsWith('..') ? { envFileRel: relative(plan.workspaceDir, envRead.path) } : {}),
         progress: (_status, message) => progress.report({ message }),
       });
       runs.panels.select(rec.id);

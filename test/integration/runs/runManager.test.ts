@@ -209,3 +209,26 @@ test('runs: a cloud spec (target lambda) run on one\'s own SSH host arms no powe
   assert.ok(!existsSync(sshd.poweroffLog), 'the power-off stand-in ran');
   await m.dispose();
 });
+
+test('runs: .env files and the env_file never travel as workspace files; the remote root is 0700', { timeout: 120_000 }, async () => {
+  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+  const m = manager(storage);
+  const ws = workspace();
+  writeFileSync(join(ws, '.env'), `HF_TOKEN=${SECRET}\n`);
+  writeFileSync(join(ws, '.env.production'), `HF_TOKEN=${SECRET}\n`);
+  writeFileSync(join(ws, 'secrets.cfg'), `HF_TOKEN=${SECRET}\n`);
+  const req = startReq(ws, 'python train.py --steps 2 --sleep 0.05', 'no-env-files');
+  const rec = await m.start({ ...req, envFileRel: 'secrets.cfg' });
+  const done = await finished(m, rec.id);
+  assert.equal(done.record.status, 'completed', JSON.stringify(done.record));
+  const root = join(sshd.home, '.remote-finetune');
+  const synced = readdirSync(join(root, 'workspaces'));
+  assert.equal(synced.length > 0, true);
+  const files = allFiles(join(root, 'workspaces')).map((f) => f.split('/').pop());
+  assert.ok(files.includes('train.py'), files.join(','));
+  for (const f of ['.env', '.env.production', 'secrets.cfg']) assert.ok(!files.includes(f), `${f} was synced as a workspace file`);
+  const { statSync } = await import('node:fs');
+  assert.equal(statSync(root).mode & 0o777, 0o700);
+  assert.equal(statSync(join(root, 'workspaces')).mode & 0o777, 0o700);
+  await m.dispose();
+});

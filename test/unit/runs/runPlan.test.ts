@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { planRun, fitOn, collectEnv, oomAdvice, readEnvFileWithin } from '../../../src/core/runs/runPlan';
+import { planRun, fitOn, collectEnv, dropUnneededSecrets, oomAdvice, readEnvFileWithin } from '../../../src/core/runs/runPlan';
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
 import { finishedMessage, statusBarText, runDescription } from '../../../src/core/runs/runSummary';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
@@ -75,4 +75,15 @@ test('env_file: only a file really inside the workspace folder is read (../, abs
   const ok = readEnvFileWithin(join(ws, '.env'), ws);
   assert.ok('text' in ok && ok.text.includes('HF_TOKEN'));
   assert.ok('error' in readEnvFileWithin(join(ws, 'missing.env'), ws));
+});
+
+test('secrets go only where the run uses them: no W&B key with wandb.enabled false, no HF token without the Hub', () => {
+  const env = { WANDB_API_KEY: 'w'.repeat(40), HF_TOKEN: 'hf_x', HUGGINGFACE_TOKEN: 'hf_y', OTHER: '1' };
+  const local = { method: 'lora-bf16', model: { id: '/models/llama' }, data: { train: 'data/train.jsonl' }, wandb: { enabled: false } };
+  assert.deepEqual(dropUnneededSecrets(env, local), { env: { OTHER: '1' }, dropped: ['WANDB_API_KEY', 'HF_TOKEN', 'HUGGINGFACE_TOKEN'] });
+  const hubModel = { model: { id: 'meta-llama/Llama-3.1-8B' }, data: { train: 'data/train.jsonl' } };
+  assert.deepEqual(Object.keys(dropUnneededSecrets(env, hubModel).env).sort(), ['HF_TOKEN', 'HUGGINGFACE_TOKEN', 'OTHER', 'WANDB_API_KEY']);
+  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { model: { id: './m' }, data: { train: 'tatsu-lab/alpaca' } }).env, 'a hub dataset');
+  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { model: { id: './m' }, outputs: { upload: 'hf://me/adapter' } }).env, 'a hub upload');
+  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { command: 'python train.py' }).env, 'an own script may download anything');
 });
