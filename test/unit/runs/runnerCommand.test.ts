@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runnerCommand, remoteWorkspaceName } from '../../../src/core/runs/runManager';
@@ -42,4 +42,26 @@ test('remoteWorkspaceName: stable per folder, distinct across folders, path-safe
   assert.equal(remoteWorkspaceName('/a/my proj'), remoteWorkspaceName('/a/my proj'));
   assert.notEqual(remoteWorkspaceName('/a/proj'), remoteWorkspaceName('/b/proj'));
   assert.match(remoteWorkspaceName('/a/we ird$(x)'), /^[A-Za-z0-9._-]+$/);
+});
+
+test('runnerCommand: a repository\'s own remote_finetune/ or json.py never runs in place of the runner (the synced workspace is the cwd)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-cmd-'));
+  const ws = join(dir, 'ws');
+  const runDir = join(dir, 'run');
+  mkdirSync(join(ws, 'remote_finetune'), { recursive: true });
+  mkdirSync(runDir);
+  const marker = join(dir, 'pwned');
+  const evil = `open(${JSON.stringify(marker)}, 'a').write('ran\\n')\n`;
+  writeFileSync(join(ws, 'remote_finetune', '__init__.py'), evil);
+  writeFileSync(join(ws, 'remote_finetune', '__main__.py'), evil);
+  writeFileSync(join(ws, 'json.py'), evil);
+  const runner = join(__dirname, '../../../python-runner');
+  // command.sh starts in the workspace, as startDetached writes it; the old command was run from there.
+  const old = `cd ${JSON.stringify(ws)} && PYTHONPATH=${JSON.stringify(runner)} python3 -m remote_finetune plan --run-dir "$RFT_RUN_DIR"`;
+  spawnSync('sh', ['-c', old], { env: { ...process.env, RFT_RUN_DIR: runDir } });
+  assert.ok(existsSync(marker), 'the attack: python -m puts the working directory first on sys.path');
+  rmSync(marker);
+  const r = spawnSync('sh', ['-c', `cd ${JSON.stringify(ws)}\n${runnerCommand('python3', runner, ws, true).replace(' run --workdir', ' plan --workdir')}`], { env: { ...process.env, RFT_RUN_DIR: runDir }, encoding: 'utf8' });
+  assert.equal(existsSync(marker), false, `the repository's code ran: ${r.stdout}${r.stderr}`);
+  assert.match(r.stdout, /errors|spec\.json/, 'the real runner answered');
 });
