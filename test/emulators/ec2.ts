@@ -143,7 +143,9 @@ export class Ec2Emulator extends EmulatorBase {
       case 'DescribeSecurityGroups': {
         const names = f.get('group-name');
         const gs = this.groups.filter((g) => !names || names.includes(g.name));
-        this.ok(res, op, `<securityGroupInfo>${gs.map((g) => `<item><groupId>${g.id}</groupId><groupName>${esc(g.name)}</groupName><groupDescription>${esc(g.description)}</groupDescription></item>`).join('')}</securityGroupInfo>`);
+        // As EC2 answers: each group with its ingress rules (ipPermissions, one item per rule, ipRanges inside).
+        const perms = (g: Group): string => g.cidrs.map((c) => `<item><ipProtocol>${esc(c.proto)}</ipProtocol><fromPort>${c.from}</fromPort><toPort>${c.to}</toPort><ipRanges><item><cidrIp>${esc(c.cidr)}</cidrIp></item></ipRanges></item>`).join('');
+        this.ok(res, op, `<securityGroupInfo>${gs.map((g) => `<item><groupId>${g.id}</groupId><groupName>${esc(g.name)}</groupName><groupDescription>${esc(g.description)}</groupDescription><ipPermissions>${perms(g)}</ipPermissions></item>`).join('')}</securityGroupInfo>`);
         return;
       }
       case 'CreateSecurityGroup': {

@@ -170,9 +170,21 @@ export class Ec2Provider implements Provider {
     const ip = await (this.options.callerIp ?? checkIp)(signal);
     if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(ip)) throw new ProviderError('invalid', `could not learn this machine's public IPv4 address (got "${ip.slice(0, 40)}")`, 'ec2');
     const groupName = `remote-finetune-ssh-${ip.replace(/\./g, '-')}`;
-    const existing = await this.send<{ SecurityGroups?: Array<{ GroupId?: string }> }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
-    const id = existing.SecurityGroups?.[0]?.GroupId;
-    if (id) return id;
+    type Perm = { IpProtocol?: string; FromPort?: number; ToPort?: number; IpRanges?: Array<{ CidrIp?: string }> };
+    const existing = await this.send<{ SecurityGroups?: Array<{ GroupId?: string; IpPermissions?: Perm[] }> }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
+    const group = existing.SecurityGroups?.[0];
+    if (group?.GroupId) {
+      // A group of ours, found by name, is verified before reuse: a half-made one (created, its rule never added)
+      // would launch an unreachable instance, and one opened wider by hand would expose SSH to the internet.
+      const perms = group.IpPermissions ?? [];
+      const reaches22 = (p: Perm): boolean => (p.IpProtocol === '-1') || (p.IpProtocol === 'tcp' && (p.FromPort ?? 0) <= 22 && (p.ToPort ?? 0) >= 22);
+      const wide = perms.filter(reaches22).flatMap((p) => (p.IpRanges ?? []).map((r) => r.CidrIp ?? '')).filter((c) => c !== `${ip}/32`);
+      if (wide.length > 0) throw new ProviderError('invalid', `security group ${groupName} (${group.GroupId}) opens SSH to ${wide.join(', ')}, not only to ${ip}/32: remove those rules or the group, then retry`, 'ec2');
+      if (!perms.some((p) => reaches22(p) && (p.IpRanges ?? []).some((r) => r.CidrIp === `${ip}/32`))) {
+        await this.send((sdk) => new sdk.AuthorizeSecurityGroupIngressCommand({ GroupId: group.GroupId, IpPermissions: [{ IpProtocol: 'tcp', FromPort: 22, ToPort: 22, IpRanges: [{ CidrIp: `${ip}/32`, Description: 'Remote Fine-Tune SSH' }] }] }), signal);
+      }
+      return group.GroupId;
+    }
     const created = await this.send<{ GroupId?: string }>((sdk) => new sdk.CreateSecurityGroupCommand({ GroupName: groupName, Description: `Remote Fine-Tune: SSH from ${ip} only`, TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
     if (!created.GroupId) throw new ProviderError('server', 'CreateSecurityGroup returned no id', 'ec2');
     await this.send((sdk) => new sdk.AuthorizeSecurityGroupIngressCommand({ GroupId: created.GroupId, IpPermissions: [{ IpProtocol: 'tcp', FromPort: 22, ToPort: 22, IpRanges: [{ CidrIp: `${ip}/32`, Description: 'Remote Fine-Tune SSH' }] }] }), signal);

@@ -106,3 +106,26 @@ test('ec2: a spot reclaim is read as interrupted; capacity and throttling map to
     await emu.stop();
   }
 });
+
+test('ec2: a reused security group is verified: a half-made one gets its SSH rule, one opened wider is refused', async () => {
+  const { emu, provider } = await setup();
+  try {
+    // Eventual consistency left a group without its rule (CreateSecurityGroup succeeded, Authorize did not).
+    emu.groups.push({ id: 'sg-halfmade', name: 'remote-finetune-ssh-203-0-113-7', description: 'Remote Fine-Tune: SSH from 203.0.113.7 only', cidrs: [] });
+    const inst = await provider.launch({ runId: 'rft-20261121-150000-sg01', instanceType: 'g5.xlarge', region: 'us-east-1', spot: false, sshPublicKey: pub });
+    assert.equal((emu.instances.get(inst.id)!.request as Map<string, string>).get('SecurityGroupId.1'), 'sg-halfmade');
+    assert.deepEqual(emu.ingressOf('sg-halfmade'), [{ proto: 'tcp', from: 22, to: 22, cidr: '203.0.113.7/32' }], 'the missing rule was added before launch');
+    // Someone opened the group to the world: the launch is refused, nothing is started in it.
+    emu.groups.find((g) => g.id === 'sg-halfmade')!.cidrs.push({ proto: 'tcp', from: 0, to: 65535, cidr: '0.0.0.0/0' });
+    const before = emu.instances.size;
+    await assert.rejects(provider.launch({ runId: 'rft-20261121-150000-sg02', instanceType: 'g5.xlarge', region: 'us-east-1', spot: false, sshPublicKey: pub }),
+      (e: unknown) => e instanceof ProviderError && /opens SSH to 0\.0\.0\.0\/0/.test(e.message));
+    assert.equal(emu.instances.size, before);
+    // IMDSv2 only and an encrypted root volume on every launch.
+    const r = emu.instances.get(inst.id)!.request as Map<string, string>;
+    assert.equal(r.get('MetadataOptions.HttpTokens'), 'required');
+    assert.equal(r.get('BlockDeviceMapping.1.Ebs.Encrypted'), 'true');
+  } finally {
+    await emu.stop();
+  }
+});
