@@ -63,6 +63,8 @@ export class LambdaEmulator extends EmulatorBase {
       file_system_names: [], region: { name: i.region, description: i.region },
       instance_type: t ? { name: t.name, description: t.description, gpu_description: t.gpu_description, price_cents_per_hour: t.price_cents_per_hour, specs: t.specs } : undefined,
       hostname: `${i.ip.replace(/\./g, '-')}.cloud.lambdalabs.com`,
+      // Launch tags come back on the instance, as the API's Instance object carries them.
+      tags: (i.request as { tags?: Array<{ key: string; value: string }> }).tags ?? [],
     };
   }
 

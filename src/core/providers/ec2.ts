@@ -9,7 +9,7 @@ import type { EC2Client, Instance as SdkInstance, _InstanceType } from '@aws-sdk
 import { DLAMI_NAME_PATTERN, EC2_GPU_TYPES, ec2TypeInfo } from './ec2Catalog';
 import { matchesQuery } from './offers';
 import { waitForSshViaDescribe } from './sshProbe';
-import { instanceNameFor, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './types';
+import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
 type Sdk = typeof Ec2Sdk;
@@ -199,7 +199,7 @@ export class Ec2Provider implements Provider {
     const keyName = await this.ensureKeyPair(request.sshPublicKey, signal);
     const groupId = await this.ensureSecurityGroup(signal);
     const name = instanceNameFor(request.runId);
-    const tags = [{ Key: 'Name', Value: name }, { Key: OWNER_TAG, Value: 'true' }, { Key: RUN_ID_TAG, Value: request.runId }];
+    const tags = [{ Key: 'Name', Value: name }, { Key: OWNER_TAG, Value: 'true' }, { Key: RUN_ID_TAG, Value: request.runId }, ...(request.ownerId ? [{ Key: OWNER_ID_TAG, Value: request.ownerId }] : [])];
     const res = await this.send<{ Instances?: SdkInstance[] }>(
       (sdk) => new sdk.RunInstancesCommand({
         ImageId: ami.id,
@@ -236,6 +236,7 @@ export class Ec2Provider implements Provider {
       id: i.InstanceId ?? '',
       name: tags.get('Name'),
       runId: tags.get(RUN_ID_TAG),
+      ...(tags.get(OWNER_ID_TAG) ? { ownerId: tags.get(OWNER_ID_TAG) } : {}),
       region: this.options.region,
       zone: i.Placement?.AvailabilityZone,
       instanceType: type,

@@ -9,7 +9,7 @@ import { DLVM_IMAGE_FAMILY, DLVM_IMAGE_PROJECT, GCP_GPU_SHAPES, gcpOfferName, gc
 import type { TokenSource } from './gcpAuth';
 import { matchesQuery } from './offers';
 import { waitForSshViaDescribe } from './sshProbe';
-import { instanceNameFor, OWNER_TAG, ProviderError } from './types';
+import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
 export const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
@@ -158,7 +158,7 @@ export class GcpProvider implements Provider {
         ? { provisioningModel: 'SPOT', instanceTerminationAction: 'DELETE', onHostMaintenance: 'TERMINATE', automaticRestart: false }
         : { provisioningModel: 'STANDARD', onHostMaintenance: 'TERMINATE', automaticRestart: true },
       metadata: { items: [{ key: 'ssh-keys', value: `${user}:${request.sshPublicKey.trim()}` }, { key: 'install-nvidia-driver', value: 'True' }] },
-      labels: { [OWNER_TAG]: 'owned', [RUN_LABEL]: labelValue(request.runId) },
+      labels: { [OWNER_TAG]: 'owned', [RUN_LABEL]: labelValue(request.runId), ...(request.ownerId ? { [OWNER_ID_TAG]: labelValue(request.ownerId) } : {}) },
     };
     const op = (await this.call('POST', `/zones/${zone}/instances?requestId=${uuidFrom(request.runId)}`, body, signal, { ...(this.options.retry ?? DEFAULT_RETRY), retryServerErrors: true })) as GcpOperation;
     await this.waitOperation(op, zone, signal);
@@ -175,6 +175,7 @@ export class GcpProvider implements Provider {
     const spot = i.scheduling?.provisioningModel === 'SPOT';
     return {
       provider: 'gcp', id: `${zone}/${i.name}`, name: i.name, runId: i.labels?.[RUN_LABEL], region: zone.replace(/-[a-z]$/, ''), zone,
+      ...(i.labels?.[OWNER_ID_TAG] ? { ownerId: i.labels[OWNER_ID_TAG] } : {}),
       instanceType: shape ? gcpOfferName(shape) : machine, state: STATUS[i.status ?? ''] ?? 'unknown',
       publicIp: i.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP, sshPort: this.options.sshPort ?? 22, sshUser: this.options.sshUser ?? 'ubuntu', spot,
       pricePerHour: shape ? (spot ? shape.spotPerHour : shape.onDemandPerHour) : undefined,

@@ -5,7 +5,7 @@ import { sleep, throwIfAborted } from './abort';
 import { codeForStatus, DEFAULT_RETRY, requestJson } from './http';
 import type { HttpErrorDetail, RetryPolicy } from './http';
 import { waitForSshViaDescribe } from './sshProbe';
-import { instanceNameFor, INSTANCE_NAME_PREFIX, ProviderError, runIdFromName, unlessGone } from './types';
+import { instanceNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, ProviderError, runIdFromName, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 import { matchesQuery } from './offers';
 
@@ -42,6 +42,8 @@ interface LambdaInstance {
   readonly status: string;
   readonly region?: { readonly name: string };
   readonly instance_type?: LambdaInstanceType;
+  /** Launch tags, as the API returns them (key/value pairs). */
+  readonly tags?: ReadonlyArray<{ readonly key: string; readonly value: string }> | null;
 }
 
 const KNOWN_GPUS: ReadonlyArray<[RegExp, string, number]> = [
@@ -188,7 +190,8 @@ export class LambdaProvider implements Provider {
       const data = (await this.call(
         'POST',
         '/instance-operations/launch',
-        { region_name: request.region, instance_type_name: request.instanceType, ssh_key_names: [keyName], file_system_names: [], quantity: 1, name: instanceNameFor(request.runId) },
+        { region_name: request.region, instance_type_name: request.instanceType, ssh_key_names: [keyName], file_system_names: [], quantity: 1, name: instanceNameFor(request.runId),
+          ...(request.ownerId ? { tags: [{ key: OWNER_ID_TAG, value: request.ownerId }] } : {}) },
         signal,
         { ...this.retry, retryServerErrors: false },
       )) as { instance_ids?: string[] } | undefined;
@@ -211,6 +214,7 @@ export class LambdaProvider implements Provider {
     return {
       provider: 'lambda', id: i.id, name, runId: runIdFromName(name), region: i.region?.name ?? '', instanceType: type,
       state: stateOf(i.status), publicIp: i.ip ?? undefined, sshPort: this.sshPort, sshUser: 'ubuntu', spot: false, pricePerHour: price,
+      ...(i.tags?.find((t) => t.key === OWNER_ID_TAG) ? { ownerId: i.tags.find((t) => t.key === OWNER_ID_TAG)!.value } : {}),
     };
   }
 

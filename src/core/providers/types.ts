@@ -43,6 +43,11 @@ export interface LaunchRequest {
   /** OpenSSH one-line public key (`ssh-ed25519 AAAA… comment`); never the private key. */
   readonly sshPublicKey: string;
   readonly diskGiB?: number;
+  /**
+   * This installation's owner id, put in a tag, label or the API's tags: the orphan sweep offers to terminate
+   * only instances with its own id (a colleague on the same account runs their own instances).
+   */
+  readonly ownerId?: string;
   /** The SSH host key the instance is to have (providers with deliversHostKey put it in the user-data). */
   readonly hostKey?: InstanceHostKey;
 }
@@ -72,6 +77,8 @@ export interface Instance {
    * in its user-data, or one it publishes): the first connection then checks them instead of asking the user.
    */
   readonly hostKeys?: readonly string[];
+  /** The owner id the instance was launched with (LaunchRequest.ownerId), when the cloud keeps it. */
+  readonly ownerId?: string;
 }
 
 export interface WaitForSshOptions {
@@ -141,6 +148,8 @@ export async function unlessGone<T>(call: Promise<T>): Promise<T | undefined> {
 }
 
 export const OWNER_TAG = 'remote-finetune';
+/** Tag (EC2, Lambda) and label (GCP) holding LaunchRequest.ownerId. */
+export const OWNER_ID_TAG = 'rft-owner';
 export const RUN_ID_TAG = 'remote-finetune:run-id';
 /** Name prefix for providers without tags (Lambda) and for GCP instance names. */
 export const INSTANCE_NAME_PREFIX = 'rft-';

@@ -72,6 +72,8 @@ export interface StartRequest {
 
 export interface RunManagerDeps {
   readonly store: RunStore;
+  /** Put on every launched instance (ownerId.ts): the orphan sweep offers only instances with this id. */
+  readonly ownerId?: string;
   /** Local mirrors go under storageDir/runs/<id>. */
   readonly storageDir: string;
   /** The extension's python-runner folder, copied to the host once per version. */
@@ -225,6 +227,7 @@ export class RunManager {
             ...(target.offer.zone ? { zone: target.offer.zone } : {}), spot: target.offer.spot, sshPublicKey: target.sshPublicKey,
             ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
             ...(hostKey ? { hostKey } : {}),
+            ...(this.deps.ownerId ? { ownerId: this.deps.ownerId } : {}),
           },
           pricePerHour: target.offer.pricePerHour,
           sshTimeoutMs: target.sshTimeoutMs ?? 15 * 60_000,

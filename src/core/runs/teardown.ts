@@ -210,6 +210,11 @@ export interface Orphan {
 
 export interface ReconcileResult {
   readonly orphans: Orphan[];
+  /**
+   * Launched by Remote Fine-Tune but not by this installation (another owner id, or none: an older version or
+   * a colleague on the same account). Shown, never offered for termination.
+   */
+  readonly others: Instance[];
   /** Owned, alive, and intentionally kept (policy keep with the watchdog armed) or driven by a live process. */
   readonly live: Instance[];
   readonly errors: ReadonlyArray<{ readonly provider: ProviderKind; readonly message: string }>;
@@ -222,9 +227,10 @@ export const defaultLiveness: LivenessCheck = (entry) =>
   entry.state === 'kept' || entry.state === 'stopped' || ((entry.state === 'active' || entry.state === 'launching') && holderAlive(entry));
 
 /** Lists owned instances on every provider and returns those with no live run behind them. */
-export async function reconcile(providers: readonly Provider[], ledger: Ledger, isLive: LivenessCheck = defaultLiveness, signal?: AbortSignal): Promise<ReconcileResult> {
+export async function reconcile(providers: readonly Provider[], ledger: Ledger, isLive: LivenessCheck = defaultLiveness, signal?: AbortSignal, ownerId?: string): Promise<ReconcileResult> {
   const entries = await ledger.entries();
   const orphans: Orphan[] = [];
+  const others: Instance[] = [];
   const live: Instance[] = [];
   const errors: Array<{ provider: ProviderKind; message: string }> = [];
   for (const provider of providers) {
@@ -238,14 +244,18 @@ export async function reconcile(providers: readonly Provider[], ledger: Ledger, 
     for (const instance of owned) {
       if (instance.state === 'terminated' || instance.state === 'terminating') continue;
       const entry = entries.find((e) => e.provider === provider.kind && (e.instanceId === instance.id || sameRun(instance, e.runId)));
-      if (!entry) orphans.push({ instance, reason: 'not in the ownership ledger (launched elsewhere or the ledger was lost)' });
+      if (!entry) {
+        // Not in our ledger: ours only when it carries our owner id (the ledger was lost); else someone else's.
+        if (ownerId !== undefined && instance.ownerId === ownerId) orphans.push({ instance, reason: 'not in the ownership ledger (the ledger was lost)' });
+        else others.push(instance);
+      }
       else if (isLive(entry)) live.push(instance);
       else if (entry.state === 'launching') orphans.push({ instance, entry, reason: 'launched but never recorded (crash during launch)' });
       else if (entry.state === 'active') orphans.push({ instance, entry, reason: 'the process driving its run is gone' });
       else orphans.push({ instance, entry, reason: `its run is ${entry.state} but the instance still runs` });
     }
   }
-  return { orphans, live, errors };
+  return { orphans, others, live, errors };
 }
 
 /** Terminates the given orphans; returns how many are gone. */

@@ -2,6 +2,7 @@
 // activation stays cheap) it lists the instances this extension owns; those with no live run are shown
 // with one action that terminates them. Commands refuse in untrusted workspaces.
 import * as vscode from 'vscode';
+import { ownerIdFor } from '../../core/runs/ownerId';
 import { userSetting } from '../settings';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join } from 'node:path';
@@ -53,8 +54,9 @@ function describeOrphan(o: Orphan, now: number): string {
 async function findOrphans(cloud: CloudProviders, storageDir: string): Promise<{ orphans: Orphan[]; errors: string[] }> {
   const providers = await cloud.reconcileProviders();
   if (providers.length === 0) return { orphans: [], errors: [] };
-  const r = await reconcile(providers, cloud.ledger, livenessFrom(storageDir), AbortSignal.timeout(60_000));
-  return { orphans: r.orphans, errors: r.errors.map((e) => `${e.provider}: ${e.message}`) };
+  const r = await reconcile(providers, cloud.ledger, livenessFrom(storageDir), AbortSignal.timeout(60_000), ownerIdFor(storageDir));
+  // Another installation's (or a colleague's) instances are listed, never offered for termination.
+  return { orphans: r.orphans, errors: [...r.errors.map((e) => `${e.provider}: ${e.message}`), ...(r.others.length ? [`${r.others.length} instance(s) launched by Remote Fine-Tune elsewhere (another owner): ${r.others.map((i) => `${i.provider} ${i.id}`).join(', ')}; not offered`] : [])] };
 }
 
 async function terminateWithProgress(cloud: CloudProviders, orphans: readonly Orphan[], log: vscode.LogOutputChannel): Promise<void> {

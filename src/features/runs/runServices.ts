@@ -5,6 +5,7 @@ import { userSetting } from '../settings';
 import { join } from 'node:path';
 import { RunStore } from '../../core/runs/runStore';
 import { RunManager } from '../../core/runs/runManager';
+import { ownerIdFor } from '../../core/runs/ownerId';
 import type { SyncFn } from '../../core/runs/runManager';
 import type { Ledger } from '../../core/runs/ledger';
 import type { RunRecord } from '../../core/runs/runRecord';
@@ -42,6 +43,7 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     runnerVersion: version,
     connectOptions: opts.connectOptions,
     ledger,
+    ownerId: ownerIdFor(storageDir),
     sync: opts.sync,
     providerFor: opts.providerFor,
     remotePython: userSetting<string>('remoteFinetune', 'remotePython') || 'python3',

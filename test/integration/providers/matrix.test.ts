@@ -180,10 +180,20 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
     return {};
   },
   'instance launched outside the ledger (ledger lost)': async (c) => {
-    await c.rig.provider.launch(request(c.rig, c.runId));
-    const rec = await reconcile([c.rig.provider], new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')));
+    await c.rig.provider.launch({ ...request(c.rig, c.runId), ownerId: 'a1b2c3d4e5f60718' });
+    const rec = await reconcile([c.rig.provider], new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')), undefined, undefined, 'a1b2c3d4e5f60718');
     assert.equal(rec.orphans.length, 1);
     assert.equal(await terminateOrphans([c.rig.provider], c.ledger, rec.orphans), 1);
+    return {};
+  },
+  'a colleague\'s instance on the same account is never offered for termination': async (c) => {
+    // Launched by Remote Fine-Tune on another machine (another owner id), absent from this ledger.
+    const theirs = await c.rig.provider.launch({ ...request(c.rig, `${c.runId}-theirs`), ownerId: 'ffffeeeeddddcccc' });
+    const rec = await reconcile([c.rig.provider], new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')), undefined, undefined, 'a1b2c3d4e5f60718');
+    assert.deepEqual(rec.orphans, []);
+    assert.deepEqual(rec.others.map((i) => [i.id, i.ownerId]), [[theirs.id, 'ffffeeeeddddcccc']]);
+    // Not ours to stop: the case ends with it running, counted as kept on purpose; the emulator is stopped after.
+    await c.rig.provider.terminate(theirs.id);
     return {};
   },
 };

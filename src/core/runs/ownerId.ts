@@ -1,0 +1,18 @@
+// This installation's owner id: a random id kept in the extension's storage, put on every instance it launches
+// (tag, label or the API's tags), so the orphan sweep never offers to terminate a colleague's instances on a
+// shared cloud account, nor one another installation of yours is still using.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export function ownerIdFor(storageDir: string): string {
+  const file = join(storageDir, 'owner-id');
+  try {
+    const id = readFileSync(file, 'utf8').trim();
+    if (/^[a-f0-9]{16}$/.test(id)) return id;
+  } catch { /* first use */ }
+  const id = randomBytes(8).toString('hex');
+  mkdirSync(storageDir, { recursive: true });
+  writeFileSync(file, `${id}\n`, { mode: 0o600 });
+  return id;
+}
