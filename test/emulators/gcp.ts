@@ -24,6 +24,8 @@ export class GcpEmulator extends EmulatorBase {
   private readonly publicKeyPem: string;
   private readonly tokens = new Set<string>();
   readonly operations: Operation[] = [];
+  /** Firewall rules by name, as inserted (compute#firewall bodies). */
+  readonly firewalls = new Map<string, Record<string, unknown>>();
   private readonly requestIds = new Map<string, string>();
   /** Milliseconds an operation stays RUNNING. */
   opMs = 20;
@@ -57,6 +59,9 @@ export class GcpEmulator extends EmulatorBase {
     if (/^\/zones\/[^/]+\/operations\/[^/]+$/.test(rest)) return 'operation';
     if (/^\/zones\/[^/]+\/operations$/.test(rest)) return 'operations';
     if (rest === '/aggregated/instances') return 'aggregated';
+    if (rest === '/global/firewalls') return req.method === 'POST' ? 'firewall-insert' : 'firewall-list';
+    if (/^\/global\/firewalls\/[^/]+$/.test(rest)) return req.method === 'DELETE' ? 'firewall-delete' : 'firewall-get';
+    if (/^\/global\/operations\/[^/]+$/.test(rest)) return 'global-operation';
     return `unknown ${req.method} ${rest}`;
   }
 
@@ -186,6 +191,30 @@ export class GcpEmulator extends EmulatorBase {
         } else i.state = 'stopping';
         const o = this.newOp(zone, op, i.name);
         if (fault?.kind === 'drop-after') return this.drop(res);
+        json(200, this.opJson(o));
+        return;
+      }
+      // Firewalls are global resources: insert answers with a global operation (polled under /global/operations),
+      // a second insert of the same name is 409 alreadyExists, get of a missing one 404 notFound, as Compute Engine.
+      case 'firewall-insert': {
+        const b = JSON.parse(body || '{}') as Record<string, unknown>;
+        const name = String(b.name ?? '');
+        if (this.firewalls.has(name)) return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/global/firewalls/${name}' already exists`);
+        this.firewalls.set(name, { kind: 'compute#firewall', ...b, selfLink: `${this.url}/compute/v1/projects/${this.project}/global/firewalls/${name}` });
+        const o = this.newOp('', 'insert', name);
+        json(200, this.opJson(o));
+        return;
+      }
+      case 'firewall-get': {
+        const name = decodeURIComponent(parts[7] ?? '');
+        const f = this.firewalls.get(name);
+        if (!f) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/global/firewalls/${name}' was not found`);
+        json(200, f);
+        return;
+      }
+      case 'global-operation': {
+        const o = this.operations.find((x) => x.name === decodeURIComponent(parts[7] ?? '') && x.zone === '');
+        if (!o) return this.err(res, 404, 'notFound', 'operation not found');
         json(200, this.opJson(o));
         return;
       }

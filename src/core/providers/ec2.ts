@@ -3,6 +3,7 @@
 // Ownership is the remote-finetune:run-id tag; RunInstances carries a ClientToken derived from the run id,
 // so a retried or repeated launch of the same run never creates a second instance.
 import { cloudInitHostKey } from './instanceHostKey';
+import { callerIpv4 } from './callerIp';
 import { createHash } from 'node:crypto';
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, Instance as SdkInstance, _InstanceType } from '@aws-sdk/client-ec2';
@@ -53,11 +54,6 @@ function mapSdkError(err: unknown): ProviderError {
 const STATE: Record<string, InstanceState> = {
   pending: 'pending', running: 'running', 'shutting-down': 'terminating', terminated: 'terminated', stopping: 'stopping', stopped: 'stopped',
 };
-
-async function checkIp(signal?: AbortSignal): Promise<string> {
-  const res = await fetch('https://checkip.amazonaws.com/', { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(10_000)]) : AbortSignal.timeout(10_000) });
-  return (await res.text()).trim();
-}
 
 export class Ec2Provider implements Provider {
   readonly kind = 'ec2' as const;
@@ -167,8 +163,7 @@ export class Ec2Provider implements Provider {
 
   /** A security group that opens 22 only to the caller's address, one per address. */
   private async ensureSecurityGroup(signal?: AbortSignal): Promise<string> {
-    const ip = await (this.options.callerIp ?? checkIp)(signal);
-    if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(ip)) throw new ProviderError('invalid', `could not learn this machine's public IPv4 address (got "${ip.slice(0, 40)}")`, 'ec2');
+    const ip = await callerIpv4('ec2', this.options.callerIp, signal);
     const groupName = `remote-finetune-ssh-${ip.replace(/\./g, '-')}`;
     type Perm = { IpProtocol?: string; FromPort?: number; ToPort?: number; IpRanges?: Array<{ CidrIp?: string }> };
     const existing = await this.send<{ SecurityGroups?: Array<{ GroupId?: string; IpPermissions?: Perm[] }> }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);

@@ -10,6 +10,7 @@ import type { TokenSource } from './gcpAuth';
 import { matchesQuery } from './offers';
 import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
+import { callerIpv4 } from './callerIp';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
 export const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
@@ -26,6 +27,8 @@ export interface GcpOptions {
   readonly sshUser?: string;
   /** SSH port of the instances; 22 on GCP. Tests point it at a loopback sshd. */
   readonly sshPort?: number;
+  /** This machine's public IPv4 (tests); default: asked of checkip.amazonaws.com. */
+  readonly callerIp?: (signal?: AbortSignal) => Promise<string>;
   readonly retry?: RetryPolicy;
   readonly requestTimeoutMs?: number;
   readonly operationPollMs?: number;
@@ -107,13 +110,13 @@ export class GcpProvider implements Provider {
   }
 
   /** Polls a zone operation until DONE; an operation error becomes a ProviderError. */
-  private async waitOperation(op: GcpOperation, zone: string, signal?: AbortSignal): Promise<void> {
+  private async waitOperation(op: GcpOperation, zone: string | undefined, signal?: AbortSignal): Promise<void> {
     const deadline = Date.now() + (this.options.operationTimeoutMs ?? 600_000);
     let current = op;
     while (current.status !== 'DONE') {
       if (Date.now() > deadline) throw new ProviderError('timeout', `operation ${op.name} still ${current.status}`, 'gcp');
       await sleep(this.options.operationPollMs ?? 2000, signal);
-      current = (await this.call('GET', `/zones/${zone}/operations/${encodeURIComponent(op.name)}`, undefined, signal)) as GcpOperation;
+      current = (await this.call('GET', `${zone ? `/zones/${zone}` : '/global'}/operations/${encodeURIComponent(op.name)}`, undefined, signal)) as GcpOperation;
     }
     const first = current.error?.errors?.[0];
     if (first) throw new ProviderError(codeOf(first.code, current.httpErrorStatusCode ?? 400), `${first.code ?? 'error'}: ${first.message ?? ''}`, 'gcp');
@@ -138,9 +141,38 @@ export class GcpProvider implements Provider {
     return offers.filter((o) => matchesQuery(o, { ...query, region: query.region ? region : undefined }));
   }
 
+  /**
+   * A firewall rule opening 22 to this machine's /32 only, applied by a target tag to our instances. Without
+   * it an instance relies on the default network's default-allow-ssh (0.0.0.0/0), where one exists at all.
+   * A rule of ours found by name is verified before reuse.
+   */
+  private async ensureFirewall(signal?: AbortSignal): Promise<string> {
+    const ip = await callerIpv4('gcp', this.options.callerIp, signal);
+    const tag = `rft-ssh-${ip.replace(/\./g, '-')}`;
+    type Rule = { sourceRanges?: string[]; targetTags?: string[]; allowed?: Array<{ IPProtocol?: string; ports?: string[] }>; direction?: string };
+    let rule: Rule | undefined;
+    try {
+      rule = (await this.call('GET', `/global/firewalls/${tag}`, undefined, signal)) as Rule;
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
+    }
+    if (rule) {
+      const ok = JSON.stringify(rule.sourceRanges ?? []) === JSON.stringify([`${ip}/32`]) && (rule.targetTags ?? []).includes(tag);
+      if (!ok) throw new ProviderError('invalid', `firewall rule ${tag} allows ${(rule.sourceRanges ?? []).join(', ') || 'nothing'} to ${(rule.targetTags ?? []).join(', ') || 'every instance'}, not ${ip}/32 to ${tag}: delete it, then retry`, 'gcp');
+      return tag;
+    }
+    const op = (await this.call('POST', '/global/firewalls', {
+      name: tag, network: 'global/networks/default', direction: 'INGRESS', priority: 1000,
+      description: `Remote Fine-Tune: SSH from ${ip} only`, sourceRanges: [`${ip}/32`], targetTags: [tag], allowed: [{ IPProtocol: 'tcp', ports: ['22'] }],
+    }, signal)) as GcpOperation;
+    await this.waitOperation(op, undefined, signal);
+    return tag;
+  }
+
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const shape = gcpShapeOf(request.instanceType);
     if (!shape) throw new ProviderError('invalid', `unknown GCP GPU shape ${request.instanceType}`, 'gcp');
+    const sshTag = await this.ensureFirewall(signal);
     const zone = request.zone ?? this.options.zone;
     const name = instanceNameFor(request.runId);
     const user = this.options.sshUser ?? 'ubuntu';
@@ -153,6 +185,7 @@ export class GcpProvider implements Provider {
         initializeParams: { sourceImage: `projects/${this.options.imageProject ?? DLVM_IMAGE_PROJECT}/global/images/family/${this.options.imageFamily ?? DLVM_IMAGE_FAMILY}`, diskSizeGb: String(request.diskGiB ?? 200), diskType: `zones/${zone}/diskTypes/pd-balanced` },
       }],
       networkInterfaces: [{ network: 'global/networks/default', accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],
+      tags: { items: [sshTag] },
       // GPUs cannot live-migrate: maintenance must terminate. Spot VMs are deleted on preemption so nothing bills after.
       scheduling: request.spot
         ? { provisioningModel: 'SPOT', instanceTerminationAction: 'DELETE', onHostMaintenance: 'TERMINATE', automaticRestart: false }

@@ -30,7 +30,7 @@ async function setup(): Promise<{ emu: GcpEmulator; provider: GcpProvider }> {
   const dir = mkdtempSync(join(tmpdir(), 'rft-gcp-'));
   writeFileSync(join(dir, 'sa.json'), emu.serviceAccountJson(), { mode: 0o600 });
   const auth = await applicationDefaultCredentials({ GOOGLE_APPLICATION_CREDENTIALS: join(dir, 'sa.json'), HOME: dir });
-  const provider = new GcpProvider({ project: emu.project, zone: 'us-central1-a', auth, baseUrl: `${emu.url}/compute/v1`, sshPort: sshd.port, retry: fastRetry, requestTimeoutMs: 2000, operationPollMs: 10, operationTimeoutMs: 5000 });
+  const provider = new GcpProvider({ project: emu.project, zone: 'us-central1-a', auth, baseUrl: `${emu.url}/compute/v1`, sshPort: sshd.port, retry: fastRetry, requestTimeoutMs: 2000, operationPollMs: 10, operationTimeoutMs: 5000, callerIp: async () => '203.0.113.9' });
   return { emu, provider };
 }
 
@@ -93,6 +93,31 @@ test('gcp: pool exhaustion in the operation is a capacity error; a preempted spo
     assert.equal(d?.state, 'terminated');
     emu.inject('aggregated', { kind: 'status', status: 503 }, 2);
     assert.deepEqual(await provider.listOwned(), [], 'reads retried through 5xx');
+  } finally {
+    await emu.stop();
+  }
+});
+
+test('gcp: SSH is opened by a firewall rule for this machine\'s /32 only, applied by target tag; a reused rule is verified', async () => {
+  const { emu, provider } = await setup();
+  try {
+    const inst = await provider.launch({ runId: 'rft-20261121-150000-fw01', instanceType: 'g2-standard-8', region: 'us-central1', spot: false, sshPublicKey: pub });
+    const rule = emu.firewalls.get('rft-ssh-203-0-113-9') as { sourceRanges: string[]; targetTags: string[]; allowed: Array<{ IPProtocol: string; ports: string[] }>; direction: string };
+    assert.deepEqual(rule.sourceRanges, ['203.0.113.9/32'], 'never 0.0.0.0/0 (the default network\'s default-allow-ssh)');
+    assert.deepEqual(rule.targetTags, ['rft-ssh-203-0-113-9']);
+    assert.deepEqual(rule.allowed, [{ IPProtocol: 'tcp', ports: ['22'] }]);
+    assert.equal(rule.direction, 'INGRESS');
+    const raw = [...emu.instances.values()].find((i) => `${i.zone}/${i.name}` === inst.id)!;
+    assert.deepEqual((raw.request as { tags?: { items?: string[] } }).tags?.items, ['rft-ssh-203-0-113-9'], 'the instance carries the rule\'s target tag');
+    // A second launch reuses the rule (no second insert, which would be 409 alreadyExists).
+    await provider.launch({ runId: 'rft-20261121-150000-fw02', instanceType: 'g2-standard-8', region: 'us-central1', spot: false, sshPublicKey: pub });
+    assert.equal(emu.firewalls.size, 1);
+    // Someone widened it: refused before any instance is created.
+    rule.sourceRanges = ['0.0.0.0/0'];
+    const n = emu.instances.size;
+    await assert.rejects(provider.launch({ runId: 'rft-20261121-150000-fw03', instanceType: 'g2-standard-8', region: 'us-central1', spot: false, sshPublicKey: pub }),
+      (e: unknown) => e instanceof ProviderError && /allows 0\.0\.0\.0\/0/.test(e.message));
+    assert.equal(emu.instances.size, n);
   } finally {
     await emu.stop();
   }

@@ -46,7 +46,7 @@ export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs
   }
   const emu = await new GcpEmulator().start();
   const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
-  const provider = new GcpProvider({ project: emu.project, zone: 'us-central1-a', auth: serviceAccountTokenSource(key), baseUrl: `${emu.url}/compute/v1`, sshPort, retry: fastRetry, requestTimeoutMs, operationPollMs: 10, operationTimeoutMs: 5000 });
+  const provider = new GcpProvider({ project: emu.project, zone: 'us-central1-a', auth: serviceAccountTokenSource(key), baseUrl: `${emu.url}/compute/v1`, sshPort, retry: fastRetry, requestTimeoutMs, operationPollMs: 10, operationTimeoutMs: 5000, callerIp: async () => '198.51.100.4' });
   return { kind, emu, provider, instanceType: 'g2-standard-8', region: 'us-central1', ops: { launch: 'insert', describe: 'get', terminate: 'delete', list: 'aggregated' }, launched: () => emu.instances.size + emu.gone.length };
 }
 
