@@ -24,6 +24,11 @@ export class GcpEmulator extends EmulatorBase {
   private readonly publicKeyPem: string;
   private readonly tokens = new Set<string>();
   readonly operations: Operation[] = [];
+  /**
+   * What the guest agent of every instance publishes under hostkeys/ ("type base64" lines); empty: the agent
+   * has not published (Compute Engine then answers 404 notFound).
+   */
+  guestHostKeys: string[] = [];
   /** Firewall rules by name, as inserted (compute#firewall bodies). */
   readonly firewalls = new Map<string, Record<string, unknown>>();
   private readonly requestIds = new Map<string, string>();
@@ -62,6 +67,7 @@ export class GcpEmulator extends EmulatorBase {
     if (rest === '/global/firewalls') return req.method === 'POST' ? 'firewall-insert' : 'firewall-list';
     if (/^\/global\/firewalls\/[^/]+$/.test(rest)) return req.method === 'DELETE' ? 'firewall-delete' : 'firewall-get';
     if (/^\/global\/operations\/[^/]+$/.test(rest)) return 'global-operation';
+    if (/^\/zones\/[^/]+\/instances\/[^/]+\/getGuestAttributes$/.test(rest)) return 'guest-attributes';
     return `unknown ${req.method} ${rest}`;
   }
 
@@ -210,6 +216,14 @@ export class GcpEmulator extends EmulatorBase {
         const f = this.firewalls.get(name);
         if (!f) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/global/firewalls/${name}' was not found`);
         json(200, f);
+        return;
+      }
+      case 'guest-attributes': {
+        const i = byName(decodeURIComponent(parts[8] ?? ''));
+        const enabled = ((i?.request as { metadata?: { items?: Array<{ key: string; value: string }> } } | undefined)?.metadata?.items ?? [])
+          .some((m) => m.key === 'enable-guest-attributes' && m.value.toUpperCase() === 'TRUE');
+        if (!i || !enabled || this.guestHostKeys.length === 0) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}/guestAttributes/hostkeys/' was not found`);
+        json(200, { kind: 'compute#guestAttributes', queryPath: 'hostkeys/', queryValue: { items: this.guestHostKeys.map((l) => ({ namespace: 'hostkeys', key: l.split(' ')[0], value: l.split(' ')[1] })) } });
         return;
       }
       case 'global-operation': {

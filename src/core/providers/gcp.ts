@@ -190,7 +190,9 @@ export class GcpProvider implements Provider {
       scheduling: request.spot
         ? { provisioningModel: 'SPOT', instanceTerminationAction: 'DELETE', onHostMaintenance: 'TERMINATE', automaticRestart: false }
         : { provisioningModel: 'STANDARD', onHostMaintenance: 'TERMINATE', automaticRestart: true },
-      metadata: { items: [{ key: 'ssh-keys', value: `${user}:${request.sshPublicKey.trim()}` }, { key: 'install-nvidia-driver', value: 'True' }] },
+      // enable-guest-attributes: the guest agent publishes the instance's SSH host keys (hostkeys/), which the
+      // first connection then checks instead of trusting whatever answers (gcloud compute ssh does the same).
+      metadata: { items: [{ key: 'ssh-keys', value: `${user}:${request.sshPublicKey.trim()}` }, { key: 'install-nvidia-driver', value: 'True' }, { key: 'enable-guest-attributes', value: 'TRUE' }] },
       labels: { [OWNER_TAG]: 'owned', [RUN_LABEL]: labelValue(request.runId), ...(request.ownerId ? { [OWNER_ID_TAG]: labelValue(request.ownerId) } : {}) },
     };
     const op = (await this.call('POST', `/zones/${zone}/instances?requestId=${uuidFrom(request.runId)}`, body, signal, { ...(this.options.retry ?? DEFAULT_RETRY), retryServerErrors: true })) as GcpOperation;
@@ -236,8 +238,29 @@ export class GcpProvider implements Provider {
     return { provider: 'gcp', id: instanceId, name, region: zone.replace(/-[a-z]$/, ''), zone, instanceType: '', state: 'terminated', sshPort: this.options.sshPort ?? 22, sshUser: this.options.sshUser ?? 'ubuntu', spot: true, interrupted: true };
   }
 
-  waitForSsh(instanceId: string, options: WaitForSshOptions): Promise<Instance> {
-    return waitForSshViaDescribe(this, instanceId, options);
+  async waitForSsh(instanceId: string, options: WaitForSshOptions): Promise<Instance> {
+    const instance = await waitForSshViaDescribe(this, instanceId, options);
+    const hostKeys = await this.guestHostKeys(instanceId, options.signal);
+    return hostKeys.length > 0 ? { ...instance, hostKeys } : instance;
+  }
+
+  /**
+   * The SSH host keys the guest agent published under guest attributes hostkeys/ ("type base64" lines). None
+   * when the image has no agent or it has not published yet (404): the first connection then asks the user.
+   */
+  async guestHostKeys(instanceId: string, signal?: AbortSignal): Promise<string[]> {
+    const [zone, name] = instanceId.split('/');
+    if (!zone || !name) return [];
+    try {
+      const res = (await this.call('GET', `/zones/${zone}/instances/${encodeURIComponent(name)}/getGuestAttributes?queryPath=${encodeURIComponent('hostkeys/')}`, undefined, signal)) as
+        { queryValue?: { items?: ReadonlyArray<{ namespace?: string; key?: string; value?: string }> } } | undefined;
+      return (res?.queryValue?.items ?? [])
+        .filter((i) => i.namespace === 'hostkeys' && /^[a-z0-9@.-]+$/.test(i.key ?? '') && /^[A-Za-z0-9+/=]+$/.test(i.value ?? ''))
+        .map((i) => `${i.key} ${i.value}`);
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'not-found') return [];
+      throw err;
+    }
   }
 
   async terminate(instanceId: string, signal?: AbortSignal): Promise<void> {

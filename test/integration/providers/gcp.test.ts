@@ -122,3 +122,18 @@ test('gcp: SSH is opened by a firewall rule for this machine\'s /32 only, applie
     await emu.stop();
   }
 });
+
+test('gcp: guest attributes are enabled and the host keys the guest agent publishes are what the first connection checks', async () => {
+  const { emu, provider } = await setup();
+  try {
+    const pin = sshd.knownHostsLine.split(' ').slice(1).join(' ');
+    const launched = await provider.launch({ runId: 'rft-20261121-150000-hk01', instanceType: 'g2-standard-8', region: 'us-central1', spot: false, sshPublicKey: pub });
+    // Not published yet (404): no keys, the first connection asks the user.
+    assert.equal((await provider.waitForSsh(launched.id, { timeoutMs: 5000, intervalMs: 20 })).hostKeys, undefined);
+    emu.guestHostKeys = [pin];
+    const ready = await provider.waitForSsh(launched.id, { timeoutMs: 5000, intervalMs: 20 });
+    assert.deepEqual(ready.hostKeys, [pin]);
+  } finally {
+    await emu.stop();
+  }
+});
