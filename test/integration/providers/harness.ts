@@ -33,7 +33,7 @@ export const fastRetry = { retries: 3, baseDelayMs: 5, maxDelayMs: 20, retryServ
 
 export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs = 600): Promise<CloudRig> {
   if (kind === 'lambda') {
-    const emu = await new LambdaEmulator('k-test').start();
+    const emu = await new LambdaEmulator('k-test', { launchWindowMs: 5 }).start();
     const provider = new LambdaProvider({ apiKey: 'k-test', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 5, retry: fastRetry, requestTimeoutMs, sshPort });
     return { kind, emu, provider, instanceType: 'gpu_1x_a100', region: 'us-east-1', ops: { launch: 'launch', describe: 'describe', terminate: 'terminate', list: 'list-instances' }, launched: () => emu.instances.size };
   }
