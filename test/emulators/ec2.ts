@@ -1,6 +1,11 @@
 // Test double for the EC2 Query API (the cloud cannot exist here): form-encoded Action=… requests in,
 // XML out in EC2's documented shapes (lowerCamel element names, lists as <item>, errors as
 // <Response><Errors><Error><Code>…), read by the real @aws-sdk/client-ec2 with an endpoint override.
+// Eventual consistency as AWS documents it (docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html):
+// for `consistencyMs` after RunInstances, CreateSecurityGroup and ImportKeyPair, the new id is unknown to the
+// other calls (InvalidInstanceID.NotFound from DescribeInstances and TerminateInstances, which then has NOT
+// terminated anything; InvalidGroup.NotFound from AuthorizeSecurityGroupIngress and RunInstances;
+// InvalidKeyPair.NotFound from RunInstances and DescribeKeyPairs) and missing from filtered listings.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
@@ -36,8 +41,8 @@ function glob(pattern: string, s: string): boolean {
   return re.test(s);
 }
 
-interface KeyPair { name: string; id: string; material: string }
-interface Group { id: string; name: string; description: string; cidrs: Array<{ proto: string; from: number; to: number; cidr: string }> }
+interface KeyPair { name: string; id: string; material: string; visibleAt: number }
+interface Group { id: string; name: string; description: string; cidrs: Array<{ proto: string; from: number; to: number; cidr: string }>; visibleAt: number; tags: Record<string, string> }
 
 export class Ec2Emulator extends EmulatorBase {
   readonly keyPairs: KeyPair[] = [];
@@ -51,10 +56,25 @@ export class Ec2Emulator extends EmulatorBase {
     { id: 'ami-0other', name: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20250901', date: '2025-10-01T00:00:00.000Z', root: '/dev/sda1' },
   ];
   private tokens = new Map<string, string>();
+  /** Milliseconds a new instance, group or key pair stays invisible to the calls that follow its creation. */
+  consistencyMs: number;
+  private readonly visibleAt = new Map<string, number>();
+  /** NotFound answers given for resources that existed (lag), by code. */
+  readonly lagAnswers: string[] = [];
 
-  constructor(options: EmulatorOptions & { region?: string } = {}) {
+  constructor(options: EmulatorOptions & { region?: string; consistencyMs?: number } = {}) {
     super(options);
     this.region = options.region ?? 'us-east-1';
+    this.consistencyMs = options.consistencyMs ?? 150;
+  }
+
+  private visible(id: string): boolean {
+    return (this.visibleAt.get(id) ?? 0) <= Date.now();
+  }
+
+  private lagError(res: ServerResponse, code: string, message: string): void {
+    this.lagAnswers.push(code);
+    this.error(res, 400, code, message);
   }
 
   protected operationOf(_req: IncomingMessage, body: string): string {
@@ -124,8 +144,9 @@ export class Ec2Emulator extends EmulatorBase {
       }
       case 'DescribeKeyPairs': {
         const names = list(p, 'KeyName');
-        const found = this.keyPairs.filter((k) => names.length === 0 || names.includes(k.name));
+        const found = this.keyPairs.filter((k) => (names.length === 0 || names.includes(k.name)) && k.visibleAt <= Date.now());
         const missing = names.find((n) => !found.some((k) => k.name === n));
+        if (missing && this.keyPairs.some((k) => k.name === missing)) return this.lagError(res, 'InvalidKeyPair.NotFound', `The key pair '${missing}' does not exist`);
         if (missing) return this.error(res, 400, 'InvalidKeyPair.NotFound', `The key pair '${missing}' does not exist`);
         this.ok(res, op, `<keySet>${found.map((k) => `<item><keyPairId>${k.id}</keyPairId><keyName>${esc(k.name)}</keyName><keyFingerprint>00:00</keyFingerprint></item>`).join('')}</keySet>`);
         return;
@@ -135,33 +156,52 @@ export class Ec2Emulator extends EmulatorBase {
         if (this.keyPairs.some((k) => k.name === name)) return this.error(res, 400, 'InvalidKeyPair.Duplicate', `The keypair '${name}' already exists.`);
         const material = Buffer.from(p.get('PublicKeyMaterial') ?? '', 'base64').toString('utf8');
         if (!/^ssh-(ed25519|rsa) /.test(material)) return this.error(res, 400, 'InvalidKey.Format', 'Key is not in valid OpenSSH public key format');
-        const k = { name, id: `key-${randomBytes(8).toString('hex')}`, material };
+        const k = { name, id: `key-${randomBytes(8).toString('hex')}`, material, visibleAt: Date.now() + this.consistencyMs };
         this.keyPairs.push(k);
         this.ok(res, op, `<keyFingerprint>00:00</keyFingerprint><keyName>${esc(name)}</keyName><keyPairId>${k.id}</keyPairId>`);
         return;
       }
       case 'DescribeSecurityGroups': {
         const names = f.get('group-name');
-        const gs = this.groups.filter((g) => !names || names.includes(g.name));
-        // As EC2 answers: each group with its ingress rules (ipPermissions, one item per rule, ipRanges inside).
-        const perms = (g: Group): string => g.cidrs.map((c) => `<item><ipProtocol>${esc(c.proto)}</ipProtocol><fromPort>${c.from}</fromPort><toPort>${c.to}</toPort><ipRanges><item><cidrIp>${esc(c.cidr)}</cidrIp></item></ipRanges></item>`).join('');
-        this.ok(res, op, `<securityGroupInfo>${gs.map((g) => `<item><groupId>${g.id}</groupId><groupName>${esc(g.name)}</groupName><groupDescription>${esc(g.description)}</groupDescription><ipPermissions>${perms(g)}</ipPermissions></item>`).join('')}</securityGroupInfo>`);
+        const ids = list(p, 'GroupId');
+        const gs = this.groups.filter((g) => (!names || names.includes(g.name)) && (!ids.length || ids.includes(g.id)) && g.visibleAt <= Date.now());
+        const missing = ids.find((id) => !gs.some((g) => g.id === id));
+        if (missing) return this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${missing}' does not exist`);
+        const perms = (g: Group): string => g.cidrs.map((c) => `<item><ipProtocol>${esc(c.proto)}</ipProtocol><fromPort>${c.from}</fromPort><toPort>${c.to}</toPort><groups/><ipRanges><item><cidrIp>${esc(c.cidr)}</cidrIp></item></ipRanges><ipv6Ranges/><prefixListIds/></item>`).join('');
+        const tagSet = (g: Group): string => Object.entries(g.tags).map(([k, v]) => `<item><key>${esc(k)}</key><value>${esc(v)}</value></item>`).join('');
+        this.ok(res, op, `<securityGroupInfo>${gs.map((g) => `<item><ownerId>123456789012</ownerId><groupId>${g.id}</groupId><groupName>${esc(g.name)}</groupName><groupDescription>${esc(g.description)}</groupDescription><vpcId>vpc-0default</vpcId><ipPermissions>${perms(g)}</ipPermissions><ipPermissionsEgress/><tagSet>${tagSet(g)}</tagSet></item>`).join('')}</securityGroupInfo>`);
         return;
       }
       case 'CreateSecurityGroup': {
-        const g = { id: `sg-${randomBytes(8).toString('hex')}`, name: p.get('GroupName') ?? '', description: p.get('GroupDescription') ?? '', cidrs: [] };
+        const tags: Record<string, string> = {};
+        for (let m = 1; p.has(`TagSpecification.1.Tag.${m}.Key`); m++) tags[p.get(`TagSpecification.1.Tag.${m}.Key`)!] = p.get(`TagSpecification.1.Tag.${m}.Value`) ?? '';
+        const g: Group = { id: `sg-${randomBytes(8).toString('hex')}`, name: p.get('GroupName') ?? '', description: p.get('GroupDescription') ?? '', cidrs: [] as Group['cidrs'], visibleAt: Date.now() + this.consistencyMs, tags };
         if (!g.description) return this.error(res, 400, 'MissingParameter', 'The request must contain the parameter groupDescription');
+        if (this.groups.some((x) => x.name === g.name)) return this.error(res, 400, 'InvalidGroup.Duplicate', `The security group '${g.name}' already exists for VPC 'vpc-0default'`);
         this.groups.push(g);
         this.ok(res, op, `<return>true</return><groupId>${g.id}</groupId>`);
         return;
       }
-      case 'AuthorizeSecurityGroupIngress': {
+      case 'AuthorizeSecurityGroupIngress':
+      case 'RevokeSecurityGroupIngress': {
         const g = this.groups.find((x) => x.id === p.get('GroupId'));
         if (!g) return this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${p.get('GroupId') ?? ''}' does not exist`);
+        if (g.visibleAt > Date.now()) return this.lagError(res, 'InvalidGroup.NotFound', `The security group '${g.id}' does not exist`);
+        const rules: Group['cidrs'] = [];
         for (let n = 1; p.has(`IpPermissions.${n}.IpProtocol`); n++) {
           for (const cidr of collectCidrs(p, n)) {
-            g.cidrs.push({ proto: p.get(`IpPermissions.${n}.IpProtocol`) ?? '', from: Number(p.get(`IpPermissions.${n}.FromPort`)), to: Number(p.get(`IpPermissions.${n}.ToPort`)), cidr });
+            rules.push({ proto: p.get(`IpPermissions.${n}.IpProtocol`) ?? '', from: Number(p.get(`IpPermissions.${n}.FromPort`)), to: Number(p.get(`IpPermissions.${n}.ToPort`)), cidr });
           }
+        }
+        const same = (a: Group['cidrs'][number], b: Group['cidrs'][number]): boolean => a.proto === b.proto && a.from === b.from && a.to === b.to && a.cidr === b.cidr;
+        if (op === 'AuthorizeSecurityGroupIngress') {
+          const dup = rules.find((r) => g.cidrs.some((c) => same(c, r)));
+          if (dup) return this.error(res, 400, 'InvalidPermission.Duplicate', `the specified rule "peer: ${dup.cidr}, TCP, from port: ${dup.from}, to port: ${dup.to}, ALLOW" already exists`);
+          g.cidrs.push(...rules);
+        } else {
+          const unknown = rules.find((r) => !g.cidrs.some((c) => same(c, r)));
+          if (unknown) return this.error(res, 400, 'InvalidPermission.NotFound', 'The specified rule does not exist in this security group.');
+          g.cidrs = g.cidrs.filter((c) => !rules.some((r) => same(c, r)));
         }
         this.ok(res, op, '<return>true</return>');
         return;
@@ -177,7 +217,14 @@ export class Ec2Emulator extends EmulatorBase {
         const type = p.get('InstanceType') ?? '';
         if (!EC2_EMULATED_TYPES.includes(type)) return this.error(res, 400, 'InvalidParameterValue', `Invalid value '${type}' for InstanceType.`);
         if (!this.images.some((i) => i.id === p.get('ImageId'))) return this.error(res, 400, 'InvalidAMIID.NotFound', `The image id '[${p.get('ImageId') ?? ''}]' does not exist`);
-        if (!this.keyPairs.some((k) => k.name === p.get('KeyName'))) return this.error(res, 400, 'InvalidKeyPair.NotFound', `The key pair '${p.get('KeyName') ?? ''}' does not exist`);
+        const key = this.keyPairs.find((k) => k.name === p.get('KeyName'));
+        if (!key) return this.error(res, 400, 'InvalidKeyPair.NotFound', `The key pair '${p.get('KeyName') ?? ''}' does not exist`);
+        if (key.visibleAt > Date.now()) return this.lagError(res, 'InvalidKeyPair.NotFound', `The key pair '${key.name}' does not exist`);
+        for (const gid of list(p, 'SecurityGroupId')) {
+          const g = this.groups.find((x) => x.id === gid);
+          if (!g) return this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${gid}' does not exist`);
+          if (g.visibleAt > Date.now()) return this.lagError(res, 'InvalidGroup.NotFound', `The security group '${gid}' does not exist in VPC 'vpc-0default'`);
+        }
         if (fault?.kind === 'capacity') return this.writeFault(op, fault, res);
         const tags: Record<string, string> = {};
         for (let n = 1; p.has(`TagSpecification.${n}.ResourceType`); n++) {
@@ -190,15 +237,16 @@ export class Ec2Emulator extends EmulatorBase {
           tags, spot: p.get('InstanceMarketOptions.MarketType') === 'spot', launchedAt: Date.now(), request: p,
         });
         if (token) this.tokens.set(token, id);
+        this.visibleAt.set(id, Date.now() + this.consistencyMs);
         if (fault?.kind === 'drop-after') return this.drop(res);
         this.ok(res, op, `<reservationId>r-${id}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(this.instances.get(id)!)}</instancesSet>`);
         return;
       }
       case 'DescribeInstances': {
         const ids = list(p, 'InstanceId');
-        const missing = ids.find((id) => !this.instances.has(id));
-        if (missing) return this.error(res, 400, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`);
-        let all = [...this.instances.values()].map((i) => this.refresh(i));
+        const missing = ids.find((id) => !this.instances.has(id) || !this.visible(id));
+        if (missing) return (this.instances.has(missing) ? this.lagError(res, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`) : this.error(res, 400, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`));
+        let all = [...this.instances.values()].filter((i) => this.visible(i.id)).map((i) => this.refresh(i));
         if (ids.length) all = all.filter((i) => ids.includes(i.id));
         for (const [name, values] of f) {
           if (name === 'tag-key') all = all.filter((i) => values.some((v) => v in i.tags));
@@ -212,8 +260,9 @@ export class Ec2Emulator extends EmulatorBase {
       case 'TerminateInstances':
       case 'StopInstances': {
         const ids = list(p, 'InstanceId');
-        const missing = ids.find((id) => !this.instances.has(id));
-        if (missing) return this.error(res, 400, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`);
+        // Inside the window this answer does not mean terminated: nothing happens to the instance.
+        const missing = ids.find((id) => !this.instances.has(id) || !this.visible(id));
+        if (missing) return (this.instances.has(missing) ? this.lagError(res, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`) : this.error(res, 400, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`));
         const items = ids.map((id) => {
           const i = this.instances.get(id)!;
           const prev = i.state;

@@ -75,8 +75,16 @@ export class GcpEmulator extends EmulatorBase {
     send(res, status, 'application/json', JSON.stringify({ error: { code: status, message, errors: [{ message, domain: 'global', reason }] } }));
   }
 
+  /**
+   * Compute Engine answers its limits with 403 and a reason (cloud.google.com/compute/docs/api/errors):
+   * quotaExceeded for a project/region quota, rateLimitExceeded for too many API requests.
+   */
+  static readonly QUOTA_EXCEEDED: Fault = { kind: 'status', status: 403, body: JSON.stringify({ error: { code: 403, message: "Quota 'NVIDIA_L4_GPUS' exceeded.  Limit: 0.0 in region us-central1.", errors: [{ message: "Quota 'NVIDIA_L4_GPUS' exceeded.  Limit: 0.0 in region us-central1.", domain: 'usageLimits', reason: 'quotaExceeded' }] } }) };
+  static readonly RATE_LIMITED_403: Fault = { kind: 'status', status: 403, body: JSON.stringify({ error: { code: 403, message: 'Rate Limit Exceeded', errors: [{ message: 'Rate Limit Exceeded', domain: 'usageLimits', reason: 'rateLimitExceeded' }] } }) };
+
   protected writeFault(_op: string, fault: Fault, res: ServerResponse): void {
-    if (fault.kind === 'status') {
+    if (fault.kind === 'status' && fault.body) send(res, fault.status, fault.contentType ?? 'application/json', fault.body);
+    else if (fault.kind === 'status') {
       if (fault.status === 429) this.err(res, 429, 'rateLimitExceeded', 'Rate Limit Exceeded');
       else this.err(res, fault.status, 'backendError', 'Internal error. Please try again.');
     }

@@ -1,5 +1,9 @@
 // Test double for Lambda Cloud's REST API v1 (the cloud cannot exist here). Speaks the documented
-// JSON shapes: {data: …} on success, {error: {code, message, suggestion}} on failure.
+// JSON shapes: {data: …} on success, {error: {code, message, suggestion}} on failure (docs.lambda.ai/api/cloud,
+// OpenAPI 1.10.0). As the service: launch is limited to one request per `launchWindowMs` (12 s documented;
+// tests shrink it) and answers 429 global/rate-limited inside it; instances can be preempted (status
+// "preempted") or become "unhealthy"; launch tags are kept and returned; unknown ids are
+// global/object-does-not-exist.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
@@ -28,8 +32,28 @@ export class LambdaEmulator extends EmulatorBase {
   /** Launch timestamps, to check the client's spacing. */
   readonly launchTimes: number[] = [];
 
-  constructor(readonly apiKey: string, options: EmulatorOptions = {}) {
+  /** Minimum spacing of launch requests, as Lambda enforces it. */
+  launchWindowMs: number;
+  /** Launch requests refused with 429 for coming too soon. */
+  rateLimited = 0;
+  private readonly health = new Map<string, 'unhealthy' | 'preempted'>();
+
+  constructor(readonly apiKey: string, options: EmulatorOptions & { launchWindowMs?: number } = {}) {
     super(options);
+    this.launchWindowMs = options.launchWindowMs ?? 12_000;
+  }
+
+  /** Lambda takes the instance back. */
+  preempt(id: string): void {
+    const i = this.instances.get(id);
+    if (!i) return;
+    i.state = 'terminated';
+    i.reclaimed = true;
+    this.health.set(id, 'preempted');
+  }
+
+  markUnhealthy(id: string): void {
+    this.health.set(id, 'unhealthy');
   }
 
   protected operationOf(req: IncomingMessage): string {
@@ -57,7 +81,7 @@ export class LambdaEmulator extends EmulatorBase {
   private view(i: EmulatedInstance): unknown {
     this.refresh(i);
     const t = LAMBDA_TYPES.find((x) => x.name === i.type);
-    const status = { pending: 'booting', running: 'active', stopping: 'active', stopped: 'active', terminating: 'terminating', terminated: 'terminated' }[i.state];
+    const status = this.health.get(i.id) ?? { pending: 'booting', running: 'active', stopping: 'active', stopped: 'active', terminating: 'terminating', terminated: 'terminated' }[i.state];
     return {
       id: i.id, name: i.name, ip: i.state === 'running' ? i.ip : null, status, ssh_key_names: (i.request as { ssh_key_names?: string[] }).ssh_key_names ?? [],
       file_system_names: [], region: { name: i.region, description: i.region },
@@ -96,7 +120,15 @@ export class LambdaEmulator extends EmulatorBase {
         return;
       }
       case 'launch': {
+        const last = this.launchTimes[this.launchTimes.length - 1];
         this.launchTimes.push(Date.now());
+        if (last !== undefined && Date.now() - last < this.launchWindowMs) {
+          this.rateLimited++;
+          this.launchTimes.pop();
+          res.setHeader('retry-after', String(Math.ceil((last + this.launchWindowMs - Date.now()) / 1000)));
+          json(429, { error: { code: 'global/rate-limited', message: 'Too many requests: one launch per 12 seconds.' } });
+          return;
+        }
         const type = LAMBDA_TYPES.find((t) => t.name === input.instance_type_name);
         if (!type) {
           json(400, { error: { code: 'global/invalid-parameters', message: `Unknown instance type ${String(input.instance_type_name)}` } });

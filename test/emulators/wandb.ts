@@ -1,7 +1,12 @@
 // Test double for W&B's GraphQL endpoint (W&B's cloud cannot be reached here): POST /graphql with HTTP
 // basic auth "api:<key>", answering the queries the client sends (project.run, sampledHistory, history
-// pages, runs with cursors) in the shapes the public API returns, with injectable faults: 429 with
-// Retry-After, 5xx, GraphQL errors.
+// pages, runs with cursors, the viewer's default entity) in the shapes the public API returns, with
+// injectable faults: 429 with Retry-After, 5xx, GraphQL errors.
+// sampledHistory behaves as the real server does: one list per spec, and a spec matches only rows that hold
+// ALL of its keys (wandb/wandb wandb/apis/public/runs.py: Run._sampled_history reads sampledHistory[0] "one
+// list per spec"; Run.scan_history(keys=…) "only fetch rows that have all of keys defined", served by the
+// same sampledHistory field in SampledHistoryScan). A kinder "any key" match hid a client that asked for
+// `loss` and `train/loss` in one spec and so got nothing from a real server.
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
@@ -27,6 +32,11 @@ export class WandbEmulator {
   readonly times: number[] = [];
   private server: Server | undefined;
   port = 0;
+
+  /** The API key owner's default entity (query Viewer { viewer { entity } }). */
+  viewerEntity = 'acme';
+  /** The specs of each SampledHistory request, parsed. */
+  readonly specsSeen: Array<Array<{ keys: string[]; samples: number }>> = [];
 
   constructor(apiKey = 'k'.repeat(40)) {
     this.apiKey = apiKey;
@@ -80,6 +90,7 @@ export class WandbEmulator {
     if (fault?.kind === 'status') return send(fault.status, { errors: [{ message: `injected ${fault.status}` }] }, fault.retryAfter ? { 'retry-after': fault.retryAfter } : {});
     if (fault?.kind === 'graphqlError') return send(200, { data: null, errors: [{ message: fault.message }] });
     const v = parsed.variables ?? {};
+    if (op === 'Viewer') return send(200, { data: { viewer: { id: 'VXNlcjox', entity: this.viewerEntity } } });
     const runs = this.projects.get(`${String(v.entity)}/${String(v.project)}`);
     if (!runs) return send(200, { data: { project: null } });
     const run = runs.find((r) => r.name === v.name);
@@ -90,8 +101,9 @@ export class WandbEmulator {
       case 'SampledHistory': {
         if (!run) return send(200, { data: { project: { run: null } } });
         const specs = Array.isArray(v.specs) ? v.specs.map((s) => JSON.parse(String(s)) as { keys: string[]; samples: number }) : [];
+        this.specsSeen.push(specs);
         const out = specs.map((spec) => {
-          const rows = run.history.filter((h) => spec.keys.some((k) => k !== '_step' && k in h));
+          const rows = run.history.filter((h) => spec.keys.every((k) => k in h));
           const stride = Math.max(1, Math.ceil(rows.length / spec.samples));
           return rows.filter((_, i) => i % stride === 0).map((h) => Object.fromEntries(Object.entries(h).filter(([k]) => spec.keys.includes(k))));
         });

@@ -9,6 +9,7 @@ import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, Instance as SdkInstance, _InstanceType } from '@aws-sdk/client-ec2';
 import { DLAMI_NAME_PATTERN, EC2_GPU_TYPES, ec2TypeInfo } from './ec2Catalog';
 import { matchesQuery } from './offers';
+import { sleep } from './abort';
 import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
@@ -28,6 +29,12 @@ export interface Ec2Options {
   readonly sshUser?: string;
   /** SSH port of the instances; 22 on EC2. Tests point it at a loopback sshd. */
   readonly sshPort?: number;
+  /**
+   * Waiting out EC2's eventual consistency: a resource just created may be "NotFound" for a while.
+   * AWS: retry with exponential backoff "starting with a couple of seconds of wait time, and increasing
+   * gradually up to a few minutes" (docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html).
+   */
+  readonly consistency?: { readonly baseMs?: number; readonly maxMs?: number; readonly windowMs?: number };
 }
 
 const CAPACITY_CODES = new Set(['InsufficientInstanceCapacity', 'InsufficientCapacity', 'InsufficientHostCapacity', 'SpotMaxPriceTooLow', 'MaxSpotInstanceCountExceeded', 'InsufficientCapacityOnHost', 'Unsupported']);
@@ -49,6 +56,11 @@ function mapSdkError(err: unknown): ProviderError {
   else if (name === 'TimeoutError' || /timed? ?out/i.test(message)) code = 'timeout';
   else if (/ECONNREFUSED|ECONNRESET|socket hang up|EPIPE/.test(message)) code = 'unreachable';
   return new ProviderError(code, message, 'ec2');
+}
+
+/** The AWS error code a ProviderError came from (mapSdkError puts it first in the message). */
+function awsCode(err: unknown): string | undefined {
+  return err instanceof ProviderError ? /^([A-Za-z.]+):/.exec(err.message)?.[1] : undefined;
 }
 
 const STATE: Record<string, InstanceState> = {
@@ -94,6 +106,42 @@ export class Ec2Provider implements Provider {
       if (signal?.aborted) throw new ProviderError('aborted', 'cancelled', 'ec2');
       throw mapSdkError(err);
     }
+  }
+
+  /** Ids this provider launched, with when: a NotFound for them inside the window is lag, not absence. */
+  private readonly launchedAt = new Map<string, number>();
+
+  private get consistencyWindowMs(): number {
+    return this.options.consistency?.windowMs ?? 300_000;
+  }
+
+  /**
+   * Runs `call` again while it fails with one of `codes` (EC2's NotFound for something that exists but has not
+   * propagated yet), backing off exponentially, until `windowMs` has passed; then the last error stands.
+   */
+  private async untilConsistent<T>(codes: readonly string[], call: () => Promise<T>, signal?: AbortSignal, windowMs = this.consistencyWindowMs): Promise<T> {
+    const base = this.options.consistency?.baseMs ?? 2000;
+    const max = this.options.consistency?.maxMs ?? 30_000;
+    const deadline = Date.now() + windowMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        const code = awsCode(err);
+        if (!code || !codes.includes(code) || Date.now() >= deadline) throw err;
+        this.consistencyRetries++;
+        await sleep(Math.min(max, base * 2 ** attempt, Math.max(1, deadline - Date.now())), signal);
+      }
+    }
+  }
+
+  /** How often a NotFound was waited out (for tests and logs). */
+  consistencyRetries = 0;
+
+  /** How long a NotFound for this instance may still be lag: what is left of the window since we launched it. */
+  private lagLeft(instanceId: string): number {
+    const at = this.launchedAt.get(instanceId);
+    return at === undefined ? 0 : Math.max(0, at + this.consistencyWindowMs - Date.now());
   }
 
   async listOffers(query: OfferQuery, signal?: AbortSignal): Promise<Offer[]> {
@@ -157,33 +205,72 @@ export class Ec2Provider implements Provider {
     } catch (err) {
       if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
     }
-    await this.send((sdk) => new sdk.ImportKeyPairCommand({ KeyName: name, PublicKeyMaterial: new TextEncoder().encode(material), TagSpecifications: [{ ResourceType: 'key-pair', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
+    try {
+      await this.send((sdk) => new sdk.ImportKeyPairCommand({ KeyName: name, PublicKeyMaterial: new TextEncoder().encode(material), TagSpecifications: [{ ResourceType: 'key-pair', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
+    } catch (err) {
+      // DescribeKeyPairs lagged behind an earlier import of the same key: it is there.
+      if (awsCode(err) !== 'InvalidKeyPair.Duplicate') throw err;
+    }
     return name;
   }
 
-  /** A security group that opens 22 only to the caller's address, one per address. */
+  /**
+   * A security group that opens 22 only to the caller's address, one per address. A group found by name is
+   * checked, not trusted: a launch cut short between CreateSecurityGroup and AuthorizeSecurityGroupIngress
+   * (or a hand edit) leaves one with no rule for 22, or with more than ours; the rule is added and anything
+   * else revoked before an instance uses it.
+   */
   private async ensureSecurityGroup(signal?: AbortSignal): Promise<string> {
     const ip = await callerIpv4('ec2', this.options.callerIp, signal);
     const groupName = `remote-finetune-ssh-${ip.replace(/\./g, '-')}`;
-    type Perm = { IpProtocol?: string; FromPort?: number; ToPort?: number; IpRanges?: Array<{ CidrIp?: string }> };
-    const existing = await this.send<{ SecurityGroups?: Array<{ GroupId?: string; IpPermissions?: Perm[] }> }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
-    const group = existing.SecurityGroups?.[0];
-    if (group?.GroupId) {
-      // A group of ours, found by name, is verified before reuse: a half-made one (created, its rule never added)
-      // would launch an unreachable instance, and one opened wider by hand would expose SSH to the internet.
-      const perms = group.IpPermissions ?? [];
-      const reaches22 = (p: Perm): boolean => (p.IpProtocol === '-1') || (p.IpProtocol === 'tcp' && (p.FromPort ?? 0) <= 22 && (p.ToPort ?? 0) >= 22);
-      const wide = perms.filter(reaches22).flatMap((p) => (p.IpRanges ?? []).map((r) => r.CidrIp ?? '')).filter((c) => c !== `${ip}/32`);
-      if (wide.length > 0) throw new ProviderError('invalid', `security group ${groupName} (${group.GroupId}) opens SSH to ${wide.join(', ')}, not only to ${ip}/32: remove those rules or the group, then retry`, 'ec2');
-      if (!perms.some((p) => reaches22(p) && (p.IpRanges ?? []).some((r) => r.CidrIp === `${ip}/32`))) {
-        await this.send((sdk) => new sdk.AuthorizeSecurityGroupIngressCommand({ GroupId: group.GroupId, IpPermissions: [{ IpProtocol: 'tcp', FromPort: 22, ToPort: 22, IpRanges: [{ CidrIp: `${ip}/32`, Description: 'Remote Fine-Tune SSH' }] }] }), signal);
+    const cidr = `${ip}/32`;
+    const existing = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
+    let group = existing.SecurityGroups?.[0];
+    let id = group?.GroupId;
+    if (!id) {
+      try {
+        const created = await this.send<{ GroupId?: string }>((sdk) => new sdk.CreateSecurityGroupCommand({ GroupName: groupName, Description: `Remote Fine-Tune: SSH from ${ip} only`, TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
+        id = created.GroupId;
+        group = undefined;
+      } catch (err) {
+        // Created a moment ago (by us, a retry, another window) and not yet visible to DescribeSecurityGroups.
+        if (awsCode(err) !== 'InvalidGroup.Duplicate') throw err;
+        const again = await this.untilConsistent(['InvalidGroup.NotFound'], async () => {
+          const r = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
+          if (!r.SecurityGroups?.[0]?.GroupId) throw new ProviderError('not-found', `InvalidGroup.NotFound: ${groupName} not visible yet`, 'ec2');
+          return r.SecurityGroups[0];
+        }, signal);
+        group = again;
+        id = again.GroupId;
       }
-      return group.GroupId;
+      if (!id) throw new ProviderError('server', 'CreateSecurityGroup returned no id', 'ec2');
     }
-    const created = await this.send<{ GroupId?: string }>((sdk) => new sdk.CreateSecurityGroupCommand({ GroupName: groupName, Description: `Remote Fine-Tune: SSH from ${ip} only`, TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
-    if (!created.GroupId) throw new ProviderError('server', 'CreateSecurityGroup returned no id', 'ec2');
-    await this.send((sdk) => new sdk.AuthorizeSecurityGroupIngressCommand({ GroupId: created.GroupId, IpPermissions: [{ IpProtocol: 'tcp', FromPort: 22, ToPort: 22, IpRanges: [{ CidrIp: `${ip}/32`, Description: 'Remote Fine-Tune SSH' }] }] }), signal);
-    return created.GroupId;
+    const groupId = id;
+    const perms = group?.IpPermissions ?? [];
+    const ours = (p: Ec2Sdk.IpPermission): boolean => p.IpProtocol === 'tcp' && p.FromPort === 22 && p.ToPort === 22;
+    const hasRule = perms.some((p) => ours(p) && (p.IpRanges ?? []).some((r) => r.CidrIp === cidr));
+    // Anything but tcp/22 from our /32: other ports, other ranges, IPv6, prefix lists, other groups.
+    const extra: Ec2Sdk.IpPermission[] = [];
+    for (const p of perms) {
+      const ranges = (p.IpRanges ?? []).filter((r) => !(ours(p) && r.CidrIp === cidr));
+      const others = (p.Ipv6Ranges?.length ?? 0) + (p.PrefixListIds?.length ?? 0) + (p.UserIdGroupPairs?.length ?? 0);
+      if (ranges.length || others) extra.push({ ...p, IpRanges: ranges });
+    }
+    if (extra.length) {
+      await this.untilConsistent(['InvalidGroup.NotFound'], () => this.send((sdk) => new sdk.RevokeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: extra })), signal);
+    }
+    if (!hasRule) {
+      // Right after CreateSecurityGroup the new id may be unknown to the next call (InvalidGroup.NotFound).
+      await this.untilConsistent(['InvalidGroup.NotFound'], async () => {
+        try {
+          await this.send((sdk) => new sdk.AuthorizeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: [{ IpProtocol: 'tcp', FromPort: 22, ToPort: 22, IpRanges: [{ CidrIp: cidr, Description: 'Remote Fine-Tune SSH' }] }] }), signal);
+        } catch (err) {
+          // An earlier attempt whose answer was lost already added it.
+          if (awsCode(err) !== 'InvalidPermission.Duplicate') throw err;
+        }
+      }, signal);
+    }
+    return groupId;
   }
 
   /** The DLAMIs are Ubuntu with cloud-init: the user-data's host key becomes the instance's. */
@@ -195,7 +282,8 @@ export class Ec2Provider implements Provider {
     const groupId = await this.ensureSecurityGroup(signal);
     const name = instanceNameFor(request.runId);
     const tags = [{ Key: 'Name', Value: name }, { Key: OWNER_TAG, Value: 'true' }, { Key: RUN_ID_TAG, Value: request.runId }, ...(request.ownerId ? [{ Key: OWNER_ID_TAG, Value: request.ownerId }] : [])];
-    const res = await this.send<{ Instances?: SdkInstance[] }>(
+    // A key pair or group made a moment ago may be NotFound to RunInstances; the ClientToken makes the retry safe.
+    const res = await this.untilConsistent(['InvalidKeyPair.NotFound', 'InvalidGroup.NotFound'], () => this.send<{ Instances?: SdkInstance[] }>(
       (sdk) => new sdk.RunInstancesCommand({
         ImageId: ami.id,
         InstanceType: request.instanceType as _InstanceType,
@@ -216,9 +304,10 @@ export class Ec2Provider implements Provider {
         InstanceMarketOptions: request.spot ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', InstanceInterruptionBehavior: 'terminate' } } : undefined,
       }),
       signal,
-    );
+    ), signal);
     const first = res.Instances?.[0];
     if (!first?.InstanceId) throw new ProviderError('server', 'RunInstances returned no instance', 'ec2');
+    if (!this.launchedAt.has(first.InstanceId)) this.launchedAt.set(first.InstanceId, Date.now());
     return this.toInstance(first);
   }
 
@@ -246,8 +335,14 @@ export class Ec2Provider implements Provider {
     };
   }
 
+  /**
+   * undefined only when EC2 does not know the instance and it cannot be lag: right after RunInstances,
+   * DescribeInstances may answer InvalidInstanceID.NotFound for an instance that exists and bills
+   * ("This doesn't mean the instance does not exist", AWS's eventual-consistency page), so for instances
+   * launched here the NotFound is retried with backoff until the consistency window has passed.
+   */
   async describe(instanceId: string, signal?: AbortSignal): Promise<Instance | undefined> {
-    const res = await unlessGone(this.send<{ Reservations?: Array<{ Instances?: SdkInstance[] }> }>((sdk) => new sdk.DescribeInstancesCommand({ InstanceIds: [instanceId] }), signal));
+    const res = await unlessGone(this.untilConsistent(['InvalidInstanceID.NotFound'], () => this.send<{ Reservations?: Array<{ Instances?: SdkInstance[] }> }>((sdk) => new sdk.DescribeInstancesCommand({ InstanceIds: [instanceId] }), signal), signal, this.lagLeft(instanceId)));
     const i = res?.Reservations?.flatMap((r) => r.Instances ?? [])[0];
     return i ? this.toInstance(i) : undefined;
   }
@@ -256,8 +351,32 @@ export class Ec2Provider implements Provider {
     return waitForSshViaDescribe(this, instanceId, options);
   }
 
+  /**
+   * Resolves only once EC2 has confirmed: TerminateInstances answered (shutting-down or terminated), or the
+   * instance is described as terminated, or EC2 has no record of it and it cannot be lag. A NotFound from
+   * TerminateInstances "doesn't mean the instance was or will be terminated" (AWS's eventual-consistency
+   * page): it is confirmed with DescribeInstances and the terminate tried again, never taken as done.
+   */
   async terminate(instanceId: string, signal?: AbortSignal): Promise<void> {
-    await unlessGone(this.send((sdk) => new sdk.TerminateInstancesCommand({ InstanceIds: [instanceId] }), signal));
+    const base = this.options.consistency?.baseMs ?? 2000;
+    const max = this.options.consistency?.maxMs ?? 30_000;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.send((sdk) => new sdk.TerminateInstancesCommand({ InstanceIds: [instanceId] }), signal);
+        return;
+      } catch (err) {
+        if (awsCode(err) !== 'InvalidInstanceID.NotFound') throw err;
+      }
+      const lag = this.lagLeft(instanceId);
+      const seen = await this.describe(instanceId, signal);
+      if (!seen && this.lagLeft(instanceId) === 0 && lag === 0) return;
+      if (seen?.state === 'terminated' || seen?.state === 'terminating') return;
+      if (!seen && this.lagLeft(instanceId) === 0) {
+        throw new ProviderError('timeout', `EC2 still answers NotFound for ${instanceId}, launched ${Math.round(this.consistencyWindowMs / 1000)} s ago or more; it may be running: check the EC2 console`, 'ec2');
+      }
+      this.consistencyRetries++;
+      await sleep(Math.min(max, base * 2 ** attempt), signal);
+    }
   }
 
   async stop(instanceId: string, signal?: AbortSignal): Promise<void> {

@@ -61,10 +61,19 @@ const STATUS: Record<string, InstanceState> = {
   SUSPENDED: 'stopped', STOPPED: 'stopped', TERMINATED: 'stopped', REPAIRING: 'pending',
 };
 
+/**
+ * Compute Engine's error reasons (cloud.google.com/compute/docs/api/errors, .../troubleshooting/quota-errors):
+ * a 403 is not always auth. 403 quotaExceeded (and the QUOTA_EXCEEDED operation error) is a quota the person
+ * raises in the console; 403 rateLimitExceeded / userRateLimitExceeded is the API's rate limit, retried with
+ * exponential backoff as Google asks; only forbidden/insufficientPermissions and the like are auth.
+ */
+const RATE_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'RATE_LIMIT_EXCEEDED']);
+
 function codeOf(errCode: string | undefined, status: number): ProviderErrorCode {
   const c = errCode ?? '';
   if (c.startsWith('ZONE_RESOURCE_POOL_EXHAUSTED') || c === 'RESOURCE_EXHAUSTED') return 'capacity';
-  if (c.includes('QUOTA')) return 'quota';
+  if (RATE_REASONS.has(c)) return 'rate-limited';
+  if (c.includes('QUOTA') || c === 'quotaExceeded' || c === 'dailyLimitExceeded') return 'quota';
   if (c === 'notFound' || c === 'RESOURCE_NOT_FOUND') return 'not-found';
   return codeForStatus(status);
 }
@@ -72,7 +81,8 @@ function codeOf(errCode: string | undefined, status: number): ProviderErrorCode 
 function gcpError(detail: HttpErrorDetail): { code: ProviderErrorCode; message: string } {
   const body = detail.body as { error?: { message?: string; errors?: ReadonlyArray<{ reason?: string; message?: string }>; status?: string } } | undefined;
   const reason = body?.error?.errors?.[0]?.reason;
-  return { code: codeOf(reason, detail.status), message: body?.error?.message ?? `HTTP ${detail.status}` };
+  const code = codeOf(reason, detail.status);
+  return { code, message: body?.error?.message ?? `HTTP ${detail.status}`, ...(code === 'rate-limited' ? { retriable: true } : {}) };
 }
 
 /** A UUID made from a string, for requestId: the same run always sends the same id. */

@@ -33,7 +33,8 @@ export interface HttpErrorDetail {
 }
 
 /** Maps an HTTP failure to a ProviderError; each provider supplies its own reading of error bodies. */
-export type ErrorMapper = (detail: HttpErrorDetail) => { code: ProviderErrorCode; message: string };
+/** `retriable`: the body says "try again later" even though the status alone does not. */
+export type ErrorMapper = (detail: HttpErrorDetail) => { code: ProviderErrorCode; message: string; retriable?: boolean };
 
 export interface JsonResponse {
   readonly status: number;
@@ -84,7 +85,8 @@ export async function requestJson(req: JsonRequest, provider: ProviderKind, mapE
     }
     if (res.ok) return { status: res.status, body: await readBody(res) };
     const detail = { status: res.status, body: await readBody(res) };
-    const retriable = res.status === 429 || (req.retry.retryServerErrors && res.status >= 500);
+    // Some APIs say "slow down" with another status (Compute Engine: 403 rateLimitExceeded): the mapper can mark it retriable.
+    const retriable = res.status === 429 || (req.retry.retryServerErrors && res.status >= 500) || mapError(detail).retriable === true;
     if (retriable && attempt < req.retry.retries) {
       await sleep(retryDelay(attempt, req.retry, res.headers.get('retry-after')), req.signal);
       continue;

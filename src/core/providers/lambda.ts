@@ -1,15 +1,20 @@
-// Lambda Cloud REST API v1 (https://cloud.lambda.ai/api/v1). Lambda has no tags, so ownership is the
-// instance name (rft-<run id>). Launch is rate limited to about one call per 10 s: calls are spaced
-// by launchMinIntervalMs and a 429 is retried with backoff, never a 5xx (that launch may have happened).
+// Lambda Cloud REST API v1 (https://cloud.lambda.ai/api/v1, docs.lambda.ai/api/cloud, OpenAPI 1.10).
+// Ownership is the instance name (rft-<run id>) and, on launch, tags naming the owner and the run.
+// "Requests to the /instance-operations/launch endpoint are limited to one request per 12 seconds":
+// launches are spaced by launchMinIntervalMs (12 s) and a 429 is retried with backoff, never a 5xx (that
+// launch may have happened). Errors are read by their `code` ("avoid relying on the values of message"):
+// global/object-does-not-exist is not-found, whatever the HTTP status.
 import { sleep, throwIfAborted } from './abort';
 import { codeForStatus, DEFAULT_RETRY, requestJson } from './http';
 import type { HttpErrorDetail, RetryPolicy } from './http';
 import { waitForSshViaDescribe } from './sshProbe';
-import { instanceNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, ProviderError, runIdFromName, unlessGone } from './types';
+import { instanceNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, OWNER_TAG, ProviderError, runIdFromName, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 import { matchesQuery } from './offers';
 
 export const LAMBDA_API_BASE = 'https://cloud.lambda.ai/api/v1';
+/** Lambda tag keys are letters, digits and dashes: the run id tag under a dash name. */
+export const LAMBDA_RUN_TAG = 'remote-finetune-run-id';
 
 export interface LambdaOptions {
   readonly apiKey: string;
@@ -20,6 +25,8 @@ export interface LambdaOptions {
   readonly requestTimeoutMs?: number;
   /** SSH port of the instances; 22 on Lambda. Tests point it at a loopback sshd. */
   readonly sshPort?: number;
+  /** This person's owner id: tagged on launch; listOwned then offers only instances carrying it (or none). */
+  readonly ownerId?: string;
 }
 
 interface LambdaInstanceType {
@@ -77,9 +84,12 @@ function stateOf(status: string): InstanceState {
   switch (status) {
     case 'booting': return 'pending';
     case 'active': return 'running';
+    // Unhealthy still bills and may recover; waitForSsh gives up on it at once (see there).
     case 'unhealthy': return 'running';
     case 'terminating': return 'terminating';
     case 'terminated': return 'terminated';
+    // Lambda took it back: gone, not billing, the run is interrupted.
+    case 'preempted': return 'terminated';
     default: return 'unknown';
   }
 }
@@ -91,7 +101,8 @@ function lambdaError(detail: HttpErrorDetail): { code: ProviderErrorCode; messag
   if (code.includes('insufficient-capacity')) return { code: 'capacity', message };
   if (code.includes('quota')) return { code: 'quota', message };
   if (code.includes('unauthorized') || code.includes('invalid-api-key')) return { code: 'auth', message };
-  if (code.includes('not-found')) return { code: 'not-found', message };
+  if (code === 'global/object-does-not-exist' || code.includes('not-found')) return { code: 'not-found', message };
+  if (code === 'global/rate-limited' || code.includes('rate-limit')) return { code: 'rate-limited', message };
   return { code: codeForStatus(detail.status), message };
 }
 
@@ -111,7 +122,7 @@ export class LambdaProvider implements Provider {
     this.base = (options.baseUrl ?? LAMBDA_API_BASE).replace(/\/$/, '');
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.timeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.launchInterval = options.launchMinIntervalMs ?? 10_000;
+    this.launchInterval = options.launchMinIntervalMs ?? 12_000;
     this.sshPort = options.sshPort ?? 22;
   }
 
@@ -190,8 +201,11 @@ export class LambdaProvider implements Provider {
       const data = (await this.call(
         'POST',
         '/instance-operations/launch',
-        { region_name: request.region, instance_type_name: request.instanceType, ssh_key_names: [keyName], file_system_names: [], quantity: 1, name: instanceNameFor(request.runId),
-          ...(request.ownerId ? { tags: [{ key: OWNER_ID_TAG, value: request.ownerId }] } : {}) },
+        {
+          region_name: request.region, instance_type_name: request.instanceType, ssh_key_names: [keyName], file_system_names: [], quantity: 1, name: instanceNameFor(request.runId),
+          tags: [{ key: OWNER_TAG, value: request.ownerId ?? this.options.ownerId ?? 'true' }, { key: LAMBDA_RUN_TAG, value: request.runId },
+            ...(request.ownerId ?? this.options.ownerId ? [{ key: OWNER_ID_TAG, value: (request.ownerId ?? this.options.ownerId)! }] : [])],
+        },
         signal,
         { ...this.retry, retryServerErrors: false },
       )) as { instance_ids?: string[] } | undefined;
@@ -207,7 +221,11 @@ export class LambdaProvider implements Provider {
     };
   }
 
+  /** Last raw status per id (unhealthy and preempted are finer than InstanceState). */
+  private readonly statusOf = new Map<string, string>();
+
   private toInstance(i: LambdaInstance): Instance {
+    this.statusOf.set(i.id, i.status);
     const name = i.name ?? undefined;
     const type = i.instance_type?.name ?? '';
     const price = i.instance_type ? i.instance_type.price_cents_per_hour / 100 : this.prices.get(type);
@@ -215,6 +233,7 @@ export class LambdaProvider implements Provider {
       provider: 'lambda', id: i.id, name, runId: runIdFromName(name), region: i.region?.name ?? '', instanceType: type,
       state: stateOf(i.status), publicIp: i.ip ?? undefined, sshPort: this.sshPort, sshUser: 'ubuntu', spot: false, pricePerHour: price,
       ...(i.tags?.find((t) => t.key === OWNER_ID_TAG) ? { ownerId: i.tags.find((t) => t.key === OWNER_ID_TAG)!.value } : {}),
+      ...(i.status === 'preempted' ? { interrupted: true } : {}),
     };
   }
 
@@ -223,8 +242,23 @@ export class LambdaProvider implements Provider {
     return data ? this.toInstance(data) : undefined;
   }
 
+  /** As the others, but an instance Lambda reports unhealthy is given up at once instead of waited on to the timeout. */
   waitForSsh(instanceId: string, options: WaitForSshOptions): Promise<Instance> {
-    return waitForSshViaDescribe(this, instanceId, options);
+    const describe = async (id: string, signal?: AbortSignal): Promise<Instance | undefined> => {
+      const i = await this.describe(id, signal);
+      if (i && this.statusOf.get(id) === 'unhealthy') throw new ProviderError('unreachable', `Lambda reports instance ${id} unhealthy; it is not usable`, 'lambda');
+      return i;
+    };
+    const watched: Provider = { ...this.asProvider(), describe };
+    return waitForSshViaDescribe(watched, instanceId, options);
+  }
+
+  private asProvider(): Provider {
+    return {
+      kind: this.kind, canStop: this.canStop,
+      listOffers: (q, s) => this.listOffers(q, s), launch: (r, s) => this.launch(r, s), waitForSsh: (id, o) => this.waitForSsh(id, o),
+      describe: (id, s) => this.describe(id, s), terminate: (id, s) => this.terminate(id, s), stop: (id) => this.stop(id), listOwned: (s) => this.listOwned(s),
+    };
   }
 
   async terminate(instanceId: string, signal?: AbortSignal): Promise<void> {
@@ -239,6 +273,8 @@ export class LambdaProvider implements Provider {
     const data = ((await this.call('GET', '/instances', undefined, signal)) as LambdaInstance[] | undefined) ?? [];
     return data
       .filter((i) => (i.name ?? '').startsWith(INSTANCE_NAME_PREFIX))
+      // With an owner id, only instances tagged with it: a colleague's rft-… instance on a shared team account is not ours.
+      .filter((i) => !this.options.ownerId || (i.tags ?? []).some((t) => t.key === OWNER_TAG && t.value === this.options.ownerId))
       .map((i) => this.toInstance(i))
       .filter((i) => i.state !== 'terminated');
   }

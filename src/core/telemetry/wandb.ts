@@ -185,9 +185,17 @@ export class WandbClient {
     return run;
   }
 
-  /** W&B's server-side sampled history: at most `samples` rows per spec, spread over the whole run. */
+  /**
+   * W&B's server-side sampled history, one spec per key, rows merged by `_step`. The server answers a spec
+   * only with rows holding every key of it (wandb/wandb wandb/apis/public/runs.py: scan_history's keys
+   * "only fetch rows that have all of keys defined", and _sampled_history sends one spec and reads
+   * sampledHistory[0], one list per spec). One spec naming `loss` and `train/loss` together would match no row
+   * at all, since a run logs one or the other; one spec per key gets each curve, `samples` points each.
+   */
   async sampledHistory(ref: WandbRunRef, keys: readonly string[], samples: number, signal?: AbortSignal): Promise<HistoryRow[]> {
-    const specs = [JSON.stringify({ keys: ['_step', ...keys], samples })];
+    const wanted = [...new Set(keys.filter((k) => k !== '_step'))];
+    if (wanted.length === 0) return [];
+    const specs = wanted.map((k) => JSON.stringify({ keys: ['_step', k], samples }));
     const data = await this.query<{ project: { run: { sampledHistory?: unknown } | null } | null }>(
       'query SampledHistory($entity: String!, $project: String!, $name: String!, $specs: [JSONString!]!) { project(name: $project, entityName: $entity) { run(name: $name) { sampledHistory(specs: $specs) } } }',
       { entity: ref.entity, project: ref.project, name: ref.runId, specs },
@@ -196,12 +204,15 @@ export class WandbClient {
     const sh = data.project?.run?.sampledHistory;
     if (!data.project?.run) throw new WandbError('notFound', `W&B run ${ref.entity}/${ref.project}/${ref.runId} not found`);
     if (!Array.isArray(sh)) throw new WandbError('badResponse', 'sampledHistory is not a list');
-    const rows: HistoryRow[] = [];
-    for (const spec of sh) {
-      if (!Array.isArray(spec)) continue;
-      for (const row of spec) if (typeof row === 'object' && row !== null && !Array.isArray(row)) rows.push(row as HistoryRow);
-    }
-    return rows;
+    return mergeByStep(sh);
+  }
+
+  /** The entity W&B files runs under when none is named (the key owner's default entity, as Api().default_entity). */
+  async viewerEntity(signal?: AbortSignal): Promise<string> {
+    const data = await this.query<{ viewer: { entity?: unknown } | null }>('query Viewer { viewer { id entity } }', {}, signal);
+    const entity = data.viewer?.entity;
+    if (typeof entity !== 'string' || !entity) throw new WandbError('auth', 'W&B did not say which entity this API key belongs to');
+    return entity;
   }
 
   /** The full history, page by page over step ranges (what the SDK's scan_history does). */
@@ -252,6 +263,46 @@ export class WandbClient {
       cursor = data.project.runs.pageInfo.endCursor;
     }
   }
+}
+
+/** Per-spec row lists → one row per `_step`, keys of all specs together, in step order. */
+export function mergeByStep(perSpec: readonly unknown[]): HistoryRow[] {
+  const byStep = new Map<number, Record<string, unknown>>();
+  for (const spec of perSpec) {
+    if (!Array.isArray(spec)) continue;
+    for (const row of spec) {
+      if (typeof row !== 'object' || row === null || Array.isArray(row)) continue;
+      const step = (row as Record<string, unknown>)._step;
+      if (typeof step !== 'number' || !Number.isFinite(step)) continue;
+      byStep.set(step, { ...byStep.get(step), ...(row as Record<string, unknown>) });
+    }
+  }
+  return [...byStep.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r);
+}
+
+/**
+ * Where the runner's own W&B run lives, from the `started` event: the URL it wrote names entity and project;
+ * without one the project is the spec's (WANDB_PROJECT) or the HF Trainer's default "huggingface"
+ * (transformers' WandbCallback: os.getenv("WANDB_PROJECT", "huggingface")) and the entity the key owner's default.
+ */
+export async function ownWandbRunRef(
+  started: { readonly wandb_run_id?: string; readonly wandb_url?: string },
+  hints: { readonly entity?: string; readonly project?: string },
+  client: Pick<WandbClient, 'viewerEntity'>,
+  signal?: AbortSignal,
+): Promise<WandbRunRef | undefined> {
+  const runId = started.wandb_run_id;
+  if (!runId) return undefined;
+  if (started.wandb_url) {
+    try {
+      const parts = new URL(started.wandb_url).pathname.split('/').filter(Boolean).map(decodeURIComponent);
+      if (parts.length === 4 && parts[2] === 'runs' && parts[3] === runId) return { entity: parts[0]!, project: parts[1]!, runId };
+    } catch {
+      // Not a URL: fall back to the hints.
+    }
+  }
+  const entity = hints.entity || (await client.viewerEntity(signal));
+  return { entity, project: hints.project || 'huggingface', runId };
 }
 
 function asRun(raw: unknown): WandbRun | undefined {

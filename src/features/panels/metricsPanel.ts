@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { userSetting } from '../settings';
 import type { MetricsFromWebview, MetricsToWebview, SlotId, WandbRunRef } from '../../protocol/metrics';
 import type { RunEvent } from '../../core/telemetry/events';
-import { DEFAULT_WANDB_BASE_URL, historyToPoints, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbBaseUrlProblem, wandbRunUrl } from '../../core/telemetry/wandb';
+import { DEFAULT_WANDB_BASE_URL, historyToPoints, ownWandbRunRef, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbBaseUrlProblem, wandbRunUrl } from '../../core/telemetry/wandb';
 import { showWarningMessage } from '../notify';
 import { metricsFromWebview } from './messages';
 import type { PanelKind } from './panelHost';
@@ -22,10 +22,14 @@ const WANDB_REFRESH_MS = 30_000;
 
 const APPROVED_WANDB_ORIGINS = 'remoteFinetune.wandb.approvedOrigins';
 
+function wandbOriginApproved(state: vscode.Memento, origin: string): boolean {
+  return origin === new URL(DEFAULT_WANDB_BASE_URL).origin || state.get<string[]>(APPROVED_WANDB_ORIGINS, []).includes(origin);
+}
+
 /** True when the W&B key may go to `origin`: W&B's cloud, or a server the person approved (asked once, modal). */
 export async function approveWandbOrigin(state: vscode.Memento, origin: string): Promise<boolean> {
+  if (wandbOriginApproved(state, origin)) return true;
   const approved = new Set(state.get<string[]>(APPROVED_WANDB_ORIGINS, []));
-  if (origin === new URL(DEFAULT_WANDB_BASE_URL).origin || approved.has(origin)) return true;
   const send = 'Send Key';
   const choice = await showWarningMessage(`Send your W&B API key to ${origin}?`, {
     modal: true, detail: 'The remoteFinetune.wandb.baseUrl setting (or WANDB_BASE_URL) points the Training Metrics panel at this server. It receives your W&B API key with every request. Approve only a W&B Server you run or trust.',
@@ -63,8 +67,15 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
   protected override attach(source: RunDataSource): void {
     const seen: RunEvent[] = [];
     let first = true;
+    let linked = false;
     this.subscribe(source.onEvents((events) => {
       seen.push(...events.filter((e) => e.type === 'started' || e.type === 'finished' || e.type === 'error'));
+      // The runner names its W&B run in `started`: slot b follows it with no typing, when a key is already stored.
+      const started = events.find((e) => e.type === 'started' && e.wandb_run_id);
+      if (!linked && started?.type === 'started' && !this.urls.has('b')) {
+        linked = true;
+        void this.linkOwnWandbRun(started);
+      }
       const { name, state } = runStateFromEvents(seen, source.label);
       this.post({ type: 'slot', info: { slot: 'a', source: 'events', name, state }, reset: first, points: eventsToPoints(events) });
       first = false;
@@ -97,6 +108,19 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
     const t = this.refresh.get(slot);
     if (t) clearTimeout(t);
     this.refresh.delete(slot);
+  }
+
+  private async linkOwnWandbRun(started: { readonly wandb_run_id?: string; readonly wandb_url?: string }): Promise<void> {
+    const key = await wandbApiKey(this.services.secrets, false);
+    const baseUrl = resolveWandbBaseUrl(userSetting<string>('remoteFinetune', 'wandb.baseUrl'));
+    // Unasked: only with a stored key, to W&B's cloud or a server already approved (no dialog pops up for this).
+    if (!key || wandbBaseUrlProblem(baseUrl) || !wandbOriginApproved(this.services.globalState, new URL(baseUrl).origin)) return;
+    try {
+      const ref = await ownWandbRunRef(started, {}, new WandbClient({ baseUrl, apiKey: key }));
+      if (ref) await this.loadWandb('b', ref, false);
+    } catch (e) {
+      this.log.warn(`W&B run ${started.wandb_run_id ?? ''} not linked: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 
   private async loadWandb(slot: SlotId, ref: WandbRunRef, reset: boolean): Promise<void> {

@@ -137,3 +137,24 @@ test('gcp: guest attributes are enabled and the host keys the guest agent publis
     await emu.stop();
   }
 });
+
+// Compute Engine answers both its quota and its API rate limit with 403 (cloud.google.com/compute/docs/api/errors:
+// quotaExceeded, rateLimitExceeded): a client reading 403 as "auth" tells the person to fix credentials that work.
+test('gcp: 403 quotaExceeded is a quota error (not auth, not retried); 403 rateLimitExceeded is retried with backoff', async () => {
+  const { emu, provider } = await setup();
+  try {
+    emu.inject('insert', GcpEmulator.QUOTA_EXCEEDED, 5);
+    await assert.rejects(provider.launch({ runId: 'rft-20261121-150000-gq1', instanceType: 'g2-standard-8', region: 'us-central1', zone: 'us-central1-a', spot: false, sshPublicKey: pub }), (e: unknown) => e instanceof ProviderError && e.code === 'quota' && /NVIDIA_L4_GPUS/.test(e.message));
+    assert.equal(emu.calls.filter((c) => c === 'insert').length, 1, 'a quota is not retried');
+    emu.faults.length = 0;
+    emu.inject('get', GcpEmulator.RATE_LIMITED_403, 2);
+    const inst = await provider.launch({ runId: 'rft-20261121-150000-gq2', instanceType: 'g2-standard-8', region: 'us-central1', zone: 'us-central1-a', spot: false, sshPublicKey: pub });
+    assert.equal((await provider.describe(inst.id))?.id, inst.id);
+    emu.inject('get', GcpEmulator.RATE_LIMITED_403, 10);
+    await assert.rejects(provider.describe(inst.id), (e: unknown) => e instanceof ProviderError && e.code === 'rate-limited');
+    emu.faults.length = 0;
+    await provider.terminate(inst.id);
+  } finally {
+    await emu.stop();
+  }
+});

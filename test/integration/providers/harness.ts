@@ -33,7 +33,7 @@ export const fastRetry = { retries: 3, baseDelayMs: 5, maxDelayMs: 20, retryServ
 
 export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs = 600): Promise<CloudRig> {
   if (kind === 'lambda') {
-    const emu = await new LambdaEmulator('k-test').start();
+    const emu = await new LambdaEmulator('k-test', { launchWindowMs: 5 }).start();
     const provider = new LambdaProvider({ apiKey: 'k-test', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 5, retry: fastRetry, requestTimeoutMs, sshPort });
     return { kind, emu, provider, instanceType: 'gpu_1x_a100', region: 'us-east-1', ops: { launch: 'launch', describe: 'describe', terminate: 'terminate', list: 'list-instances' }, launched: () => emu.instances.size };
   }
@@ -41,7 +41,7 @@ export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs
     process.env.AWS_ACCESS_KEY_ID ??= 'AKIAEMULATOR000000';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'emulator-secret';
     const emu = await new Ec2Emulator().start();
-    const provider = new Ec2Provider({ region: 'us-east-1', endpoint: emu.url, maxAttempts: 3, requestTimeoutMs, callerIp: async () => '198.51.100.4', sshPort });
+    const provider = new Ec2Provider({ region: 'us-east-1', endpoint: emu.url, maxAttempts: 3, requestTimeoutMs, callerIp: async () => '198.51.100.4', sshPort, consistency: { baseMs: 10, maxMs: 100, windowMs: 3000 } });
     return { kind, emu, provider, instanceType: 'g5.xlarge', region: 'us-east-1', ops: { launch: 'RunInstances', describe: 'DescribeInstances', terminate: 'TerminateInstances', list: 'DescribeInstances' }, launched: () => emu.instances.size };
   }
   const emu = await new GcpEmulator().start();

@@ -22,7 +22,7 @@ after(async () => {
 });
 
 async function setup(interval = 5): Promise<{ emu: LambdaEmulator; provider: LambdaProvider }> {
-  const emu = await new LambdaEmulator('secret-key').start();
+  const emu = await new LambdaEmulator('secret-key', { launchWindowMs: interval }).start();
   const provider = new LambdaProvider({ apiKey: 'secret-key', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: interval, retry: fastRetry, requestTimeoutMs: 2000, sshPort: sshd.port });
   return { emu, provider };
 }
@@ -94,6 +94,82 @@ test('lambda: capacity, bad key and a 5xx on launch are typed errors; a 5xx laun
     const wrong = new LambdaProvider({ apiKey: 'nope', baseUrl: `${emu.url}/api/v1`, retry: fastRetry });
     await assert.rejects(wrong.listOffers({}), (e: unknown) => e instanceof ProviderError && e.code === 'auth');
     assert.equal(emu.instances.size, 0);
+  } finally {
+    await emu.stop();
+  }
+});
+
+// Lambda's documented limit (docs.lambda.ai/api/cloud): "Requests to the /instance-operations/launch endpoint
+// are limited to one request per 12 seconds"; the emulator refuses closer launches with 429 global/rate-limited.
+test('lambda: the emulator enforces the launch limit like the service; our spacing keeps clear of it (12 s by default)', async () => {
+  const emu = await new LambdaEmulator('secret-key', { launchWindowMs: 400 }).start();
+  try {
+    const req = { instanceType: 'gpu_1x_a10', region: 'us-east-1', spot: false, sshPublicKey: pub };
+    const unspaced = new LambdaProvider({ apiKey: 'secret-key', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 0, retry: { ...fastRetry, retries: 2 }, sshPort: sshd.port });
+    await unspaced.launch({ ...req, runId: 'u1' });
+    await assert.rejects(unspaced.launch({ ...req, runId: 'u2' }), (e: unknown) => e instanceof ProviderError && e.code === 'rate-limited');
+    assert.ok(emu.rateLimited >= 1);
+    await new Promise((r) => setTimeout(r, 400));
+    const spaced = new LambdaProvider({ apiKey: 'secret-key', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 400, retry: fastRetry, sshPort: sshd.port });
+    const before = emu.rateLimited;
+    await spaced.launch({ ...req, runId: 's1' });
+    await spaced.launch({ ...req, runId: 's2' });
+    assert.equal(emu.rateLimited, before, 'no 429 when spaced');
+    const byDefault = new LambdaProvider({ apiKey: 'x' }) as unknown as { launchInterval: number };
+    assert.equal(byDefault.launchInterval, 12_000);
+  } finally {
+    await emu.stop();
+  }
+});
+
+test('lambda: a preempted instance is terminated and interrupted (not "unknown"); an unhealthy one still bills and waitForSsh gives up on it at once', async () => {
+  const { emu, provider } = await setup();
+  try {
+    const req = { instanceType: 'gpu_1x_a10', region: 'us-east-1', spot: false, sshPublicKey: pub };
+    const a = await provider.launch({ ...req, runId: 'rft-20261121-150000-pre1' });
+    emu.preempt(a.id);
+    const d = await provider.describe(a.id);
+    assert.deepEqual([d?.state, d?.interrupted], ['terminated', true]);
+    assert.deepEqual((await provider.listOwned()).map((i) => i.id), [], 'preempted: not billing, not an orphan');
+    const b = await provider.launch({ ...req, runId: 'rft-20261121-150000-unh1' });
+    emu.markUnhealthy(b.id);
+    const t0 = Date.now();
+    await assert.rejects(provider.waitForSsh(b.id, { timeoutMs: 10_000, intervalMs: 20 }), (e: unknown) => e instanceof ProviderError && e.code === 'unreachable' && /unhealthy/.test(e.message));
+    assert.ok(Date.now() - t0 < 2000, 'not waited to the timeout');
+    assert.deepEqual((await provider.listOwned()).map((i) => i.id), [b.id], 'unhealthy still bills: owned');
+    await provider.terminate(b.id);
+  } finally {
+    await emu.stop();
+  }
+});
+
+test('lambda: global/object-does-not-exist is not-found by its code, whatever the status', async () => {
+  const { emu, provider } = await setup();
+  try {
+    assert.equal(await provider.describe('0123456789abcdef0123456789abcdef'), undefined);
+    await provider.terminate('0123456789abcdef0123456789abcdef');
+    emu.inject('describe', { kind: 'status', status: 400, body: JSON.stringify({ error: { code: 'global/object-does-not-exist', message: 'Specified instance does not exist.' } }) });
+    assert.equal(await provider.describe('0123456789abcdef0123456789abcdef'), undefined);
+  } finally {
+    await emu.stop();
+  }
+});
+
+test('lambda: launches carry owner and run tags; with an owner id, a colleague\'s rft- instance on the same account is not offered as ours', async () => {
+  const emu = await new LambdaEmulator('team-key', { launchWindowMs: 5 }).start();
+  try {
+    const mk = (ownerId: string): LambdaProvider => new LambdaProvider({ apiKey: 'team-key', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 5, retry: fastRetry, sshPort: sshd.port, ownerId });
+    const me = mk('owner-me-1234');
+    const colleague = mk('owner-colleague-5678');
+    const req = { instanceType: 'gpu_1x_a10', region: 'us-east-1', spot: false, sshPublicKey: pub };
+    const mine = await me.launch({ ...req, runId: 'rft-20261121-150000-mine' });
+    const theirs = await colleague.launch({ ...req, runId: 'rft-20261121-150000-coll' });
+    const tags = (emu.instances.get(mine.id)!.request as { tags?: Array<{ key: string; value: string }> }).tags;
+    assert.deepEqual(tags, [{ key: 'remote-finetune', value: 'owner-me-1234' }, { key: 'remote-finetune-run-id', value: 'rft-20261121-150000-mine' }]);
+    assert.deepEqual((await me.listOwned()).map((i) => i.id), [mine.id]);
+    assert.deepEqual((await colleague.listOwned()).map((i) => i.id), [theirs.id]);
+    await me.terminate(mine.id);
+    await colleague.terminate(theirs.id);
   } finally {
     await emu.stop();
   }

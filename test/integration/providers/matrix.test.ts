@@ -163,6 +163,7 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
     // The ledger got its 'launching' line, then the process died inside the launch call.
     await c.ledger.update(c.runId, { provider: c.rig.provider.kind, region: c.rig.region, instanceType: c.rig.instanceType, spot: false, state: 'launching', holderPid: deadPid });
     await c.rig.provider.launch(request(c.rig, c.runId));
+    await nextActivation();
     // Next activation: reconcile by tag/name and terminate.
     const rec = await reconcile([c.rig.provider], c.ledger);
     assert.equal(rec.orphans.length, 1, JSON.stringify(rec));
@@ -181,6 +182,7 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
   },
   'instance launched outside the ledger (ledger lost)': async (c) => {
     await c.rig.provider.launch({ ...request(c.rig, c.runId), ownerId: 'a1b2c3d4e5f60718' });
+    await nextActivation();
     const rec = await reconcile([c.rig.provider], new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')), undefined, undefined, 'a1b2c3d4e5f60718');
     assert.equal(rec.orphans.length, 1);
     assert.equal(await terminateOrphans([c.rig.provider], c.ledger, rec.orphans), 1);
@@ -197,6 +199,14 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
     return {};
   },
 };
+
+/**
+ * A restart takes longer than EC2's consistency lag: a filtered DescribeInstances right after RunInstances may
+ * not list the new instance yet (the emulator hides it for 150 ms, as AWS documents), a reconcile seconds later does.
+ */
+function nextActivation(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 250));
+}
 
 // Control: the same counting sees an orphan when the guard is bypassed, so a 0 above means something.
 test('control: an unguarded launch whose SSH never answers is counted as left running', async () => {

@@ -3,7 +3,7 @@
 import { after, before, beforeEach, test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { WandbEmulator, trainerHistory } from '../../emulators/wandb';
-import { historyToPoints, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbRunUrl, retryAfterMs } from '../../../src/core/telemetry/wandb';
+import { historyToPoints, ownWandbRunRef, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbRunUrl, retryAfterMs } from '../../../src/core/telemetry/wandb';
 
 const ref = { entity: 'acme', project: 'qlora', runId: 'abc123' };
 let emu: WandbEmulator;
@@ -11,6 +11,8 @@ let emu: WandbEmulator;
 before(async () => {
   emu = await new WandbEmulator().start();
   emu.addRun('acme', 'qlora', { name: 'abc123', displayName: 'llama-qlora-r16', state: 'running', history: trainerHistory(2500) });
+  // A user's own loop logging the short names (no "train/" prefix), eval every 25 steps.
+  emu.addRun('acme', 'qlora', { name: 'own1', displayName: 'own-loop', state: 'finished', history: Array.from({ length: 300 }, (_, s) => ({ _step: s, loss: 3 - s / 200, lr: 1e-4, ...(s % 25 === 0 ? { eval_loss: 3.1 - s / 210 } : {}) })) });
   for (let i = 0; i < 120; i++) emu.addRun('acme', 'sweep', { name: `r${i}`, displayName: `sweep-${i}`, state: 'finished', history: [] });
 });
 after(async () => emu.stop());
@@ -18,6 +20,7 @@ beforeEach(() => {
   emu.faults.length = 0;
   emu.calls.length = 0;
   emu.times.length = 0;
+  emu.specsSeen.length = 0;
 });
 
 const client = (over: Partial<ConstructorParameters<typeof WandbClient>[0]> = {}): WandbClient =>
@@ -35,6 +38,56 @@ test('reads a run and its sampled history with the HF Trainer keys mapped to the
   assert.ok(points.some((p) => p.values.eval_loss !== undefined));
   assert.ok(points.every((p, i) => i === 0 || p.step >= points[i - 1]!.step));
   assert.deepEqual(emu.calls, ['Run', 'SampledHistory']);
+});
+
+test('the emulator answers a spec only with rows holding all its keys, as W&B does: loss + train/loss together match nothing', async () => {
+  // The request the client used to send: one spec with every candidate key. Against the real server's
+  // all-keys semantics this is empty, because a run logs "loss" or "train/loss", never both.
+  const data = await client().query<{ project: { run: { sampledHistory: unknown[][] } } }>(
+    'query SampledHistory($entity: String!, $project: String!, $name: String!, $specs: [JSONString!]!) { project(name: $project, entityName: $entity) { run(name: $name) { sampledHistory(specs: $specs) } } }',
+    { ...{ entity: ref.entity, project: ref.project, name: ref.runId }, specs: [JSON.stringify({ keys: ['_step', ...Object.values(WANDB_METRIC_KEYS).flat()], samples: 500 })] },
+  );
+  assert.equal(data.project.run.sampledHistory.length, 1, 'one list per spec');
+  assert.equal(data.project.run.sampledHistory[0]!.length, 0);
+  // train/loss with eval/loss: only the eval steps hold both.
+  const both = await client().query<{ project: { run: { sampledHistory: Array<Array<Record<string, unknown>>> } } }>(
+    'query SampledHistory($entity: String!, $project: String!, $name: String!, $specs: [JSONString!]!) { project(name: $project, entityName: $entity) { run(name: $name) { sampledHistory(specs: $specs) } } }',
+    { entity: ref.entity, project: ref.project, name: ref.runId, specs: [JSON.stringify({ keys: ['_step', 'train/loss', 'eval/loss'], samples: 10_000 })] },
+  );
+  assert.equal(both.project.run.sampledHistory[0]!.length, 250);
+  assert.ok(both.project.run.sampledHistory[0]!.every((r) => Number(r._step) % 10 === 0));
+});
+
+test('sampledHistory sends one spec per key and merges the rows by _step: every curve arrives, eval steps carry both losses', async () => {
+  const keys = Object.values(WANDB_METRIC_KEYS).flat();
+  const rows = await client().sampledHistory(ref, keys, 1000);
+  const specs = emu.specsSeen[0]!;
+  assert.equal(specs.length, keys.length, 'one spec per key');
+  assert.ok(specs.every((s) => s.keys.length === 2 && s.keys[0] === '_step' && s.samples === 1000));
+  const points = historyToPoints(rows);
+  assert.ok(points.filter((p) => p.values.loss !== undefined).length >= 800, 'train/loss sampled on its own (stride 3 of 2500)');
+  assert.equal(points.filter((p) => p.values.eval_loss !== undefined).length, 250, 'eval/loss every 10 steps');
+  assert.ok(points.some((p) => p.values.learning_rate !== undefined && p.values.grad_norm !== undefined));
+  const at300 = points.find((p) => p.step === 300); // in both samplings: train/loss every 3rd row, eval/loss every row
+  assert.ok(at300 && at300.values.loss !== undefined && at300.values.eval_loss !== undefined, 'rows of the same _step merged into one point');
+  assert.equal(new Set(points.map((p) => p.step)).size, points.length, 'one point per step');
+  // A run logging the short names gets its curves too.
+  const own = historyToPoints(await client().sampledHistory({ ...ref, runId: 'own1' }, keys, 1000));
+  assert.equal(own.filter((p) => p.values.loss !== undefined).length, 300);
+  assert.equal(own.filter((p) => p.values.eval_loss !== undefined).length, 12);
+  assert.ok(own.every((p) => p.values.learning_rate === 1e-4));
+});
+
+test('our own run is found from the started event: the URL the runner wrote, else the key owner\'s entity and the HF default project', async () => {
+  const c = client();
+  assert.deepEqual(await ownWandbRunRef({ wandb_run_id: 'abc123', wandb_url: 'https://wandb.ai/acme/qlora/runs/abc123' }, {}, c), ref);
+  assert.deepEqual(emu.calls, [], 'the URL is enough');
+  emu.viewerEntity = 'acme-team';
+  assert.deepEqual(await ownWandbRunRef({ wandb_run_id: 'x1' }, {}, c), { entity: 'acme-team', project: 'huggingface', runId: 'x1' });
+  assert.deepEqual(emu.calls, ['Viewer']);
+  assert.deepEqual(await ownWandbRunRef({ wandb_run_id: 'x1' }, { entity: 'e', project: 'p' }, c), { entity: 'e', project: 'p', runId: 'x1' });
+  assert.equal(await ownWandbRunRef({}, {}, c), undefined);
+  emu.viewerEntity = 'acme';
 });
 
 test('a wrong API key is an auth error, not retried', async () => {

@@ -1,0 +1,138 @@
+// The EC2 provider (real @aws-sdk/client-ec2) against moto in server mode: an implementation of EC2's Query
+// API written by others (PyPI moto[server]), started here on loopback, so what our own emulator gets wrong about
+// EC2 cannot hide a client bug. Checked through moto's own view of the account (DescribeSecurityGroups,
+// DescribeKeyPairs, DescribeInstanceAttribute, DescribeVolumes with the same SDK), not through our provider.
+// moto 5.2.5 does not implement: RunInstances ClientToken idempotency, eventual consistency, capacity errors,
+// throttling; those are covered by the EC2 emulator (ec2.test.ts) and the fault matrix.
+// Writes .test-output/providers-moto.json (version, passed, failed) for scripts/test-providers.mjs.
+import { test, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DescribeInstanceAttributeCommand, DescribeInstancesCommand, DescribeKeyPairsCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, AuthorizeSecurityGroupIngressCommand, CreateSecurityGroupCommand, EC2Client } from '@aws-sdk/client-ec2';
+import type { Instance as Ec2Instance } from '@aws-sdk/client-ec2';
+import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { OWNER_TAG, ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
+import { startMoto } from '../../support/moto';
+import type { Moto } from '../../support/moto';
+
+const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto';
+const CALLER = '203.0.113.9';
+let moto: Moto;
+let sdk: EC2Client;
+const tally = { passed: 0, failed: 0 };
+
+before(async () => {
+  process.env.AWS_ACCESS_KEY_ID = 'testing';
+  process.env.AWS_SECRET_ACCESS_KEY = 'testing';
+  delete process.env.AWS_PROFILE;
+  moto = await startMoto();
+  sdk = new EC2Client({ region: 'us-east-1', endpoint: moto.url });
+});
+
+afterEach((t) => {
+  // node:test gives the context; a failed assertion has already marked it.
+  const ctx = t as unknown as { passed?: boolean };
+  if (ctx.passed === false) tally.failed++;
+  else tally.passed++;
+});
+
+after(async () => {
+  await moto?.stop();
+  const out = process.env.RFT_MOTO_REPORT ?? join('.test-output', 'providers-moto.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify({ version: moto?.version ?? 'unavailable', ...tally }));
+});
+
+function provider(region = 'us-east-1'): Ec2Provider {
+  // moto's AMI list holds "Deep Learning AMI Amazon Linux - 3.3_Oct2017" and no current DLAMI names.
+  return new Ec2Provider({ region, endpoint: moto.url, maxAttempts: 2, requestTimeoutMs: 10_000, callerIp: async () => CALLER, amiNamePattern: 'Deep Learning AMI*', consistency: { baseMs: 10, maxMs: 50, windowMs: 1000 } });
+}
+
+async function raw(id: string): Promise<Ec2Instance> {
+  const r = await sdk.send(new DescribeInstancesCommand({ InstanceIds: [id] }));
+  return r.Reservations![0]!.Instances![0]!;
+}
+
+test('moto: offers for T4 list on-demand and spot (DescribeInstanceTypeOfferings, DescribeSpotPriceHistory)', async () => {
+  const offers = await provider().listOffers({ gpu: 'T4' });
+  assert.ok(offers.some((o) => !o.spot && o.instanceType === 'g4dn.xlarge'));
+  assert.ok(offers.some((o) => o.spot && o.instanceType === 'g4dn.xlarge' && o.pricePerHour > 0 && o.zone), JSON.stringify(offers.filter((o) => o.spot)));
+});
+
+test('moto: launch imports the key, opens 22 to the caller /32 only, tags instance and volume, IMDSv2, encrypted root, host key in user-data', async () => {
+  const p = provider();
+  const hostKey = { type: 'ssh-ed25519', privatePem: '-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----\n', publicLine: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBogus host' };
+  const inst = await p.launch({ runId: 'rft-20261121-150000-mot1', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB, diskGiB: 150, hostKey: hostKey as never });
+  const i = await raw(inst.id);
+  const tags = new Map((i.Tags ?? []).map((t) => [t.Key, t.Value]));
+  assert.equal(tags.get(RUN_ID_TAG), 'rft-20261121-150000-mot1');
+  assert.equal(tags.get(OWNER_TAG), 'true');
+  assert.equal(tags.get('Name'), 'rft-20261121-150000-mot1');
+  const keys = await sdk.send(new DescribeKeyPairsCommand({ KeyNames: [i.KeyName!] }));
+  assert.equal(keys.KeyPairs?.length, 1);
+  const groups = await sdk.send(new DescribeSecurityGroupsCommand({ GroupIds: (i.SecurityGroups ?? []).map((g) => g.GroupId!) }));
+  const ingress = groups.SecurityGroups!.flatMap((g) => g.IpPermissions ?? []);
+  assert.deepEqual(ingress.map((x) => [x.IpProtocol, x.FromPort, x.ToPort, (x.IpRanges ?? []).map((r) => r.CidrIp)]), [['tcp', 22, 22, [`${CALLER}/32`]]]);
+  assert.equal(i.MetadataOptions?.HttpTokens, 'required', 'IMDSv2 only');
+  const vols = await sdk.send(new DescribeVolumesCommand({ Filters: [{ Name: 'attachment.instance-id', Values: [inst.id] }] }));
+  assert.equal(vols.Volumes?.[0]?.Size, 150);
+  assert.equal(vols.Volumes?.[0]?.Encrypted, true, 'root volume encrypted');
+  const ud = await sdk.send(new DescribeInstanceAttributeCommand({ InstanceId: inst.id, Attribute: 'userData' }));
+  assert.match(Buffer.from(ud.UserData?.Value ?? '', 'base64').toString('utf8'), /ssh_keys:|ssh-ed25519/);
+  await p.terminate(inst.id);
+});
+
+test('moto: spot launch is described as spot; listOwned finds running and stopped, never terminated', async () => {
+  const p = provider();
+  const spot = await p.launch({ runId: 'rft-20261121-150000-mot2', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: true, sshPublicKey: PUB });
+  assert.equal((await p.describe(spot.id))?.spot, true);
+  const od = await p.launch({ runId: 'rft-20261121-150000-mot3', instanceType: 'g5.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
+  await p.stop(od.id);
+  const owned = await p.listOwned();
+  assert.deepEqual(owned.filter((o) => o.id === od.id).map((o) => o.state), ['stopped'], 'a stopped instance is still ours (its disk bills)');
+  assert.ok(owned.some((o) => o.id === spot.id));
+  await p.terminate(spot.id);
+  await p.terminate(od.id);
+  assert.equal((await p.describe(od.id))?.state, 'terminated');
+  const left = (await p.listOwned()).filter((o) => o.id === od.id || o.id === spot.id);
+  assert.deepEqual(left, []);
+});
+
+test('moto: the second launch reuses the key pair and the security group', async () => {
+  const p = provider();
+  const a = await p.launch({ runId: 'rft-20261121-150000-mot4', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
+  const b = await p.launch({ runId: 'rft-20261121-150000-mot5', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
+  const ra = await raw(a.id);
+  const rb = await raw(b.id);
+  assert.equal(ra.KeyName, rb.KeyName);
+  assert.deepEqual(ra.SecurityGroups?.map((g) => g.GroupId), rb.SecurityGroups?.map((g) => g.GroupId));
+  await p.terminate(a.id);
+  await p.terminate(b.id);
+});
+
+test('moto: a reused group opened to the world is narrowed to the caller before use', async () => {
+  const ip = '198.51.100.77';
+  const g = await sdk.send(new CreateSecurityGroupCommand({ GroupName: `remote-finetune-ssh-${ip.replace(/\./g, '-')}`, Description: 'left behind' }));
+  await sdk.send(new AuthorizeSecurityGroupIngressCommand({ GroupId: g.GroupId, IpPermissions: [{ IpProtocol: 'tcp', FromPort: 22, ToPort: 22, IpRanges: [{ CidrIp: '0.0.0.0/0' }] }, { IpProtocol: 'tcp', FromPort: 8888, ToPort: 8888, IpRanges: [{ CidrIp: `${ip}/32` }] }] }));
+  const p = new Ec2Provider({ region: 'us-east-1', endpoint: moto.url, callerIp: async () => ip, amiNamePattern: 'Deep Learning AMI*', consistency: { baseMs: 10, windowMs: 1000 } });
+  const inst = await p.launch({ runId: 'rft-20261121-150000-mot6', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
+  const after = await sdk.send(new DescribeSecurityGroupsCommand({ GroupIds: [g.GroupId!] }));
+  const rules = after.SecurityGroups![0]!.IpPermissions ?? [];
+  assert.deepEqual(rules.map((x) => [x.IpProtocol, x.FromPort, x.ToPort, (x.IpRanges ?? []).map((r) => r.CidrIp)]), [['tcp', 22, 22, [`${ip}/32`]]]);
+  assert.deepEqual((await raw(inst.id)).SecurityGroups?.map((x) => x.GroupId), [g.GroupId]);
+  await p.terminate(inst.id);
+});
+
+test('moto: unknown ids: describe is undefined, terminate of an id EC2 never had resolves (InvalidInstanceID.NotFound, not launched here)', async () => {
+  const p = provider();
+  assert.equal(await p.describe('i-0123456789abcdef0'), undefined);
+  await p.terminate('i-0123456789abcdef0');
+});
+
+test('moto: no image matching the DLAMI name in the region is a clear not-found, and nothing is launched', async () => {
+  const p = new Ec2Provider({ region: 'us-east-1', endpoint: moto.url, callerIp: async () => CALLER, amiNamePattern: 'No Such DLAMI *', consistency: { baseMs: 10, windowMs: 1000 } });
+  const before = (await p.listOwned()).length;
+  await assert.rejects(p.launch({ runId: 'rft-20261121-150000-mot7', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB }), (e: unknown) => e instanceof ProviderError && e.code === 'not-found' && /Deep Learning AMI|No Such DLAMI/.test(e.message));
+  assert.equal((await p.listOwned()).length, before);
+});
