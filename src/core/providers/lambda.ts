@@ -53,6 +53,11 @@ interface LambdaInstance {
   readonly tags?: ReadonlyArray<{ readonly key: string; readonly value: string }> | null;
 }
 
+function ownerOf(i: LambdaInstance): string | undefined {
+  const v = i.tags?.find((t) => t.key === OWNER_ID_TAG || t.key === OWNER_TAG)?.value;
+  return v && v !== 'true' ? v : undefined;
+}
+
 const KNOWN_GPUS: ReadonlyArray<[RegExp, string, number]> = [
   [/a100_80gb/, 'A100-80GB', 80],
   [/a100/, 'A100-40GB', 40],
@@ -203,8 +208,8 @@ export class LambdaProvider implements Provider {
         '/instance-operations/launch',
         {
           region_name: request.region, instance_type_name: request.instanceType, ssh_key_names: [keyName], file_system_names: [], quantity: 1, name: instanceNameFor(request.runId),
-          tags: [{ key: OWNER_TAG, value: request.ownerId ?? this.options.ownerId ?? 'true' }, { key: LAMBDA_RUN_TAG, value: request.runId },
-            ...(request.ownerId ?? this.options.ownerId ? [{ key: OWNER_ID_TAG, value: (request.ownerId ?? this.options.ownerId)! }] : [])],
+          // The owner tag's value is this installation's owner id (or 'true' without one).
+          tags: [{ key: OWNER_TAG, value: request.ownerId ?? this.options.ownerId ?? 'true' }, { key: LAMBDA_RUN_TAG, value: request.runId }],
         },
         signal,
         { ...this.retry, retryServerErrors: false },
@@ -232,7 +237,7 @@ export class LambdaProvider implements Provider {
     return {
       provider: 'lambda', id: i.id, name, runId: runIdFromName(name), region: i.region?.name ?? '', instanceType: type,
       state: stateOf(i.status), publicIp: i.ip ?? undefined, sshPort: this.sshPort, sshUser: 'ubuntu', spot: false, pricePerHour: price,
-      ...(i.tags?.find((t) => t.key === OWNER_ID_TAG) ? { ownerId: i.tags.find((t) => t.key === OWNER_ID_TAG)!.value } : {}),
+      ...(ownerOf(i) ? { ownerId: ownerOf(i) } : {}),
       ...(i.status === 'preempted' ? { interrupted: true } : {}),
     };
   }

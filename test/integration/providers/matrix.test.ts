@@ -191,6 +191,7 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
   'a colleague\'s instance on the same account is never offered for termination': async (c) => {
     // Launched by Remote Fine-Tune on another machine (another owner id), absent from this ledger.
     const theirs = await c.rig.provider.launch({ ...request(c.rig, `${c.runId}-theirs`), ownerId: 'ffffeeeeddddcccc' });
+    await nextActivation();
     const rec = await reconcile([c.rig.provider], new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')), undefined, undefined, 'a1b2c3d4e5f60718');
     assert.deepEqual(rec.orphans, []);
     assert.deepEqual(rec.others.map((i) => [i.id, i.ownerId]), [[theirs.id, 'ffffeeeeddddcccc']]);
