@@ -27,16 +27,19 @@ function wandbOriginApproved(state: vscode.Memento, origin: string): boolean {
 }
 
 /** True when the W&B key may go to `origin`: W&B's cloud, or a server the person approved (asked once, modal). */
-export async function approveWandbOrigin(state: vscode.Memento, origin: string): Promise<boolean> {
+export async function approveWandbOrigin(state: vscode.Memento, origin: string, ask: (origin: string) => Promise<boolean> = askToSendWandbKey): Promise<boolean> {
   if (wandbOriginApproved(state, origin)) return true;
-  const approved = new Set(state.get<string[]>(APPROVED_WANDB_ORIGINS, []));
+  if (!(await ask(origin))) return false;
+  await state.update(APPROVED_WANDB_ORIGINS, [...new Set([...state.get<string[]>(APPROVED_WANDB_ORIGINS, []), origin])]);
+  return true;
+}
+
+async function askToSendWandbKey(origin: string): Promise<boolean> {
   const send = 'Send Key';
   const choice = await showWarningMessage(`Send your W&B API key to ${origin}?`, {
     modal: true, detail: 'The remoteFinetune.wandb.baseUrl setting (or WANDB_BASE_URL) points the Training Metrics panel at this server. It receives your W&B API key with every request. Approve only a W&B Server you run or trust.',
   }, send);
-  if (choice !== send) return false;
-  await state.update(APPROVED_WANDB_ORIGINS, [...approved, origin]);
-  return true;
+  return choice === send;
 }
 
 export async function wandbApiKey(secrets: vscode.SecretStorage, prompt: boolean): Promise<string | undefined> {

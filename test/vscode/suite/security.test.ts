@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { userSetting, USER_ONLY_SETTINGS } from '../../../src/features/settings';
+import { approveWandbOrigin } from '../../../src/features/panels/metricsPanel';
 
 const HOSTILE: Record<string, unknown> = {
   'remoteFinetune.wandb.baseUrl': 'http://203.0.113.7:8080',
@@ -37,5 +38,20 @@ suite('security: workspace settings', () => {
     assert.equal(userSetting('remoteFinetune', 'remotePython'), 'python3');
     assert.equal(userSetting('remoteFinetune', 'wandb.baseUrl'), '');
     writeFileSync(join(folder, '.vscode', 'settings.json'), '{}');
+  });
+});
+
+suite('security: the W&B key and new servers', () => {
+  test('a panel (also one restored on startup) gets no key sent to a server the person has not approved; W&B\'s cloud needs no approval', async () => {
+    const values = new Map<string, unknown>();
+    const memento = { get: <T>(k: string, d?: T): T | undefined => (values.has(k) ? values.get(k) as T : d), update: async (k: string, v: unknown) => { values.set(k, v); }, keys: () => [...values.keys()] } as unknown as vscode.Memento;
+    const asked: string[] = [];
+    assert.equal(await approveWandbOrigin(memento, 'https://api.wandb.ai', async (o) => { asked.push(o); return true; }), true);
+    assert.equal(asked.length, 0, 'W&B\'s own cloud is not asked about');
+    assert.equal(await approveWandbOrigin(memento, 'https://wandb.evil.example', async (o) => { asked.push(o); return false; }), false, 'refused: no key');
+    assert.equal(await approveWandbOrigin(memento, 'https://wandb.evil.example', async (o) => { asked.push(o); return false; }), false, 'asked again, never remembered as approved');
+    assert.equal(await approveWandbOrigin(memento, 'https://wandb.corp.example', async (o) => { asked.push(o); return true; }), true);
+    assert.equal(await approveWandbOrigin(memento, 'https://wandb.corp.example', async () => { throw new Error('not asked twice'); }), true);
+    assert.deepEqual(asked, ['https://wandb.evil.example', 'https://wandb.evil.example', 'https://wandb.corp.example']);
   });
 });
