@@ -282,7 +282,8 @@ class FastParser {
       node = f.node;
       next = f.next;
     } else {
-      if (isIndicatorStart(ch) || (ch === 0x2d && t.charCodeAt(c + 1) === 0x20)) throw BAIL;
+      // "-" then a blank or the end of the value is a block sequence entry, not a plain scalar ("max_steps: -").
+      if (isIndicatorStart(ch) || (ch === 0x2d && (c + 1 >= end || t.charCodeAt(c + 1) === 0x20 || t.charCodeAt(c + 1) === 0x09))) throw BAIL;
       let j = c;
       let last = c;
       for (; j < end; j++) {
@@ -390,7 +391,8 @@ class FastParser {
       if (!isValue) throw BAIL;
       return this.flow(j, end, depth + 1);
     }
-    if (isIndicatorStart(ch) || ch === 0x3a || (ch === 0x2d && t.charCodeAt(j + 1) === 0x20)) throw BAIL;
+    // A flow item that is "-" alone ("[a, -]") is left to the library, which does not read it as a plain "-".
+    if (isIndicatorStart(ch) || ch === 0x3a || (ch === 0x2d && (j + 1 >= end || ' \t,]}'.includes(t[j + 1]!)))) throw BAIL;
     let k = j;
     let last = j;
     for (; k < end; k++) {

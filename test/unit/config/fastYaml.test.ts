@@ -70,6 +70,14 @@ test('fast path property: on any document the library writes, it answers with th
   }), { numRuns: 600 });
 });
 
+test('fast path: a lone "-" value is a sequence indicator the library rejects, never a plain scalar (found by the property below)', () => {
+  for (const text of ['max_steps: -\n', 'max_steps: -\t\n', 'a: -\nb: 1\n', 'x: [a, -]\n']) {
+    const fast = fastParseYaml(text);
+    if (fast) assert.deepEqual(toValue(fast.root), library(text).value, text);
+    if (!library(text).ok) assert.equal(fast, undefined, `accepted what the library rejects: ${JSON.stringify(text)}`);
+  }
+});
+
 test('fast path property: on mutated configs it never accepts what the library rejects, and never disagrees', () => {
   const seeds = [...yamlFiles(join(root, 'examples')), ...yamlFiles(join(root, 'test/fixtures/config'))].map((f) => readFileSync(f, 'utf8'));
   const mutation = fc.record({
