@@ -86,21 +86,23 @@ function parseLine(line: string): Entry | undefined {
   return { ...(marker ? { marker } : {}), hosts, type, blob };
 }
 
-/** Every plain (not @cert-authority) entry listed for `host:port` in `files`, with the file it came from. */
-function entriesFor(files: readonly string[], host: string, port: number): Array<Entry & { readonly file: string }> {
-  const names = [knownHostsName(host, port)];
-  const out: Array<Entry & { readonly file: string }> = [];
+/** Every parsed line of `files` (missing or unreadable files are skipped), with the file it came from. */
+function* fileEntries(files: readonly string[]): Generator<Entry & { readonly file: string }> {
   for (const file of files) {
     if (!existsSync(file)) continue;
     let text: string;
     try { text = readFileSync(file, 'utf8'); } catch { continue; }
     for (const line of text.split(/\r?\n/)) {
       const e = parseLine(line);
-      if (!e || e.marker === '@cert-authority') continue;
-      if (names.some((n) => hostFieldMatches(e.hosts, n))) out.push({ ...e, file });
+      if (e) yield { ...e, file };
     }
   }
-  return out;
+}
+
+/** Every plain (not @cert-authority) entry listed for `host:port` in `files`, with the file it came from. */
+function entriesFor(files: readonly string[], host: string, port: number): Array<Entry & { readonly file: string }> {
+  const name = knownHostsName(host, port);
+  return [...fileEntries(files)].filter((e) => e.marker !== '@cert-authority' && hostFieldMatches(e.hosts, name));
 }
 
 // ssh2's host key algorithms for each known_hosts key type (RSA keys sign with SHA-2 first).
@@ -186,15 +188,7 @@ export function hostKeyAction(kind: HostKeyVerdict['kind'], mode: StrictHostKeyC
  */
 export function certAuthorityFor(files: readonly string[], host: string, port: number): string | undefined {
   const names = [knownHostsName(host, port), ...(port === 22 ? [] : [host])];
-  for (const file of files) {
-    if (!existsSync(file)) continue;
-    let text: string;
-    try { text = readFileSync(file, 'utf8'); } catch { continue; }
-    for (const line of text.split(/\r?\n/)) {
-      const e = parseLine(line);
-      if (e?.marker === '@cert-authority' && names.some((n) => hostFieldMatches(e.hosts, n))) return file;
-    }
-  }
+  for (const e of fileEntries(files)) if (e.marker === '@cert-authority' && names.some((n) => hostFieldMatches(e.hosts, n))) return e.file;
   return undefined;
 }
 
