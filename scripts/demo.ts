@@ -9,10 +9,32 @@ import { REPO_ROOT, ensureCodeServer, installVsix, startCodeServer } from '../te
 import { buildVsix } from '../test/harness/vsix';
 import { startSshd } from '../test/support/sshd';
 import { clientFor } from '../test/support/sshClient';
+import { main as preflight } from './preflight.mjs';
 
 export const DEMO_HOST = 'demo-host';
 
+// What the demo started, stopped in reverse on Ctrl+C or SIGTERM, also when the signal comes half-way through
+// start-up (while the VSIX builds or code-server starts), so no code-server or sshd outlives `npm run demo`.
+const stops: Array<() => Promise<void>> = [];
+let stopping = false;
+function stopAll(signal: NodeJS.Signals): void {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal}: stopping code-server and the demo host…`);
+  void (async () => {
+    for (const s of stops.reverse()) { try { await s(); } catch { /* keep stopping the rest */ } }
+    process.exit(0);
+  })();
+}
+process.on('SIGINT', stopAll);
+process.on('SIGTERM', stopAll);
+process.on('SIGHUP', stopAll);
+
 async function main(): Promise<void> {
+  // System programs first (sshd, tmux, ripgrep, …): installed as root, else the one command is printed (exit 2).
+  // In this process, not a separate npm step, so SIGTERM to `npm run demo` reaches the code that stops the children.
+  const ready = preflight('demo');
+  if (ready !== 0) process.exit(ready);
   console.log('building the VSIX…');
   const vsix = buildVsix();
   const entry = ensureCodeServer();
@@ -24,6 +46,8 @@ async function main(): Promise<void> {
 
   // The demo host: an OpenSSH server on loopback only, with a key made for this demo, named in an ssh_config.
   const sshd = await startSshd();
+  stops.push(() => sshd.stop());
+  if (stopping) return;
   const sshDir = join(base, 'ssh');
   mkdirSync(sshDir, { recursive: true });
   const client = clientFor(sshd, { alias: DEMO_HOST, knownHostsInConfig: true, dir: sshDir });
@@ -38,6 +62,8 @@ async function main(): Promise<void> {
     folder: ws, extensionsDir, userDataDir, ...(port ? { port } : {}),
     settings: { ...previous, 'remoteFinetune.ssh.configFile': client.sshConfigPath },
   });
+  stops.push(() => cs.stop());
+  if (stopping) return;
   console.log([
     '',
     `Remote Fine-Tune demo: open ${cs.url}?folder=${encodeURIComponent(ws)}`,
@@ -45,9 +71,6 @@ async function main(): Promise<void> {
     '  Try: open demo-host-own-script/finetune.yaml, then "Fine-Tune: Start Training…" → demo-host.',
     '  Ctrl+C stops code-server and the demo host.',
   ].join('\n'));
-  const stop = (): void => { void Promise.all([cs.stop(), sshd.stop()]).then(() => process.exit(0)); };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
   await new Promise(() => undefined);
 }
 

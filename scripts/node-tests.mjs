@@ -25,6 +25,8 @@ if (files.length === 0) {
   console.error(`no test files under ${roots.join(', ')}`);
   process.exit(1);
 }
-const nodeArgs = ['--import', 'tsx', '--test', '--test-reporter=spec', ...(serial ? ['--test-concurrency=1'] : []), ...files];
+// --test-force-exit: a test that fails half-way can leave a handle open (a socket, a child's pipe); the suite
+// must still end (test:leftovers then finds and stops any process it left).
+const nodeArgs = ['--import', 'tsx', '--test', '--test-force-exit', '--test-reporter=spec', ...(serial ? ['--test-concurrency=1'] : []), ...files];
 const r = spawnSync(process.execPath, nodeArgs, { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -3,6 +3,9 @@
 # A suite that fails does not stop the others; the exit code is non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# System programs first (OpenSSH, Chromium, …): installed here as root with apt-get/dnf, else one command is
+# printed and nothing runs (exit 2).
+node scripts/preflight.mjs test || exit $?
 OUT=.test-output/suites
 rm -rf "$OUT"; mkdir -p "$OUT"
 

@@ -166,7 +166,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   config.splice(0, config.length, ...config.filter((l) => !overridden.has(l.split(/\s+/)[0]!.toLowerCase())), ...extra);
   const configPath = join(dir, 'sshd_config');
   writeFileSync(configPath, config.join('\n') + '\n');
-  const child = spawn('/usr/sbin/sshd', ['-D', '-f', configPath, '-E', logPath], { stdio: 'ignore' });
+  const child = spawn(process.env.SSHD_PATH ?? '/usr/sbin/sshd', ['-D', '-f', configPath, '-E', logPath], { stdio: 'ignore' });
   await waitForBanner(port, child, logPath);
   const pid = child.pid!;
   const pub = readFileSync(`${hostKeyPath}.pub`, 'utf8').trim().split(/\s+/);
