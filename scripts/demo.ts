@@ -2,11 +2,12 @@
 // examples/ open, starts a "Demo host" (this machine over loopback SSH, its own sshd and a throwaway key),
 // prints the URL, and keeps running until Ctrl+C. The demo host's GPU panel shows this machine's real
 // nvidia-smi state (none here): nothing is simulated.
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, ensureCodeServer, installVsix, startCodeServer } from '../test/harness/codeServer';
 import { buildVsix } from '../test/harness/vsix';
+import { buildTinyModel, trainingPython } from '../test/harness/trainingVenv';
 import { startSshd } from '../test/support/sshd';
 import { clientFor } from '../test/support/sshClient';
 import { main as preflight } from './preflight.mjs';
@@ -44,8 +45,13 @@ async function main(): Promise<void> {
   mkdirSync(extensionsDir, { recursive: true });
   installVsix(entry, vsix, extensionsDir, userDataDir);
 
+  // The demo host's "GPU image" Python: CPU torch and the real Hugging Face libraries, for the built-in trainer.
+  console.log('preparing the demo host\'s Python with torch and the Hugging Face libraries (once, then cached)…');
+  const python = trainingPython();
+  if (stopping) return;
+
   // The demo host: an OpenSSH server on loopback only, with a key made for this demo, named in an ssh_config.
-  const sshd = await startSshd();
+  const sshd = await startSshd({ env: { RFT_PYTHON: python } });
   stops.push(() => sshd.stop());
   if (stopping) return;
   const sshDir = join(base, 'ssh');
@@ -53,8 +59,14 @@ async function main(): Promise<void> {
   const client = clientFor(sshd, { alias: DEMO_HOST, knownHostsInConfig: true, dir: sshDir });
 
   // A copy of examples/, so trying things in the demo never edits the repository.
+  // Examples added since an earlier demo are copied in; ones already there are left as the person edited them.
   const ws = join(base, 'workspace');
-  if (!existsSync(ws)) cpSync(join(REPO_ROOT, 'examples'), ws, { recursive: true });
+  mkdirSync(ws, { recursive: true });
+  for (const name of readdirSync(join(REPO_ROOT, 'examples'))) {
+    if (!existsSync(join(ws, name))) cpSync(join(REPO_ROOT, 'examples', name), join(ws, name), { recursive: true });
+  }
+  const tiny = join(ws, 'demo-host-builtin-lora', 'tiny-model');
+  if (existsSync(join(ws, 'demo-host-builtin-lora')) && !existsSync(join(tiny, 'config.json'))) buildTinyModel(python, tiny);
   const settingsPath = join(userDataDir, 'User', 'settings.json');
   const previous = existsSync(settingsPath) ? (JSON.parse(readFileSync(settingsPath, 'utf8')) as Record<string, unknown>) : {};
   const port = Number(process.env.RFT_DEMO_PORT ?? 0) || undefined;
@@ -68,7 +80,8 @@ async function main(): Promise<void> {
     '',
     `Remote Fine-Tune demo: open ${cs.url}?folder=${encodeURIComponent(ws)}`,
     `  Demo host: "${DEMO_HOST}" (this machine over SSH on 127.0.0.1:${sshd.port}, remote HOME ${sshd.home})`,
-    '  Try: open demo-host-own-script/finetune.yaml, then "Fine-Tune: Start Training…" → demo-host.',
+    '  Try: open demo-host-builtin-lora/finetune.yaml (the built-in trainer, real LoRA on a tiny model) or',
+    '       demo-host-own-script/finetune.yaml (your own script), then "Fine-Tune: Start Training…" → demo-host.',
     '  Ctrl+C stops code-server and the demo host.',
   ].join('\n'));
   await new Promise(() => undefined);

@@ -142,6 +142,15 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
         name = RENAMED.get(key, key)
         if name in fields:
             kw[name] = value
+        elif key == "warmup_ratio" and "warmup_steps" in fields:
+            # transformers 5 dropped warmup_ratio: warmup_steps takes a float in [0, 1) as the ratio instead.
+            # An explicit warmup_steps wins, as it did over the ratio in transformers 4.
+            if not t.get("warmup_steps"):
+                ratio = float(value)
+                if 0 <= ratio < 1:
+                    kw["warmup_steps"] = ratio
+                else:
+                    warn("trainer.warmup_ratio %s is outside [0, 1); ignored" % value, "bad-warmup-ratio")
         elif key not in RENAMED:
             warn("trainer.%s is not a TrainingArguments field in this transformers version; ignored" % key, "unknown-trainer-key")
     if "per_device_train_batch_size" in kw:

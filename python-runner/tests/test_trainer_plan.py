@@ -159,6 +159,20 @@ class TrainingArgs(unittest.TestCase):
         self.assertEqual(kw["report_to"], ["wandb"])
         self.assertTrue(set(kw) <= set(old))
 
+    def test_warmup_ratio_becomes_a_fractional_warmup_steps_where_transformers_5_dropped_it(self):
+        v5 = [f for f in FIELDS if f != "warmup_ratio"] + ["warmup_steps"]
+        for trainer, want, codes in (({"warmup_ratio": 0.1}, 0.1, []),
+                                     ({}, 0.03, []),  # the spec's default ratio is kept, not dropped with a warning
+                                     ({"warmup_ratio": 0.1, "warmup_steps": 20}, 20, []),  # explicit steps win, as in 4.x
+                                     ({"warmup_ratio": 1.5}, None, ["bad-warmup-ratio"])):
+            w = Warnings()
+            kw = plan.training_args_kwargs(spec(trainer=trainer), "/o", v5, has_eval=False, report_to=[], bnb_installed=True, warn=w)
+            self.assertEqual(kw.get("warmup_steps"), want, trainer)
+            self.assertNotIn("warmup_ratio", kw)
+            self.assertEqual(w.codes, codes, trainer)
+        kw, w = self.kwargs(spec(trainer={"warmup_ratio": 0.1}))  # 4.x keeps its own field
+        self.assertEqual((kw["warmup_ratio"], kw.get("warmup_steps")), (0.1, None))
+
     def test_every_shared_fixture_maps_cleanly(self):
         for name in sorted(os.listdir(RUNSPEC)):
             if name.endswith(".json") and not name.startswith("invalid"):

@@ -126,6 +126,9 @@ class Case(unittest.TestCase):
         self.assertEqual(finished["type"], "finished")
         self.assertEqual(finished["status"], "completed", msg)
         self.assertEqual([e for e in events if e["type"] == "error"], [], msg)
+        # Every key of the spec's trainer section reached this transformers (e.g. the default warmup_ratio,
+        # which transformers 5 no longer has as a field).
+        self.assertEqual([e["message"] for e in events if e.get("code") == "unknown-trainer-key"], [], msg)
         metrics = [e for e in events if e["type"] == "metrics" and "loss" in e]
         losses = [e["loss"] for e in metrics]
         self.assertGreaterEqual(len(losses), 6, msg)

@@ -97,3 +97,24 @@ def write_data(path: str, form: str, n: int = 64) -> str:
     else:
         raise ValueError(form)
     return path
+
+
+def main(argv: List[str]) -> int:
+    """`python -m tests_training.tiny OUT_DIR [llama|qwen2]`: the demo's built-in example and the e2e suite build
+    their local model with the same code as the training tests (no hub at run time, nothing binary in git)."""
+    if not argv or argv[0].startswith("-"):
+        print("usage: python -m tests_training.tiny OUT_DIR [llama|qwen2]")
+        return 2
+    out, arch = argv[0], (argv[1] if len(argv) > 1 else "llama")
+    if arch not in ("llama", "qwen2"):
+        print("arch must be llama or qwen2, not %r" % arch)
+        return 2
+    os.makedirs(out, exist_ok=True)
+    build_model(out, arch, build_tokenizer(out))
+    print("tiny %s model in %s" % (arch, out))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { leftoverProcesses, stopPids } from '../support/leftovers';
 
 const OUT = join(REPO_ROOT, '.test-output/e2e');
 
-interface Demo { child: ChildProcess; url: string; output: () => string; before: Set<number> }
+interface Demo { child: ChildProcess; url: string; output: () => string; before: Set<number>; dir: string }
 
 /** Starts the demo (`argv` in its own process group, as a terminal would) and waits for its URL. */
 async function startDemo(argv: string[]): Promise<Demo> {
@@ -38,7 +38,7 @@ async function startDemo(argv: string[]): Promise<Demo> {
     child.once('exit', (c) => { clearTimeout(t); reject(new Error(`the demo exited (${String(c)}):\n${out}`)); });
     check();
   });
-  return { child, url, output: () => out, before };
+  return { child, url, output: () => out, before, dir: demoDir };
 }
 
 /**
@@ -67,6 +67,9 @@ test('demo: npm run demo serves VS Code with a demo host; the own-script example
   let ok = false;
   try {
     assert.match(demo.output(), /Demo host: "demo-host"/);
+    // The built-in trainer's example has its tiny local model (the e2e suite runs it; here it must be ready).
+    assert.ok(existsSync(join(demo.dir, 'workspace/demo-host-builtin-lora/tiny-model/config.json')), 'tiny model built for the built-in example');
+    assert.match(demo.output(), /demo-host-builtin-lora\/finetune\.yaml \(the built-in trainer/);
     const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
     await page.goto(demo.url);
     await waitForWorkbench(page);

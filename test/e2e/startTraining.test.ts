@@ -11,6 +11,8 @@
 // host's, every line once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { buildTinyModel, trainingPython as ensureTrainingPython } from '../harness/trainingVenv';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +29,7 @@ import { clientFor } from '../support/sshClient';
 import { LambdaEmulator } from '../emulators/lambda';
 
 const HOST_ALIAS = 'e2e-a100';
+const BUILTIN_STEPS = 300;
 const OUT = join(REPO_ROOT, '.test-output/e2e');
 const LAMBDA_KEY = 'e2e-lambda-key-0123456789abcdef';
 let sshd: Sshd;
@@ -36,6 +39,8 @@ let cs: CodeServer;
 let browser: Browser;
 let ws: string;
 let userDataDir: string;
+/** The cached venv with CPU torch and the newest lock (scripts/ensure-training-venv.sh): the host's "GPU image" Python. */
+let trainingPython: string;
 
 interface StoredRun { id: string; name: string; status: string; remoteDir?: string; localDir?: string; artifactsDir?: string; exitCode?: number | null }
 
@@ -63,13 +68,34 @@ function spec(name: string, steps: number, sleep: number, cloud = false): string
   ].join('\n');
 }
 
+/** The metrics panel's frame once its chart holds `minPoints` steps; returns its "step N, loss X" description. */
+async function metricsWithPoints(page: Page, minPoints: number, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const f of page.frames()) {
+      try {
+        const got = await f.evaluate(() => {
+          const root = document.querySelector('[data-points]');
+          return root ? { points: Number(root.getAttribute('data-points')), desc: root.querySelector('.charts')?.getAttribute('aria-description') ?? '' } : undefined;
+        });
+        if (got && got.points >= minPoints) return got.desc;
+      } catch { /* a frame that navigated away */ }
+    }
+    if (Date.now() > deadline) throw new Error(`the metrics panel showed fewer than ${minPoints} steps within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 function startOnHost(page: Page, targetText: string | RegExp = HOST_ALIAS): Promise<void> {
   return startTrainingVia(page, 'Fine-Tune: Start Training on A100', targetText, join(OUT, 'target-pick-failed.png'));
 }
 
 before(async () => {
   mkdirSync(OUT, { recursive: true });
-  sshd = await startSshd({ pathPrepend: [join(REPO_ROOT, 'test/support/standins')] });
+  // A GPU image ships a Python with torch; this host's is the cached training venv (CPU torch, the real
+  // transformers/peft/trl/datasets/accelerate), named to the bootstrap as RFT_PYTHON as a user would.
+  trainingPython = ensureTrainingPython();
+  sshd = await startSshd({ pathPrepend: [join(REPO_ROOT, 'test/support/standins')], env: { RFT_PYTHON: trainingPython } });
   lambda = await new LambdaEmulator(LAMBDA_KEY, { instanceIp: '127.0.0.1', bootMs: 1500 }).start();
   // The emulated cloud "installs" the launch's SSH key on its instance, as Lambda does with ssh_key_names.
   const authorized = new Set<string>();
@@ -95,6 +121,12 @@ before(async () => {
     cpSync(join(REPO_ROOT, 'examples/demo-host-own-script/train.py'), join(ws, dir, 'train.py'));
     writeFileSync(join(ws, dir, 'finetune.yaml'), spec(dir, steps, sleep, cloud));
   }
+  // The built-in trainer's example, with its tiny Llama-shaped model built here (random weights, no hub).
+  buildTinyModel(trainingPython, join(ws, 'demo-host-builtin-lora', 'tiny-model'));
+  writeFileSync(join(ws, 'demo-host-builtin-lora', 'finetune.yaml'),
+    // Long enough (about 20 s of steps here) that the metrics panel is seen filling while the run is live.
+    readFileSync(join(ws, 'demo-host-builtin-lora', 'finetune.yaml'), 'utf8').replace('host: demo-host', `host: ${HOST_ALIAS}`)
+      .replace('max_steps: 30', `max_steps: ${BUILTIN_STEPS}`).replace('save_steps: 10', 'save_steps: 100'));
   cs = await startCodeServer(entry, {
     folder: ws, extensionsDir, userDataDir,
     settings: {
@@ -187,6 +219,61 @@ test('e2e: Start Training on A100 runs an own script on the SSH host: progress, 
     await page.locator('.monaco-list-row', { hasText: HOST_ALIAS }).first().waitFor();
   } finally {
     await page.screenshot({ path: join(OUT, 'start-training-end.png') }).catch(() => undefined);
+    await page.close();
+  }
+});
+
+test('e2e: the built-in trainer (no own script) through Start Training…: bootstrap on the host, real training of a tiny model, live loss in the metrics panel, adapter downloaded and reloadable', { timeout: 600_000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  try {
+    await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
+    await waitForWorkbench(page);
+    await openFile(page, 'demo-host-builtin-lora/finetune.yaml');
+    await startTrainingVia(page, 'Fine-Tune: Start Training…', HOST_ALIAS, join(OUT, 'builtin-target-failed.png'));
+    // Real steps of the real Trainer: the log panel (opened at start) shows its loss lines, then the metrics
+    // panel fills while the run is still running.
+    await frameWithText(page, /'loss': '\d/, 240_000);
+    await runCommand(page, 'Fine-Tune: Show Training Metrics');
+    const desc = await metricsWithPoints(page, 3, 120_000);
+    assert.equal(storedRuns().find((r) => r.name === 'demo-builtin-lora')?.status, 'running', 'the panel filled while the run was live');
+    assert.match(desc, /^step \d+, loss \d+(\.\d+)?$/, desc);
+    await page.screenshot({ path: join(OUT, 'builtin-metrics.png') });
+    const text = await waitForNotification(page, /demo-builtin-lora completed/, 300_000);
+    assert.match(text, /adapter downloaded/);
+    const run = storedRuns().find((r) => r.name === 'demo-builtin-lora');
+    assert.equal(run?.status, 'completed');
+    // events.jsonl mirrored: started → metrics (finite, falling loss) → checkpoint → finished at step 30.
+    const events = readFileSync(join(run.localDir!, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const kinds = events.map((e) => e.type).filter((k) => k === 'started' || k === 'metrics' || k === 'checkpoint' || k === 'finished');
+    assert.equal(kinds[0], 'started');
+    assert.equal(kinds[kinds.length - 1], 'finished');
+    assert.ok(kinds.includes('checkpoint'), `a checkpoint event: ${kinds.join(',')}`);
+    const losses = events.filter((e) => e.type === 'metrics' && typeof e.loss === 'number').map((e) => e.loss as number);
+    assert.ok(losses.length >= 10 && losses.every(Number.isFinite), `losses: ${losses.join(',')}`);
+    const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+    assert.ok(mean(losses.slice(-5)) < mean(losses.slice(0, 5)), `loss falls: ${losses.join(',')}`);
+    assert.equal(Math.max(...events.filter((e) => e.type === 'metrics').map((e) => e.step as number)), BUILTIN_STEPS, `a ${BUILTIN_STEPS}-step run ends at step ${BUILTIN_STEPS}`);
+    assert.deepEqual(events.filter((e) => e.type === 'warning').map((e) => e.message), [], 'the example runs without a warning');
+    // The bootstrap built the run's venv on the host on top of RFT_PYTHON, with the lock for its torch.
+    const boot = readFileSync(join(run.remoteDir!.replace(/^~\//, `${sshd.home}/`), 'bootstrap.json'), 'utf8').trim().split('\n').filter((l) => l.startsWith('{')).pop()!;
+    const chosen = JSON.parse(boot) as { lock?: string; python?: string; base_python?: string };
+    assert.equal(chosen.lock, 'hf5-torch2.6plus.txt');
+    assert.equal(chosen.base_python, trainingPython);
+    assert.ok(chosen.python?.startsWith(sshd.home), `the run's venv lives on the host: ${chosen.python}`);
+    // The adapter came back into the workspace and loads with peft onto the base model.
+    assert.ok(run.artifactsDir && existsSync(join(run.artifactsDir, 'adapter_config.json')), 'adapter downloaded');
+    assert.ok(run.artifactsDir.startsWith(join(ws, 'demo-host-builtin-lora', 'outputs')));
+    const probe = [
+      'import sys, torch', 'from transformers import AutoModelForCausalLM', 'from peft import PeftModel',
+      'base = AutoModelForCausalLM.from_pretrained(sys.argv[1])', 'm = PeftModel.from_pretrained(base, sys.argv[2])',
+      'n = sum(p.numel() for k, p in m.named_parameters() if "lora_" in k)',
+      'out = m(torch.tensor([[1, 2, 3, 4]])).logits', 'assert torch.isfinite(out).all()', 'print("RELOADED", n)',
+    ].join('\n');
+    const reloaded = execFileSync(trainingPython, ['-c', probe, join(ws, 'demo-host-builtin-lora', 'tiny-model'), run.artifactsDir], { encoding: 'utf8' });
+    const n = Number(/RELOADED (\d+)/.exec(reloaded)?.[1]);
+    assert.ok(n > 0, `LoRA parameters in the reloaded adapter: ${reloaded}`);
+  } finally {
+    await page.screenshot({ path: join(OUT, 'builtin-end.png') }).catch(() => undefined);
     await page.close();
   }
 });
