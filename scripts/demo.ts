@@ -14,6 +14,8 @@ import { main as preflight } from './preflight.mjs';
 
 export const DEMO_HOST = 'demo-host';
 
+// package.json runs this file with `exec`, so the SIGTERM npm forwards reaches this process and not an sh
+// between them (which would die and leave code-server and sshd running).
 // What the demo started, stopped in reverse on Ctrl+C or SIGTERM, also when the signal comes half-way through
 // start-up (while the VSIX builds or code-server starts), so no code-server or sshd outlives `npm run demo`.
 const stops: Array<() => Promise<void>> = [];
