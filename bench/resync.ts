@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     printVerdict({
       bench: 'resync', metric: `re-sync time ms, worse of unchanged/10-edited (${rE >= rU ? '10 edited' : 'unchanged'})`,
       ours: median(worse.ours), reference: median(worse.reference), goal: '<= 1.0',
-      extra: { ssh2_native_crypto: ssh2NativeCrypto(),  unchanged_ratio: Math.round(rU * 1000) / 1000, edited_ratio: Math.round(rE * 1000) / 1000, files, pairs },
+      extra: { cipher: bench.cipher, ssh2_native_crypto: ssh2NativeCrypto(), unchanged_ratio: Math.round(rU * 1000) / 1000, edited_ratio: Math.round(rE * 1000) / 1000, files, pairs },
     });
   } finally {
     rmSync(local, { recursive: true, force: true });

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
       ['ours, each', result.ours.map((x) => x.toFixed(0)).join(' ')],
       ['rsync, each', result.reference.map((x) => x.toFixed(0)).join(' ')],
     ]);
-    printVerdict({ bench: 'upload-many', metric: `first sync time ms (${files} files, ${mb} MB)`, ours: median(result.ours), reference: median(result.reference), goal: '<= 1.0', extra: { ssh2_native_crypto: ssh2NativeCrypto(),  scp_r_ms: Math.round(scpMs), scp_r_ratio: Math.round((median(result.ours) / scpMs) * 1000) / 1000, files, pairs } });
+    printVerdict({ bench: 'upload-many', metric: `first sync time ms (${files} files, ${mb} MB)`, ours: median(result.ours), reference: median(result.reference), goal: '<= 1.0', extra: { cipher: bench.cipher, ssh2_native_crypto: ssh2NativeCrypto(), scp_r_ms: Math.round(scpMs), scp_r_ratio: Math.round((median(result.ours) / scpMs) * 1000) / 1000, files, pairs } });
   } finally {
     rmSync(local, { recursive: true, force: true });
     await bench.stop();

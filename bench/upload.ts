@@ -41,7 +41,7 @@ async function main(): Promise<void> {
       ['ours, each', result.ours.map((x) => x.toFixed(1)).join(' ')],
       ['scp, each', result.reference.map((x) => x.toFixed(1)).join(' ')],
     ]);
-    printVerdict({ bench: 'upload', metric: `throughput MiB/s (${mb} MiB file)`, ours: median(result.ours), reference: median(result.reference), goal: '>= 1.0', extra: { ssh2_native_crypto: ssh2NativeCrypto(),  size_mib: mb, pairs } });
+    printVerdict({ bench: 'upload', metric: `throughput MiB/s (${mb} MiB file)`, ours: median(result.ours), reference: median(result.reference), goal: '>= 1.0', extra: { cipher: bench.cipher, ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs } });
   } finally {
     rmSync(local, { recursive: true, force: true });
     await bench.stop();

@@ -1,6 +1,10 @@
 // Shared setup for the SSH benchmarks: one throwaway OpenSSH sshd on loopback (test/support/sshd.ts), our
 // client settings for it, and the OpenSSH command lines (ssh, scp, rsync -e ssh) for the reference tools.
-import { spawn } from 'node:child_process';
+// Like for like: one cipher is pinned on both sides (RFT_BENCH_CIPHER, default aes128-gcm@openssh.com; left
+// alone, ssh2 picks AES-GCM and OpenSSH chacha20-poly1305, which measures the ciphers, not the tools). Ours
+// reads it from the ssh_config as a user's `Ciphers` line; OpenSSH gets `-o Ciphers=`. Both handshakes are
+// checked to have negotiated it before anything is timed, and every verdict line names it.
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -31,23 +35,43 @@ export interface BenchHost {
   /** The -e value for rsync. */
   rsyncRsh(): string;
   readonly dest: string;
+  /** The cipher both sides are pinned to, checked by verifyCipher(). */
+  readonly cipher: string;
+  /** Connects once with each tool and throws unless both negotiated `cipher`. */
+  verifyCipher(): Promise<void>;
   stop(): Promise<void>;
 }
 
+export const BENCH_CIPHER = process.env.RFT_BENCH_CIPHER ?? 'aes128-gcm@openssh.com';
+
 export async function startBenchHost(): Promise<BenchHost> {
   const sshd = await startSshd();
-  const client = clientFor(sshd, { alias: 'bench-host' });
-  const base = opensshArgs(sshd, client.knownHostsPath);
-  return {
+  const cipher = BENCH_CIPHER;
+  const client = clientFor(sshd, { alias: 'bench-host', extraConfig: [`  Ciphers ${cipher}`] });
+  const base = [...opensshArgs(sshd, client.knownHostsPath), '-o', `Ciphers=${cipher}`];
+  const dest = `${sshd.user}@127.0.0.1`;
+  const host: BenchHost = {
     sshd,
     client,
-    dest: `${sshd.user}@127.0.0.1`,
+    dest,
+    cipher,
+    verifyCipher: async () => {
+      const h = new SshHost({ host: client.alias }, client.options);
+      const ours = (await h.session()).cipher;
+      h.close();
+      const v = spawnSync('ssh', ['-v', ...base, dest, 'true'], { encoding: 'utf8' });
+      const theirs = /kex: client->server cipher: (\S+)/.exec(v.stderr)?.[1];
+      if (ours !== cipher || theirs !== cipher) throw new Error(`cipher not pinned: ours negotiated ${ours ?? '?'}, OpenSSH ${theirs ?? '?'}, wanted ${cipher}`);
+      console.log(`cipher: ${cipher} on both sides (checked in each tool's handshake)`);
+    },
     newHost: () => new SshHost({ host: client.alias }, client.options),
     sshArgv: () => [...base, `${sshd.user}@127.0.0.1`],
     scpArgv: () => ['-q', ...base.map((a) => (a === '-p' ? '-P' : a))],
     rsyncRsh: () => ['ssh', ...base].join(' '),
     stop: () => sshd.stop(),
   };
+  await host.verifyCipher();
+  return host;
 }
 
 /** Runs a program to completion; rejects on a non-zero exit. */

@@ -5,7 +5,7 @@
 import { homedir } from 'node:os';
 import type { Readable } from 'node:stream';
 import type * as Ssh2Module from 'ssh2';
-import type { Client, ClientChannel, SFTPWrapper, ServerHostKeyAlgorithm } from 'ssh2';
+import type { CipherAlgorithm, Client, ClientChannel, SFTPWrapper, ServerHostKeyAlgorithm } from 'ssh2';
 import { resolveHost } from './sshConfig';
 import { authHandlerFor } from './auth';
 import type { AuthOptions, SecretPrompt } from './auth';
@@ -89,6 +89,14 @@ export interface ExecOptions {
   readonly signal?: AbortSignal;
 }
 
+const negotiatedCiphers = new WeakMap<Client, string>();
+
+/** The ciphers this ssh2 build can use (it drops chacha20-poly1305 where neither its addon nor Node has it). */
+function ssh2Ciphers(): readonly string[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('ssh2/lib/protocol/constants.js') as { SUPPORTED_CIPHER: string[] }).SUPPORTED_CIPHER;
+}
+
 /** ssh2's default host key algorithms (Node 20 has Ed25519), reordered per host by preferKnownHostKeyAlgorithms. */
 const SSH2_HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] as const;
 
@@ -100,6 +108,11 @@ export class SshSession {
   private homePromise: Promise<string> | undefined;
   private isClosed = false;
   private readonly closeListeners = new Set<(err?: Error) => void>();
+
+  /** The client-to-server cipher negotiated for this connection (e.g. aes128-gcm@openssh.com). */
+  get cipher(): string | undefined {
+    return negotiatedCiphers.get(this.client);
+  }
 
   /**
    * A sibling connection to the same host, for channels beyond the server's MaxSessions (10 by default in
@@ -293,6 +306,14 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
   let onTimeout = (): void => undefined;
   const timer = new HandshakeTimer(readyMs, () => onTimeout());
   const { askPassphrase, askSecret } = options;
+  // Ciphers from ssh_config, as ssh(1) would offer them, limited to those ssh2 implements (absent: ssh2's order).
+  if (resolved.ciphersError) throw new SshFatalError(`${resolved.ciphersError} (ssh_config for ${resolved.alias})`, 'config');
+  const offeredCiphers = resolved.ciphers ? resolved.ciphers.filter((c) => ssh2Ciphers().includes(c)) : undefined;
+  if (offeredCiphers?.length === 0) {
+    throw new SshFatalError(`None of the Ciphers in ssh_config for ${resolved.alias} (${resolved.ciphers!.join(',')}) is one this client implements (${ssh2Ciphers().join(',')}).`, 'config');
+  }
+  // The cipher both sides agreed on, for the log and for benchmarks that must compare like with like.
+  client.once('handshake', (n: { cs?: { cipher?: string } }) => { if (n.cs?.cipher) negotiatedCiphers.set(client, n.cs.cipher); });
   const auth = authHandlerFor(ssh2, {
     username: user, host: keyName, port, resolved, home,
     ...(target.identityFile ? { identityFile: target.identityFile } : {}),
@@ -340,6 +361,7 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
       keepaliveInterval: interval,
       keepaliveCountMax: options.keepaliveCountMax ?? 2,
       algorithms: {
+        ...(offeredCiphers ? { cipher: offeredCiphers as CipherAlgorithm[] } : {}),
         serverHostKey: target.pinnedHostKeys?.length
           ? preferKeyTypes<ServerHostKeyAlgorithm>(target.pinnedHostKeys.map((l) => l.trim().split(/\s+/)[0] ?? ''), SSH2_HOST_KEY_ALGORITHMS)
           : preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, keyPort, SSH2_HOST_KEY_ALGORITHMS),

@@ -11,6 +11,7 @@ import type { Directive } from 'ssh-config';
 import { argsOf, commandOf, expandTilde, walkConfig } from './sshConfigWalk';
 import { hostLineMatches, hostNameOf, matchLineMatches } from './sshConfigMatch';
 import type { Collected, Pass } from './sshConfigMatch';
+import { effectiveCiphers } from './sshCiphers';
 
 export interface ResolvedHost {
   /** The name the user typed, without any user@ or :port (OpenSSH's %n). */
@@ -43,6 +44,10 @@ export interface ResolvedHost {
    * A 1Password, Secretive or KeePassXC agent is named this way.
    */
   readonly identityAgent?: string;
+  /** Ciphers, resolved as `ssh -G` prints them (sshCiphers.ts); absent when the config does not set it. */
+  readonly ciphers?: readonly string[];
+  /** Why the config's Ciphers value is refused (OpenSSH refuses to connect then, and so do we). */
+  readonly ciphersError?: string;
 }
 
 export interface SshConfigSource {
@@ -220,6 +225,7 @@ export function resolveHost(alias: string, source: SshConfigSource = {}): Resolv
   const { proxyJump, proxyCommand } = proxyOf(c);
   const agent = get('identityagent');
   const identityAgent = agent === undefined || /^(none|SSH_AUTH_SOCK|\$.*)$/i.test(agent) ? agent : expand(agent);
+  const { ciphers, error: ciphersError } = effectiveCiphers(get('ciphers'));
   return {
     alias: hostArg,
     hostName,
@@ -236,5 +242,7 @@ export function resolveHost(alias: string, source: SshConfigSource = {}): Resolv
     ...(hostKeyAlias ? { hostKeyAlias } : {}),
     ...(strict ? { strictHostKeyChecking: strict } : {}),
     ...(identityAgent !== undefined ? { identityAgent } : {}),
+    ...(ciphers ? { ciphers } : {}),
+    ...(ciphersError ? { ciphersError } : {}),
   };
 }

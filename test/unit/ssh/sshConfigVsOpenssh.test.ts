@@ -25,6 +25,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { resolveHost, parseHostSpec } from '../../../src/core/ssh/sshConfig';
+import { OPENSSH_DEFAULT_CIPHERS } from '../../../src/core/ssh/sshCiphers';
 import type { ResolvedHost } from '../../../src/core/ssh/sshConfig';
 
 const sshVersion = spawnSync('ssh', ['-V'], { encoding: 'utf8' });
@@ -400,6 +401,7 @@ function ours(r: ResolvedHost): Record<string, unknown> {
     proxycommand: command(r.proxyCommand),
     identityfile: r.identityFiles.map(withPwHome),
     identityagent: r.identityAgent === undefined ? undefined : withPwHome(r.identityAgent),
+    ciphers: (r.ciphers ?? OPENSSH_DEFAULT_CIPHERS).join(','),
   };
 }
 
@@ -423,8 +425,21 @@ function theirs(o: OpensshConfig, identities: string[]): Record<string, unknown>
     // OpenSSH's built-in defaults when nothing is configured; we leave those to session.ts.
     identityfile: identities.join('\n') === defaults.join('\n') ? [] : identities,
     identityagent: g.get('identityagent'),
+    ciphers: g.get('ciphers'),
   };
 }
+
+// Ciphers: a benchmark pins one cipher for us and for ssh(1) this way; people restrict them for compliance.
+add('ciphers', [
+  'Host only-gcm', '    Ciphers aes128-gcm@openssh.com',
+  'Host two', '    Ciphers aes256-ctr,chacha20-poly1305@openssh.com',
+  'Host plus', '    Ciphers +aes128-cbc',
+  'Host minus', '    Ciphers -chacha20-poly1305@openssh.com,aes192*',
+  'Host caret', '    Ciphers ^aes256-gcm@openssh.com',
+  'Host minus-neg', '    Ciphers -aes*,!aes256-gcm@openssh.com',
+  'Host first-wins', '    Ciphers aes128-ctr',
+  'Host *', '    Ciphers aes256-ctr',
+], ['only-gcm', 'two', 'plus', 'minus', 'caret', 'minus-neg', 'first-wins', 'other']);
 
 for (const c of corpus) {
   for (const q of c.queries) {
@@ -447,6 +462,8 @@ test('the corpus covers what it claims (guards against an oracle that silently a
   assert.equal(g('match', 'web').get('serveraliveinterval'), '20');
   assert.equal(g('final', 'short').get('user'), 'final-user');
   assert.equal(g('everyday', 'node').get('user'), 'fallback');
+  assert.equal(g('ciphers', 'only-gcm').get('ciphers'), 'aes128-gcm@openssh.com');
+  assert.equal(g('ciphers', 'plus').get('ciphers'), `${OPENSSH_DEFAULT_CIPHERS.join(',')},aes128-cbc`);
   const syntaxA = opensshConfig(corpus.find((c) => c.name === 'syntax')!.config, 'syntax-a').knownHostsFiles;
   assert.deepEqual(syntaxA.map((f) => f.slice(f.lastIndexOf('/') + 1)), ['kh1', 'known hosts 2', 'kh_syntax-a.example.com_2201']);
 });
