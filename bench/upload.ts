@@ -7,11 +7,13 @@ import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
 import { startBenchHost, makeRandomFile, runTool, ssh2NativeCrypto } from './lib/sshBench';
 import { syncWorkspace } from '../src/core/ssh/sync';
+import type { ShapingOptions } from '../test/support/shapingProxy';
 
-async function main(): Promise<void> {
+/** The upload bench on loopback (`upload`) or through the shaped link (`upload-wan`, see lib/wan.ts). */
+export async function uploadBench(opts: { name: string; wan?: ShapingOptions; goal: string }): Promise<void> {
   const mb = Number(process.env.RFT_BENCH_UPLOAD_MB ?? 1024);
   const pairs = Number(process.env.RFT_BENCH_PAIRS ?? 5);
-  const bench = await startBenchHost();
+  const bench = await startBenchHost(opts.wan ? { wan: opts.wan } : {});
   const local = mkdtempSync(join(tmpdir(), 'rft-bench-up-'));
   const file = join(local, 'model.safetensors');
   makeRandomFile(file, mb);
@@ -35,17 +37,17 @@ async function main(): Promise<void> {
       rmSync(target, { force: true });
       return bytes / 1048576 / (ms / 1000);
     });
-    printTable(`upload of one ${mb} MiB file over loopback sshd, ${pairs} pairs (MiB/s, higher is better)`, [
+    printTable(`upload of one ${mb} MiB file over ${bench.link ?? 'loopback'} sshd, ${pairs} pairs (MiB/s, higher is better)`, [
       ['ours (sync: tar over exec channel)', median(result.ours)],
       ['scp', median(result.reference)],
       ['ours, each', result.ours.map((x) => x.toFixed(1)).join(' ')],
       ['scp, each', result.reference.map((x) => x.toFixed(1)).join(' ')],
     ]);
-    printVerdict({ bench: 'upload', metric: `throughput MiB/s (${mb} MiB file)`, ours: median(result.ours), reference: median(result.reference), goal: '>= 1.0', extra: { cipher: bench.cipher, ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs } });
+    printVerdict({ bench: opts.name, metric: `throughput MiB/s (${mb} MiB file)`, ours: median(result.ours), reference: median(result.reference), goal: opts.goal, extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs } });
   } finally {
     rmSync(local, { recursive: true, force: true });
     await bench.stop();
   }
 }
 
-void main().catch((err: unknown) => { console.error(err); process.exit(1); });
+if (require.main === module) void uploadBench({ name: 'upload', goal: '>= 1.0' }).catch((err: unknown) => { console.error(err); process.exit(1); });

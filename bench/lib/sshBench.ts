@@ -4,7 +4,7 @@
 // alone, ssh2 picks AES-GCM and OpenSSH chacha20-poly1305, which measures the ciphers, not the tools). Ours
 // reads it from the ssh_config as a user's `Ciphers` line; OpenSSH gets `-o Ciphers=`. Both handshakes are
 // checked to have negotiated it before anything is timed, and every verdict line names it.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +13,8 @@ import type { Sshd } from '../../test/support/sshd';
 import { clientFor } from '../../test/support/sshClient';
 import type { ClientSetup } from '../../test/support/sshClient';
 import { SshHost } from '../../src/core/ssh/reconnect';
+import { startShapingProxyProcess } from '../../test/support/shapingProxy';
+import type { ShapingOptions } from '../../test/support/shapingProxy';
 
 /** Whether ssh2 runs with its optional native crypto addon (false under RFT_BENCH_NATIVE_CRYPTO=0, as in the VSIX). */
 export function ssh2NativeCrypto(): boolean {
@@ -35,6 +37,8 @@ export interface BenchHost {
   /** The -e value for rsync. */
   rsyncRsh(): string;
   readonly dest: string;
+  /** The shaped link both tools go through, in words (absent: plain loopback). */
+  readonly link?: string;
   /** The cipher both sides are pinned to, checked by verifyCipher(). */
   readonly cipher: string;
   /** Connects once with each tool and throws unless both negotiated `cipher`. */
@@ -44,11 +48,17 @@ export interface BenchHost {
 
 export const BENCH_CIPHER = process.env.RFT_BENCH_CIPHER ?? 'aes128-gcm@openssh.com';
 
-export async function startBenchHost(): Promise<BenchHost> {
+/**
+ * The bench host, reached directly on loopback or, with `wan`, through the shaping proxy (test/support/
+ * shapingProxy.ts) by both tools alike: same port, same known_hosts, same cipher.
+ */
+export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promise<BenchHost> {
   const sshd = await startSshd();
+  const proxy = opts.wan ? await startShapingProxyProcess({ host: '127.0.0.1', port: sshd.port }, opts.wan) : undefined;
   const cipher = BENCH_CIPHER;
-  const client = clientFor(sshd, { alias: 'bench-host', extraConfig: [`  Ciphers ${cipher}`] });
-  const base = [...opensshArgs(sshd, client.knownHostsPath), '-o', `Ciphers=${cipher}`];
+  const client = clientFor(sshd, { alias: 'bench-host', extraConfig: [`  Ciphers ${cipher}`], ...(proxy ? { port: proxy.port } : {}) });
+  const direct = opensshArgs(sshd, client.knownHostsPath);
+  const base = [...(proxy ? direct.map((a, i) => (direct[i - 1] === '-p' ? String(proxy.port) : a)) : direct), '-o', `Ciphers=${cipher}`];
   const dest = `${sshd.user}@127.0.0.1`;
   const host: BenchHost = {
     sshd,
@@ -59,8 +69,14 @@ export async function startBenchHost(): Promise<BenchHost> {
       const h = new SshHost({ host: client.alias }, client.options);
       const ours = (await h.session()).cipher;
       h.close();
-      const v = spawnSync('ssh', ['-v', ...base, dest, 'true'], { encoding: 'utf8' });
-      const theirs = /kex: client->server cipher: (\S+)/.exec(v.stderr)?.[1];
+      // Asynchronously: the shaping proxy runs in this process, and a blocking spawn would stall it.
+      const stderr = await new Promise<string>((resolve) => {
+        const child = spawn('ssh', ['-v', ...base, dest, 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+        child.on('close', () => resolve(err));
+      });
+      const theirs = /kex: client->server cipher: (\S+)/.exec(stderr)?.[1];
       if (ours !== cipher || theirs !== cipher) throw new Error(`cipher not pinned: ours negotiated ${ours ?? '?'}, OpenSSH ${theirs ?? '?'}, wanted ${cipher}`);
       console.log(`cipher: ${cipher} on both sides (checked in each tool's handshake)`);
     },
@@ -68,7 +84,8 @@ export async function startBenchHost(): Promise<BenchHost> {
     sshArgv: () => [...base, `${sshd.user}@127.0.0.1`],
     scpArgv: () => ['-q', ...base.map((a) => (a === '-p' ? '-P' : a))],
     rsyncRsh: () => ['ssh', ...base].join(' '),
-    stop: () => sshd.stop(),
+    ...(proxy ? { link: `${proxy.options.rttMs} ms RTT, ${proxy.options.bitsPerSecond / 1e6} Mbit/s (shaping proxy)` } : {}),
+    stop: async () => { await proxy?.close(); await sshd.stop(); },
   };
   await host.verifyCipher();
   return host;

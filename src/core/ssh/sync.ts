@@ -1,6 +1,7 @@
 // Incremental workspace sync. One round trip reads the remote manifest (what we sent last time, with hashes)
 // and the remote tree's sizes and mtimes; files whose hash, size and mtime all still match stay put. Everything
-// else travels as ONE tar stream over an exec channel into a staging dir beside the target, and a small script
+// else travels as tar streams over exec channels (large files as byte ranges over several channels: stripes.ts)
+// into a staging dir beside the target, and a small script
 // then renames each file into place (atomic per file) and applies deletes. Only files that an earlier sync
 // sent are ever deleted: what a run wrote on the host (checkpoints, outputs) is left alone.
 import { Readable } from 'node:stream';
@@ -13,6 +14,8 @@ import { scanWorkspace, largeContentWarnings, hashFile, saveHashCache, readHashC
 import type { LocalFile, LargeContentWarning } from './localManifest';
 import { tarChunks } from './tarStream';
 import type { TarEntry } from './tarStream';
+import { finishCommand, inPool, planPieces, sendPiece } from './stripes';
+import type { StripeFile } from './stripes';
 
 export interface SyncOptions {
   readonly localRoot: string;
@@ -33,6 +36,11 @@ export interface SyncOptions {
   readonly streams?: number;
   /** Files at least this large get an identity token instead of a hash (default IDENTITY_BYTES). */
   readonly identityBytes?: number;
+  /**
+   * Channels that carry large files (at least identityBytes) in byte ranges at once, default 4 (stripes.ts):
+   * over a long link one channel is capped by its window, whatever the link's speed. 1 sends them in the tar.
+   */
+  readonly stripes?: number;
 }
 
 export interface SyncResult {
@@ -281,7 +289,12 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   // It is laid out now, with each unknown hash as a 64-byte hole filled in when reached (a tar header needs the
   // size up front, and every sha256 is 64 hex digits).
   const { bytes: manifestBytes, holes } = manifestLayout(next);
-  const fileEntries: TarEntry[] = send.map((f) => (f.link !== undefined
+  // Large files (they carry identity tokens, so nothing needs their hash) go in stripes, the rest in tar.
+  const lanes = Math.max(1, Math.min(8, options.stripes ?? 4));
+  const stripeMin = options.identityBytes ?? IDENTITY_BYTES;
+  const striped = lanes > 1 ? send.filter((f) => f.link === undefined && f.size >= stripeMin) : [];
+  const inTar = striped.length > 0 ? send.filter((f) => !striped.includes(f)) : send;
+  const fileEntries: TarEntry[] = inTar.map((f) => (f.link !== undefined
     ? { name: `f/${f.path}`, size: 0, mtime: Math.floor(f.mtimeMs / 1000), mode: 0o777, source: Buffer.alloc(0), linkTarget: f.link }
     : {
       name: `f/${f.path}`, size: f.size, mtime: Math.floor(f.mtimeMs / 1000), mode: f.mode, source: join(options.localRoot, f.path),
@@ -296,7 +309,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   ];
   const uploadedBytes = send.reduce((n, f) => n + (f.link === undefined ? f.size : 0), 0);
   options.onProgress?.({ phase: 'upload', files: send.length, bytes: uploadedBytes });
-  const groups = splitByBytes(fileEntries, send.length >= 64 ? Math.max(1, Math.min(8, options.streams ?? 2)) : 1);
+  const groups = splitByBytes(fileEntries, fileEntries.length >= 64 ? Math.max(1, Math.min(8, options.streams ?? 2)) : 1);
   // Extra streams only extract into the staging dir; the apply stream ends with the ops list and the manifest
   // once they have all finished, so the renames see every file.
   const extras = groups.slice(1).map(async (group) => {
@@ -309,6 +322,14 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     const st = await exit;
     if (!st || st.code !== 0) throw new Error(`remote extract failed (${st ? st.code ?? st.signal : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`);
   });
+  if (striped.length > 0) {
+    extras.push((async () => {
+      const files: StripeFile[] = striped.map((f) => ({ path: f.path, size: f.size, mode: f.mode, mtime: Math.floor(f.mtimeMs / 1000) }));
+      await inPool(planPieces(files, lanes), lanes, (p) => sendPiece(session, join(options.localRoot, p.file.path), `${stage}/f/${p.file.path}`, p, options.signal));
+      const done = await session.exec(files.map((f) => finishCommand(`${stage}/f/${f.path}`, f)).join(' && '));
+      if (done.code !== 0) throw new Error(`setting the mode and time of striped files failed: ${done.stderr.toString().trim().slice(0, 500)}`);
+    })());
+  }
   extras.forEach((p) => p.catch(() => undefined));
   const { ch, exit, stderr } = await applying;
   async function* applyStream(): AsyncGenerator<Buffer, void, undefined> {

@@ -1,0 +1,76 @@
+// Large files travel in stripes: byte ranges sent over several exec channels at once, each written in place
+// on the host by `dd seek=… conv=notrunc`. One SSH channel can have at most its window in flight (2 MiB for
+// OpenSSH's sshd), so over a 40 ms link one channel moves about 50 MiB/s however fast the link is; scp and
+// rsync use one channel and stop there. Ranges are cut on 1 MiB boundaries (dd's block size here), and dd
+// reads its range from stdin to EOF, so short reads from the pipe are harmless (GNU, BusyBox and BSD dd alike).
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import type { SshSession } from './session';
+import { shellQuote } from './quote';
+
+export const STRIPE_BLOCK = 1024 * 1024;
+
+export interface StripeFile {
+  /** Path relative to the local root and to the remote stage's file tree. */
+  readonly path: string;
+  readonly size: number;
+  readonly mode: number;
+  /** Seconds, as the manifest records it. */
+  readonly mtime: number;
+}
+
+export interface Piece {
+  readonly file: StripeFile;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/**
+ * Cuts the files into about `lanes` pieces per file-set total, each a whole number of 1 MiB blocks (the last
+ * piece of a file takes its tail), largest first so the pool finishes together.
+ */
+export function planPieces(files: readonly StripeFile[], lanes: number): Piece[] {
+  const total = files.reduce((a, f) => a + f.size, 0);
+  const target = Math.max(STRIPE_BLOCK, Math.ceil(total / Math.max(1, lanes) / STRIPE_BLOCK) * STRIPE_BLOCK);
+  const pieces: Piece[] = [];
+  for (const file of files) {
+    for (let offset = 0; offset < file.size; offset += target) pieces.push({ file, offset, length: Math.min(target, file.size - offset) });
+    if (file.size === 0) pieces.push({ file, offset: 0, length: 0 });
+  }
+  return pieces.sort((a, b) => b.length - a.length);
+}
+
+/** Runs `fn` over `items`, at most `concurrency` at a time; the first failure rejects (others still settle). */
+export async function inPool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  });
+  await Promise.all(workers);
+}
+
+/** Sends one piece of `localPath` into `remotePath` at its offset. */
+export async function sendPiece(session: SshSession, localPath: string, remotePath: string, piece: Piece, signal?: AbortSignal): Promise<void> {
+  const q = shellQuote(remotePath);
+  const dir = remotePath.slice(0, remotePath.lastIndexOf('/')) || '/';
+  // dd prints its record counts on stderr even on success: kept back unless it fails (a full disk, say).
+  const ch = await session.execStream(`mkdir -p ${shellQuote(dir)} && { e=$(dd of=${q} bs=${STRIPE_BLOCK} seek=${piece.offset / STRIPE_BLOCK} conv=notrunc 2>&1 >/dev/null) || { printf '%s\\n' "$e" >&2; exit 1; }; }`);
+  const exit = session.exitOf(ch);
+  const err: Buffer[] = [];
+  ch.stderr.on('data', (d: Buffer) => err.push(d));
+  ch.on('data', () => undefined);
+  const source = piece.length > 0
+    ? createReadStream(localPath, { start: piece.offset, end: piece.offset + piece.length - 1, highWaterMark: STRIPE_BLOCK })
+    : [];
+  await pipeline(source, ch, ...(signal ? [{ signal }] : []));
+  const st = await exit;
+  if (!st || st.code !== 0) throw new Error(`writing ${remotePath} at ${piece.offset} on the host failed (${st ? st.code ?? st.signal : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`);
+}
+
+/** Gives a striped file the mode and mtime tar would have given it (the next sync compares the mtime). */
+export function finishCommand(remotePath: string, file: StripeFile): string {
+  const q = shellQuote(remotePath);
+  const mode = (file.mode & 0o7777).toString(8);
+  // BusyBox and GNU touch take -d @seconds; perl is the fallback where a touch does not.
+  return `chmod ${mode} ${q} && { touch -d @${file.mtime} ${q} 2>/dev/null || perl -e 'utime $ARGV[0], $ARGV[0], $ARGV[1] or exit 1' ${file.mtime} ${q}; }`;
+}
