@@ -92,9 +92,11 @@ export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promi
 }
 
 /** Runs a program to completion; rejects on a non-zero exit. */
-export function runTool(cmd: string, args: readonly string[], opts: { stdoutTo?: 'ignore' | 'count' } = {}): Promise<number> {
+export function runTool(cmd: string, args: readonly string[], opts: { stdoutTo?: 'ignore' | 'count'; timeoutMs?: number } = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', opts.stdoutTo === 'count' ? 'pipe' : 'ignore', 'pipe'] });
+    const timer = opts.timeoutMs ? setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${cmd} timed out after ${opts.timeoutMs} ms`)); }, opts.timeoutMs) : undefined;
+    child.on('exit', () => clearTimeout(timer));
     let bytes = 0;
     let err = '';
     child.stdout?.on('data', (d: Buffer) => { bytes += d.length; });
