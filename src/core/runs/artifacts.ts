@@ -1,9 +1,12 @@
 // Brings a remote folder (the adapter, checkpoints) back as one tar stream over the SSH connection and
-// unpacks it here (safeUntar.ts): one round trip, however many files, and progress by bytes.
+// unpacks it here (safeUntar.ts): one round trip, however many files, and progress by bytes. Large files
+// come beside it in stripes over several channels (stripedDownload.ts) where the host's tar is GNU tar (the
+// one that can leave them out by literal name); elsewhere everything comes in the tar.
 import { mkdirSync } from 'node:fs';
 import type { SshSession } from '../ssh/session';
 import { shellQuote } from '../ssh/quote';
-import { SafeUntar } from './safeUntar';
+import { SafeUntar, UnsafeArchiveError } from './safeUntar';
+import { excludeArgs, fetchStriped, largeFilesCommand, parseLargeFiles } from './stripedDownload';
 
 export interface DownloadProgress {
   readonly bytes: number;
@@ -14,16 +17,29 @@ export async function downloadFolder(
   session: SshSession,
   remoteDir: string,
   localDir: string,
-  options: { readonly signal?: AbortSignal; readonly onProgress?: (p: DownloadProgress) => void } = {},
+  options: { readonly signal?: AbortSignal; readonly onProgress?: (p: DownloadProgress) => void; readonly stripes?: number; readonly stripeMinBytes?: number } = {},
 ): Promise<{ bytes: number }> {
   const q = shellQuote(remoteDir);
-  const size = await session.exec(`du -sb ${q} 2>/dev/null | cut -f1`);
-  const totalBytes = Number(size.stdout.toString().trim()) || undefined;
+  const lanes = Math.max(1, Math.min(8, options.stripes ?? 4));
+  // One round trip: the total, whether tar is GNU tar, and the large files (NUL-separated, after two lines).
+  const probe = await session.exec(`du -sb ${q} 2>/dev/null | cut -f1; if tar --version 2>/dev/null | grep -q 'GNU tar'; then echo gnu; else echo other; fi; ` +
+    (lanes > 1 ? `${largeFilesCommand(remoteDir, options.stripeMinBytes)} 2>/dev/null` : 'true'));
+  const out = probe.stdout;
+  const nl1 = out.indexOf(10);
+  const nl2 = nl1 < 0 ? -1 : out.indexOf(10, nl1 + 1);
+  const totalBytes = Number(out.subarray(0, Math.max(0, nl1)).toString().trim()) || undefined;
+  const gnu = nl2 > 0 && out.subarray(nl1 + 1, nl2).toString() === 'gnu';
+  const large = gnu && lanes > 1 ? parseLargeFiles(out.subarray(nl2 + 1)) : [];
   mkdirSync(localDir, { recursive: true });
-  const ch = await session.execStream(`test -d ${q} || { echo "no such folder: ${remoteDir.replace(/[^\w./~-]/g, '?')}" >&2; exit 3; }; tar -C ${q} -cf - .`);
+  let bytes = 0;
+  const progress = (n: number): void => { bytes += n; options.onProgress?.({ bytes, ...(totalBytes ? { totalBytes } : {}) }); };
+  const striped = large.length > 0
+    ? fetchStriped(session, remoteDir, localDir, large, lanes, { ...(options.signal ? { signal: options.signal } : {}), onBytes: progress })
+    : undefined;
+  striped?.catch(() => undefined);
+  const ch = await session.execStream(`test -d ${q} || { echo "no such folder: ${remoteDir.replace(/[^\w./~-]/g, '?')}" >&2; exit 3; }; tar -C ${q}${excludeArgs(large)} -cf - .`);
   // Unpacked here, not by the local tar: only files and folders inside localDir (safeUntar.ts).
   const untar = new SafeUntar(localDir);
-  let bytes = 0;
   const errors: string[] = [];
   let unsafe: Error | undefined;
   ch.stderr.on('data', (d: Buffer) => errors.push(d.toString()));
@@ -31,9 +47,8 @@ export async function downloadFolder(
   options.signal?.addEventListener('abort', onAbort, { once: true });
   ch.on('data', (d: Buffer) => {
     if (unsafe) return;
-    bytes += d.length;
     try { untar.write(d); } catch (e) { unsafe = e as Error; untar.abort(); ch.close(); return; }
-    options.onProgress?.({ bytes, ...(totalBytes ? { totalBytes } : {}) });
+    progress(d.length);
   });
   // The exit status may come before the last data: the download is over when the channel closes.
   let remoteCode: number | null = null;
@@ -44,5 +59,6 @@ export async function downloadFolder(
   if (!unsafe) { try { untar.end(); } catch (e) { unsafe = e as Error; } }
   if (unsafe) throw new Error(`download of ${remoteDir} refused: ${unsafe.message}`);
   if (remoteCode !== 0) throw new Error(`download of ${remoteDir} failed: ${errors.join('').trim() || `exit ${remoteCode}`}`);
+  if (striped) await striped.catch((e: unknown) => { throw e instanceof UnsafeArchiveError ? new Error(`download of ${remoteDir} refused: ${e.message}`) : e; });
   return { bytes };
 }

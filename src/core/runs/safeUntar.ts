@@ -55,6 +55,20 @@ export function safeEntryPath(name: string): string {
   return parts.join('/');
 }
 
+/** Where an entry named by the host lands: strictly inside `dest`, or an UnsafeArchiveError. '' is `dest` itself. */
+export function safeTarget(dest: string, name: string): { rel: string; target: string } {
+  const rel = safeEntryPath(name);
+  const target = join(dest, ...rel.split('/'));
+  const r = relative(dest, target);
+  if (r.startsWith(`..${sep}`) || r === '..' || isAbsolute(r)) throw new UnsafeArchiveError(`entry ${JSON.stringify(name)} leaves the folder`);
+  return { rel, target };
+}
+
+/** The mode a file from the host gets here: no setuid, setgid, sticky or world-writable bits; always ours to write. */
+export function safeMode(mode: number): number {
+  return (mode & 0o755) | 0o600;
+}
+
 export class SafeUntar {
   private buf: Buffer = Buffer.alloc(0);
   private file: { fd: number; left: number; pad: number } | undefined;
@@ -137,15 +151,12 @@ export class SafeUntar {
       const what = ({ 1: 'a hard link', 2: 'a symbolic link', 3: 'a character device', 4: 'a block device', 6: 'a FIFO' } as Record<string, string>)[type] ?? `type ${JSON.stringify(type)}`;
       throw new UnsafeArchiveError(`entry ${JSON.stringify(name)} is ${what}: only files and folders are accepted`);
     }
-    const rel = safeEntryPath(name);
+    const { rel, target } = safeTarget(this.dest, name);
     if (rel === '') { if (type === '5') return; throw new UnsafeArchiveError('a file entry without a name'); }
-    const target = join(this.dest, ...rel.split('/'));
-    const r = relative(this.dest, target);
-    if (r.startsWith(`..${sep}`) || r === '..' || isAbsolute(r)) throw new UnsafeArchiveError(`entry ${JSON.stringify(name)} leaves the folder`);
     name = rel;
     if (type === '5') { mkdirSync(target, { recursive: true }); return; }
     mkdirSync(join(target, '..'), { recursive: true });
-    const mode = (num(h, 100, 8) & 0o755) | 0o600;  // no setuid, setgid, sticky or world-writable bits
+    const mode = safeMode(num(h, 100, 8));
     // O_NOFOLLOW: a path a previous download left as something else is never followed.
     const fd = openSync(target, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | (fsc.O_NOFOLLOW ?? 0), mode);
     this.written.push(name);

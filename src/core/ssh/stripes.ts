@@ -40,13 +40,20 @@ export function planPieces(files: readonly StripeFile[], lanes: number): Piece[]
   return pieces.sort((a, b) => b.length - a.length);
 }
 
-/** Runs `fn` over `items`, at most `concurrency` at a time; the first failure rejects (others still settle). */
+/**
+ * Runs `fn` over `items`, at most `concurrency` at a time. After a failure nothing new starts, and the first
+ * error is thrown only once the ones in flight have settled: their callers may close what those still use.
+ */
 export async function inPool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
+    while (!failure && next < items.length) {
+      try { await fn(items[next++]!); } catch (error) { failure ??= { error }; }
+    }
   });
   await Promise.all(workers);
+  if (failure) throw failure.error;
 }
 
 /** Sends one piece of `localPath` into `remotePath` at its offset. */
