@@ -36,8 +36,12 @@ export function describeDiagnostic(text: string, d: ConfigDiagnostic): string {
   return `line ${lineOf(text, d.start)}: ${d.code} ${d.message}`;
 }
 
-export function planRun(specPath: string, specText: string, files: FileAccess): RunPlan {
-  const r = validateText(specText, { fileName: specPath, kind: 'runspec', files });
+/**
+ * Checks and reads a run spec. `gpu`: the GPU the command names ("Start Training on A100") when it is not the
+ * spec's own `target.gpu`: hardware rules (bf16, fit) must speak of the GPU the run will get.
+ */
+export function planRun(specPath: string, specText: string, files: FileAccess, opts: { gpu?: string } = {}): RunPlan {
+  const r = validateText(specText, { fileName: specPath, kind: 'runspec', files, ...(opts.gpu ? { gpu: findGpu(opts.gpu) } : {}) });
   const value = toValue(r.root);
   const spec = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<string, unknown>;
   const get = (path: string[]): unknown => path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);

@@ -127,7 +127,9 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   if (!uri) return;
   const doc = await vscode.workspace.openTextDocument(uri);
   if (doc.isDirty) await doc.save();
-  const plan = planRun(uri.fsPath, doc.getText(), nodeFiles);
+  // "on A100" checks the spec for the A100 it will get, not for the spec's own target.gpu (a T4 spec's
+  // "T4 has no bf16" must not block a run on an A100).
+  const plan = planRun(uri.fsPath, doc.getText(), nodeFiles, a100 ? { gpu: A100[0] } : {});
   if (!(await checkPlan(plan))) return;
 
   let gpus: readonly string[] = A100;

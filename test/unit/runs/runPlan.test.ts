@@ -36,6 +36,17 @@ test('runPlan: errors block (bf16 on a T4), and fit is given for A100 40 and 80 
   assert.match(advice ?? '', /Cheapest fixes: .+/);
 });
 
+test('runPlan: checked for the GPU the command names, the spec\'s own T4 rules do not block a run on an A100', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-plan-a100-'));
+  const spec = 'version: 1\nname: t4spec\nmodel:\n  id: meta-llama/Llama-3.2-1B\nmethod: lora-bf16\ndata:\n  train: data.jsonl\ntrainer:\n  precision: bf16\ntarget:\n  provider: ssh\n  host: gpu\n  gpu: T4\n';
+  writeFileSync(join(dir, 'finetune.yaml'), spec);
+  writeFileSync(join(dir, 'data.jsonl'), '{"text":"x"}\n');
+  const onT4 = planRun(join(dir, 'finetune.yaml'), spec, nodeFiles);
+  assert.ok(onT4.errors.some((d) => /T4/.test(d.message) && /bf16/i.test(d.message)), JSON.stringify(onT4.errors));
+  const onA100 = planRun(join(dir, 'finetune.yaml'), spec, nodeFiles, { gpu: 'A100-40GB' });
+  assert.deepEqual(onA100.errors.filter((d) => /bf16|T4/i.test(d.message)), []);
+});
+
 test('collectEnv: the env file first, secrets from the store win; an empty secret is not written', () => {
   const env = collectEnv('HF_TOKEN=from-file\nBATCH_SIZE=4\n# c\n', { HF_TOKEN: 'from-store', WANDB_API_KEY: undefined });
   assert.deepEqual(env, { HF_TOKEN: 'from-store', BATCH_SIZE: '4' });
