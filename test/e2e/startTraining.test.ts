@@ -229,7 +229,8 @@ test('e2e: the built-in trainer (no own script) through Start Training…: boots
     await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
     await waitForWorkbench(page);
     await openFile(page, 'demo-host-builtin-lora/finetune.yaml');
-    await startTrainingVia(page, 'Fine-Tune: Start Training…', HOST_ALIAS, join(OUT, 'builtin-target-failed.png'));
+    // Enter on the GPU picker keeps the spec's GPU (A100-40GB), highlighted for that.
+    await startTrainingVia(page, 'Fine-Tune: Start Training…', HOST_ALIAS, join(OUT, 'builtin-target-failed.png'), 'spec');
     // Real steps of the real Trainer: the log panel (opened at start) shows its loss lines, then the metrics
     // panel fills while the run is still running.
     await frameWithText(page, /'loss': '\d/, 240_000);
@@ -242,6 +243,7 @@ test('e2e: the built-in trainer (no own script) through Start Training…: boots
     assert.match(text, /adapter downloaded/);
     const run = storedRuns().find((r) => r.name === 'demo-builtin-lora');
     assert.equal(run?.status, 'completed');
+    assert.equal((run as { gpu?: string }).gpu, 'A100-40GB', 'the spec\'s GPU, kept with Enter');
     // events.jsonl mirrored: started → metrics (finite, falling loss) → checkpoint → finished at step 30.
     const events = readFileSync(join(run.localDir!, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const kinds = events.map((e) => e.type).filter((k) => k === 'started' || k === 'metrics' || k === 'checkpoint' || k === 'finished');

@@ -45,7 +45,8 @@ export async function openFile(page: Page, rel: string, contains = 'version'): P
 
 /**
  * Runs a Start Training command on the open spec: answers "Start Anyway" to warnings and the GPU question
- * with `gpu` (the "…" command asks), picks the target row, and confirms "Start".
+ * with `gpu` (the "…" command asks; 'spec' accepts the highlighted row, which must be the spec's GPU), picks
+ * the target row, and confirms "Start".
  */
 export async function startTrainingVia(page: Page, command: string, targetText: string | RegExp, failureShot: string, gpu = 'A100-40GB'): Promise<void> {
   await runCommand(page, command);
@@ -56,8 +57,16 @@ export async function startTrainingVia(page: Page, command: string, targetText: 
     if (await dialog.first().isVisible()) await dialog.first().click();
     const gpuPick = page.locator('.quick-input-widget', { hasText: 'Which GPU?' });
     if (await gpuPick.isVisible()) {
-      await page.locator('.quick-input-widget input').fill(gpu);
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: gpu }).first().click();
+      if (gpu === 'spec') {
+        // The spec's GPU must be the highlighted row, so Enter alone keeps it.
+        const active = page.locator('.quick-input-list .monaco-list-row.focused');
+        await active.waitFor({ timeout: 10_000 });
+        if (!/in the spec/.test(await active.innerText())) throw new Error(`the GPU picker highlights ${await active.innerText()}, not the spec's GPU`);
+        await page.locator('.quick-input-widget input').press('Enter');
+      } else {
+        await page.locator('.quick-input-widget input').fill(gpu);
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: gpu }).first().click();
+      }
     }
     await new Promise((r) => setTimeout(r, 500));
   }

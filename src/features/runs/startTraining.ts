@@ -42,6 +42,22 @@ async function pickSpec(arg: unknown): Promise<vscode.Uri | undefined> {
   return pick?.uri;
 }
 
+/** The GPU picker with the spec's GPU highlighted, so Enter keeps it (showQuickPick's `picked` only works with canPickMany). */
+async function pickGpu(current: string | undefined): Promise<string | undefined> {
+  const qp = vscode.window.createQuickPick<vscode.QuickPickItem>();
+  qp.title = 'Which GPU?';
+  qp.items = GPU_IDS.map((g) => ({ label: g, ...(g === current ? { description: 'in the spec' } : {}) }));
+  const inSpec = qp.items.find((i) => i.label === current);
+  if (inSpec) qp.activeItems = [inSpec];
+  const picked = await new Promise<string | undefined>((resolve) => {
+    qp.onDidAccept(() => { resolve(qp.selectedItems[0]?.label); qp.hide(); });
+    qp.onDidHide(() => resolve(undefined));
+    qp.show();
+  });
+  qp.dispose();
+  return picked;
+}
+
 async function checkPlan(plan: RunPlan): Promise<boolean> {
   if (plan.errors.length > 0) {
     const lines = plan.errors.slice(0, 3).map((d) => describeDiagnostic(plan.specText, d)).join('\n');
@@ -135,9 +151,9 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   let gpus: readonly string[] = A100;
   if (!a100) {
     const current = typeof plan.target.gpu === 'string' ? plan.target.gpu : undefined;
-    const pick = await vscode.window.showQuickPick(GPU_IDS.map((g) => ({ label: g, picked: g === current, description: g === current ? 'in the spec' : undefined })), { title: 'Which GPU?' });
+    const pick = await pickGpu(current);
     if (!pick) return;
-    gpus = [pick.label];
+    gpus = [pick];
   }
   const fits = fitOn(plan, gpus, nodeFiles);
   // An own script's memory is the script's business: no estimate to show for it.
