@@ -1,6 +1,7 @@
 """Issue 14 on the CPU: `bash scripts/smoke-gpu.sh vram --cpu-dry-run` measures cases through the real runner on a
-two-layer shape and the plain-Trainer baseline; every record names every setting and holds every figure, and a resumed
-call skips what the file holds. The case plan and the chunks are checked without training.
+two-layer shape and the plain-Trainer baseline; every record names every setting and holds every figure, a resumed
+call skips what the file holds, and the TypeScript table (scripts/gpu-vram-table.ts) reads the file. The case plan
+and the chunks are checked without training.
 """
 
 import glob
@@ -12,7 +13,7 @@ import tempfile
 import unittest
 from typing import Any, Dict
 
-from tests_training.gpu_scripts import SETTINGS, SKIP, Figures, harness, positive, run
+from tests_training.gpu_scripts import REPO, SETTINGS, SKIP, Figures, harness, positive, run
 
 import vram_measure  # noqa: E402  (bench/gpu, put on sys.path by gpu_scripts)
 
@@ -70,6 +71,19 @@ class VramDryRun(Figures):
             after = json.load(f)
         self.assertEqual(after["cases"], before["cases"])
         self.assertEqual(len(after["dates"]), 2)
+
+    def test_the_typescript_table_reads_what_the_harness_wrote(self):
+        self.doc()
+        tsx = os.path.join(REPO, "node_modules", "tsx")
+        if shutil.which("node") is None or not os.path.isdir(tsx):
+            self.skipTest("node or node_modules/tsx missing (npm ci): the table script cannot run")
+        rc, out = run(["node", "--import", "tsx", "scripts/gpu-vram-table.ts", "--include-dry-run", self.path], {})
+        self.assertEqual(rc, 0, out)
+        rows = [l for l in out.splitlines() if l.startswith("| cpu-dry-run")]
+        self.assertEqual(len(rows), 2, out)
+        self.assertTrue(all("not measured" in r for r in rows), out)
+        rc, out = run(["node", "--import", "tsx", "scripts/gpu-vram-table.ts", self.path], {})
+        self.assertEqual(rc, 2, "a dry run was read as a measurement: " + out)
 
 
 class VramPlan(unittest.TestCase):
