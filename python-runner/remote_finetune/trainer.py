@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import trainer_plan as plan
 from .callback import StopFlag, events_callback
 from .events import EventWriter
+from .memory_report import write_memory_report
 from .spec import get, hub_token, load_spec
 
 # Tokens that are free to serve as padding when a tokenizer has none (Llama 3 ships the first, Qwen the
@@ -392,4 +393,8 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
 
 
 def main_train(run_dir: str) -> int:
-    return train(run_dir)
+    try:
+        return train(run_dir)
+    finally:
+        # In `finally`: a run that ran out of memory reports how far it got (bench/gpu records it as "oom").
+        write_memory_report(os.environ.get("RFT_MEMORY_REPORT"))

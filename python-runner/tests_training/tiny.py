@@ -6,7 +6,7 @@ test's own text, saved as a PreTrainedTokenizerFast with BOS added (as Llama's t
 import json
 import os
 import random
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 CAPITALS = [("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome"), ("Spain", "Madrid"), ("Egypt", "Cairo"),
             ("Peru", "Lima"), ("Kenya", "Nairobi"), ("Chile", "Santiago"), ("Norway", "Oslo"), ("Cuba", "Havana")]
@@ -58,17 +58,37 @@ def build_tokenizer(out_dir: str, with_pad_candidate: bool = True) -> Any:
 
 def build_model(out_dir: str, arch: str, tokenizer: Any) -> str:
     """Saves a randomly initialised model of the given architecture's shape with the tokenizer next to it."""
-    import torch
-    from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
+    common = dict(model_type="llama" if arch == "llama" else "qwen2", vocab_size=len(tokenizer), hidden_size=64,
+                  intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                  max_position_embeddings=256, tie_word_embeddings=False)
+    return build_model_from_config(out_dir, common, tokenizer)
 
-    common = dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                  bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=False)
-    cfg = LlamaConfig(**common) if arch == "llama" else Qwen2Config(**common)
+
+def build_model_from_config(out_dir: str, config: Dict[str, Any], tokenizer: Any, device: str = "cpu",
+                            dtype: Optional[str] = None) -> str:
+    """Saves a randomly initialised model of a config.json's shape (a released model's, for bench/gpu) with the
+    tokenizer next to it. Keys starting with "_" are notes, not config. BOS/EOS are the tokenizer's: a released
+    config's ids (128000, ...) name tokens this tokenizer does not have, while its vocab_size is kept, so the
+    embedding, the output head and the logits are as large as the real model's. `device` "cuda" initialises on
+    the GPU (seconds for 8B parameters instead of minutes on the CPU); `dtype` None keeps float32."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    fields = {k: v for k, v in config.items() if not k.startswith("_") and k not in ("architectures", "torch_dtype", "dtype")}
+    if fields.get("vocab_size", 0) < len(tokenizer):
+        raise ValueError("vocab_size %s is smaller than the tokenizer (%d tokens)" % (fields.get("vocab_size"), len(tokenizer)))
+    fields.update(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    cfg = AutoConfig.for_model(fields.pop("model_type"), **fields)
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(cfg)
+    kwargs: Dict[str, Any] = {}
+    if dtype is not None:
+        import transformers
+        kwargs["dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"] = getattr(torch, dtype)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, **kwargs)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+    del model
     return out_dir
 
 

@@ -1,0 +1,81 @@
+// Issue 14, item 2: the VRAM estimate against GPU memory measured on real runs (bench/gpu/vram-*.json, written on a
+// GPU machine by `npm run bench:gpu-vram`): every measured case within ±15% of the peak reserved memory. The checker
+// itself is held to a SYNTHETIC fixture (test/fixtures/gpu-vram, never a measurement): it must accept and reject.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { estimateMemory } from '../../../src/core/gpu/estimate';
+import type { VramRecord } from '../../../bench/gpu/vramCheck';
+import { ROOT, TOLERANCE, checkRecord, estimateInput, measuredFiles, parseVramFile, readRepoText, renderTable, README_END, README_START, withTable } from '../../../bench/gpu/vramCheck';
+
+const FIXTURE = join(ROOT, 'test', 'fixtures', 'gpu-vram', 'synthetic-vram-not-measured.json');
+const synthetic = parseVramFile(readFileSync(FIXTURE, 'utf8'), FIXTURE);
+type Expecting = VramRecord & { synthetic_expect?: 'accept' | 'reject' };
+
+test('vram check: the synthetic fixture is marked synthetic and its records are accepted or rejected as written', () => {
+  assert.equal(synthetic.synthetic, true);
+  const judged = (synthetic.cases as Expecting[]).filter((r) => r.synthetic_expect);
+  assert.deepEqual(judged.map((r) => r.synthetic_expect).sort(), ['accept', 'accept', 'reject', 'reject']);
+  for (const rec of judged) {
+    const c = checkRecord(rec, readRepoText);
+    assert.equal(c.ok ? 'accept' : 'reject', rec.synthetic_expect,
+      `${rec.case}: estimate ${c.estimateGib.toFixed(2)} GiB, synthetic "measured" ${c.measuredGib.toFixed(2)} GiB, error ${(c.error * 100).toFixed(1)}% ` +
+      '(if estimate.ts changed on purpose, recompute the fixture as its note says)');
+  }
+});
+
+test('vram check: the limit is ±15% of the measurement, on both sides', () => {
+  const rec = synthetic.cases.find((r) => r.status === 'ok')!;
+  const e = estimateMemory(estimateInput(rec, readRepoText)).totalGib;
+  const at = (factor: number): boolean => checkRecord({ ...rec, cuda_max_memory_reserved_mib: (e * 1024) / factor }, readRepoText).ok;
+  assert.equal(TOLERANCE, 0.15);
+  assert.equal(at(1.149), true);
+  assert.equal(at(0.851), true);
+  assert.equal(at(1.151), false);
+  assert.equal(at(0.849), false);
+});
+
+test('vram check: a record without a measurement, or a file that is not the harness\'s, is refused', () => {
+  const oom = synthetic.cases.find((r) => r.status === 'oom')!;
+  assert.throws(() => checkRecord(oom, readRepoText), /no measurement/);
+  assert.throws(() => parseVramFile(JSON.stringify({ kind: 'gpu-vram', dry_run: false, gpu: 'x', cases: [{ case: 'a' }] }), 'bad.json'), /not a vram_measure\.py file/);
+});
+
+test('vram check: every case measured on a GPU (bench/gpu/vram-*.json) is within ±15% of its estimate', (t) => {
+  const files = measuredFiles();
+  if (files.length === 0) {
+    const why = 'no bench/gpu/vram-*.json: run `npm run bench:gpu-vram -- --chunk N --resume` (README, "On a GPU machine") on a GPU machine and commit the file';
+    console.log(`SKIPPED: ${why}`);
+    t.skip(why);
+    return;
+  }
+  const bad: string[] = [];
+  let checked = 0;
+  for (const path of files) {
+    const f = parseVramFile(readFileSync(path, 'utf8'), path);
+    assert.ok(!f.dry_run && !f.synthetic, `${path} is ${f.dry_run ? 'a CPU dry run' : 'synthetic'}: only measurements belong in bench/gpu`);
+    for (const rec of f.cases.filter((r) => r.status === 'ok')) {
+      const c = checkRecord(rec, readRepoText);
+      checked++;
+      if (!c.ok) bad.push(`${f.gpu} ${rec.case}: estimate ${c.estimateGib.toFixed(2)} GiB, measured ${c.measuredGib.toFixed(2)} GiB reserved (${c.error >= 0 ? '+' : ''}${(c.error * 100).toFixed(1)}%)`);
+    }
+  }
+  console.log(`vram check: ${checked - bad.length} of ${checked} measured cases within ±${TOLERANCE * 100}%`);
+  assert.ok(checked > 0, `${files.join(', ')} hold no measured case`);
+  assert.deepEqual(bad, [], `outside ±${TOLERANCE * 100}% of the measured peak reserved memory:\n${bad.join('\n')}`);
+});
+
+test('vram check: the README table is rendered from the measurement files (npm run bench:gpu-table -- --write-readme)', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  assert.ok(readme.includes(README_START) && readme.includes(README_END), 'README.md lacks the gpu-vram-table markers');
+  const files = measuredFiles().map((p) => parseVramFile(readFileSync(p, 'utf8'), p));
+  // ok(), not equal(): assert's diff of two 60 KB strings takes minutes.
+  assert.ok(readme === withTable(readme, renderTable(files)), 'the README table is stale: npm run bench:gpu-table -- --write-readme');
+  // The renderer itself, on the fixture: one row per case, errors signed, out-of-memory said in words.
+  const table = renderTable([synthetic]);
+  assert.equal(table.split('\n').length, 2 + synthetic.cases.length);
+  assert.match(table, /llama-3\.2-1b\/lora-bf16\/seq512\/b4\/gc-on \| 5\.72 \| 5\.55 \| \+3\.0% \|/);
+  assert.match(table, /mistral-7b\/lora-bf16\/seq2048\/b4\/gc-off \| [\d.]+ \| [\d.]+ \| -40\.0% ✗ \|/);
+  assert.match(table, /out of memory \(as llama-3-8b\/full\/seq512\/b1\/gc-on\)/);
+});
