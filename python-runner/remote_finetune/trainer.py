@@ -139,18 +139,15 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     kwargs[_dtype_kwarg(AutoModelForCausalLM.from_pretrained)] = getattr(torch, plan.model_dtype(spec))
     deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true" or bool(get(spec, "launcher.deepspeed"))
     q = plan.quantization_kwargs(spec)
-    if torch.cuda.is_available() and (not deepspeed or q is not None):
-        # Each rank loads onto its own GPU. 4-bit weights are placed at load time, so QLoRA needs this map
-        # under DeepSpeed too (ZeRO-2); without it every rank would quantise onto GPU 0.
-        kwargs["device_map"] = {"": _local_rank()}
+    dm = plan.device_map(torch.cuda.is_available(), deepspeed, q is not None, _local_rank())
+    if dm is not None:
+        kwargs["device_map"] = dm
     if q is not None:
         if not _installed("bitsandbytes"):
             raise RuntimeError("QLoRA needs bitsandbytes, which is not installed in this environment (run the bootstrap for method qlora)")
         from transformers import BitsAndBytesConfig
         q["bnb_4bit_compute_dtype"] = getattr(torch, q["bnb_4bit_compute_dtype"])
         kwargs["quantization_config"] = BitsAndBytesConfig(**q)
-        if not torch.cuda.is_available():
-            kwargs["device_map"] = {"": "cpu"}
     print("[remote-finetune] loading %s (%s, attn_implementation=%s, dtype=%s)" % (model_id, spec["method"], attn, plan.model_dtype(spec)), flush=True)
     model = AutoModelForCausalLM.from_pretrained(model_id, **kwargs)
     fit_pad_to_model(tokenizer, model.get_input_embeddings().num_embeddings)

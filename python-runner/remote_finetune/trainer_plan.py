@@ -105,6 +105,17 @@ def quantization_kwargs(spec: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     }
 
 
+def device_map(cuda: bool, deepspeed: bool, quantized: bool, local_rank: int) -> Optional[Dict[str, Any]]:
+    """from_pretrained's device_map. Each rank loads onto its own GPU; under DeepSpeed the engine places full
+    and LoRA weights itself (None), but 4-bit weights are placed at load time, so QLoRA keeps the per-rank map
+    under DeepSpeed too (without it every rank would quantise onto GPU 0). 4-bit on CPU loads on the CPU."""
+    if cuda and (not deepspeed or quantized):
+        return {"": local_rank}
+    if not cuda and quantized:
+        return {"": "cpu"}
+    return None
+
+
 def lora_kwargs(spec: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     if spec["method"] == "full":
         return None

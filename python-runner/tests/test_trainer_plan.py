@@ -83,6 +83,16 @@ OPTIM_NAMES = ["adamw_torch", "adamw_torch_fused", "adamw_bnb_8bit", "adamw_8bit
                "sgd", "adafactor", "lion_8bit"]
 
 
+class DeviceMap(unittest.TestCase):
+    def test_each_rank_its_gpu_deepspeed_places_16_bit_weights_4_bit_keeps_its_map(self):
+        self.assertEqual(plan.device_map(True, False, False, 0), {"": 0})
+        self.assertEqual(plan.device_map(True, False, True, 2), {"": 2})
+        self.assertIsNone(plan.device_map(True, True, False, 3))  # ZeRO-2/3: the engine places them
+        self.assertEqual(plan.device_map(True, True, True, 3), {"": 3})  # QLoRA under DeepSpeed: rank 3's GPU
+        self.assertEqual(plan.device_map(False, False, True, 0), {"": "cpu"})
+        self.assertIsNone(plan.device_map(False, False, False, 0))
+
+
 class TrainingArgs(unittest.TestCase):
     def kwargs(self, s, **kw):
         w = Warnings()

@@ -85,6 +85,7 @@ class Case(unittest.TestCase):
                    TRANSFORMERS_OFFLINE="1", HF_HOME=os.path.join(self.tmp, "hf"), WANDB_DISABLED="true",
                    RFT_SELFCHECK_LOGITS=os.path.join(self.run_dir, "selfcheck.json"), TOKENIZERS_PARALLELISM="false")
         env.pop("WANDB_API_KEY", None)
+        env.update(getattr(self, "extra_env", {}))
         return env
 
     def argv(self) -> List[str]:
@@ -262,6 +263,19 @@ class BuiltInTrainer(Case):
         args = json.load(open(os.path.join(self.run_dir, "training_args.json")))
         self.assertEqual(args["optim"], "sgd", "the spec's optimizer was replaced")
         self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", "adapter"))
+
+    def test_training_arguments_exist_before_the_model_loads(self):
+        # ZeRO-3 (zero3_init) needs the HfDeepSpeedConfig that TrainingArguments create before from_pretrained.
+        order_log = os.path.join(self.tmp, "order.log")
+        spy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "order_spy")
+        self.extra_env = {"RFT_TEST_ORDER_LOG": order_log, "PYTHONPATH": spy + os.pathsep + RUNNER_DIR}
+        self.data("text-jsonl", "data/train.jsonl")
+        rc, events = self.run_spec(base_spec(tiny_model("llama"), trainer={"max_steps": 2, "save_steps": 2}))
+        self.assertEqual(rc, 0, self.output()[-3000:])
+        with open(order_log, encoding="utf-8") as f:
+            order = f.read().split()
+        self.assertIn("from_pretrained", order, order)
+        self.assertIn("TrainingArguments", order[:order.index("from_pretrained")], order)
 
 
 OWN_SCRIPT = r'''
