@@ -88,9 +88,15 @@ export class Ec2Emulator extends EmulatorBase {
   protected writeFault(_op: string, fault: Fault, res: ServerResponse): void {
     if (fault.kind === 'capacity') this.error(res, 500, 'InsufficientInstanceCapacity', 'We currently do not have sufficient capacity in the Availability Zone you requested.');
     else if (fault.kind === 'status') {
-      if (fault.status === 503 || fault.status === 429) this.error(res, 503, 'RequestLimitExceeded', 'Request limit exceeded.');
+      if (fault.body) send(res, fault.status, fault.contentType ?? 'text/xml;charset=UTF-8', fault.body);
+      else if (fault.status === 503 || fault.status === 429) this.error(res, 503, 'RequestLimitExceeded', 'Request limit exceeded.');
       else this.error(res, fault.status, 'InternalError', 'An internal error has occurred');
     }
+  }
+
+  /** A fault answering with one of EC2's own error codes (docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html). */
+  static errorFault(status: number, code: string, message: string): Fault {
+    return { kind: 'status', status, body: `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${esc(message)}</Message></Error></Errors><RequestID>${randomBytes(8).toString('hex')}</RequestID></Response>` };
   }
 
   private ok(res: ServerResponse, action: string, inner: string): void {

@@ -37,8 +37,10 @@ export interface Ec2Options {
   readonly consistency?: { readonly baseMs?: number; readonly maxMs?: number; readonly windowMs?: number };
 }
 
-const CAPACITY_CODES = new Set(['InsufficientInstanceCapacity', 'InsufficientCapacity', 'InsufficientHostCapacity', 'SpotMaxPriceTooLow', 'MaxSpotInstanceCountExceeded', 'InsufficientCapacityOnHost', 'Unsupported']);
-const QUOTA_CODES = new Set(['InstanceLimitExceeded', 'VcpuLimitExceeded', 'InsufficientReservedInstanceCapacity']);
+const CAPACITY_CODES = new Set(['InsufficientInstanceCapacity', 'InsufficientCapacity', 'InsufficientHostCapacity', 'SpotMaxPriceTooLow', 'InsufficientCapacityOnHost', 'Unsupported']);
+// MaxSpotInstanceCountExceeded is the account's spot limit (a service quota raised on request), not a lack
+// of capacity that waiting or another zone would cure: retrying elsewhere only repeats the refusal.
+const QUOTA_CODES = new Set(['InstanceLimitExceeded', 'VcpuLimitExceeded', 'InsufficientReservedInstanceCapacity', 'MaxSpotInstanceCountExceeded']);
 const AUTH_CODES = new Set(['AuthFailure', 'UnauthorizedOperation', 'CredentialsProviderError', 'InvalidClientTokenId', 'SignatureDoesNotMatch', 'ExpiredToken', 'OptInRequired']);
 
 function mapSdkError(err: unknown): ProviderError {
