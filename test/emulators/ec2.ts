@@ -9,11 +9,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
+import { SsmParameters } from './ssm';
 import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 const NS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 const STATE_CODE: Record<string, number> = { pending: 0, running: 16, terminating: 32, terminated: 48, stopping: 64, stopped: 80 };
 const STATE_NAME: Record<string, string> = { pending: 'pending', running: 'running', terminating: 'shutting-down', terminated: 'terminated', stopping: 'stopping', stopped: 'stopped' };
+
+/** Image ids in EC2's format (ami- and 17 hex digits): clients check it. */
+export const AMI = { pt25old: 'ami-0a25000000000a001', pt27: 'ami-0a27000000000a002', pt25: 'ami-0a25000000000a003', ubuntu: 'ami-0b22000000000b004' } as const;
 
 export const EC2_EMULATED_TYPES = ['g4dn.xlarge', 'g4dn.12xlarge', 'g5.xlarge', 'g5.12xlarge', 'g6.xlarge', 'p3.2xlarge', 'p4d.24xlarge', 'p5.48xlarge'];
 
@@ -50,11 +54,18 @@ export class Ec2Emulator extends EmulatorBase {
   readonly region: string;
   /** Requests that came without a SigV4 Authorization header. */
   unsigned = 0;
+  /**
+   * As the region's image list looks: AWS rebuilds older framework DLAMIs with patches, so the newest creation
+   * date is a PyTorch 2.5 image, while the SSM parameter of the newest PyTorch names the 2.7 one.
+   */
   readonly images = [
-    { id: 'ami-0old', name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20250101', date: '2025-01-01T00:00:00.000Z', root: '/dev/sda1' },
-    { id: 'ami-0new', name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.7 (Ubuntu 22.04) 20250901', date: '2025-09-01T00:00:00.000Z', root: '/dev/sda1' },
-    { id: 'ami-0other', name: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20250901', date: '2025-10-01T00:00:00.000Z', root: '/dev/sda1' },
+    { id: AMI.pt25old, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20250101', date: '2025-01-01T00:00:00.000Z', root: '/dev/sda1' },
+    { id: AMI.pt27, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.7 (Ubuntu 22.04) 20250920', date: '2025-09-20T00:00:00.000Z', root: '/dev/sda1' },
+    { id: AMI.pt25, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20251001', date: '2025-10-01T00:00:00.000Z', root: '/dev/sda1' },
+    { id: AMI.ubuntu, name: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20251005', date: '2025-10-05T00:00:00.000Z', root: '/dev/sda1' },
   ];
+  /** The public DLAMI parameters, served through SSM GetParameters on this endpoint. */
+  readonly ssm: SsmParameters;
   private tokens = new Map<string, string>();
   /** Milliseconds a new instance, group or key pair stays invisible to the calls that follow its creation. */
   consistencyMs: number;
@@ -66,6 +77,9 @@ export class Ec2Emulator extends EmulatorBase {
     super(options);
     this.region = options.region ?? 'us-east-1';
     this.consistencyMs = options.consistencyMs ?? 150;
+    this.ssm = new SsmParameters(this.region);
+    this.ssm.values.set('/aws/service/deeplearning/ami/x86_64/oss-nvidia-driver-gpu-pytorch-2.7-ubuntu-22.04/latest/ami-id', AMI.pt27);
+    this.ssm.values.set('/aws/service/deeplearning/ami/x86_64/oss-nvidia-driver-gpu-pytorch-2.5-ubuntu-22.04/latest/ami-id', AMI.pt25);
   }
 
   private visible(id: string): boolean {
@@ -77,7 +91,9 @@ export class Ec2Emulator extends EmulatorBase {
     this.error(res, 400, code, message);
   }
 
-  protected operationOf(_req: IncomingMessage, body: string): string {
+  protected operationOf(req: IncomingMessage, body: string): string {
+    const target = String(req.headers['x-amz-target'] ?? '');
+    if (target.startsWith('AmazonSSM.')) return `ssm:${target.slice('AmazonSSM.'.length)}`;
     return new URLSearchParams(body).get('Action') ?? 'unknown';
   }
 
@@ -119,6 +135,7 @@ export class Ec2Emulator extends EmulatorBase {
 
   protected route(op: string, req: IncomingMessage, body: string, res: ServerResponse, fault: Fault | undefined): void {
     if (!/^AWS4-HMAC-SHA256 Credential=/.test(String(req.headers.authorization ?? ''))) this.unsigned++;
+    if (op.startsWith('ssm:')) return this.ssm.handle(op.slice(4), body, res);
     const p: Params = new Map(new URLSearchParams(body));
     const f = filters(p);
     switch (op) {
@@ -142,8 +159,12 @@ export class Ec2Emulator extends EmulatorBase {
       }
       case 'DescribeImages': {
         const owners = list(p, 'Owner');
+        const ids = list(p, 'ImageId');
+        // Asked by id, an unknown image is an error (not an empty list), as EC2 answers it.
+        const unknown = ids.find((id) => !this.images.some((i) => i.id === id));
+        if (unknown) return this.error(res, 400, 'InvalidAMIID.NotFound', `The image id '[${unknown}]' does not exist`);
         const names = f.get('name') ?? ['*'];
-        const imgs = owners.includes('amazon') ? this.images.filter((i) => names.some((n) => glob(n, i.name))) : [];
+        const imgs = ids.length ? this.images.filter((i) => ids.includes(i.id)) : owners.includes('amazon') ? this.images.filter((i) => names.some((n) => glob(n, i.name))) : [];
         const items = imgs.map((i) => `<item><imageId>${i.id}</imageId><name>${esc(i.name)}</name><imageState>available</imageState><creationDate>${i.date}</creationDate><architecture>x86_64</architecture><rootDeviceName>${i.root}</rootDeviceName><imageOwnerAlias>amazon</imageOwnerAlias></item>`);
         this.ok(res, op, `<imagesSet>${items.join('')}</imagesSet>`);
         return;

@@ -7,7 +7,9 @@ import { callerIpv4 } from './callerIp';
 import { createHash } from 'node:crypto';
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, Instance as SdkInstance, _InstanceType } from '@aws-sdk/client-ec2';
-import { DLAMI_NAME_PATTERN, EC2_GPU_TYPES, ec2TypeInfo } from './ec2Catalog';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import { EC2_GPU_TYPES, ec2TypeInfo } from './ec2Catalog';
+import { DLAMI_NAME_PATTERN, DLAMI_SSM_PREFIX, dlamiParameterNames, dlamiSupports } from './ec2Dlami';
 import { matchesQuery } from './offers';
 import { sleep } from './abort';
 import { waitForSshViaDescribe } from './sshProbe';
@@ -24,7 +26,10 @@ export interface Ec2Options {
   readonly requestTimeoutMs?: number;
   /** Returns the caller's public IPv4 address for the SSH ingress rule. */
   readonly callerIp?: (signal?: AbortSignal) => Promise<string>;
+  /** DescribeImages fallback when no DLAMI SSM parameter answers. */
   readonly amiNamePattern?: string;
+  /** Public SSM parameters naming the DLAMI, most wanted first (default: the PyTorch DLAMIs, ec2Dlami.ts). */
+  readonly amiParameters?: readonly string[];
   readonly rootVolumeGiB?: number;
   readonly sshUser?: string;
   /** SSH port of the instances; 22 on EC2. Tests point it at a loopback sshd. */
@@ -74,7 +79,8 @@ export class Ec2Provider implements Provider {
   readonly canStop = true;
   private sdk?: Sdk;
   private client?: EC2Client;
-  private ami?: { id: string; rootDevice: string };
+  private ami?: { id: string; rootDevice: string; source: string };
+  private ssm?: SSMClient;
 
   constructor(private readonly options: Ec2Options) {}
 
@@ -82,16 +88,20 @@ export class Ec2Provider implements Provider {
     return this.options.region;
   }
 
+  private clientConfig(): { region: string; endpoint?: string; maxAttempts: number; requestHandler: { requestTimeout: number; connectionTimeout: number; throwOnRequestTimeout: boolean } } {
+    return {
+      region: this.options.region,
+      ...(this.options.endpoint ? { endpoint: this.options.endpoint } : {}),
+      maxAttempts: this.options.maxAttempts ?? 4,
+      // throwOnRequestTimeout: without it the SDK only warns and a hung endpoint blocks forever.
+      requestHandler: { requestTimeout: this.options.requestTimeoutMs ?? 30_000, connectionTimeout: 10_000, throwOnRequestTimeout: true },
+    };
+  }
+
   private async connect(): Promise<{ sdk: Sdk; client: EC2Client }> {
     if (!this.sdk || !this.client) {
       this.sdk = await import('@aws-sdk/client-ec2');
-      this.client = new this.sdk.EC2Client({
-        region: this.options.region,
-        endpoint: this.options.endpoint,
-        maxAttempts: this.options.maxAttempts ?? 4,
-        // throwOnRequestTimeout: without it the SDK only warns and a hung endpoint blocks forever.
-        requestHandler: { requestTimeout: this.options.requestTimeoutMs ?? 30_000, connectionTimeout: 10_000, throwOnRequestTimeout: true },
-      });
+      this.client = new this.sdk.EC2Client(this.clientConfig());
     }
     return { sdk: this.sdk, client: this.client };
   }
@@ -185,16 +195,69 @@ export class Ec2Provider implements Provider {
     return offers;
   }
 
-  private async findAmi(signal?: AbortSignal): Promise<{ id: string; rootDevice: string }> {
+  /**
+   * The DLAMI for this instance type: the first of the public SSM parameters that exists in the region (AWS's
+   * recommended lookup), confirmed with DescribeImages for its root device; DescribeImages by name when the
+   * caller may not read SSM (AccessDeniedException) or no parameter exists there. Instance types no current
+   * DLAMI supports are refused before anything is created.
+   */
+  private async findAmi(instanceType: string, signal?: AbortSignal): Promise<{ id: string; rootDevice: string; source: string }> {
+    if (!dlamiSupports(instanceType)) {
+      throw new ProviderError('unsupported', `${instanceType}: no current AWS Deep Learning AMI supports this instance family (P3/V100 needs a driver the DLAMIs no longer ship); pick a g4dn (T4), g5 (A10G), g6 (L4), p4d/p4de (A100) or p5 (H100) type`, 'ec2');
+    }
     if (this.ami) return this.ami;
-    const res = await this.send<{ Images?: Array<{ ImageId?: string; CreationDate?: string; RootDeviceName?: string }> }>(
-      (sdk) => new sdk.DescribeImagesCommand({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: [this.options.amiNamePattern ?? DLAMI_NAME_PATTERN] }, { Name: 'state', Values: ['available'] }, { Name: 'architecture', Values: ['x86_64'] }] }),
-      signal,
-    );
+    const fromSsm = await this.amiFromSsm(signal);
+    if (fromSsm) {
+      const found = await this.describeImage({ ImageIds: [fromSsm.id] }, signal).catch((err: unknown) => {
+        // A parameter pointing at an image this region does not have (deregistered, not yet copied): fall back.
+        if (err instanceof ProviderError && err.code === 'not-found') return undefined;
+        throw err;
+      });
+      if (found) return (this.ami = { ...found, source: `SSM ${fromSsm.parameter}` });
+    }
+    const pattern = this.options.amiNamePattern ?? DLAMI_NAME_PATTERN;
+    const byName = await this.describeImage({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: [pattern] }, { Name: 'state', Values: ['available'] }, { Name: 'architecture', Values: ['x86_64'] }] }, signal);
+    if (!byName) throw new ProviderError('not-found', `no Deep Learning AMI in ${this.options.region}: none of its SSM parameters (${DLAMI_SSM_PREFIX}…) answered and no image matches "${pattern}"`, 'ec2');
+    return (this.ami = { ...byName, source: `DescribeImages "${pattern}"` });
+  }
+
+  /** The newest image the query returns, with its root device name (the block device mapping needs it). */
+  private async describeImage(input: Ec2Sdk.DescribeImagesCommandInput, signal?: AbortSignal): Promise<{ id: string; rootDevice: string } | undefined> {
+    const res = await this.send<{ Images?: Array<{ ImageId?: string; CreationDate?: string; RootDeviceName?: string }> }>((sdk) => new sdk.DescribeImagesCommand(input), signal);
     const newest = (res.Images ?? []).filter((i) => i.ImageId).sort((a, b) => (b.CreationDate ?? '').localeCompare(a.CreationDate ?? ''))[0];
-    if (!newest?.ImageId) throw new ProviderError('not-found', `no Deep Learning AMI matching "${this.options.amiNamePattern ?? DLAMI_NAME_PATTERN}" in ${this.options.region}`, 'ec2');
-    this.ami = { id: newest.ImageId, rootDevice: newest.RootDeviceName ?? '/dev/sda1' };
-    return this.ami;
+    return newest?.ImageId ? { id: newest.ImageId, rootDevice: newest.RootDeviceName ?? '/dev/sda1' } : undefined;
+  }
+
+  /**
+   * The first DLAMI parameter, in order of preference, that the region has. GetParameters takes at most ten
+   * names and lists unknown ones under InvalidParameters. Undefined (and DescribeImages is used) when none
+   * exists or SSM refuses (no ssm:GetParameters in the caller's policy); a cancel still cancels.
+   */
+  private async amiFromSsm(signal?: AbortSignal): Promise<{ id: string; parameter: string } | undefined> {
+    const names = [...(this.options.amiParameters ?? dlamiParameterNames())];
+    const { SSMClient, GetParametersCommand } = await import('@aws-sdk/client-ssm');
+    this.ssm ??= new SSMClient(this.clientConfig());
+    const values = new Map<string, string>();
+    for (let i = 0; i < names.length; i += 10) {
+      try {
+        const res = await this.ssm.send(new GetParametersCommand({ Names: names.slice(i, i + 10) }), { abortSignal: signal });
+        for (const p of res.Parameters ?? []) if (p.Name && p.Value && /^ami-[0-9a-f]+$/.test(p.Value)) values.set(p.Name, p.Value);
+      } catch (err) {
+        if (signal?.aborted) throw new ProviderError('aborted', 'cancelled', 'ec2');
+        this.amiLookupNote = `SSM GetParameters failed (${(err as { name?: string }).name ?? 'Error'}), DescribeImages used`;
+        return undefined;
+      }
+    }
+    const parameter = names.find((n) => values.has(n));
+    return parameter ? { id: values.get(parameter)!, parameter } : undefined;
+  }
+
+  /** Why the SSM lookup was not used, when it was not (for logs and tests). */
+  amiLookupNote?: string;
+
+  /** Where the AMI of the last launch came from ("SSM /aws/service/…", or the DescribeImages pattern). */
+  get amiSource(): string | undefined {
+    return this.ami?.source;
   }
 
   /** Key pair named after the key's hash: importing the same key twice reuses it. */
@@ -279,7 +342,7 @@ export class Ec2Provider implements Provider {
   readonly deliversHostKey = true;
 
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
-    const ami = await this.findAmi(signal);
+    const ami = await this.findAmi(request.instanceType, signal);
     const keyName = await this.ensureKeyPair(request.sshPublicKey, signal);
     const groupId = await this.ensureSecurityGroup(signal);
     const name = instanceNameFor(request.runId);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
-import { Ec2Emulator } from '../../emulators/ec2';
+import { AMI, Ec2Emulator } from '../../emulators/ec2';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 
@@ -55,7 +55,7 @@ test('ec2: launch uses the newest DLAMI, an imported key pair, port 22 open to t
     const inst = await provider.launch({ runId: 'rft-20261121-150000-ec21', instanceType: 'g5.xlarge', region: 'us-east-1', spot: true, sshPublicKey: pub, diskGiB: 300 });
     const raw = emu.instances.get(inst.id)!;
     const r = raw.request as Map<string, string>;
-    assert.equal(r.get('ImageId'), 'ami-0new');
+    assert.equal(r.get('ImageId'), AMI.pt27, 'the DLAMI its SSM parameter names');
     assert.equal(r.get('InstanceInitiatedShutdownBehavior'), 'terminate');
     assert.equal(r.get('BlockDeviceMapping.1.Ebs.VolumeSize'), '300');
     assert.equal(r.get('BlockDeviceMapping.1.Ebs.DeleteOnTermination'), 'true');

@@ -1,7 +1,8 @@
 // The EC2 provider (real @aws-sdk/client-ec2) against moto in server mode: an implementation of EC2's Query
 // API written by others (PyPI moto[server]), started here on loopback, so what our own emulator gets wrong about
 // EC2 cannot hide a client bug. Checked through moto's own view of the account (DescribeSecurityGroups,
-// DescribeKeyPairs, DescribeInstanceAttribute, DescribeVolumes with the same SDK), not through our provider.
+// DescribeKeyPairs, DescribeInstanceAttribute, DescribeVolumes with the same SDK), not through our provider. The
+// AMI lookup goes through moto's SSM (GetParameters) with the real @aws-sdk/client-ssm.
 // moto 5.2.5 does not implement: RunInstances ClientToken idempotency, eventual consistency, capacity errors,
 // throttling; those are covered by the EC2 emulator (ec2.test.ts) and the fault matrix.
 // Writes .test-output/providers-moto.json (version, passed, failed) for scripts/test-providers.mjs.
@@ -9,7 +10,8 @@ import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DescribeInstanceAttributeCommand, DescribeInstancesCommand, DescribeKeyPairsCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, AuthorizeSecurityGroupIngressCommand, CreateSecurityGroupCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { SSMClient, PutParameterCommand } from '@aws-sdk/client-ssm';
+import { DescribeImagesCommand, DescribeInstanceAttributeCommand, DescribeInstancesCommand, DescribeKeyPairsCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, AuthorizeSecurityGroupIngressCommand, CreateSecurityGroupCommand, EC2Client } from '@aws-sdk/client-ec2';
 import type { Instance as Ec2Instance } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { OWNER_TAG, ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
@@ -122,6 +124,26 @@ test('moto: a reused group opened to the world is narrowed to the caller before 
   assert.deepEqual(rules.map((x) => [x.IpProtocol, x.FromPort, x.ToPort, (x.IpRanges ?? []).map((r) => r.CidrIp)]), [['tcp', 22, 22, [`${ip}/32`]]]);
   assert.deepEqual((await raw(inst.id)).SecurityGroups?.map((x) => x.GroupId), [g.GroupId]);
   await p.terminate(inst.id);
+});
+
+test('moto: the image comes from an SSM parameter (GetParameters on moto\'s SSM), confirmed with DescribeImages; the default DLAMI parameters, absent from moto, fall back to DescribeImages', async () => {
+  // moto holds no /aws/service/deeplearning parameters and refuses to create names under /aws (as AWS does),
+  // so the parameter path is the provider's option here; the lookup and the wire are the real ones.
+  const images = await sdk.send(new DescribeImagesCommand({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: ['Deep Learning AMI*'] }] }));
+  const dl = images.Images?.[0]?.ImageId;
+  assert.ok(dl, 'moto lists a Deep Learning AMI');
+  const ssm = new SSMClient({ region: 'us-east-1', endpoint: moto.url });
+  await ssm.send(new PutParameterCommand({ Name: '/rft-test/dlami/latest/ami-id', Value: dl, Type: 'String', DataType: 'aws:ec2:image', Overwrite: true }));
+  const viaSsm = new Ec2Provider({ region: 'us-east-1', endpoint: moto.url, callerIp: async () => CALLER, amiParameters: ['/rft-test/none/latest/ami-id', '/rft-test/dlami/latest/ami-id'], amiNamePattern: 'No Such DLAMI *', consistency: { baseMs: 10, windowMs: 1000 } });
+  const a = await viaSsm.launch({ runId: 'rft-20261121-150000-mot8', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
+  assert.equal((await raw(a.id)).ImageId, dl);
+  assert.equal(viaSsm.amiSource, 'SSM /rft-test/dlami/latest/ami-id');
+  await viaSsm.terminate(a.id);
+  const fallback = provider();
+  const b = await fallback.launch({ runId: 'rft-20261121-150000-mot9', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
+  assert.match(fallback.amiSource ?? '', /^DescribeImages/);
+  assert.equal((await raw(b.id)).ImageId, dl);
+  await fallback.terminate(b.id);
 });
 
 test('moto: unknown ids: describe is undefined, terminate of an id EC2 never had resolves (InvalidInstanceID.NotFound, not launched here)', async () => {
