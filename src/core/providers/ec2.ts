@@ -285,23 +285,25 @@ export class Ec2Provider implements Provider {
    * (or a hand edit) leaves one with no rule for 22, or with more than ours; the rule is added and anything
    * else revoked before an instance uses it.
    */
-  private async ensureSecurityGroup(signal?: AbortSignal): Promise<string> {
+  private async ensureSecurityGroup(vpcId: string, signal?: AbortSignal): Promise<string> {
     const ip = await callerIpv4('ec2', this.options.callerIp, signal);
     const groupName = `remote-finetune-ssh-${ip.replace(/\./g, '-')}`;
     const cidr = `${ip}/32`;
-    const existing = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
+    // Group names are unique per VPC: the one found must live in the VPC the instance goes to.
+    const byName = [{ Name: 'group-name', Values: [groupName] }, { Name: 'vpc-id', Values: [vpcId] }];
+    const existing = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: byName }), signal);
     let group = existing.SecurityGroups?.[0];
     let id = group?.GroupId;
     if (!id) {
       try {
-        const created = await this.send<{ GroupId?: string }>((sdk) => new sdk.CreateSecurityGroupCommand({ GroupName: groupName, Description: `Remote Fine-Tune: SSH from ${ip} only`, TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
+        const created = await this.send<{ GroupId?: string }>((sdk) => new sdk.CreateSecurityGroupCommand({ GroupName: groupName, VpcId: vpcId, Description: `Remote Fine-Tune: SSH from ${ip} only`, TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
         id = created.GroupId;
         group = undefined;
       } catch (err) {
         // Created a moment ago (by us, a retry, another window) and not yet visible to DescribeSecurityGroups.
         if (awsCode(err) !== 'InvalidGroup.Duplicate') throw err;
         const again = await this.untilConsistent(['InvalidGroup.NotFound'], async () => {
-          const r = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
+          const r = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: byName }), signal);
           if (!r.SecurityGroups?.[0]?.GroupId) throw new ProviderError('not-found', `InvalidGroup.NotFound: ${groupName} not visible yet`, 'ec2');
           return r.SecurityGroups[0];
         }, signal);
@@ -338,13 +340,45 @@ export class Ec2Provider implements Provider {
     return groupId;
   }
 
+  /**
+   * Where the instance goes. With a default VPC: there, as EC2 places a launch that names no subnet (its
+   * subnets are public by construction). Without one (deleted, or an account that never had it), EC2 refuses
+   * such a launch (VPCIdNotSpecified), so a subnet is picked here: public (its route table, or its VPC's main
+   * table, sends 0.0.0.0/0 to an internet gateway; SSH from here cannot reach anything else), in a zone that
+   * offers the type, the requested zone when there is one. None: a clear error naming what to create.
+   */
+  private async network(instanceType: string, zone: string | undefined, signal?: AbortSignal): Promise<{ vpcId: string; subnetId?: string }> {
+    const vpcs = await this.send<{ Vpcs?: Ec2Sdk.Vpc[] }>((sdk) => new sdk.DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }), signal);
+    const def = vpcs.Vpcs?.find((v) => v.IsDefault && v.VpcId);
+    if (def?.VpcId) return { vpcId: def.VpcId };
+    const region = this.options.region;
+    const subnets = (await this.send<{ Subnets?: Ec2Sdk.Subnet[] }>((sdk) => new sdk.DescribeSubnetsCommand({ Filters: [{ Name: 'state', Values: ['available'] }] }), signal)).Subnets ?? [];
+    const vpcIds = [...new Set(subnets.map((x) => x.VpcId).filter((x): x is string => !!x))];
+    const tables = vpcIds.length ? (await this.send<{ RouteTables?: Ec2Sdk.RouteTable[] }>((sdk) => new sdk.DescribeRouteTablesCommand({ Filters: [{ Name: 'vpc-id', Values: vpcIds }] }), signal)).RouteTables ?? [] : [];
+    const tableOf = (sub: Ec2Sdk.Subnet): Ec2Sdk.RouteTable | undefined =>
+      tables.find((t) => (t.Associations ?? []).some((a) => a.SubnetId === sub.SubnetId)) ?? tables.find((t) => t.VpcId === sub.VpcId && (t.Associations ?? []).some((a) => a.Main));
+    const isPublic = (sub: Ec2Sdk.Subnet): boolean => (tableOf(sub)?.Routes ?? []).some((r) => r.DestinationCidrBlock === '0.0.0.0/0' && (r.GatewayId ?? '').startsWith('igw-'));
+    const publicSubnets = subnets.filter((x) => x.SubnetId && x.AvailabilityZone && isPublic(x));
+    const offered = await this.send<{ InstanceTypeOfferings?: Array<{ Location?: string }> }>((sdk) => new sdk.DescribeInstanceTypeOfferingsCommand({ LocationType: 'availability-zone', Filters: [{ Name: 'instance-type', Values: [instanceType] }] }), signal);
+    const zones = new Set((offered.InstanceTypeOfferings ?? []).map((o) => o.Location));
+    const fits = publicSubnets.filter((x) => zones.has(x.AvailabilityZone) && (!zone || x.AvailabilityZone === zone));
+    // Subnets that hand out public addresses themselves first, then a stable order.
+    const best = fits.sort((a, b) => Number(b.MapPublicIpOnLaunch ?? false) - Number(a.MapPublicIpOnLaunch ?? false) || (a.AvailabilityZone ?? '').localeCompare(b.AvailabilityZone ?? '') || (a.SubnetId ?? '').localeCompare(b.SubnetId ?? ''))[0];
+    if (best?.SubnetId && best.VpcId) return { vpcId: best.VpcId, subnetId: best.SubnetId };
+    const fix = `create a default VPC (\`aws ec2 create-default-vpc --region ${region}\`) or a public subnet (a route 0.0.0.0/0 to an internet gateway) in a zone that offers ${instanceType}, then retry`;
+    if (publicSubnets.length === 0) throw new ProviderError('invalid', `no default VPC in ${region} and no public subnet (none of its ${subnets.length} subnet(s) routes 0.0.0.0/0 to an internet gateway): ${fix}`, 'ec2');
+    const where = [...new Set(publicSubnets.map((x) => x.AvailabilityZone))].join(', ');
+    throw new ProviderError('invalid', `no default VPC in ${region}, and its public subnets (${where}) are not in a zone that offers ${instanceType}${zone ? ` in ${zone}` : ''} (${[...zones].join(', ') || 'none'}): ${fix}`, 'ec2');
+  }
+
   /** The DLAMIs are Ubuntu with cloud-init: the user-data's host key becomes the instance's. */
   readonly deliversHostKey = true;
 
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const ami = await this.findAmi(request.instanceType, signal);
     const keyName = await this.ensureKeyPair(request.sshPublicKey, signal);
-    const groupId = await this.ensureSecurityGroup(signal);
+    const net = await this.network(request.instanceType, request.zone, signal);
+    const groupId = await this.ensureSecurityGroup(net.vpcId, signal);
     const name = instanceNameFor(request.runId);
     const tags = [{ Key: 'Name', Value: name }, { Key: OWNER_TAG, Value: 'true' }, { Key: RUN_ID_TAG, Value: request.runId }, ...(request.ownerId ? [{ Key: OWNER_ID_TAG, Value: request.ownerId }] : [])];
     // A key pair or group made a moment ago may be NotFound to RunInstances; the ClientToken makes the retry safe.
@@ -355,7 +389,10 @@ export class Ec2Provider implements Provider {
         MinCount: 1,
         MaxCount: 1,
         KeyName: keyName,
-        SecurityGroupIds: [groupId],
+        // In a subnet of our choosing the address must be asked for: such subnets rarely hand them out.
+        ...(net.subnetId
+          ? { NetworkInterfaces: [{ DeviceIndex: 0, SubnetId: net.subnetId, Groups: [groupId], AssociatePublicIpAddress: true, DeleteOnTermination: true }] }
+          : { SecurityGroupIds: [groupId] }),
         // Same run, same token: EC2 returns the first instance instead of launching another.
         ClientToken: createHash('sha256').update(request.runId).digest('hex').slice(0, 64),
         // The on-host watchdog powers off; with this, power-off ends billing instead of leaving a stopped instance.
@@ -365,7 +402,7 @@ export class Ec2Provider implements Provider {
         MetadataOptions: { HttpTokens: 'required', HttpEndpoint: 'enabled', HttpPutResponseHopLimit: 1 },
         ...(request.hostKey ? { UserData: Buffer.from(cloudInitHostKey(request.hostKey)).toString('base64') } : {}),
         TagSpecifications: [{ ResourceType: 'instance', Tags: tags }, { ResourceType: 'volume', Tags: tags }],
-        Placement: request.zone ? { AvailabilityZone: request.zone } : undefined,
+        Placement: request.zone && !net.subnetId ? { AvailabilityZone: request.zone } : undefined,
         InstanceMarketOptions: request.spot ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', InstanceInterruptionBehavior: 'terminate' } } : undefined,
       }),
       signal,

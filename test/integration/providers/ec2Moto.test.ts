@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SSMClient, PutParameterCommand } from '@aws-sdk/client-ssm';
+import { AssociateRouteTableCommand, AttachInternetGatewayCommand, CreateInternetGatewayCommand, CreateRouteCommand, CreateRouteTableCommand, CreateSubnetCommand, CreateVpcCommand, DeleteSubnetCommand, DeleteVpcCommand, DescribeSubnetsCommand, DescribeVpcsCommand } from '@aws-sdk/client-ec2';
 import { DescribeImagesCommand, DescribeInstanceAttributeCommand, DescribeInstancesCommand, DescribeKeyPairsCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, AuthorizeSecurityGroupIngressCommand, CreateSecurityGroupCommand, EC2Client } from '@aws-sdk/client-ec2';
 import type { Instance as Ec2Instance } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
@@ -144,6 +145,36 @@ test('moto: the image comes from an SSM parameter (GetParameters on moto\'s SSM)
   assert.match(fallback.amiSource ?? '', /^DescribeImages/);
   assert.equal((await raw(b.id)).ImageId, dl);
   await fallback.terminate(b.id);
+});
+
+test('moto: an account without a default VPC: a clear refusal while no subnet is public; once one routes to an internet gateway, the launch goes there with its group in that VPC', async () => {
+  // A region of its own, so the other cases keep moto's default VPC.
+  const region = 'eu-west-3';
+  const ec2 = new EC2Client({ region, endpoint: moto.url });
+  for (const v of (await ec2.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }))).Vpcs ?? []) {
+    for (const sub of (await ec2.send(new DescribeSubnetsCommand({ Filters: [{ Name: 'vpc-id', Values: [v.VpcId!] }] }))).Subnets ?? []) await ec2.send(new DeleteSubnetCommand({ SubnetId: sub.SubnetId }));
+    await ec2.send(new DeleteVpcCommand({ VpcId: v.VpcId }));
+  }
+  const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: '10.20.0.0/16' }))).Vpc!.VpcId!;
+  const subnet = (await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: '10.20.1.0/24', AvailabilityZone: `${region}a` }))).Subnet!.SubnetId!;
+  const p = provider(region);
+  await assert.rejects(p.launch({ runId: 'rft-20261121-150000-motA', instanceType: 'g4dn.xlarge', region, spot: false, sshPublicKey: PUB }), (e: unknown) => e instanceof ProviderError && e.code === 'invalid' && /create-default-vpc/.test(e.message));
+  assert.deepEqual(await p.listOwned(), []);
+  const igw = (await ec2.send(new CreateInternetGatewayCommand({}))).InternetGateway!.InternetGatewayId!;
+  await ec2.send(new AttachInternetGatewayCommand({ InternetGatewayId: igw, VpcId: vpc }));
+  const rt = (await ec2.send(new CreateRouteTableCommand({ VpcId: vpc }))).RouteTable!.RouteTableId!;
+  await ec2.send(new CreateRouteCommand({ RouteTableId: rt, DestinationCidrBlock: '0.0.0.0/0', GatewayId: igw }));
+  await ec2.send(new AssociateRouteTableCommand({ RouteTableId: rt, SubnetId: subnet }));
+  const inst = await p.launch({ runId: 'rft-20261121-150000-motB', instanceType: 'g4dn.xlarge', region, spot: false, sshPublicKey: PUB });
+  const i = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [inst.id] }))).Reservations![0]!.Instances![0]!;
+  assert.equal(i.SubnetId, subnet);
+  assert.equal(i.VpcId, vpc);
+  assert.ok(i.PublicIpAddress, 'a public address was asked for');
+  const groups = await ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: (i.SecurityGroups ?? []).map((g) => g.GroupId!) }));
+  // moto lists the VPC's default group beside ours on a network-interface launch; both live in the chosen VPC.
+  assert.ok((groups.SecurityGroups ?? []).every((g) => g.VpcId === vpc), JSON.stringify(groups.SecurityGroups?.map((g) => [g.GroupName, g.VpcId])));
+  assert.ok((groups.SecurityGroups ?? []).some((g) => g.GroupName === `remote-finetune-ssh-${CALLER.replace(/\./g, '-')}`));
+  await p.terminate(inst.id);
 });
 
 test('moto: unknown ids: describe is undefined, terminate of an id EC2 never had resolves (InvalidInstanceID.NotFound, not launched here)', async () => {
