@@ -4,6 +4,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
+import { GCE_IMAGES, imageFromFamily, imageJson, resolveSourceImage } from './gcpImages';
+import type { GceImage } from './gcpImages';
 import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 interface Operation {
@@ -32,6 +34,8 @@ export class GcpEmulator extends EmulatorBase {
   /** Firewall rules by name, as inserted (compute#firewall bodies). */
   readonly firewalls = new Map<string, Record<string, unknown>>();
   private readonly requestIds = new Map<string, string>();
+  /** Public images (the Deep Learning VM project's families), as images.getFromFamily sees them. */
+  readonly images: GceImage[] = [...GCE_IMAGES];
   /** Milliseconds an operation stays RUNNING. */
   opMs = 20;
   /** Token requests refused because the JWT did not verify. */
@@ -67,6 +71,7 @@ export class GcpEmulator extends EmulatorBase {
     if (rest === '/global/firewalls') return req.method === 'POST' ? 'firewall-insert' : 'firewall-list';
     if (/^\/global\/firewalls\/[^/]+$/.test(rest)) return req.method === 'DELETE' ? 'firewall-delete' : 'firewall-get';
     if (/^\/global\/operations\/[^/]+$/.test(rest)) return 'global-operation';
+    if (/^\/global\/images\/family\/[^/]+$/.test(rest)) return 'image-from-family';
     if (/^\/zones\/[^/]+\/instances\/[^/]+\/getGuestAttributes$/.test(rest)) return 'guest-attributes';
     return `unknown ${req.method} ${rest}`;
   }
@@ -168,12 +173,17 @@ export class GcpEmulator extends EmulatorBase {
         json(200, { kind: 'compute#acceleratorTypeList', items: GCP_ZONE_ACCELERATORS.map((name) => ({ kind: 'compute#acceleratorType', name, zone })) });
         return;
       case 'insert': {
-        const input = JSON.parse(body) as { name: string; machineType?: string; scheduling?: { provisioningModel?: string; onHostMaintenance?: string }; labels?: Record<string, string> };
+        const input = JSON.parse(body) as { name: string; machineType?: string; scheduling?: { provisioningModel?: string; onHostMaintenance?: string }; labels?: Record<string, string>; disks?: Array<{ initializeParams?: { sourceImage?: string; diskSizeGb?: string } }> };
         const requestId = url.searchParams.get('requestId');
         const prior = requestId ? this.requestIds.get(requestId) : undefined;
         if (prior) return json(200, this.opJson(this.operations.find((o) => o.name === prior)!));
         if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(input.name)) return this.err(res, 400, 'invalid', `Invalid value for field 'resource.name': '${input.name}'.`);
         if (input.scheduling?.onHostMaintenance !== 'TERMINATE') return this.err(res, 400, 'invalid', 'Instances with guest accelerators do not support live migration.');
+        // The boot disk's image is resolved at insert: a retired family or image fails the insert itself.
+        const boot = input.disks?.[0]?.initializeParams;
+        const image = boot?.sourceImage ? resolveSourceImage(this.images, boot.sourceImage) : undefined;
+        if (boot?.sourceImage && !image) return this.err(res, 404, 'notFound', `The resource '${boot.sourceImage.replace(/^https:\/\/[^/]+\/compute\/v1\//, '')}' was not found`);
+        if (image && boot?.diskSizeGb && Number(boot.diskSizeGb) < image.diskSizeGb) return this.err(res, 400, 'invalid', `Invalid value for field 'resource.disks[0].initializeParams.diskSizeGb': '${boot.diskSizeGb}'. Requested disk size cannot be smaller than the image size (${image.diskSizeGb} GB)`);
         if ([...this.instances.values()].some((i) => i.name === input.name && i.zone === zone)) return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/zones/${zone}/instances/${input.name}' already exists`);
         if (fault?.kind === 'capacity') {
           const o = this.newOp(zone, 'insert', input.name, { code: 'ZONE_RESOURCE_POOL_EXHAUSTED', message: `The zone '${zone}' does not have enough resources available to fulfill the request.` });
@@ -232,6 +242,14 @@ export class GcpEmulator extends EmulatorBase {
           .some((m) => m.key === 'enable-guest-attributes' && m.value.toUpperCase() === 'TRUE');
         if (!i || !enabled || this.guestHostKeys.length === 0) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}/guestAttributes/hostkeys/' was not found`);
         json(200, { kind: 'compute#guestAttributes', queryPath: 'hostkeys/', queryValue: { items: this.guestHostKeys.map((l) => ({ namespace: 'hostkeys', key: l.split(' ')[0], value: l.split(' ')[1] })) } });
+        return;
+      }
+      case 'image-from-family': {
+        const project = decodeURIComponent(parts[4] ?? '');
+        const family = decodeURIComponent(parts[8] ?? '');
+        const img = imageFromFamily(this.images, project, family);
+        if (!img) return this.err(res, 404, 'notFound', `The resource 'projects/${project}/global/images/family/${family}' was not found`);
+        json(200, imageJson(this.url, img));
         return;
       }
       case 'global-operation': {

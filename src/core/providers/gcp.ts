@@ -103,20 +103,46 @@ function labelValue(s: string): string {
 export class GcpProvider implements Provider {
   readonly kind = 'gcp' as const;
   readonly canStop = true;
+  private readonly root: string;
   private readonly base: string;
 
   constructor(private readonly options: GcpOptions) {
-    this.base = `${(options.baseUrl ?? GCP_COMPUTE_BASE).replace(/\/$/, '')}/projects/${encodeURIComponent(options.project)}`;
+    this.root = (options.baseUrl ?? GCP_COMPUTE_BASE).replace(/\/$/, '');
+    this.base = `${this.root}/projects/${encodeURIComponent(options.project)}`;
   }
 
-  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal: AbortSignal | undefined, retry?: RetryPolicy): Promise<unknown> {
+  private call(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal: AbortSignal | undefined, retry?: RetryPolicy): Promise<unknown> {
+    return this.callUrl(method, `${this.base}${path}`, body, signal, retry);
+  }
+
+  private async callUrl(method: 'GET' | 'POST' | 'DELETE', url: string, body: unknown, signal: AbortSignal | undefined, retry?: RetryPolicy): Promise<unknown> {
     const token = await this.options.auth.token(signal);
     const res = await requestJson(
-      { method, url: `${this.base}${path}`, headers: { authorization: `Bearer ${token}` }, body, timeoutMs: this.options.requestTimeoutMs ?? 30_000, retry: retry ?? this.options.retry ?? DEFAULT_RETRY, signal },
+      { method, url, headers: { authorization: `Bearer ${token}` }, body, timeoutMs: this.options.requestTimeoutMs ?? 30_000, retry: retry ?? this.options.retry ?? DEFAULT_RETRY, signal },
       'gcp',
       gcpError,
     );
     return res.body;
+  }
+
+  /**
+   * The boot image: the newest non-deprecated image of the family (images.getFromFamily), named exactly in
+   * the insert so the image checked is the image booted. A retired family is a clear error before anything
+   * is created (an insert naming it fails with a bare 404 after the firewall rule is made).
+   */
+  private async bootImage(signal?: AbortSignal): Promise<{ source: string; diskSizeGb: number }> {
+    const project = this.options.imageProject ?? DLVM_IMAGE_PROJECT;
+    const family = this.options.imageFamily ?? DLVM_IMAGE_FAMILY;
+    let image: { name?: string; status?: string; diskSizeGb?: string } | undefined;
+    try {
+      image = (await this.callUrl('GET', `${this.root}/projects/${encodeURIComponent(project)}/global/images/family/${encodeURIComponent(family)}`, undefined, signal)) as typeof image;
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
+    }
+    if (!image?.name || (image.status && image.status !== 'READY')) {
+      throw new ProviderError('not-found', `the image family ${family} in project ${project} has no usable image (retired or deprecated): list the current ones with \`gcloud compute images list --project ${project} --no-standard-images\``, 'gcp');
+    }
+    return { source: `projects/${project}/global/images/${image.name}`, diskSizeGb: Number(image.diskSizeGb ?? 0) };
   }
 
   /** Polls a zone operation until DONE; an operation error becomes a ProviderError. */
@@ -182,6 +208,9 @@ export class GcpProvider implements Provider {
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const shape = gcpShapeOf(request.instanceType);
     if (!shape) throw new ProviderError('invalid', `unknown GCP GPU shape ${request.instanceType}`, 'gcp');
+    const image = await this.bootImage(signal);
+    const diskGb = request.diskGiB ?? Math.max(200, image.diskSizeGb);
+    if (diskGb < image.diskSizeGb) throw new ProviderError('invalid', `a ${diskGb} GB boot disk is smaller than the image ${image.source.split('/').pop() ?? ''} (${image.diskSizeGb} GB): ask for at least ${image.diskSizeGb} GB`, 'gcp');
     const sshTag = await this.ensureFirewall(signal);
     const zone = request.zone ?? this.options.zone;
     const name = instanceNameFor(request.runId);
@@ -192,7 +221,7 @@ export class GcpProvider implements Provider {
       guestAccelerators: shape.attached ? [{ acceleratorType: `zones/${zone}/acceleratorTypes/${shape.accelerator}`, acceleratorCount: shape.gpuCount }] : [],
       disks: [{
         boot: true, autoDelete: true,
-        initializeParams: { sourceImage: `projects/${this.options.imageProject ?? DLVM_IMAGE_PROJECT}/global/images/family/${this.options.imageFamily ?? DLVM_IMAGE_FAMILY}`, diskSizeGb: String(request.diskGiB ?? 200), diskType: `zones/${zone}/diskTypes/pd-balanced` },
+        initializeParams: { sourceImage: image.source, diskSizeGb: String(diskGb), diskType: `zones/${zone}/diskTypes/pd-balanced` },
       }],
       networkInterfaces: [{ network: 'global/networks/default', accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],
       tags: { items: [sshTag] },
