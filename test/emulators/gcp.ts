@@ -2,10 +2,11 @@
 // here). The token endpoint verifies the service account's RS256 JWT against its public key; compute
 // calls need the issued bearer token; inserts and deletes return zone operations that finish later.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
 import { GCE_IMAGES, imageFromFamily, imageJson, resolveSourceImage } from './gcpImages';
 import type { GceImage } from './gcpImages';
+import { GoogleTokens } from './gcpOauth';
 import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 interface Operation {
@@ -23,8 +24,12 @@ export class GcpEmulator extends EmulatorBase {
   readonly project = 'rft-test-project';
   readonly clientEmail = 'trainer@rft-test-project.iam.gserviceaccount.com';
   readonly privateKeyPem: string;
-  private readonly publicKeyPem: string;
-  private readonly tokens = new Set<string>();
+  /** Google's token services (OAuth, STS, IAM credentials) and the principal behind each token. */
+  readonly oauth: GoogleTokens;
+  /** The x-goog-user-project header of each API call (undefined: none), by operation. */
+  readonly userProjects: Array<[string, string | undefined]> = [];
+  /** Who made each API call (service account or user email, principal:// for a federated identity), by operation. */
+  readonly callers: Array<[string, string]> = [];
   readonly operations: Operation[] = [];
   /**
    * What the guest agent of every instance publishes under hostkeys/ ("type base64" lines); empty: the agent
@@ -39,13 +44,15 @@ export class GcpEmulator extends EmulatorBase {
   /** Milliseconds an operation stays RUNNING. */
   opMs = 20;
   /** Token requests refused because the JWT did not verify. */
-  badAssertions = 0;
+  get badAssertions(): number {
+    return this.oauth.badAssertions;
+  }
 
   constructor(options: EmulatorOptions = {}) {
     super(options);
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
     this.privateKeyPem = privateKey;
-    this.publicKeyPem = publicKey;
+    this.oauth = new GoogleTokens(() => `${this.url}/token`, { email: this.clientEmail, publicKeyPem: publicKey });
   }
 
   /** A service-account key file as the IAM console downloads it, pointing at this emulator's token endpoint. */
@@ -60,6 +67,8 @@ export class GcpEmulator extends EmulatorBase {
   protected operationOf(req: IncomingMessage): string {
     const path = (req.url ?? '').replace(/\?.*$/, '');
     if (path === '/token') return 'token';
+    if (path === '/sts/v1/token') return 'sts';
+    if (/^\/iamcredentials\/v1\/projects\/-\/serviceAccounts\/[^/]+:generateAccessToken$/.test(path)) return 'generate-access-token';
     const rest = path.replace(/^\/compute\/v1\/projects\/[^/]+/, '');
     if (/^\/zones\/[^/]+\/acceleratorTypes$/.test(rest)) return 'accelerators';
     if (/^\/zones\/[^/]+\/instances$/.test(rest)) return req.method === 'POST' ? 'insert' : 'list';
@@ -138,32 +147,23 @@ export class GcpEmulator extends EmulatorBase {
   /** Deleted instances, kept for the tests' accounting. */
   readonly gone: EmulatedInstance[] = [];
 
-  private verifyAssertion(assertion: string): boolean {
-    const [h, c, sig] = assertion.split('.');
-    if (!h || !c || !sig) return false;
-    const v = createVerify('RSA-SHA256');
-    v.update(`${h}.${c}`);
-    if (!v.verify(this.publicKeyPem, Buffer.from(sig, 'base64url'))) return false;
-    const claims = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as { iss?: string; aud?: string; scope?: string; exp?: number };
-    return claims.iss === this.clientEmail && claims.aud === `${this.url}/token` && /auth\/(compute|cloud-platform)/.test(claims.scope ?? '') && (claims.exp ?? 0) > Date.now() / 1000;
-  }
-
   protected route(op: string, req: IncomingMessage, body: string, res: ServerResponse, fault: Fault | undefined): void {
     const json = (status: number, data: unknown): void => send(res, status, 'application/json', JSON.stringify(data));
-    if (op === 'token') {
-      const form = new URLSearchParams(body);
-      if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer' || !this.verifyAssertion(form.get('assertion') ?? '')) {
-        this.badAssertions++;
-        json(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
-        return;
-      }
-      const token = `ya29.${randomBytes(16).toString('hex')}`;
-      this.tokens.add(token);
-      json(200, { access_token: token, expires_in: 3599, token_type: 'Bearer' });
-      return;
+    const userProject = req.headers['x-goog-user-project'] === undefined ? undefined : String(req.headers['x-goog-user-project']);
+    const answer = (a: { status: number; body: unknown }): void => json(a.status, a.body);
+    if (op === 'token') return answer(this.oauth.token(new URLSearchParams(body), userProject));
+    if (op === 'sts') return answer(this.oauth.sts(new URLSearchParams(body), userProject));
+    if (op === 'generate-access-token') {
+      if (userProject) this.oauth.quotaHeaderOnTokenCalls++;
+      const email = decodeURIComponent(/serviceAccounts\/([^/:]+):/.exec(req.url ?? '')?.[1] ?? '');
+      return answer(this.oauth.generateAccessToken(email, req.headers.authorization, body));
     }
-    const auth = String(req.headers.authorization ?? '');
-    if (!this.tokens.has(auth.replace(/^Bearer /, ''))) return this.err(res, 401, 'authError', 'Request had invalid authentication credentials.');
+    const principal = this.oauth.principalOf(req.headers.authorization);
+    if (!principal) return this.err(res, 401, 'authError', 'Request had invalid authentication credentials.');
+    this.userProjects.push([op, userProject]);
+    this.callers.push([op, GoogleTokens.key(principal)]);
+    const denied = userProject ? this.oauth.userProjectDenied(principal, userProject) : undefined;
+    if (denied) return answer(denied);
     const url = new URL(req.url ?? '/', this.url);
     const parts = url.pathname.split('/');
     const zone = parts[6] ?? '';

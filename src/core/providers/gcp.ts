@@ -6,7 +6,7 @@ import { sleep } from './abort';
 import { codeForStatus, DEFAULT_RETRY, requestJson } from './http';
 import type { HttpErrorDetail, RetryPolicy } from './http';
 import { DLVM_IMAGE_FAMILY, DLVM_IMAGE_PROJECT, GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from './gcpCatalog';
-import type { TokenSource } from './gcpAuth';
+import type { TokenSource } from './gcpToken';
 import { matchesQuery } from './offers';
 import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
@@ -117,8 +117,10 @@ export class GcpProvider implements Provider {
 
   private async callUrl(method: 'GET' | 'POST' | 'DELETE', url: string, body: unknown, signal: AbortSignal | undefined, retry?: RetryPolicy): Promise<unknown> {
     const token = await this.options.auth.token(signal);
+    // The quota project the credentials name is billed for the call, as google-auth-library sends it.
+    const quota = this.options.auth.quotaProjectId;
     const res = await requestJson(
-      { method, url, headers: { authorization: `Bearer ${token}` }, body, timeoutMs: this.options.requestTimeoutMs ?? 30_000, retry: retry ?? this.options.retry ?? DEFAULT_RETRY, signal },
+      { method, url, headers: { authorization: `Bearer ${token}`, ...(quota ? { 'x-goog-user-project': quota } : {}) }, body, timeoutMs: this.options.requestTimeoutMs ?? 30_000, retry: retry ?? this.options.retry ?? DEFAULT_RETRY, signal },
       'gcp',
       gcpError,
     );
