@@ -10,6 +10,7 @@ import { Ec2Provider } from '../../core/providers/ec2';
 import { GcpProvider } from '../../core/providers/gcp';
 import { applicationDefaultCredentials } from '../../core/providers/gcpAuth';
 import type { TokenSource } from '../../core/providers/gcpAuth';
+import { onGoogleCloud } from '../../core/providers/gcpMetadataCredentials';
 import { LambdaProvider } from '../../core/providers/lambda';
 import type { Provider, ProviderKind } from '../../core/providers/types';
 import { Ledger } from '../../core/runs/ledger';
@@ -38,14 +39,26 @@ function settings(): { awsRegion?: string; gcpProject?: string; gcpZone: string 
 
 function gcpCredentialsPresent(): boolean {
   const file = process.env.GOOGLE_APPLICATION_CREDENTIALS;
-  return (!!file && existsSync(file)) || existsSync(join(process.env.CLOUDSDK_CONFIG ?? join(homedir(), '.config', 'gcloud'), 'application_default_credentials.json'));
+  // On a Google Cloud VM (VS Code's workspace host there) the metadata server has the VM's service account.
+  return (!!file && existsSync(file)) || existsSync(join(process.env.CLOUDSDK_CONFIG ?? join(homedir(), '.config', 'gcloud'), 'application_default_credentials.json')) || onGoogleCloud(process.env);
 }
 
-/** ADC resolved on first use, so activation never reads credential files. */
+/**
+ * ADC resolved on first use, so activation never reads credential files. The quota project is known once a
+ * token was asked for, which every API call does first.
+ */
 function lazyAdc(): TokenSource {
   let source: Promise<TokenSource> | undefined;
-  const get = (): Promise<TokenSource> => (source ??= applicationDefaultCredentials());
-  return { describe: 'Application Default Credentials', token: async (signal) => (await get()).token(signal) };
+  let resolved: TokenSource | undefined;
+  const get = (): Promise<TokenSource> => (source ??= applicationDefaultCredentials().then((s) => (resolved = s)));
+  return {
+    describe: 'Application Default Credentials',
+    get quotaProjectId(): string | undefined {
+      return resolved?.quotaProjectId;
+    },
+    token: async (signal) => (await get()).token(signal),
+    account: async (signal) => (await get()).account?.(signal),
+  };
 }
 
 /** One set per extension host, shared by the orphan sweep and the run lifecycle (providerFor, offers). */
