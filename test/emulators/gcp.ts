@@ -7,6 +7,7 @@ import { EmulatorBase, send } from './server';
 import { GCE_IMAGES, imageFromFamily, imageJson, resolveSourceImage } from './gcpImages';
 import type { GceImage } from './gcpImages';
 import { GoogleTokens } from './gcpOauth';
+import { OsLogin } from './gcpOsLogin';
 import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 interface Operation {
@@ -28,6 +29,10 @@ export class GcpEmulator extends EmulatorBase {
   readonly oauth: GoogleTokens;
   /** The x-goog-user-project header of each API call (undefined: none), by operation. */
   readonly userProjects: Array<[string, string | undefined]> = [];
+  /** OS Login profiles, and who may log in with them. */
+  readonly osLogin = new OsLogin();
+  /** The project's commonInstanceMetadata items (enable-oslogin, enable-oslogin-2fa, …). */
+  projectMetadata: Array<{ key: string; value: string }> = [];
   /** Who made each API call (service account or user email, principal:// for a federated identity), by operation. */
   readonly callers: Array<[string, string]> = [];
   readonly operations: Operation[] = [];
@@ -67,10 +72,15 @@ export class GcpEmulator extends EmulatorBase {
   protected operationOf(req: IncomingMessage): string {
     const path = (req.url ?? '').replace(/\?.*$/, '');
     if (path === '/token') return 'token';
+    if (/^\/oslogin\/v1\/users\/[^/]+:importSshPublicKey$/.test(path)) return 'oslogin-import';
+    if (/^\/oslogin\/v1\/users\/[^/]+\/loginProfile$/.test(path)) return 'oslogin-profile';
     if (path === '/sts/v1/token') return 'sts';
+    if (path === '/tokeninfo') return 'tokeninfo';
     if (/^\/iamcredentials\/v1\/projects\/-\/serviceAccounts\/[^/]+:generateAccessToken$/.test(path)) return 'generate-access-token';
     const rest = path.replace(/^\/compute\/v1\/projects\/[^/]+/, '');
+    if (rest === '') return 'project-get';
     if (/^\/zones\/[^/]+\/acceleratorTypes$/.test(rest)) return 'accelerators';
+    if (/^\/zones\/[^/]+\/instances\/[^/]+\/testIamPermissions$/.test(rest)) return 'instance-test-permissions';
     if (/^\/zones\/[^/]+\/instances$/.test(rest)) return req.method === 'POST' ? 'insert' : 'list';
     if (/^\/zones\/[^/]+\/instances\/[^/]+\/stop$/.test(rest)) return 'stop';
     if (/^\/zones\/[^/]+\/instances\/[^/]+$/.test(rest)) return req.method === 'DELETE' ? 'delete' : 'get';
@@ -144,6 +154,24 @@ export class GcpEmulator extends EmulatorBase {
     this.gone.push(i);
   }
 
+  /**
+   * The keys the guest's sshd accepts for `user` on this instance, as the guest agent decides them: under OS
+   * Login (enable-oslogin TRUE in the instance's metadata, else the project's) the OS Login profile's; else the
+   * `user:key` lines of the ssh-keys metadata.
+   */
+  authorizedKeys(instanceId: string, user: string): string[] {
+    const [zone, name] = instanceId.split('/');
+    const i = [...this.instances.values()].find((x) => x.zone === zone && x.name === name);
+    if (!i) return [];
+    const items = (i.request as { metadata?: { items?: Array<{ key: string; value: string }> } }).metadata?.items ?? [];
+    const flag = (list: Array<{ key: string; value: string }>): boolean | undefined => {
+      const v = list.find((m) => m.key === 'enable-oslogin')?.value;
+      return v === undefined ? undefined : v.toLowerCase() === 'true';
+    };
+    if (flag(items) ?? flag(this.projectMetadata) ?? false) return this.osLogin.authorizedKeys(user, this.project);
+    return (items.find((m) => m.key === 'ssh-keys')?.value ?? '').split('\n').filter((l) => l.startsWith(`${user}:`)).map((l) => l.slice(user.length + 1).trim());
+  }
+
   /** Deleted instances, kept for the tests' accounting. */
   readonly gone: EmulatedInstance[] = [];
 
@@ -153,6 +181,12 @@ export class GcpEmulator extends EmulatorBase {
     const answer = (a: { status: number; body: unknown }): void => json(a.status, a.body);
     if (op === 'token') return answer(this.oauth.token(new URLSearchParams(body), userProject));
     if (op === 'sts') return answer(this.oauth.sts(new URLSearchParams(body), userProject));
+    if (op === 'tokeninfo') {
+      // oauth2.googleapis.com/tokeninfo: the token's account (email) when it was granted userinfo.email.
+      const who = this.oauth.principalOf(`Bearer ${new URL(req.url ?? '/', this.url).searchParams.get('access_token') ?? ''}`);
+      if (!who) return json(400, { error: 'invalid_token', error_description: 'Invalid Value' });
+      return json(200, { azp: 'client', aud: 'client', scope: 'https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/cloud-platform openid', expires_in: '3500', access_type: 'offline', ...(who.kind !== 'federated' ? { email: who.email, email_verified: 'true' } : {}) });
+    }
     if (op === 'generate-access-token') {
       if (userProject) this.oauth.quotaHeaderOnTokenCalls++;
       const email = decodeURIComponent(/serviceAccounts\/([^/:]+):/.exec(req.url ?? '')?.[1] ?? '');
@@ -169,6 +203,22 @@ export class GcpEmulator extends EmulatorBase {
     const zone = parts[6] ?? '';
     const byName = (name: string): EmulatedInstance | undefined => [...this.instances.values()].find((i) => i.name === name && i.zone === zone);
     switch (op) {
+      case 'oslogin-import':
+      case 'oslogin-profile': {
+        const user = decodeURIComponent(/\/users\/([^/:]+)/.exec(url.pathname)?.[1] ?? '');
+        return answer(op === 'oslogin-import' ? this.osLogin.importKey(principal, user, url.searchParams.get('projectId'), body) : this.osLogin.loginProfile(principal, user, url.searchParams.get('projectId')));
+      }
+      case 'project-get':
+        if (decodeURIComponent(parts[4] ?? '') !== this.project) return this.err(res, 404, 'notFound', `The resource 'projects/${parts[4] ?? ''}' was not found`);
+        json(200, { kind: 'compute#project', name: this.project, id: '123456789012', commonInstanceMetadata: { kind: 'compute#metadata', fingerprint: 'f1', items: this.projectMetadata } });
+        return;
+      case 'instance-test-permissions': {
+        if (!byName(decodeURIComponent(parts[8] ?? ''))) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}' was not found`);
+        const asked = (JSON.parse(body || '{}') as { permissions?: string[] }).permissions ?? [];
+        const mayLogin = principal.kind !== 'federated' && this.osLogin.loginRole.has(principal.email);
+        json(200, { permissions: asked.filter((x) => !/^compute\.instances\.os(Admin)?Login$/.test(x) || mayLogin) });
+        return;
+      }
       case 'accelerators':
         json(200, { kind: 'compute#acceleratorTypeList', items: GCP_ZONE_ACCELERATORS.map((name) => ({ kind: 'compute#acceleratorType', name, zone })) });
         return;

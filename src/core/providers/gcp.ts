@@ -11,6 +11,7 @@ import { matchesQuery } from './offers';
 import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
 import { callerIpv4 } from './callerIp';
+import { memberOf, noAccountError, OSLOGIN_BASE, osLoginRefusal, osLoginState, posixUser } from './gcpOsLogin';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
 export const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
@@ -24,7 +25,10 @@ export interface GcpOptions {
   readonly baseUrl?: string;
   readonly imageFamily?: string;
   readonly imageProject?: string;
+  /** The user the ssh-keys metadata opens (default ubuntu); under OS Login the POSIX user OS Login assigns instead. */
   readonly sshUser?: string;
+  /** OS Login API root (tests point it at the emulator). */
+  readonly osLoginBaseUrl?: string;
   /** SSH port of the instances; 22 on GCP. Tests point it at a loopback sshd. */
   readonly sshPort?: number;
   /** This machine's public IPv4 (tests); default: asked of checkip.amazonaws.com. */
@@ -54,6 +58,7 @@ interface GcpInstance {
   readonly networkInterfaces?: ReadonlyArray<{ readonly accessConfigs?: ReadonlyArray<{ readonly natIP?: string }> }>;
   readonly guestAccelerators?: ReadonlyArray<{ readonly acceleratorType?: string; readonly acceleratorCount?: number }>;
   readonly scheduling?: { readonly provisioningModel?: string };
+  readonly metadata?: { readonly items?: ReadonlyArray<{ readonly key?: string; readonly value?: string }> };
 }
 
 const STATUS: Record<string, InstanceState> = {
@@ -105,6 +110,8 @@ export class GcpProvider implements Provider {
   readonly canStop = true;
   private readonly root: string;
   private readonly base: string;
+  /** The POSIX user OS Login assigned to the caller in this project, once the project is known to use OS Login. */
+  private osLoginUser?: string;
 
   constructor(private readonly options: GcpOptions) {
     this.root = (options.baseUrl ?? GCP_COMPUTE_BASE).replace(/\/$/, '');
@@ -207,16 +214,52 @@ export class GcpProvider implements Provider {
     return tag;
   }
 
+  /**
+   * Who the instance will be reached as. Without OS Login: the ssh-keys metadata user. With it (project
+   * metadata enable-oslogin=TRUE; our instances set no override): the key is imported into the caller's OS
+   * Login profile and the POSIX user OS Login returns is the login. Refused up front when OS Login needs a
+   * human (2-step verification, certificates) or the credentials name no account.
+   */
+  private async loginFor(publicKey: string, signal?: AbortSignal): Promise<{ user: string; osLogin: false } | { user: string; osLogin: true; account: string }> {
+    const project = this.options.project;
+    const meta = (await this.call('GET', '', undefined, signal)) as { commonInstanceMetadata?: { items?: Array<{ key?: string; value?: string }> } } | undefined;
+    const state = osLoginState(meta?.commonInstanceMetadata?.items);
+    if (!state.enabled) return { user: this.options.sshUser ?? 'ubuntu', osLogin: false };
+    const refusal = osLoginRefusal(state, project);
+    if (refusal) throw refusal;
+    const account = await this.options.auth.account?.(signal);
+    if (!account) throw noAccountError(project, this.options.auth.describe);
+    const res = (await this.callUrl('POST', `${(this.options.osLoginBaseUrl ?? OSLOGIN_BASE).replace(/\/$/, '')}/users/${encodeURIComponent(account)}:importSshPublicKey?projectId=${encodeURIComponent(project)}`, { key: publicKey.trim() }, signal)) as { loginProfile?: Parameters<typeof posixUser>[0] } | undefined;
+    const user = posixUser(res?.loginProfile);
+    if (!user) throw new ProviderError('server', `OS Login imported the key for ${account} but returned no POSIX account in project ${project}`, 'gcp');
+    this.osLoginUser = user;
+    return { user, osLogin: true, account };
+  }
+
+  /**
+   * Under OS Login the key opens the instance only while the caller holds compute.instances.osAdminLogin on it
+   * (osAdminLogin: the runner's watchdog powers the instance off with sudo). Asked of the instance itself
+   * (testIamPermissions sees grants inherited from project, folder and organisation); without it the instance
+   * is deleted again and the error names the role to grant.
+   */
+  private async checkOsLoginRole(zone: string, name: string, account: string, signal?: AbortSignal): Promise<void> {
+    const wanted = ['compute.instances.osAdminLogin'];
+    const res = (await this.call('POST', `/zones/${zone}/instances/${encodeURIComponent(name)}/testIamPermissions`, { permissions: wanted }, signal)) as { permissions?: string[] } | undefined;
+    if ((res?.permissions ?? []).includes('compute.instances.osAdminLogin')) return;
+    await this.terminate(`${zone}/${name}`, signal).catch(() => undefined);
+    throw new ProviderError('auth', `${account} may not log in to instances of project ${this.options.project} through OS Login with sudo (the on-host watchdog powers an idle instance off): grant roles/compute.osAdminLogin, e.g. \`gcloud projects add-iam-policy-binding ${this.options.project} --member=${memberOf(account)} --role=roles/compute.osAdminLogin\`; the instance was deleted again`, 'gcp');
+  }
+
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const shape = gcpShapeOf(request.instanceType);
     if (!shape) throw new ProviderError('invalid', `unknown GCP GPU shape ${request.instanceType}`, 'gcp');
     const image = await this.bootImage(signal);
     const diskGb = request.diskGiB ?? Math.max(200, image.diskSizeGb);
     if (diskGb < image.diskSizeGb) throw new ProviderError('invalid', `a ${diskGb} GB boot disk is smaller than the image ${image.source.split('/').pop() ?? ''} (${image.diskSizeGb} GB): ask for at least ${image.diskSizeGb} GB`, 'gcp');
+    const login = await this.loginFor(request.sshPublicKey, signal);
     const sshTag = await this.ensureFirewall(signal);
     const zone = request.zone ?? this.options.zone;
     const name = instanceNameFor(request.runId);
-    const user = this.options.sshUser ?? 'ubuntu';
     const body = {
       name,
       machineType: `zones/${zone}/machineTypes/${shape.machineType}`,
@@ -233,14 +276,22 @@ export class GcpProvider implements Provider {
         : { provisioningModel: 'STANDARD', onHostMaintenance: 'TERMINATE', automaticRestart: true },
       // enable-guest-attributes: the guest agent publishes the instance's SSH host keys (hostkeys/), which the
       // first connection then checks instead of trusting whatever answers (gcloud compute ssh does the same).
-      metadata: { items: [{ key: 'ssh-keys', value: `${user}:${request.sshPublicKey.trim()}` }, { key: 'install-nvidia-driver', value: 'True' }, { key: 'enable-guest-attributes', value: 'TRUE' }] },
+      // Under OS Login the guest ignores ssh-keys; the key went to the caller's OS Login profile instead.
+      metadata: { items: [...(login.osLogin ? [] : [{ key: 'ssh-keys', value: `${login.user}:${request.sshPublicKey.trim()}` }]), { key: 'install-nvidia-driver', value: 'True' }, { key: 'enable-guest-attributes', value: 'TRUE' }] },
       labels: { [OWNER_TAG]: 'owned', [RUN_LABEL]: labelValue(request.runId), ...(request.ownerId ? { [OWNER_ID_TAG]: labelValue(request.ownerId) } : {}) },
     };
     const op = (await this.call('POST', `/zones/${zone}/instances?requestId=${uuidFrom(request.runId)}`, body, signal, { ...(this.options.retry ?? DEFAULT_RETRY), retryServerErrors: true })) as GcpOperation;
     await this.waitOperation(op, zone, signal);
+    if (login.osLogin) await this.checkOsLoginRole(zone, name, login.account, signal);
     const inst = await this.describe(`${zone}/${name}`, signal);
     if (!inst) throw new ProviderError('server', `insert of ${name} finished but the instance is not there`, 'gcp');
     return inst;
+  }
+
+  /** The metadata user, unless the instance is under OS Login (no ssh-keys of ours) and we know our POSIX user. */
+  private sshUserOf(i: GcpInstance): string {
+    const items = i.metadata?.items ?? [];
+    return !items.some((m) => m.key === 'ssh-keys') && this.osLoginUser ? this.osLoginUser : this.options.sshUser ?? 'ubuntu';
   }
 
   private toInstance(i: GcpInstance): Instance {
@@ -253,7 +304,7 @@ export class GcpProvider implements Provider {
       provider: 'gcp', id: `${zone}/${i.name}`, name: i.name, runId: i.labels?.[RUN_LABEL], region: zone.replace(/-[a-z]$/, ''), zone,
       ...(i.labels?.[OWNER_ID_TAG] ? { ownerId: i.labels[OWNER_ID_TAG] } : {}),
       instanceType: shape ? gcpOfferName(shape) : machine, state: STATUS[i.status ?? ''] ?? 'unknown',
-      publicIp: i.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP, sshPort: this.options.sshPort ?? 22, sshUser: this.options.sshUser ?? 'ubuntu', spot,
+      publicIp: i.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP, sshPort: this.options.sshPort ?? 22, sshUser: this.sshUserOf(i), spot,
       pricePerHour: shape ? (spot ? shape.spotPerHour : shape.onDemandPerHour) : undefined,
       launchedAt: i.creationTimestamp ? Date.parse(i.creationTimestamp) : undefined,
     };
