@@ -157,8 +157,10 @@ export class Ec2Provider implements Provider {
   }
 
   async listOffers(query: OfferQuery, signal?: AbortSignal): Promise<Offer[]> {
-    const region = query.region ?? this.options.region;
-    const candidates = EC2_GPU_TYPES.filter((x) => matchesQuery({ provider: 'ec2', instanceType: x.instanceType, gpu: x.gpu, gpuCount: x.gpuCount, vramGiB: x.vramGiB, region, pricePerHour: 0, spot: false, capacity: 'unknown' }, { ...query, spot: undefined }));
+    // The SDK client is bound to one region: another region's offers come from a provider made for it.
+    const region = this.options.region;
+    if (query.region && query.region !== region) return [];
+    const candidates = EC2_GPU_TYPES.filter((x) => matchesQuery({ provider: 'ec2', instanceType: x.instanceType, gpu: x.gpu, gpuCount: x.gpuCount, vramGiB: x.vramGiB, region, pricePerHour: 0, spot: false, capacity: 'unknown' }, { ...query, spot: undefined, zone: undefined }));
     if (candidates.length === 0) return [];
     const types = candidates.map((c) => c.instanceType);
     // EC2 publishes no capacity figure; which types the region offers at all is the best "now" there is.
@@ -171,7 +173,9 @@ export class Ec2Provider implements Provider {
     const offers: Offer[] = [];
     if (query.spot !== true) {
       for (const c of candidates) {
-        offers.push({ provider: 'ec2', instanceType: c.instanceType, gpu: c.gpu, gpuCount: c.gpuCount, vramGiB: c.vramGiB, region, pricePerHour: c.onDemandPerHour, spot: false, capacity: zonesOf.has(c.instanceType) ? 'unknown' : 'unavailable', vcpus: c.vcpus, memoryGiB: c.memoryGiB });
+        // Asked for a zone: the offer is for that zone, and only where the zone offers the type.
+        const where = query.zone ? (zonesOf.get(c.instanceType) ?? []).includes(query.zone) : zonesOf.has(c.instanceType);
+        offers.push({ provider: 'ec2', instanceType: c.instanceType, gpu: c.gpu, gpuCount: c.gpuCount, vramGiB: c.vramGiB, region, ...(query.zone ? { zone: query.zone } : {}), pricePerHour: c.onDemandPerHour, spot: false, capacity: where ? 'unknown' : 'unavailable', vcpus: c.vcpus, memoryGiB: c.memoryGiB });
       }
     }
     if (query.spot !== false) {
@@ -183,7 +187,7 @@ export class Ec2Provider implements Provider {
         // The latest price per zone, then the cheapest zone.
         const latest = new Map<string, { price: number; at: number }>();
         for (const h of history.SpotPriceHistory ?? []) {
-          if (h.InstanceType !== c.instanceType || !h.AvailabilityZone || !h.SpotPrice) continue;
+          if (h.InstanceType !== c.instanceType || !h.AvailabilityZone || !h.SpotPrice || (query.zone && h.AvailabilityZone !== query.zone)) continue;
           const at = h.Timestamp?.getTime() ?? 0;
           const prev = latest.get(h.AvailabilityZone);
           if (!prev || at > prev.at) latest.set(h.AvailabilityZone, { price: Number(h.SpotPrice), at });

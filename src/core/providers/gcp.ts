@@ -168,7 +168,7 @@ export class GcpProvider implements Provider {
   }
 
   async listOffers(query: OfferQuery, signal?: AbortSignal): Promise<Offer[]> {
-    const zone = query.region && query.region.split('-').length === 3 ? query.region : this.options.zone;
+    const zone = query.zone ?? (query.region && query.region.split('-').length === 3 ? query.region : this.options.zone);
     const res = (await this.call('GET', `/zones/${zone}/acceleratorTypes`, undefined, signal)) as { items?: ReadonlyArray<{ name: string }> } | undefined;
     const inZone = new Set((res?.items ?? []).map((a) => a.name));
     const region = zone.replace(/-[a-z]$/, '');
@@ -183,7 +183,7 @@ export class GcpProvider implements Provider {
         });
       }
     }
-    return offers.filter((o) => matchesQuery(o, { ...query, region: query.region ? region : undefined }));
+    return offers.filter((o) => matchesQuery(o, { ...query, region: query.region ? (query.region.split('-').length === 3 ? region : query.region) : undefined }));
   }
 
   /**

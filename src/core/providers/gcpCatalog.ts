@@ -20,6 +20,7 @@ const s = (machineType: string, gpu: string, gpuCount: number, vramGiB: number, 
   ({ machineType, gpu, gpuCount, vramGiB, accelerator, attached, vcpus, memoryGiB, onDemandPerHour, spotPerHour });
 
 export const GCP_GPU_SHAPES: readonly GcpGpuShape[] = [
+  s('n1-standard-4', 'T4', 1, 16, 'nvidia-tesla-t4', true, 4, 15, 0.54, 0.18),
   s('n1-standard-8', 'T4', 1, 16, 'nvidia-tesla-t4', true, 8, 30, 0.73, 0.25),
   s('n1-standard-16', 'T4', 2, 16, 'nvidia-tesla-t4', true, 16, 60, 1.46, 0.5),
   s('n1-standard-32', 'T4', 4, 16, 'nvidia-tesla-t4', true, 32, 120, 2.92, 1.0),

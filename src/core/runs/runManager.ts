@@ -28,6 +28,13 @@ import type { DownloadItem, RunOutputs } from './artifactPlan';
 import type { DownloadProgress } from './artifacts';
 import { instanceHostKeyAlias, sshTargetOf } from './sshTarget';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
+import { launchRequestFor } from './targetOffers';
+import type { TargetSpec } from '../providers/registry';
+
+/** The spec's target block, as the launch reads it. */
+function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec> | undefined {
+  return typeof spec.target === 'object' && spec.target !== null ? (spec.target as Partial<TargetSpec>) : undefined;
+}
 
 export type RunTarget =
   | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
@@ -222,9 +229,9 @@ export class RunManager {
         launched = await provisionGuarded({
           provider: target.provider,
           ledger: this.deps.ledger,
+          // The offer (zone, spot, type) and the spec's target (disk) decide the launch.
           request: {
-            runId: id, instanceType: target.offer.instanceType, region: target.offer.region,
-            ...(target.offer.zone ? { zone: target.offer.zone } : {}), spot: target.offer.spot, sshPublicKey: target.sshPublicKey,
+            ...launchRequestFor(id, target.offer, specTarget(req.spec), target.sshPublicKey),
             ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
             ...(hostKey ? { hostKey } : {}),
             ...(this.deps.ownerId ? { ownerId: this.deps.ownerId } : {}),

@@ -13,14 +13,18 @@ import type { TokenSource } from '../../core/providers/gcpAuth';
 import { onGoogleCloud } from '../../core/providers/gcpMetadataCredentials';
 import { LambdaProvider } from '../../core/providers/lambda';
 import type { Provider, ProviderKind } from '../../core/providers/types';
+import type { TargetSpec } from '../../core/providers/registry';
 import { Ledger } from '../../core/runs/ledger';
 
 export const LAMBDA_KEY_SECRET = 'remoteFinetune.lambda.apiKey';
 
 export interface CloudProviders extends vscode.Disposable {
   readonly ledger: Ledger;
-  /** Providers with credentials now, for offers; a missing one comes with its reason. */
-  cloudProviders(): Promise<{ readonly providers: readonly Provider[]; readonly problems: readonly string[] }>;
+  /**
+   * Providers with credentials now, for offers; a missing one comes with its reason. A run spec's target
+   * chooses the EC2 region and the GCP zone (a provider per region/zone), else the settings do.
+   */
+  cloudProviders(target?: Partial<TargetSpec>): Promise<{ readonly providers: readonly Provider[]; readonly problems: readonly string[] }>;
   /** The provider that owns a run's instance (by its provider and region), for teardown and monitoring. */
   providerFor(record: { readonly provider: ProviderKind; readonly region?: string }): Provider | undefined;
   /** One provider per cloud and region the ledger has instances in, plus the configured ones. */
@@ -103,9 +107,14 @@ export function createCloudProviders(context: vscode.ExtensionContext): CloudPro
       await keyLoaded;
       return key;
     },
-    async cloudProviders() {
+    async cloudProviders(target) {
       await keyLoaded;
-      const s = settings();
+      const base = settings();
+      const s = {
+        ...base,
+        ...(target?.provider === 'ec2' && target.region ? { awsRegion: target.region } : {}),
+        ...(target?.provider === 'gcp' && target.zone ? { gcpZone: target.zone } : {}),
+      };
       const providers: Provider[] = [];
       const problems: string[] = [];
       const l = lambda();

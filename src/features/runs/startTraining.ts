@@ -7,12 +7,14 @@ import { join, relative } from 'node:path';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
 import type { TargetChoice, TargetSources } from './targets';
-import { collectOffers, gpuMatches } from './targets';
+import { gpuMatches } from './targets';
+import { offersForTarget } from '../../core/runs/targetOffers';
+import type { TargetSpec } from '../../core/providers/registry';
+import { estimateRunCost } from '../../core/providers/cost';
 import { planRun, fitOn, collectEnv, describeDiagnostic, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
 import type { RunPlan } from '../../core/runs/runPlan';
 import { nodeFiles } from '../../core/config/nodeFiles';
 import { GPU_IDS } from '../../core/gpu/catalog';
-import { estimateRunCost } from '../../core/providers/cost';
 import { ensureCloudKey } from '../../core/runs/cloudKey';
 import type { RunTarget } from '../../core/runs/runManager';
 import { PANEL_COMMANDS } from '../panels/registerPanels';
@@ -84,8 +86,10 @@ async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: Targe
   }
   qp.items = items;
   qp.show();
-  const cloud = sources.cloudProviders().then(async ({ providers, problems }) => {
-    const { offers, problems: more } = await collectOffers(providers, gpus);
+  // The spec's target decides which clouds, where, what type and how many GPUs are offered.
+  const target = plan.target as Partial<TargetSpec>;
+  const cloud = sources.cloudProviders(target).then(async ({ providers, problems }) => {
+    const { offers, problems: more } = await offersForTarget(providers, gpus, target);
     const all = [...items];
     if (offers.length > 0) all.push({ label: 'New instance (price per hour, cheapest first)', kind: vscode.QuickPickItemKind.Separator });
     for (const { provider, offer } of offers) {
