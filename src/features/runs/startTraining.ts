@@ -10,7 +10,9 @@ import type { TargetChoice, TargetSources } from './targets';
 import { gpuMatches } from './targets';
 import { offersForTarget } from '../../core/runs/targetOffers';
 import type { TargetSpec } from '../../core/providers/registry';
-import { estimateRunCost } from '../../core/providers/cost';
+import { runLength } from '../../core/runs/runLength';
+import { launchCost } from '../../core/runs/launchCost';
+import { countExamples } from '../../core/runs/dataExamples';
 import { planRun, fitOn, collectEnv, describeDiagnostic, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
 import type { RunPlan } from '../../core/runs/runPlan';
 import { nodeFiles } from '../../core/config/nodeFiles';
@@ -152,10 +154,12 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   const choice = await pickTarget(plan, gpus, sources, fitText);
   if (!choice) return;
 
+  // Price × the run's estimated hours (steps, tokens per step, the GPU class's throughput, the estimator's model size).
   const priceLine = choice.kind === 'cloud'
     ? (() => {
-      const est = estimateRunCost(choice.offer, 1);
-      return `$${choice.offer.pricePerHour.toFixed(2)}/h (${choice.offer.instanceType}); about $${est.totalUsd.toFixed(2)} for the first hour with start-up. Teardown: ${plan.teardown.policy}.`;
+      const fit = fits.find((f) => f.gpu === choice.offer.gpu) ?? fits[0];
+      const length = runLength({ spec: plan.spec, specDir: plan.workspaceDir, gpu: choice.offer.gpu, gpuCount: choice.offer.gpuCount, ...(fit?.estimate ? { params: fit.estimate.model.params } : {}), countExamples });
+      return `${launchCost(choice.offer, length).text} Teardown: ${plan.teardown.policy}.`;
     })()
     : 'Your own host: no cloud charges from this extension.';
   const where = choice.kind === 'ssh' ? choice.host : `a new ${choice.provider.kind} ${choice.offer.instanceType}`;
