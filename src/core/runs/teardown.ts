@@ -24,8 +24,11 @@ export interface GuardOptions {
   readonly pricePerHour?: number;
   readonly sshTimeoutMs: number;
   readonly sshIntervalMs?: number;
-  /** Runs after SSH answers (sync, env, runner install). A throw tears the instance down. */
-  readonly bootstrap?: (instance: Instance, signal: AbortSignal | undefined) => Promise<void>;
+  /**
+   * Runs after SSH answers (sync, env, runner install). A throw tears the instance down. launchedAt: when the
+   * launch call went out, where billing starts (boot and the wait for SSH are billed too).
+   */
+  readonly bootstrap?: (instance: Instance, signal: AbortSignal | undefined, launchedAt: number) => Promise<void>;
   readonly signal?: AbortSignal;
   readonly log?: (line: string) => void;
   /** Budget for the cleanup calls themselves. */
@@ -134,7 +137,7 @@ export async function provisionGuarded(opts: GuardOptions): Promise<GuardedInsta
   if (opts.bootstrap) {
     try {
       if (signal?.aborted) throw new ProviderError('aborted', 'cancelled before bootstrap', provider.kind);
-      await opts.bootstrap(instance, signal);
+      await opts.bootstrap(instance, signal, launchedAt);
     } catch (err) {
       return failAndClean(opts, 'bootstrap', err, instance.id, launchedAt);
     }
