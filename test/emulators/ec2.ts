@@ -299,7 +299,7 @@ export class Ec2Emulator extends EmulatorBase {
         });
         if (token) this.tokens.set(token, id);
         this.visibleAt.set(id, Date.now() + this.consistencyMs);
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         this.ok(res, op, `<reservationId>r-${id}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(this.instances.get(id)!)}</instancesSet>`);
         return;
       }
@@ -344,13 +344,20 @@ export class Ec2Emulator extends EmulatorBase {
           return `<item><instanceId>${id}</instanceId><currentState><code>${STATE_CODE[i.state]}</code><name>${STATE_NAME[i.state]}</name></currentState><previousState><code>${STATE_CODE[prev]}</code><name>${STATE_NAME[prev]}</name></previousState></item>`;
         });
         if (items.includes(undefined)) return this.error(res, 400, 'UnsupportedOperation', 'You can\'t stop the Spot Instance because it is a one-time Spot Instance request.');
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         this.ok(res, op, `<instancesSet>${items.join('')}</instancesSet>`);
         return;
       }
       default:
         this.error(res, 400, 'InvalidAction', `The action ${op} is not valid for this web service.`);
     }
+  }
+
+  /** EC2 applies the instance's InstanceInitiatedShutdownBehavior: terminate ends it, stop (the default) stops it. */
+  override guestPowerOff(id: string): void {
+    const i = this.instances.get(id);
+    if (!i || i.state === 'terminated') return;
+    i.state = (i.request as Params).get('InstanceInitiatedShutdownBehavior') === 'terminate' ? 'terminated' : 'stopped';
   }
 
   /** Whether the security group ingress opened port 22 to exactly this /32 and nothing else. */

@@ -244,7 +244,7 @@ export class GcpEmulator extends EmulatorBase {
         this.instances.set(id, { id, name: input.name, type: input.machineType ?? '', region: zone.replace(/-[a-z]$/, ''), zone, state: 'pending', ip: this.instanceIp, tags: input.labels ?? {}, spot: input.scheduling?.provisioningModel === 'SPOT', launchedAt: Date.now() + this.opMs, request: input });
         const o = this.newOp(zone, 'insert', input.name);
         if (requestId) this.requestIds.set(requestId, o.name);
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         json(200, this.opJson(o));
         return;
       }
@@ -264,7 +264,7 @@ export class GcpEmulator extends EmulatorBase {
           this.gone.push(i);
         } else i.state = 'stopping';
         const o = this.newOp(zone, op, i.name);
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         json(200, this.opJson(o));
         return;
       }
