@@ -11,6 +11,7 @@ const watch = process.argv.includes('--watch');
 const lazyVendors = {
   ssh2: 'ssh2',
   'client-ec2': '@aws-sdk/client-ec2',
+  'client-ssm': '@aws-sdk/client-ssm',
 };
 const lazyExternal = {
   name: 'lazy-vendors',

@@ -22,8 +22,10 @@ if (!existsSync(report)) {
   process.exit(r.status || 1);
 }
 const t = JSON.parse(readFileSync(report, 'utf8'));
-console.log('\nfault matrix (provider, case, instances launched / still running / kept by policy):');
+console.log('\nfault matrix (provider, case, instances launched / still billing, running or stopped / kept by policy):');
 for (const row of t.rows ?? []) console.log(`  ${row}`);
+// The control case (a launch with no guard, SSH never answering) must show one orphan, reported apart from the totals.
+if (t.control) console.log(`control (unguarded launch, SSH never answers): ${t.control.orphaned} of ${t.control.launched} launched left billing, as it should be without the guard`);
 console.log(motoLine);
-console.log(`orphaned instances: ${t.orphaned} of ${t.launched} launched across ${t.cases} fault cases`);
+console.log(`orphaned instances: ${t.orphaned} of ${t.launched} launched across ${t.cases} fault cases (running or stopped, kept by policy excluded)`);
 process.exit(r.status ?? 1);

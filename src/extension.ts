@@ -35,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
     registerProviders(deps),
     registerRuns(deps, runs, {
       sshHosts: () => hostStoreFor(context).knownHosts(),
-      cloudProviders: () => cloudProvidersFor(context).cloudProviders(),
+      cloudProviders: (target) => cloudProvidersFor(context).cloudProviders(target),
     }),
   );
 

@@ -10,8 +10,10 @@ minutes), it saves progress (SIGTERM to stalled runs, whose trainer then writes 
 SIGKILL after a grace period; a warning event in their events.jsonl; sync), and then powers the
 host off only when the extension launched it: a run's launch.json (see launch_record.py), copied
 to the root as `launched-instance.json`. Never from a spec's `target.provider`: a cloud spec run
-on the user's own SSH host must not arm `shutdown -h now` there. On EC2 and GCP the instance is
-created so that power-off ends billing. On a host we did not launch it only stops our runs and exits.
+on the user's own SSH host must not arm `shutdown -h now` there. On EC2 the instance is created so
+that power-off ends billing (terminate on shutdown); a powered-off GCP VM stays stopped with its disk
+billing, and a Lambda instance bills until it is terminated through the API: the extension's orphan
+sweep offers those for termination. On a host we did not launch it only stops our runs and exits.
 The flag file of older runners (`provisioned`, written from the spec) is not trusted and is removed.
 """
 

@@ -9,11 +9,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
+import { SsmParameters } from './ssm';
+import { Ec2Networks } from './ec2Network';
 import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 const NS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 const STATE_CODE: Record<string, number> = { pending: 0, running: 16, terminating: 32, terminated: 48, stopping: 64, stopped: 80 };
 const STATE_NAME: Record<string, string> = { pending: 'pending', running: 'running', terminating: 'shutting-down', terminated: 'terminated', stopping: 'stopping', stopped: 'stopped' };
+
+/** Image ids in EC2's format (ami- and 17 hex digits): clients check it. */
+export const AMI = { pt25old: 'ami-0a25000000000a001', pt27: 'ami-0a27000000000a002', pt25: 'ami-0a25000000000a003', ubuntu: 'ami-0b22000000000b004' } as const;
 
 export const EC2_EMULATED_TYPES = ['g4dn.xlarge', 'g4dn.12xlarge', 'g5.xlarge', 'g5.12xlarge', 'g6.xlarge', 'p3.2xlarge', 'p4d.24xlarge', 'p5.48xlarge'];
 
@@ -42,7 +47,8 @@ function glob(pattern: string, s: string): boolean {
 }
 
 interface KeyPair { name: string; id: string; material: string; visibleAt: number }
-interface Group { id: string; name: string; description: string; cidrs: Array<{ proto: string; from: number; to: number; cidr: string }>; visibleAt: number; tags: Record<string, string> }
+/** vpcId absent: the default VPC (groups made by tests before networks were modelled). */
+interface Group { id: string; name: string; description: string; cidrs: Array<{ proto: string; from: number; to: number; cidr: string }>; visibleAt: number; tags: Record<string, string>; vpcId?: string }
 
 export class Ec2Emulator extends EmulatorBase {
   readonly keyPairs: KeyPair[] = [];
@@ -50,11 +56,20 @@ export class Ec2Emulator extends EmulatorBase {
   readonly region: string;
   /** Requests that came without a SigV4 Authorization header. */
   unsigned = 0;
+  /**
+   * As the region's image list looks: AWS rebuilds older framework DLAMIs with patches, so the newest creation
+   * date is a PyTorch 2.5 image, while the SSM parameter of the newest PyTorch names the 2.7 one.
+   */
   readonly images = [
-    { id: 'ami-0old', name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20250101', date: '2025-01-01T00:00:00.000Z', root: '/dev/sda1' },
-    { id: 'ami-0new', name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.7 (Ubuntu 22.04) 20250901', date: '2025-09-01T00:00:00.000Z', root: '/dev/sda1' },
-    { id: 'ami-0other', name: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20250901', date: '2025-10-01T00:00:00.000Z', root: '/dev/sda1' },
+    { id: AMI.pt25old, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20250101', date: '2025-01-01T00:00:00.000Z', root: '/dev/sda1' },
+    { id: AMI.pt27, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.7 (Ubuntu 22.04) 20250920', date: '2025-09-20T00:00:00.000Z', root: '/dev/sda1' },
+    { id: AMI.pt25, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20251001', date: '2025-10-01T00:00:00.000Z', root: '/dev/sda1' },
+    { id: AMI.ubuntu, name: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20251005', date: '2025-10-05T00:00:00.000Z', root: '/dev/sda1' },
   ];
+  /** The public DLAMI parameters, served through SSM GetParameters on this endpoint. */
+  readonly ssm: SsmParameters;
+  /** VPCs, subnets and route tables; a default VPC unless a test removes it. */
+  readonly net: Ec2Networks;
   private tokens = new Map<string, string>();
   /** Milliseconds a new instance, group or key pair stays invisible to the calls that follow its creation. */
   consistencyMs: number;
@@ -66,6 +81,10 @@ export class Ec2Emulator extends EmulatorBase {
     super(options);
     this.region = options.region ?? 'us-east-1';
     this.consistencyMs = options.consistencyMs ?? 150;
+    this.ssm = new SsmParameters(this.region);
+    this.net = new Ec2Networks(this.region);
+    this.ssm.values.set('/aws/service/deeplearning/ami/x86_64/oss-nvidia-driver-gpu-pytorch-2.7-ubuntu-22.04/latest/ami-id', AMI.pt27);
+    this.ssm.values.set('/aws/service/deeplearning/ami/x86_64/oss-nvidia-driver-gpu-pytorch-2.5-ubuntu-22.04/latest/ami-id', AMI.pt25);
   }
 
   private visible(id: string): boolean {
@@ -77,7 +96,9 @@ export class Ec2Emulator extends EmulatorBase {
     this.error(res, 400, code, message);
   }
 
-  protected operationOf(_req: IncomingMessage, body: string): string {
+  protected operationOf(req: IncomingMessage, body: string): string {
+    const target = String(req.headers['x-amz-target'] ?? '');
+    if (target.startsWith('AmazonSSM.')) return `ssm:${target.slice('AmazonSSM.'.length)}`;
     return new URLSearchParams(body).get('Action') ?? 'unknown';
   }
 
@@ -88,9 +109,15 @@ export class Ec2Emulator extends EmulatorBase {
   protected writeFault(_op: string, fault: Fault, res: ServerResponse): void {
     if (fault.kind === 'capacity') this.error(res, 500, 'InsufficientInstanceCapacity', 'We currently do not have sufficient capacity in the Availability Zone you requested.');
     else if (fault.kind === 'status') {
-      if (fault.status === 503 || fault.status === 429) this.error(res, 503, 'RequestLimitExceeded', 'Request limit exceeded.');
+      if (fault.body) send(res, fault.status, fault.contentType ?? 'text/xml;charset=UTF-8', fault.body);
+      else if (fault.status === 503 || fault.status === 429) this.error(res, 503, 'RequestLimitExceeded', 'Request limit exceeded.');
       else this.error(res, fault.status, 'InternalError', 'An internal error has occurred');
     }
+  }
+
+  /** A fault answering with one of EC2's own error codes (docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html). */
+  static errorFault(status: number, code: string, message: string): Fault {
+    return { kind: 'status', status, body: `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${esc(message)}</Message></Error></Errors><RequestID>${randomBytes(8).toString('hex')}</RequestID></Response>` };
   }
 
   private ok(res: ServerResponse, action: string, inner: string): void {
@@ -105,7 +132,8 @@ export class Ec2Emulator extends EmulatorBase {
       `<instanceState><code>${STATE_CODE[i.state]}</code><name>${STATE_NAME[i.state]}</name></instanceState>` +
       `<keyName>${esc(r.get('KeyName') ?? '')}</keyName><amiLaunchIndex>0</amiLaunchIndex><instanceType>${i.type}</instanceType>` +
       `<launchTime>${new Date(i.launchedAt).toISOString()}</launchTime><placement><availabilityZone>${i.zone}</availabilityZone><tenancy>default</tenancy></placement>` +
-      (i.state === 'running' ? `<ipAddress>${i.ip}</ipAddress>` : '') +
+      (r.get('@subnet') ? `<subnetId>${r.get('@subnet')}</subnetId><vpcId>${r.get('@vpc') ?? ''}</vpcId>` : '') +
+      (i.state === 'running' && i.ip ? `<ipAddress>${i.ip}</ipAddress>` : '') +
       (i.spot ? '<instanceLifecycle>spot</instanceLifecycle>' : '') +
       (i.reclaimed ? '<stateReason><code>Server.SpotInstanceTermination</code><message>Server.SpotInstanceTermination: Spot instance termination</message></stateReason>' : '') +
       `<tagSet>${tags}</tagSet></item>`;
@@ -113,6 +141,7 @@ export class Ec2Emulator extends EmulatorBase {
 
   protected route(op: string, req: IncomingMessage, body: string, res: ServerResponse, fault: Fault | undefined): void {
     if (!/^AWS4-HMAC-SHA256 Credential=/.test(String(req.headers.authorization ?? ''))) this.unsigned++;
+    if (op.startsWith('ssm:')) return this.ssm.handle(op.slice(4), body, res);
     const p: Params = new Map(new URLSearchParams(body));
     const f = filters(p);
     switch (op) {
@@ -136,8 +165,12 @@ export class Ec2Emulator extends EmulatorBase {
       }
       case 'DescribeImages': {
         const owners = list(p, 'Owner');
+        const ids = list(p, 'ImageId');
+        // Asked by id, an unknown image is an error (not an empty list), as EC2 answers it.
+        const unknown = ids.find((id) => !this.images.some((i) => i.id === id));
+        if (unknown) return this.error(res, 400, 'InvalidAMIID.NotFound', `The image id '[${unknown}]' does not exist`);
         const names = f.get('name') ?? ['*'];
-        const imgs = owners.includes('amazon') ? this.images.filter((i) => names.some((n) => glob(n, i.name))) : [];
+        const imgs = ids.length ? this.images.filter((i) => ids.includes(i.id)) : owners.includes('amazon') ? this.images.filter((i) => names.some((n) => glob(n, i.name))) : [];
         const items = imgs.map((i) => `<item><imageId>${i.id}</imageId><name>${esc(i.name)}</name><imageState>available</imageState><creationDate>${i.date}</creationDate><architecture>x86_64</architecture><rootDeviceName>${i.root}</rootDeviceName><imageOwnerAlias>amazon</imageOwnerAlias></item>`);
         this.ok(res, op, `<imagesSet>${items.join('')}</imagesSet>`);
         return;
@@ -164,12 +197,13 @@ export class Ec2Emulator extends EmulatorBase {
       case 'DescribeSecurityGroups': {
         const names = f.get('group-name');
         const ids = list(p, 'GroupId');
-        const gs = this.groups.filter((g) => (!names || names.includes(g.name)) && (!ids.length || ids.includes(g.id)) && g.visibleAt <= Date.now());
+        const vpcs = f.get('vpc-id');
+        const gs = this.groups.filter((g) => (!names || names.includes(g.name)) && (!ids.length || ids.includes(g.id)) && (!vpcs || vpcs.includes(g.vpcId ?? 'vpc-0default')) && g.visibleAt <= Date.now());
         const missing = ids.find((id) => !gs.some((g) => g.id === id));
         if (missing) return this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${missing}' does not exist`);
         const perms = (g: Group): string => g.cidrs.map((c) => `<item><ipProtocol>${esc(c.proto)}</ipProtocol><fromPort>${c.from}</fromPort><toPort>${c.to}</toPort><groups/><ipRanges><item><cidrIp>${esc(c.cidr)}</cidrIp></item></ipRanges><ipv6Ranges/><prefixListIds/></item>`).join('');
         const tagSet = (g: Group): string => Object.entries(g.tags).map(([k, v]) => `<item><key>${esc(k)}</key><value>${esc(v)}</value></item>`).join('');
-        this.ok(res, op, `<securityGroupInfo>${gs.map((g) => `<item><ownerId>123456789012</ownerId><groupId>${g.id}</groupId><groupName>${esc(g.name)}</groupName><groupDescription>${esc(g.description)}</groupDescription><vpcId>vpc-0default</vpcId><ipPermissions>${perms(g)}</ipPermissions><ipPermissionsEgress/><tagSet>${tagSet(g)}</tagSet></item>`).join('')}</securityGroupInfo>`);
+        this.ok(res, op, `<securityGroupInfo>${gs.map((g) => `<item><ownerId>123456789012</ownerId><groupId>${g.id}</groupId><groupName>${esc(g.name)}</groupName><groupDescription>${esc(g.description)}</groupDescription><vpcId>${g.vpcId ?? 'vpc-0default'}</vpcId><ipPermissions>${perms(g)}</ipPermissions><ipPermissionsEgress/><tagSet>${tagSet(g)}</tagSet></item>`).join('')}</securityGroupInfo>`);
         return;
       }
       case 'CreateSecurityGroup': {
@@ -177,7 +211,12 @@ export class Ec2Emulator extends EmulatorBase {
         for (let m = 1; p.has(`TagSpecification.1.Tag.${m}.Key`); m++) tags[p.get(`TagSpecification.1.Tag.${m}.Key`)!] = p.get(`TagSpecification.1.Tag.${m}.Value`) ?? '';
         const g: Group = { id: `sg-${randomBytes(8).toString('hex')}`, name: p.get('GroupName') ?? '', description: p.get('GroupDescription') ?? '', cidrs: [] as Group['cidrs'], visibleAt: Date.now() + this.consistencyMs, tags };
         if (!g.description) return this.error(res, 400, 'MissingParameter', 'The request must contain the parameter groupDescription');
-        if (this.groups.some((x) => x.name === g.name)) return this.error(res, 400, 'InvalidGroup.Duplicate', `The security group '${g.name}' already exists for VPC 'vpc-0default'`);
+        // Without VpcId the group goes to the default VPC; an account without one is refused (EC2-Classic is gone).
+        const vpcId = p.get('VpcId') ?? this.net.defaultVpc?.id;
+        if (!vpcId) return this.error(res, 400, 'VPCIdNotSpecified', 'No default VPC for this user');
+        if (!this.net.vpcs.some((v) => v.id === vpcId)) return this.error(res, 400, 'InvalidVpcID.NotFound', `The vpc ID '${vpcId}' does not exist`);
+        g.vpcId = vpcId;
+        if (this.groups.some((x) => x.name === g.name && (x.vpcId ?? 'vpc-0default') === vpcId)) return this.error(res, 400, 'InvalidGroup.Duplicate', `The security group '${g.name}' already exists for VPC '${vpcId}'`);
         this.groups.push(g);
         this.ok(res, op, `<return>true</return><groupId>${g.id}</groupId>`);
         return;
@@ -220,12 +259,34 @@ export class Ec2Emulator extends EmulatorBase {
         const key = this.keyPairs.find((k) => k.name === p.get('KeyName'));
         if (!key) return this.error(res, 400, 'InvalidKeyPair.NotFound', `The key pair '${p.get('KeyName') ?? ''}' does not exist`);
         if (key.visibleAt > Date.now()) return this.lagError(res, 'InvalidKeyPair.NotFound', `The key pair '${key.name}' does not exist`);
-        for (const gid of list(p, 'SecurityGroupId')) {
+        // The network: a subnet named on the first network interface (or top level), else the default VPC's.
+        const nic = p.has('NetworkInterface.1.DeviceIndex') || p.has('NetworkInterface.1.SubnetId');
+        const topGroups = list(p, 'SecurityGroupId');
+        if (nic && topGroups.length) return this.error(res, 400, 'InvalidParameterCombination', 'Network interfaces and an instance-level security groups may not be specified on the same request');
+        const groupIds = nic ? list(p, 'NetworkInterface.1.SecurityGroupId') : topGroups;
+        const subnetId = p.get('NetworkInterface.1.SubnetId') ?? p.get('SubnetId');
+        const placementZone = p.get('Placement.AvailabilityZone');
+        let subnet = subnetId ? this.net.subnets.find((x) => x.id === subnetId) : undefined;
+        if (subnetId && !subnet) return this.error(res, 400, 'InvalidSubnetID.NotFound', `The subnet ID '${subnetId}' does not exist`);
+        if (!subnet) {
+          const dv = this.net.defaultVpc;
+          if (!dv) return this.error(res, 400, 'VPCIdNotSpecified', 'No default VPC for this user. GroupName is only supported for EC2-Classic and default VPC.');
+          subnet = this.net.subnets.find((x) => x.vpcId === dv.id && x.defaultForAz && (!placementZone || x.zone === placementZone)) ?? this.net.subnets.find((x) => x.vpcId === dv.id);
+          if (!subnet) return this.error(res, 400, 'MissingInput', `No subnets found for the default VPC '${dv.id}'. Please specify a subnet.`);
+        }
+        if (placementZone && placementZone !== subnet.zone) return this.error(res, 400, 'InvalidParameterValue', `Value (${placementZone}) for parameter availabilityZone is invalid. Subnet '${subnet.id}' is in the availability zone ${subnet.zone}`);
+        for (const gid of groupIds) {
           const g = this.groups.find((x) => x.id === gid);
           if (!g) return this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${gid}' does not exist`);
-          if (g.visibleAt > Date.now()) return this.lagError(res, 'InvalidGroup.NotFound', `The security group '${gid}' does not exist in VPC 'vpc-0default'`);
+          if (g.visibleAt > Date.now()) return this.lagError(res, 'InvalidGroup.NotFound', `The security group '${gid}' does not exist in VPC '${g.vpcId ?? 'vpc-0default'}'`);
+          if ((g.vpcId ?? 'vpc-0default') !== subnet.vpcId) return this.error(res, 400, 'InvalidParameter', `Security group ${gid} and subnet ${subnet.id} belong to different networks.`);
         }
         if (fault?.kind === 'capacity') return this.writeFault(op, fault, res);
+        // A public address only when asked for or when the subnet hands them out; reachable only through an internet gateway.
+        const wantsPublic = p.get('NetworkInterface.1.AssociatePublicIpAddress') === 'true' || (p.get('NetworkInterface.1.AssociatePublicIpAddress') === undefined && subnet.mapPublicIp);
+        const ip = !wantsPublic ? '' : this.net.reachable(subnet) ? this.instanceIp : '127.0.0.2';
+        p.set('@subnet', subnet.id);
+        p.set('@vpc', subnet.vpcId);
         const tags: Record<string, string> = {};
         for (let n = 1; p.has(`TagSpecification.${n}.ResourceType`); n++) {
           if (p.get(`TagSpecification.${n}.ResourceType`) !== 'instance') continue;
@@ -233,15 +294,24 @@ export class Ec2Emulator extends EmulatorBase {
         }
         const id = `i-${randomBytes(8).toString('hex')}`;
         this.instances.set(id, {
-          id, name: tags.Name ?? '', type, region: this.region, zone: p.get('Placement.AvailabilityZone') ?? `${this.region}a`, state: 'pending', ip: this.instanceIp,
+          id, name: tags.Name ?? '', type, region: this.region, zone: subnet.zone, state: 'pending', ip,
           tags, spot: p.get('InstanceMarketOptions.MarketType') === 'spot', launchedAt: Date.now(), request: p,
         });
         if (token) this.tokens.set(token, id);
         this.visibleAt.set(id, Date.now() + this.consistencyMs);
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         this.ok(res, op, `<reservationId>r-${id}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(this.instances.get(id)!)}</instancesSet>`);
         return;
       }
+      case 'DescribeVpcs':
+        this.ok(res, op, this.net.describeVpcs(f, list(p, 'VpcId')));
+        return;
+      case 'DescribeSubnets':
+        this.ok(res, op, this.net.describeSubnets(f, list(p, 'SubnetId')));
+        return;
+      case 'DescribeRouteTables':
+        this.ok(res, op, this.net.describeRouteTables(f));
+        return;
       case 'DescribeInstances': {
         const ids = list(p, 'InstanceId');
         const missing = ids.find((id) => !this.instances.has(id) || !this.visible(id));
@@ -274,13 +344,20 @@ export class Ec2Emulator extends EmulatorBase {
           return `<item><instanceId>${id}</instanceId><currentState><code>${STATE_CODE[i.state]}</code><name>${STATE_NAME[i.state]}</name></currentState><previousState><code>${STATE_CODE[prev]}</code><name>${STATE_NAME[prev]}</name></previousState></item>`;
         });
         if (items.includes(undefined)) return this.error(res, 400, 'UnsupportedOperation', 'You can\'t stop the Spot Instance because it is a one-time Spot Instance request.');
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         this.ok(res, op, `<instancesSet>${items.join('')}</instancesSet>`);
         return;
       }
       default:
         this.error(res, 400, 'InvalidAction', `The action ${op} is not valid for this web service.`);
     }
+  }
+
+  /** EC2 applies the instance's InstanceInitiatedShutdownBehavior: terminate ends it, stop (the default) stops it. */
+  override guestPowerOff(id: string): void {
+    const i = this.instances.get(id);
+    if (!i || i.state === 'terminated') return;
+    i.state = (i.request as Params).get('InstanceInitiatedShutdownBehavior') === 'terminate' ? 'terminated' : 'stopped';
   }
 
   /** Whether the security group ingress opened port 22 to exactly this /32 and nothing else. */

@@ -2,8 +2,12 @@
 // here). The token endpoint verifies the service account's RS256 JWT against its public key; compute
 // calls need the issued bearer token; inserts and deletes return zone operations that finish later.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
+import { GCE_IMAGES, imageFromFamily, imageJson, resolveSourceImage } from './gcpImages';
+import type { GceImage } from './gcpImages';
+import { GoogleTokens } from './gcpOauth';
+import { OsLogin } from './gcpOsLogin';
 import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 interface Operation {
@@ -21,8 +25,16 @@ export class GcpEmulator extends EmulatorBase {
   readonly project = 'rft-test-project';
   readonly clientEmail = 'trainer@rft-test-project.iam.gserviceaccount.com';
   readonly privateKeyPem: string;
-  private readonly publicKeyPem: string;
-  private readonly tokens = new Set<string>();
+  /** Google's token services (OAuth, STS, IAM credentials) and the principal behind each token. */
+  readonly oauth: GoogleTokens;
+  /** The x-goog-user-project header of each API call (undefined: none), by operation. */
+  readonly userProjects: Array<[string, string | undefined]> = [];
+  /** OS Login profiles, and who may log in with them. */
+  readonly osLogin = new OsLogin();
+  /** The project's commonInstanceMetadata items (enable-oslogin, enable-oslogin-2fa, …). */
+  projectMetadata: Array<{ key: string; value: string }> = [];
+  /** Who made each API call (service account or user email, principal:// for a federated identity), by operation. */
+  readonly callers: Array<[string, string]> = [];
   readonly operations: Operation[] = [];
   /**
    * What the guest agent of every instance publishes under hostkeys/ ("type base64" lines); empty: the agent
@@ -32,16 +44,20 @@ export class GcpEmulator extends EmulatorBase {
   /** Firewall rules by name, as inserted (compute#firewall bodies). */
   readonly firewalls = new Map<string, Record<string, unknown>>();
   private readonly requestIds = new Map<string, string>();
+  /** Public images (the Deep Learning VM project's families), as images.getFromFamily sees them. */
+  readonly images: GceImage[] = [...GCE_IMAGES];
   /** Milliseconds an operation stays RUNNING. */
   opMs = 20;
   /** Token requests refused because the JWT did not verify. */
-  badAssertions = 0;
+  get badAssertions(): number {
+    return this.oauth.badAssertions;
+  }
 
   constructor(options: EmulatorOptions = {}) {
     super(options);
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
     this.privateKeyPem = privateKey;
-    this.publicKeyPem = publicKey;
+    this.oauth = new GoogleTokens(() => `${this.url}/token`, { email: this.clientEmail, publicKeyPem: publicKey });
   }
 
   /** A service-account key file as the IAM console downloads it, pointing at this emulator's token endpoint. */
@@ -56,8 +72,15 @@ export class GcpEmulator extends EmulatorBase {
   protected operationOf(req: IncomingMessage): string {
     const path = (req.url ?? '').replace(/\?.*$/, '');
     if (path === '/token') return 'token';
+    if (/^\/oslogin\/v1\/users\/[^/]+:importSshPublicKey$/.test(path)) return 'oslogin-import';
+    if (/^\/oslogin\/v1\/users\/[^/]+\/loginProfile$/.test(path)) return 'oslogin-profile';
+    if (path === '/sts/v1/token') return 'sts';
+    if (path === '/tokeninfo') return 'tokeninfo';
+    if (/^\/iamcredentials\/v1\/projects\/-\/serviceAccounts\/[^/]+:generateAccessToken$/.test(path)) return 'generate-access-token';
     const rest = path.replace(/^\/compute\/v1\/projects\/[^/]+/, '');
+    if (rest === '') return 'project-get';
     if (/^\/zones\/[^/]+\/acceleratorTypes$/.test(rest)) return 'accelerators';
+    if (/^\/zones\/[^/]+\/instances\/[^/]+\/testIamPermissions$/.test(rest)) return 'instance-test-permissions';
     if (/^\/zones\/[^/]+\/instances$/.test(rest)) return req.method === 'POST' ? 'insert' : 'list';
     if (/^\/zones\/[^/]+\/instances\/[^/]+\/stop$/.test(rest)) return 'stop';
     if (/^\/zones\/[^/]+\/instances\/[^/]+$/.test(rest)) return req.method === 'DELETE' ? 'delete' : 'get';
@@ -67,6 +90,7 @@ export class GcpEmulator extends EmulatorBase {
     if (rest === '/global/firewalls') return req.method === 'POST' ? 'firewall-insert' : 'firewall-list';
     if (/^\/global\/firewalls\/[^/]+$/.test(rest)) return req.method === 'DELETE' ? 'firewall-delete' : 'firewall-get';
     if (/^\/global\/operations\/[^/]+$/.test(rest)) return 'global-operation';
+    if (/^\/global\/images\/family\/[^/]+$/.test(rest)) return 'image-from-family';
     if (/^\/zones\/[^/]+\/instances\/[^/]+\/getGuestAttributes$/.test(rest)) return 'guest-attributes';
     return `unknown ${req.method} ${rest}`;
   }
@@ -130,50 +154,86 @@ export class GcpEmulator extends EmulatorBase {
     this.gone.push(i);
   }
 
+  /**
+   * The keys the guest's sshd accepts for `user` on this instance, as the guest agent decides them: under OS
+   * Login (enable-oslogin TRUE in the instance's metadata, else the project's) the OS Login profile's; else the
+   * `user:key` lines of the ssh-keys metadata.
+   */
+  authorizedKeys(instanceId: string, user: string): string[] {
+    const [zone, name] = instanceId.split('/');
+    const i = [...this.instances.values()].find((x) => x.zone === zone && x.name === name);
+    if (!i) return [];
+    const items = (i.request as { metadata?: { items?: Array<{ key: string; value: string }> } }).metadata?.items ?? [];
+    const flag = (list: Array<{ key: string; value: string }>): boolean | undefined => {
+      const v = list.find((m) => m.key === 'enable-oslogin')?.value;
+      return v === undefined ? undefined : v.toLowerCase() === 'true';
+    };
+    if (flag(items) ?? flag(this.projectMetadata) ?? false) return this.osLogin.authorizedKeys(user, this.project);
+    return (items.find((m) => m.key === 'ssh-keys')?.value ?? '').split('\n').filter((l) => l.startsWith(`${user}:`)).map((l) => l.slice(user.length + 1).trim());
+  }
+
   /** Deleted instances, kept for the tests' accounting. */
   readonly gone: EmulatedInstance[] = [];
 
-  private verifyAssertion(assertion: string): boolean {
-    const [h, c, sig] = assertion.split('.');
-    if (!h || !c || !sig) return false;
-    const v = createVerify('RSA-SHA256');
-    v.update(`${h}.${c}`);
-    if (!v.verify(this.publicKeyPem, Buffer.from(sig, 'base64url'))) return false;
-    const claims = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as { iss?: string; aud?: string; scope?: string; exp?: number };
-    return claims.iss === this.clientEmail && claims.aud === `${this.url}/token` && /auth\/(compute|cloud-platform)/.test(claims.scope ?? '') && (claims.exp ?? 0) > Date.now() / 1000;
-  }
-
   protected route(op: string, req: IncomingMessage, body: string, res: ServerResponse, fault: Fault | undefined): void {
     const json = (status: number, data: unknown): void => send(res, status, 'application/json', JSON.stringify(data));
-    if (op === 'token') {
-      const form = new URLSearchParams(body);
-      if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer' || !this.verifyAssertion(form.get('assertion') ?? '')) {
-        this.badAssertions++;
-        json(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
-        return;
-      }
-      const token = `ya29.${randomBytes(16).toString('hex')}`;
-      this.tokens.add(token);
-      json(200, { access_token: token, expires_in: 3599, token_type: 'Bearer' });
-      return;
+    const userProject = req.headers['x-goog-user-project'] === undefined ? undefined : String(req.headers['x-goog-user-project']);
+    const answer = (a: { status: number; body: unknown }): void => json(a.status, a.body);
+    if (op === 'token') return answer(this.oauth.token(new URLSearchParams(body), userProject));
+    if (op === 'sts') return answer(this.oauth.sts(new URLSearchParams(body), userProject));
+    if (op === 'tokeninfo') {
+      // oauth2.googleapis.com/tokeninfo: the token's account (email) when it was granted userinfo.email.
+      const who = this.oauth.principalOf(`Bearer ${new URL(req.url ?? '/', this.url).searchParams.get('access_token') ?? ''}`);
+      if (!who) return json(400, { error: 'invalid_token', error_description: 'Invalid Value' });
+      return json(200, { azp: 'client', aud: 'client', scope: 'https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/cloud-platform openid', expires_in: '3500', access_type: 'offline', ...(who.kind !== 'federated' ? { email: who.email, email_verified: 'true' } : {}) });
     }
-    const auth = String(req.headers.authorization ?? '');
-    if (!this.tokens.has(auth.replace(/^Bearer /, ''))) return this.err(res, 401, 'authError', 'Request had invalid authentication credentials.');
+    if (op === 'generate-access-token') {
+      if (userProject) this.oauth.quotaHeaderOnTokenCalls++;
+      const email = decodeURIComponent(/serviceAccounts\/([^/:]+):/.exec(req.url ?? '')?.[1] ?? '');
+      return answer(this.oauth.generateAccessToken(email, req.headers.authorization, body));
+    }
+    const principal = this.oauth.principalOf(req.headers.authorization);
+    if (!principal) return this.err(res, 401, 'authError', 'Request had invalid authentication credentials.');
+    this.userProjects.push([op, userProject]);
+    this.callers.push([op, GoogleTokens.key(principal)]);
+    const denied = userProject ? this.oauth.userProjectDenied(principal, userProject) : undefined;
+    if (denied) return answer(denied);
     const url = new URL(req.url ?? '/', this.url);
     const parts = url.pathname.split('/');
     const zone = parts[6] ?? '';
     const byName = (name: string): EmulatedInstance | undefined => [...this.instances.values()].find((i) => i.name === name && i.zone === zone);
     switch (op) {
+      case 'oslogin-import':
+      case 'oslogin-profile': {
+        const user = decodeURIComponent(/\/users\/([^/:]+)/.exec(url.pathname)?.[1] ?? '');
+        return answer(op === 'oslogin-import' ? this.osLogin.importKey(principal, user, url.searchParams.get('projectId'), body) : this.osLogin.loginProfile(principal, user, url.searchParams.get('projectId')));
+      }
+      case 'project-get':
+        if (decodeURIComponent(parts[4] ?? '') !== this.project) return this.err(res, 404, 'notFound', `The resource 'projects/${parts[4] ?? ''}' was not found`);
+        json(200, { kind: 'compute#project', name: this.project, id: '123456789012', commonInstanceMetadata: { kind: 'compute#metadata', fingerprint: 'f1', items: this.projectMetadata } });
+        return;
+      case 'instance-test-permissions': {
+        if (!byName(decodeURIComponent(parts[8] ?? ''))) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}' was not found`);
+        const asked = (JSON.parse(body || '{}') as { permissions?: string[] }).permissions ?? [];
+        const mayLogin = principal.kind !== 'federated' && this.osLogin.loginRole.has(principal.email);
+        json(200, { permissions: asked.filter((x) => !/^compute\.instances\.os(Admin)?Login$/.test(x) || mayLogin) });
+        return;
+      }
       case 'accelerators':
         json(200, { kind: 'compute#acceleratorTypeList', items: GCP_ZONE_ACCELERATORS.map((name) => ({ kind: 'compute#acceleratorType', name, zone })) });
         return;
       case 'insert': {
-        const input = JSON.parse(body) as { name: string; machineType?: string; scheduling?: { provisioningModel?: string; onHostMaintenance?: string }; labels?: Record<string, string> };
+        const input = JSON.parse(body) as { name: string; machineType?: string; scheduling?: { provisioningModel?: string; onHostMaintenance?: string }; labels?: Record<string, string>; disks?: Array<{ initializeParams?: { sourceImage?: string; diskSizeGb?: string } }> };
         const requestId = url.searchParams.get('requestId');
         const prior = requestId ? this.requestIds.get(requestId) : undefined;
         if (prior) return json(200, this.opJson(this.operations.find((o) => o.name === prior)!));
         if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(input.name)) return this.err(res, 400, 'invalid', `Invalid value for field 'resource.name': '${input.name}'.`);
         if (input.scheduling?.onHostMaintenance !== 'TERMINATE') return this.err(res, 400, 'invalid', 'Instances with guest accelerators do not support live migration.');
+        // The boot disk's image is resolved at insert: a retired family or image fails the insert itself.
+        const boot = input.disks?.[0]?.initializeParams;
+        const image = boot?.sourceImage ? resolveSourceImage(this.images, boot.sourceImage) : undefined;
+        if (boot?.sourceImage && !image) return this.err(res, 404, 'notFound', `The resource '${boot.sourceImage.replace(/^https:\/\/[^/]+\/compute\/v1\//, '')}' was not found`);
+        if (image && boot?.diskSizeGb && Number(boot.diskSizeGb) < image.diskSizeGb) return this.err(res, 400, 'invalid', `Invalid value for field 'resource.disks[0].initializeParams.diskSizeGb': '${boot.diskSizeGb}'. Requested disk size cannot be smaller than the image size (${image.diskSizeGb} GB)`);
         if ([...this.instances.values()].some((i) => i.name === input.name && i.zone === zone)) return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/zones/${zone}/instances/${input.name}' already exists`);
         if (fault?.kind === 'capacity') {
           const o = this.newOp(zone, 'insert', input.name, { code: 'ZONE_RESOURCE_POOL_EXHAUSTED', message: `The zone '${zone}' does not have enough resources available to fulfill the request.` });
@@ -184,7 +244,7 @@ export class GcpEmulator extends EmulatorBase {
         this.instances.set(id, { id, name: input.name, type: input.machineType ?? '', region: zone.replace(/-[a-z]$/, ''), zone, state: 'pending', ip: this.instanceIp, tags: input.labels ?? {}, spot: input.scheduling?.provisioningModel === 'SPOT', launchedAt: Date.now() + this.opMs, request: input });
         const o = this.newOp(zone, 'insert', input.name);
         if (requestId) this.requestIds.set(requestId, o.name);
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         json(200, this.opJson(o));
         return;
       }
@@ -204,7 +264,7 @@ export class GcpEmulator extends EmulatorBase {
           this.gone.push(i);
         } else i.state = 'stopping';
         const o = this.newOp(zone, op, i.name);
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         json(200, this.opJson(o));
         return;
       }
@@ -232,6 +292,14 @@ export class GcpEmulator extends EmulatorBase {
           .some((m) => m.key === 'enable-guest-attributes' && m.value.toUpperCase() === 'TRUE');
         if (!i || !enabled || this.guestHostKeys.length === 0) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}/guestAttributes/hostkeys/' was not found`);
         json(200, { kind: 'compute#guestAttributes', queryPath: 'hostkeys/', queryValue: { items: this.guestHostKeys.map((l) => ({ namespace: 'hostkeys', key: l.split(' ')[0], value: l.split(' ')[1] })) } });
+        return;
+      }
+      case 'image-from-family': {
+        const project = decodeURIComponent(parts[4] ?? '');
+        const family = decodeURIComponent(parts[8] ?? '');
+        const img = imageFromFamily(this.images, project, family);
+        if (!img) return this.err(res, 404, 'notFound', `The resource 'projects/${project}/global/images/family/${family}' was not found`);
+        json(200, imageJson(this.url, img));
         return;
       }
       case 'global-operation': {

@@ -52,6 +52,15 @@ export class LambdaEmulator extends EmulatorBase {
     this.health.set(id, 'preempted');
   }
 
+  /**
+   * Lambda has no stopped state and no stop call: an instance bills until it is terminated through the API. A
+   * guest that powered itself off is still an allocated instance, with its address, that nothing answers on.
+   */
+  override guestPowerOff(id: string): void {
+    const i = this.instances.get(id);
+    if (i && i.state === 'running') i.ip = '127.0.0.2';
+  }
+
   markUnhealthy(id: string): void {
     this.health.set(id, 'unhealthy');
   }
@@ -144,7 +153,7 @@ export class LambdaEmulator extends EmulatorBase {
           id, name: String(input.name ?? ''), type: type.name, region: String(input.region_name), zone: '', state: 'pending', ip: this.instanceIp,
           tags: {}, spot: false, launchedAt: Date.now(), request: input,
         });
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         json(200, { data: { instance_ids: [id] } });
         return;
       }
@@ -160,7 +169,7 @@ export class LambdaEmulator extends EmulatorBase {
           if (i.state !== 'terminated') i.state = 'terminating';
           return this.view(i);
         });
-        if (fault?.kind === 'drop-after') return this.drop(res);
+        if (this.withheld(fault, res)) return;
         json(200, { data: { terminated_instances: terminated } });
         return;
       }

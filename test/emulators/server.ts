@@ -11,6 +11,8 @@ export type Fault =
   | { readonly kind: 'hang' }
   /** Performs the operation, then drops the connection before answering: the client cannot know it happened. */
   | { readonly kind: 'drop-after' }
+  /** Performs the operation (the instance exists and bills), then never answers: the client's timeout fires. */
+  | { readonly kind: 'hang-after' }
   /** Emulator-specific: a capacity refusal in the API's own words. */
   | { readonly kind: 'capacity' };
 
@@ -81,9 +83,12 @@ export abstract class EmulatorBase {
     return planned.fault;
   }
 
-  /** Instances still running (billing compute): anything not stopped, terminating or terminated. */
+  /**
+   * Instances still billing: running ones (compute) and stopped ones, whose disks bill until deleted. Only
+   * terminated (or terminating) instances cost nothing.
+   */
   billing(): EmulatedInstance[] {
-    return [...this.instances.values()].map((i) => this.refresh(i)).filter((i) => i.state !== 'terminated' && i.state !== 'terminating' && i.state !== 'stopped');
+    return [...this.instances.values()].map((i) => this.refresh(i)).filter((i) => i.state !== 'terminated' && i.state !== 'terminating');
   }
 
   protected refresh(i: EmulatedInstance): EmulatedInstance {
@@ -91,6 +96,16 @@ export abstract class EmulatorBase {
     if (i.state === 'terminating') i.state = 'terminated';
     if (i.state === 'stopping') i.state = 'stopped';
     return i;
+  }
+
+  /**
+   * The guest powers itself off (`shutdown -h now`, as the on-host watchdog does on an idle instance): by
+   * default the instance is then stopped (Compute Engine: TERMINATED), its disk still billing. Emulators
+   * whose cloud does otherwise override it.
+   */
+  guestPowerOff(id: string): void {
+    const i = this.instances.get(id);
+    if (i && i.state !== 'terminated') i.state = 'stopped';
   }
 
   /** The cloud takes the instance back (spot interruption, preemption). */
@@ -120,7 +135,7 @@ export abstract class EmulatorBase {
           this.hanging.add(res);
           return;
         }
-        if (fault && fault.kind !== 'drop-after' && !(fault.kind === 'capacity' && this.handlesCapacityInRoute())) {
+        if (fault && fault.kind !== 'drop-after' && fault.kind !== 'hang-after' && !(fault.kind === 'capacity' && this.handlesCapacityInRoute())) {
           this.writeFault(op, fault, res);
           return;
         }
@@ -143,9 +158,20 @@ export abstract class EmulatorBase {
     return false;
   }
 
-  /** For 'drop-after': the operation happened; now cut the connection without an answer. */
-  protected drop(res: ServerResponse): void {
-    res.socket?.destroy();
+  /**
+   * After the operation happened: 'drop-after' cuts the connection without an answer, 'hang-after' keeps it
+   * open and silent (until the emulator stops). True when the answer is withheld.
+   */
+  protected withheld(fault: Fault | undefined, res: ServerResponse): boolean {
+    if (fault?.kind === 'drop-after') {
+      res.socket?.destroy();
+      return true;
+    }
+    if (fault?.kind === 'hang-after') {
+      this.hanging.add(res);
+      return true;
+    }
+    return false;
   }
 
   async stop(): Promise<void> {

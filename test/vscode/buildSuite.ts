@@ -19,7 +19,7 @@ export async function buildSuite(): Promise<string> {
     target: 'node20',
     sourcemap: 'inline',
     // mocha is resolved from the repo's node_modules at run time; vscode is the host's API.
-    external: ['vscode', 'mocha', 'ssh2', '@aws-sdk/client-ec2', 'cpu-features'],
+    external: ['vscode', 'mocha', 'ssh2', '@aws-sdk/client-ec2', '@aws-sdk/client-ssm', 'cpu-features'],
     logLevel: 'warning',
   });
   return join(SUITE_OUT, 'index.js');

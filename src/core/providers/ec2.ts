@@ -7,7 +7,9 @@ import { callerIpv4 } from './callerIp';
 import { createHash } from 'node:crypto';
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, Instance as SdkInstance, _InstanceType } from '@aws-sdk/client-ec2';
-import { DLAMI_NAME_PATTERN, EC2_GPU_TYPES, ec2TypeInfo } from './ec2Catalog';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import { EC2_GPU_TYPES, ec2TypeInfo } from './ec2Catalog';
+import { DLAMI_NAME_PATTERN, DLAMI_SSM_PREFIX, dlamiParameterNames, dlamiSupports } from './ec2Dlami';
 import { matchesQuery } from './offers';
 import { sleep } from './abort';
 import { waitForSshViaDescribe } from './sshProbe';
@@ -24,7 +26,10 @@ export interface Ec2Options {
   readonly requestTimeoutMs?: number;
   /** Returns the caller's public IPv4 address for the SSH ingress rule. */
   readonly callerIp?: (signal?: AbortSignal) => Promise<string>;
+  /** DescribeImages fallback when no DLAMI SSM parameter answers. */
   readonly amiNamePattern?: string;
+  /** Public SSM parameters naming the DLAMI, most wanted first (default: the PyTorch DLAMIs, ec2Dlami.ts). */
+  readonly amiParameters?: readonly string[];
   readonly rootVolumeGiB?: number;
   readonly sshUser?: string;
   /** SSH port of the instances; 22 on EC2. Tests point it at a loopback sshd. */
@@ -37,8 +42,10 @@ export interface Ec2Options {
   readonly consistency?: { readonly baseMs?: number; readonly maxMs?: number; readonly windowMs?: number };
 }
 
-const CAPACITY_CODES = new Set(['InsufficientInstanceCapacity', 'InsufficientCapacity', 'InsufficientHostCapacity', 'SpotMaxPriceTooLow', 'MaxSpotInstanceCountExceeded', 'InsufficientCapacityOnHost', 'Unsupported']);
-const QUOTA_CODES = new Set(['InstanceLimitExceeded', 'VcpuLimitExceeded', 'InsufficientReservedInstanceCapacity']);
+const CAPACITY_CODES = new Set(['InsufficientInstanceCapacity', 'InsufficientCapacity', 'InsufficientHostCapacity', 'SpotMaxPriceTooLow', 'InsufficientCapacityOnHost', 'Unsupported']);
+// MaxSpotInstanceCountExceeded is the account's spot limit (a service quota raised on request), not a lack
+// of capacity that waiting or another zone would cure: retrying elsewhere only repeats the refusal.
+const QUOTA_CODES = new Set(['InstanceLimitExceeded', 'VcpuLimitExceeded', 'InsufficientReservedInstanceCapacity', 'MaxSpotInstanceCountExceeded']);
 const AUTH_CODES = new Set(['AuthFailure', 'UnauthorizedOperation', 'CredentialsProviderError', 'InvalidClientTokenId', 'SignatureDoesNotMatch', 'ExpiredToken', 'OptInRequired']);
 
 function mapSdkError(err: unknown): ProviderError {
@@ -72,7 +79,8 @@ export class Ec2Provider implements Provider {
   readonly canStop = true;
   private sdk?: Sdk;
   private client?: EC2Client;
-  private ami?: { id: string; rootDevice: string };
+  private ami?: { id: string; rootDevice: string; source: string };
+  private ssm?: SSMClient;
 
   constructor(private readonly options: Ec2Options) {}
 
@@ -80,16 +88,20 @@ export class Ec2Provider implements Provider {
     return this.options.region;
   }
 
+  private clientConfig(): { region: string; endpoint?: string; maxAttempts: number; requestHandler: { requestTimeout: number; connectionTimeout: number; throwOnRequestTimeout: boolean } } {
+    return {
+      region: this.options.region,
+      ...(this.options.endpoint ? { endpoint: this.options.endpoint } : {}),
+      maxAttempts: this.options.maxAttempts ?? 4,
+      // throwOnRequestTimeout: without it the SDK only warns and a hung endpoint blocks forever.
+      requestHandler: { requestTimeout: this.options.requestTimeoutMs ?? 30_000, connectionTimeout: 10_000, throwOnRequestTimeout: true },
+    };
+  }
+
   private async connect(): Promise<{ sdk: Sdk; client: EC2Client }> {
     if (!this.sdk || !this.client) {
       this.sdk = await import('@aws-sdk/client-ec2');
-      this.client = new this.sdk.EC2Client({
-        region: this.options.region,
-        endpoint: this.options.endpoint,
-        maxAttempts: this.options.maxAttempts ?? 4,
-        // throwOnRequestTimeout: without it the SDK only warns and a hung endpoint blocks forever.
-        requestHandler: { requestTimeout: this.options.requestTimeoutMs ?? 30_000, connectionTimeout: 10_000, throwOnRequestTimeout: true },
-      });
+      this.client = new this.sdk.EC2Client(this.clientConfig());
     }
     return { sdk: this.sdk, client: this.client };
   }
@@ -145,8 +157,10 @@ export class Ec2Provider implements Provider {
   }
 
   async listOffers(query: OfferQuery, signal?: AbortSignal): Promise<Offer[]> {
-    const region = query.region ?? this.options.region;
-    const candidates = EC2_GPU_TYPES.filter((x) => matchesQuery({ provider: 'ec2', instanceType: x.instanceType, gpu: x.gpu, gpuCount: x.gpuCount, vramGiB: x.vramGiB, region, pricePerHour: 0, spot: false, capacity: 'unknown' }, { ...query, spot: undefined }));
+    // The SDK client is bound to one region: another region's offers come from a provider made for it.
+    const region = this.options.region;
+    if (query.region && query.region !== region) return [];
+    const candidates = EC2_GPU_TYPES.filter((x) => matchesQuery({ provider: 'ec2', instanceType: x.instanceType, gpu: x.gpu, gpuCount: x.gpuCount, vramGiB: x.vramGiB, region, pricePerHour: 0, spot: false, capacity: 'unknown' }, { ...query, spot: undefined, zone: undefined }));
     if (candidates.length === 0) return [];
     const types = candidates.map((c) => c.instanceType);
     // EC2 publishes no capacity figure; which types the region offers at all is the best "now" there is.
@@ -159,7 +173,9 @@ export class Ec2Provider implements Provider {
     const offers: Offer[] = [];
     if (query.spot !== true) {
       for (const c of candidates) {
-        offers.push({ provider: 'ec2', instanceType: c.instanceType, gpu: c.gpu, gpuCount: c.gpuCount, vramGiB: c.vramGiB, region, pricePerHour: c.onDemandPerHour, spot: false, capacity: zonesOf.has(c.instanceType) ? 'unknown' : 'unavailable', vcpus: c.vcpus, memoryGiB: c.memoryGiB });
+        // Asked for a zone: the offer is for that zone, and only where the zone offers the type.
+        const where = query.zone ? (zonesOf.get(c.instanceType) ?? []).includes(query.zone) : zonesOf.has(c.instanceType);
+        offers.push({ provider: 'ec2', instanceType: c.instanceType, gpu: c.gpu, gpuCount: c.gpuCount, vramGiB: c.vramGiB, region, ...(query.zone ? { zone: query.zone } : {}), pricePerHour: c.onDemandPerHour, spot: false, capacity: where ? 'unknown' : 'unavailable', vcpus: c.vcpus, memoryGiB: c.memoryGiB });
       }
     }
     if (query.spot !== false) {
@@ -171,7 +187,7 @@ export class Ec2Provider implements Provider {
         // The latest price per zone, then the cheapest zone.
         const latest = new Map<string, { price: number; at: number }>();
         for (const h of history.SpotPriceHistory ?? []) {
-          if (h.InstanceType !== c.instanceType || !h.AvailabilityZone || !h.SpotPrice) continue;
+          if (h.InstanceType !== c.instanceType || !h.AvailabilityZone || !h.SpotPrice || (query.zone && h.AvailabilityZone !== query.zone)) continue;
           const at = h.Timestamp?.getTime() ?? 0;
           const prev = latest.get(h.AvailabilityZone);
           if (!prev || at > prev.at) latest.set(h.AvailabilityZone, { price: Number(h.SpotPrice), at });
@@ -183,16 +199,69 @@ export class Ec2Provider implements Provider {
     return offers;
   }
 
-  private async findAmi(signal?: AbortSignal): Promise<{ id: string; rootDevice: string }> {
+  /**
+   * The DLAMI for this instance type: the first of the public SSM parameters that exists in the region (AWS's
+   * recommended lookup), confirmed with DescribeImages for its root device; DescribeImages by name when the
+   * caller may not read SSM (AccessDeniedException) or no parameter exists there. Instance types no current
+   * DLAMI supports are refused before anything is created.
+   */
+  private async findAmi(instanceType: string, signal?: AbortSignal): Promise<{ id: string; rootDevice: string; source: string }> {
+    if (!dlamiSupports(instanceType)) {
+      throw new ProviderError('unsupported', `${instanceType}: no current AWS Deep Learning AMI supports this instance family (P3/V100 needs a driver the DLAMIs no longer ship); pick a g4dn (T4), g5 (A10G), g6 (L4), p4d/p4de (A100) or p5 (H100) type`, 'ec2');
+    }
     if (this.ami) return this.ami;
-    const res = await this.send<{ Images?: Array<{ ImageId?: string; CreationDate?: string; RootDeviceName?: string }> }>(
-      (sdk) => new sdk.DescribeImagesCommand({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: [this.options.amiNamePattern ?? DLAMI_NAME_PATTERN] }, { Name: 'state', Values: ['available'] }, { Name: 'architecture', Values: ['x86_64'] }] }),
-      signal,
-    );
+    const fromSsm = await this.amiFromSsm(signal);
+    if (fromSsm) {
+      const found = await this.describeImage({ ImageIds: [fromSsm.id] }, signal).catch((err: unknown) => {
+        // A parameter pointing at an image this region does not have (deregistered, not yet copied): fall back.
+        if (err instanceof ProviderError && err.code === 'not-found') return undefined;
+        throw err;
+      });
+      if (found) return (this.ami = { ...found, source: `SSM ${fromSsm.parameter}` });
+    }
+    const pattern = this.options.amiNamePattern ?? DLAMI_NAME_PATTERN;
+    const byName = await this.describeImage({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: [pattern] }, { Name: 'state', Values: ['available'] }, { Name: 'architecture', Values: ['x86_64'] }] }, signal);
+    if (!byName) throw new ProviderError('not-found', `no Deep Learning AMI in ${this.options.region}: none of its SSM parameters (${DLAMI_SSM_PREFIX}…) answered and no image matches "${pattern}"`, 'ec2');
+    return (this.ami = { ...byName, source: `DescribeImages "${pattern}"` });
+  }
+
+  /** The newest image the query returns, with its root device name (the block device mapping needs it). */
+  private async describeImage(input: Ec2Sdk.DescribeImagesCommandInput, signal?: AbortSignal): Promise<{ id: string; rootDevice: string } | undefined> {
+    const res = await this.send<{ Images?: Array<{ ImageId?: string; CreationDate?: string; RootDeviceName?: string }> }>((sdk) => new sdk.DescribeImagesCommand(input), signal);
     const newest = (res.Images ?? []).filter((i) => i.ImageId).sort((a, b) => (b.CreationDate ?? '').localeCompare(a.CreationDate ?? ''))[0];
-    if (!newest?.ImageId) throw new ProviderError('not-found', `no Deep Learning AMI matching "${this.options.amiNamePattern ?? DLAMI_NAME_PATTERN}" in ${this.options.region}`, 'ec2');
-    this.ami = { id: newest.ImageId, rootDevice: newest.RootDeviceName ?? '/dev/sda1' };
-    return this.ami;
+    return newest?.ImageId ? { id: newest.ImageId, rootDevice: newest.RootDeviceName ?? '/dev/sda1' } : undefined;
+  }
+
+  /**
+   * The first DLAMI parameter, in order of preference, that the region has. GetParameters takes at most ten
+   * names and lists unknown ones under InvalidParameters. Undefined (and DescribeImages is used) when none
+   * exists or SSM refuses (no ssm:GetParameters in the caller's policy); a cancel still cancels.
+   */
+  private async amiFromSsm(signal?: AbortSignal): Promise<{ id: string; parameter: string } | undefined> {
+    const names = [...(this.options.amiParameters ?? dlamiParameterNames())];
+    const { SSMClient, GetParametersCommand } = await import('@aws-sdk/client-ssm');
+    this.ssm ??= new SSMClient(this.clientConfig());
+    const values = new Map<string, string>();
+    for (let i = 0; i < names.length; i += 10) {
+      try {
+        const res = await this.ssm.send(new GetParametersCommand({ Names: names.slice(i, i + 10) }), { abortSignal: signal });
+        for (const p of res.Parameters ?? []) if (p.Name && p.Value && /^ami-[0-9a-f]+$/.test(p.Value)) values.set(p.Name, p.Value);
+      } catch (err) {
+        if (signal?.aborted) throw new ProviderError('aborted', 'cancelled', 'ec2');
+        this.amiLookupNote = `SSM GetParameters failed (${(err as { name?: string }).name ?? 'Error'}), DescribeImages used`;
+        return undefined;
+      }
+    }
+    const parameter = names.find((n) => values.has(n));
+    return parameter ? { id: values.get(parameter)!, parameter } : undefined;
+  }
+
+  /** Why the SSM lookup was not used, when it was not (for logs and tests). */
+  amiLookupNote?: string;
+
+  /** Where the AMI of the last launch came from ("SSM /aws/service/…", or the DescribeImages pattern). */
+  get amiSource(): string | undefined {
+    return this.ami?.source;
   }
 
   /** Key pair named after the key's hash: importing the same key twice reuses it. */
@@ -220,23 +289,25 @@ export class Ec2Provider implements Provider {
    * (or a hand edit) leaves one with no rule for 22, or with more than ours; the rule is added and anything
    * else revoked before an instance uses it.
    */
-  private async ensureSecurityGroup(signal?: AbortSignal): Promise<string> {
+  private async ensureSecurityGroup(vpcId: string, signal?: AbortSignal): Promise<string> {
     const ip = await callerIpv4('ec2', this.options.callerIp, signal);
     const groupName = `remote-finetune-ssh-${ip.replace(/\./g, '-')}`;
     const cidr = `${ip}/32`;
-    const existing = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
+    // Group names are unique per VPC: the one found must live in the VPC the instance goes to.
+    const byName = [{ Name: 'group-name', Values: [groupName] }, { Name: 'vpc-id', Values: [vpcId] }];
+    const existing = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: byName }), signal);
     let group = existing.SecurityGroups?.[0];
     let id = group?.GroupId;
     if (!id) {
       try {
-        const created = await this.send<{ GroupId?: string }>((sdk) => new sdk.CreateSecurityGroupCommand({ GroupName: groupName, Description: `Remote Fine-Tune: SSH from ${ip} only`, TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
+        const created = await this.send<{ GroupId?: string }>((sdk) => new sdk.CreateSecurityGroupCommand({ GroupName: groupName, VpcId: vpcId, Description: `Remote Fine-Tune: SSH from ${ip} only`, TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
         id = created.GroupId;
         group = undefined;
       } catch (err) {
         // Created a moment ago (by us, a retry, another window) and not yet visible to DescribeSecurityGroups.
         if (awsCode(err) !== 'InvalidGroup.Duplicate') throw err;
         const again = await this.untilConsistent(['InvalidGroup.NotFound'], async () => {
-          const r = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [groupName] }] }), signal);
+          const r = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: byName }), signal);
           if (!r.SecurityGroups?.[0]?.GroupId) throw new ProviderError('not-found', `InvalidGroup.NotFound: ${groupName} not visible yet`, 'ec2');
           return r.SecurityGroups[0];
         }, signal);
@@ -273,13 +344,45 @@ export class Ec2Provider implements Provider {
     return groupId;
   }
 
+  /**
+   * Where the instance goes. With a default VPC: there, as EC2 places a launch that names no subnet (its
+   * subnets are public by construction). Without one (deleted, or an account that never had it), EC2 refuses
+   * such a launch (VPCIdNotSpecified), so a subnet is picked here: public (its route table, or its VPC's main
+   * table, sends 0.0.0.0/0 to an internet gateway; SSH from here cannot reach anything else), in a zone that
+   * offers the type, the requested zone when there is one. None: a clear error naming what to create.
+   */
+  private async network(instanceType: string, zone: string | undefined, signal?: AbortSignal): Promise<{ vpcId: string; subnetId?: string }> {
+    const vpcs = await this.send<{ Vpcs?: Ec2Sdk.Vpc[] }>((sdk) => new sdk.DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }), signal);
+    const def = vpcs.Vpcs?.find((v) => v.IsDefault && v.VpcId);
+    if (def?.VpcId) return { vpcId: def.VpcId };
+    const region = this.options.region;
+    const subnets = (await this.send<{ Subnets?: Ec2Sdk.Subnet[] }>((sdk) => new sdk.DescribeSubnetsCommand({ Filters: [{ Name: 'state', Values: ['available'] }] }), signal)).Subnets ?? [];
+    const vpcIds = [...new Set(subnets.map((x) => x.VpcId).filter((x): x is string => !!x))];
+    const tables = vpcIds.length ? (await this.send<{ RouteTables?: Ec2Sdk.RouteTable[] }>((sdk) => new sdk.DescribeRouteTablesCommand({ Filters: [{ Name: 'vpc-id', Values: vpcIds }] }), signal)).RouteTables ?? [] : [];
+    const tableOf = (sub: Ec2Sdk.Subnet): Ec2Sdk.RouteTable | undefined =>
+      tables.find((t) => (t.Associations ?? []).some((a) => a.SubnetId === sub.SubnetId)) ?? tables.find((t) => t.VpcId === sub.VpcId && (t.Associations ?? []).some((a) => a.Main));
+    const isPublic = (sub: Ec2Sdk.Subnet): boolean => (tableOf(sub)?.Routes ?? []).some((r) => r.DestinationCidrBlock === '0.0.0.0/0' && (r.GatewayId ?? '').startsWith('igw-'));
+    const publicSubnets = subnets.filter((x) => x.SubnetId && x.AvailabilityZone && isPublic(x));
+    const offered = await this.send<{ InstanceTypeOfferings?: Array<{ Location?: string }> }>((sdk) => new sdk.DescribeInstanceTypeOfferingsCommand({ LocationType: 'availability-zone', Filters: [{ Name: 'instance-type', Values: [instanceType] }] }), signal);
+    const zones = new Set((offered.InstanceTypeOfferings ?? []).map((o) => o.Location));
+    const fits = publicSubnets.filter((x) => zones.has(x.AvailabilityZone) && (!zone || x.AvailabilityZone === zone));
+    // Subnets that hand out public addresses themselves first, then a stable order.
+    const best = fits.sort((a, b) => Number(b.MapPublicIpOnLaunch ?? false) - Number(a.MapPublicIpOnLaunch ?? false) || (a.AvailabilityZone ?? '').localeCompare(b.AvailabilityZone ?? '') || (a.SubnetId ?? '').localeCompare(b.SubnetId ?? ''))[0];
+    if (best?.SubnetId && best.VpcId) return { vpcId: best.VpcId, subnetId: best.SubnetId };
+    const fix = `create a default VPC (\`aws ec2 create-default-vpc --region ${region}\`) or a public subnet (a route 0.0.0.0/0 to an internet gateway) in a zone that offers ${instanceType}, then retry`;
+    if (publicSubnets.length === 0) throw new ProviderError('invalid', `no default VPC in ${region} and no public subnet (none of its ${subnets.length} subnet(s) routes 0.0.0.0/0 to an internet gateway): ${fix}`, 'ec2');
+    const where = [...new Set(publicSubnets.map((x) => x.AvailabilityZone))].join(', ');
+    throw new ProviderError('invalid', `no default VPC in ${region}, and its public subnets (${where}) are not in a zone that offers ${instanceType}${zone ? ` in ${zone}` : ''} (${[...zones].join(', ') || 'none'}): ${fix}`, 'ec2');
+  }
+
   /** The DLAMIs are Ubuntu with cloud-init: the user-data's host key becomes the instance's. */
   readonly deliversHostKey = true;
 
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
-    const ami = await this.findAmi(signal);
+    const ami = await this.findAmi(request.instanceType, signal);
     const keyName = await this.ensureKeyPair(request.sshPublicKey, signal);
-    const groupId = await this.ensureSecurityGroup(signal);
+    const net = await this.network(request.instanceType, request.zone, signal);
+    const groupId = await this.ensureSecurityGroup(net.vpcId, signal);
     const name = instanceNameFor(request.runId);
     const tags = [{ Key: 'Name', Value: name }, { Key: OWNER_TAG, Value: 'true' }, { Key: RUN_ID_TAG, Value: request.runId }, ...(request.ownerId ? [{ Key: OWNER_ID_TAG, Value: request.ownerId }] : [])];
     // A key pair or group made a moment ago may be NotFound to RunInstances; the ClientToken makes the retry safe.
@@ -290,7 +393,10 @@ export class Ec2Provider implements Provider {
         MinCount: 1,
         MaxCount: 1,
         KeyName: keyName,
-        SecurityGroupIds: [groupId],
+        // In a subnet of our choosing the address must be asked for: such subnets rarely hand them out.
+        ...(net.subnetId
+          ? { NetworkInterfaces: [{ DeviceIndex: 0, SubnetId: net.subnetId, Groups: [groupId], AssociatePublicIpAddress: true, DeleteOnTermination: true }] }
+          : { SecurityGroupIds: [groupId] }),
         // Same run, same token: EC2 returns the first instance instead of launching another.
         ClientToken: createHash('sha256').update(request.runId).digest('hex').slice(0, 64),
         // The on-host watchdog powers off; with this, power-off ends billing instead of leaving a stopped instance.
@@ -300,7 +406,7 @@ export class Ec2Provider implements Provider {
         MetadataOptions: { HttpTokens: 'required', HttpEndpoint: 'enabled', HttpPutResponseHopLimit: 1 },
         ...(request.hostKey ? { UserData: Buffer.from(cloudInitHostKey(request.hostKey)).toString('base64') } : {}),
         TagSpecifications: [{ ResourceType: 'instance', Tags: tags }, { ResourceType: 'volume', Tags: tags }],
-        Placement: request.zone ? { AvailabilityZone: request.zone } : undefined,
+        Placement: request.zone && !net.subnetId ? { AvailabilityZone: request.zone } : undefined,
         InstanceMarketOptions: request.spot ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', InstanceInterruptionBehavior: 'terminate' } } : undefined,
       }),
       signal,

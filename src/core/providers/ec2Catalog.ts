@@ -1,6 +1,7 @@
 // GPU instance types on EC2 with their on-demand list prices (USD/hour, Linux, us-east-1, as published
 // in 2025; p5 after the June 2025 reduction). Other regions differ by a few percent; spot prices come
-// live from DescribeSpotPriceHistory. VRAM is per GPU.
+// live from DescribeSpotPriceHistory. VRAM is per GPU. No P3 (V100): no current Deep Learning AMI supports
+// it (ec2Dlami.ts), and an instance booted from one would come up without a working driver.
 
 export interface Ec2GpuType {
   readonly instanceType: string;
@@ -30,9 +31,6 @@ export const EC2_GPU_TYPES: readonly Ec2GpuType[] = [
   t('g6.2xlarge', 'L4', 1, 24, 8, 32, 0.9776),
   t('g6.12xlarge', 'L4', 4, 24, 48, 192, 4.6016),
   t('g6.48xlarge', 'L4', 8, 24, 192, 768, 13.3504),
-  t('p3.2xlarge', 'V100', 1, 16, 8, 61, 3.06),
-  t('p3.8xlarge', 'V100', 4, 16, 32, 244, 12.24),
-  t('p3.16xlarge', 'V100', 8, 16, 64, 488, 24.48),
   t('p4d.24xlarge', 'A100-40GB', 8, 40, 96, 1152, 32.7726),
   t('p4de.24xlarge', 'A100-80GB', 8, 80, 96, 1152, 40.9657),
   t('p5.48xlarge', 'H100', 8, 80, 192, 2048, 55.04),
@@ -42,5 +40,3 @@ export function ec2TypeInfo(instanceType: string): Ec2GpuType | undefined {
   return EC2_GPU_TYPES.find((x) => x.instanceType === instanceType);
 }
 
-/** Deep Learning AMI looked up with DescribeImages (owner amazon): newest match of this name pattern. */
-export const DLAMI_NAME_PATTERN = 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch * (Ubuntu 22.04) *';

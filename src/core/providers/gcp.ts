@@ -6,11 +6,12 @@ import { sleep } from './abort';
 import { codeForStatus, DEFAULT_RETRY, requestJson } from './http';
 import type { HttpErrorDetail, RetryPolicy } from './http';
 import { DLVM_IMAGE_FAMILY, DLVM_IMAGE_PROJECT, GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from './gcpCatalog';
-import type { TokenSource } from './gcpAuth';
+import type { TokenSource } from './gcpToken';
 import { matchesQuery } from './offers';
 import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
 import { callerIpv4 } from './callerIp';
+import { memberOf, noAccountError, OSLOGIN_BASE, osLoginRefusal, osLoginState, posixUser } from './gcpOsLogin';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
 export const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
@@ -24,7 +25,10 @@ export interface GcpOptions {
   readonly baseUrl?: string;
   readonly imageFamily?: string;
   readonly imageProject?: string;
+  /** The user the ssh-keys metadata opens (default ubuntu); under OS Login the POSIX user OS Login assigns instead. */
   readonly sshUser?: string;
+  /** OS Login API root (tests point it at the emulator). */
+  readonly osLoginBaseUrl?: string;
   /** SSH port of the instances; 22 on GCP. Tests point it at a loopback sshd. */
   readonly sshPort?: number;
   /** This machine's public IPv4 (tests); default: asked of checkip.amazonaws.com. */
@@ -54,6 +58,7 @@ interface GcpInstance {
   readonly networkInterfaces?: ReadonlyArray<{ readonly accessConfigs?: ReadonlyArray<{ readonly natIP?: string }> }>;
   readonly guestAccelerators?: ReadonlyArray<{ readonly acceleratorType?: string; readonly acceleratorCount?: number }>;
   readonly scheduling?: { readonly provisioningModel?: string };
+  readonly metadata?: { readonly items?: ReadonlyArray<{ readonly key?: string; readonly value?: string }> };
 }
 
 const STATUS: Record<string, InstanceState> = {
@@ -103,20 +108,50 @@ function labelValue(s: string): string {
 export class GcpProvider implements Provider {
   readonly kind = 'gcp' as const;
   readonly canStop = true;
+  private readonly root: string;
   private readonly base: string;
+  /** The POSIX user OS Login assigned to the caller in this project, once the project is known to use OS Login. */
+  private osLoginUser?: string;
 
   constructor(private readonly options: GcpOptions) {
-    this.base = `${(options.baseUrl ?? GCP_COMPUTE_BASE).replace(/\/$/, '')}/projects/${encodeURIComponent(options.project)}`;
+    this.root = (options.baseUrl ?? GCP_COMPUTE_BASE).replace(/\/$/, '');
+    this.base = `${this.root}/projects/${encodeURIComponent(options.project)}`;
   }
 
-  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal: AbortSignal | undefined, retry?: RetryPolicy): Promise<unknown> {
+  private call(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal: AbortSignal | undefined, retry?: RetryPolicy): Promise<unknown> {
+    return this.callUrl(method, `${this.base}${path}`, body, signal, retry);
+  }
+
+  private async callUrl(method: 'GET' | 'POST' | 'DELETE', url: string, body: unknown, signal: AbortSignal | undefined, retry?: RetryPolicy): Promise<unknown> {
     const token = await this.options.auth.token(signal);
+    // The quota project the credentials name is billed for the call, as google-auth-library sends it.
+    const quota = this.options.auth.quotaProjectId;
     const res = await requestJson(
-      { method, url: `${this.base}${path}`, headers: { authorization: `Bearer ${token}` }, body, timeoutMs: this.options.requestTimeoutMs ?? 30_000, retry: retry ?? this.options.retry ?? DEFAULT_RETRY, signal },
+      { method, url, headers: { authorization: `Bearer ${token}`, ...(quota ? { 'x-goog-user-project': quota } : {}) }, body, timeoutMs: this.options.requestTimeoutMs ?? 30_000, retry: retry ?? this.options.retry ?? DEFAULT_RETRY, signal },
       'gcp',
       gcpError,
     );
     return res.body;
+  }
+
+  /**
+   * The boot image: the newest non-deprecated image of the family (images.getFromFamily), named exactly in
+   * the insert so the image checked is the image booted. A retired family is a clear error before anything
+   * is created (an insert naming it fails with a bare 404 after the firewall rule is made).
+   */
+  private async bootImage(signal?: AbortSignal): Promise<{ source: string; diskSizeGb: number }> {
+    const project = this.options.imageProject ?? DLVM_IMAGE_PROJECT;
+    const family = this.options.imageFamily ?? DLVM_IMAGE_FAMILY;
+    let image: { name?: string; status?: string; diskSizeGb?: string } | undefined;
+    try {
+      image = (await this.callUrl('GET', `${this.root}/projects/${encodeURIComponent(project)}/global/images/family/${encodeURIComponent(family)}`, undefined, signal)) as typeof image;
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
+    }
+    if (!image?.name || (image.status && image.status !== 'READY')) {
+      throw new ProviderError('not-found', `the image family ${family} in project ${project} has no usable image (retired or deprecated): list the current ones with \`gcloud compute images list --project ${project} --no-standard-images\``, 'gcp');
+    }
+    return { source: `projects/${project}/global/images/${image.name}`, diskSizeGb: Number(image.diskSizeGb ?? 0) };
   }
 
   /** Polls a zone operation until DONE; an operation error becomes a ProviderError. */
@@ -133,7 +168,7 @@ export class GcpProvider implements Provider {
   }
 
   async listOffers(query: OfferQuery, signal?: AbortSignal): Promise<Offer[]> {
-    const zone = query.region && query.region.split('-').length === 3 ? query.region : this.options.zone;
+    const zone = query.zone ?? (query.region && query.region.split('-').length === 3 ? query.region : this.options.zone);
     const res = (await this.call('GET', `/zones/${zone}/acceleratorTypes`, undefined, signal)) as { items?: ReadonlyArray<{ name: string }> } | undefined;
     const inZone = new Set((res?.items ?? []).map((a) => a.name));
     const region = zone.replace(/-[a-z]$/, '');
@@ -148,7 +183,7 @@ export class GcpProvider implements Provider {
         });
       }
     }
-    return offers.filter((o) => matchesQuery(o, { ...query, region: query.region ? region : undefined }));
+    return offers.filter((o) => matchesQuery(o, { ...query, region: query.region ? (query.region.split('-').length === 3 ? region : query.region) : undefined }));
   }
 
   /**
@@ -179,20 +214,59 @@ export class GcpProvider implements Provider {
     return tag;
   }
 
+  /**
+   * Who the instance will be reached as. Without OS Login: the ssh-keys metadata user. With it (project
+   * metadata enable-oslogin=TRUE; our instances set no override): the key is imported into the caller's OS
+   * Login profile and the POSIX user OS Login returns is the login. Refused up front when OS Login needs a
+   * human (2-step verification, certificates) or the credentials name no account.
+   */
+  private async loginFor(publicKey: string, signal?: AbortSignal): Promise<{ user: string; osLogin: false } | { user: string; osLogin: true; account: string }> {
+    const project = this.options.project;
+    const meta = (await this.call('GET', '', undefined, signal)) as { commonInstanceMetadata?: { items?: Array<{ key?: string; value?: string }> } } | undefined;
+    const state = osLoginState(meta?.commonInstanceMetadata?.items);
+    if (!state.enabled) return { user: this.options.sshUser ?? 'ubuntu', osLogin: false };
+    const refusal = osLoginRefusal(state, project);
+    if (refusal) throw refusal;
+    const account = await this.options.auth.account?.(signal);
+    if (!account) throw noAccountError(project, this.options.auth.describe);
+    const res = (await this.callUrl('POST', `${(this.options.osLoginBaseUrl ?? OSLOGIN_BASE).replace(/\/$/, '')}/users/${encodeURIComponent(account)}:importSshPublicKey?projectId=${encodeURIComponent(project)}`, { key: publicKey.trim() }, signal)) as { loginProfile?: Parameters<typeof posixUser>[0] } | undefined;
+    const user = posixUser(res?.loginProfile);
+    if (!user) throw new ProviderError('server', `OS Login imported the key for ${account} but returned no POSIX account in project ${project}`, 'gcp');
+    this.osLoginUser = user;
+    return { user, osLogin: true, account };
+  }
+
+  /**
+   * Under OS Login the key opens the instance only while the caller holds compute.instances.osAdminLogin on it
+   * (osAdminLogin: the runner's watchdog powers the instance off with sudo). Asked of the instance itself
+   * (testIamPermissions sees grants inherited from project, folder and organisation); without it the instance
+   * is deleted again and the error names the role to grant.
+   */
+  private async checkOsLoginRole(zone: string, name: string, account: string, signal?: AbortSignal): Promise<void> {
+    const wanted = ['compute.instances.osAdminLogin'];
+    const res = (await this.call('POST', `/zones/${zone}/instances/${encodeURIComponent(name)}/testIamPermissions`, { permissions: wanted }, signal)) as { permissions?: string[] } | undefined;
+    if ((res?.permissions ?? []).includes('compute.instances.osAdminLogin')) return;
+    await this.terminate(`${zone}/${name}`, signal).catch(() => undefined);
+    throw new ProviderError('auth', `${account} may not log in to instances of project ${this.options.project} through OS Login with sudo (the on-host watchdog powers an idle instance off): grant roles/compute.osAdminLogin, e.g. \`gcloud projects add-iam-policy-binding ${this.options.project} --member=${memberOf(account)} --role=roles/compute.osAdminLogin\`; the instance was deleted again`, 'gcp');
+  }
+
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const shape = gcpShapeOf(request.instanceType);
     if (!shape) throw new ProviderError('invalid', `unknown GCP GPU shape ${request.instanceType}`, 'gcp');
+    const image = await this.bootImage(signal);
+    const diskGb = request.diskGiB ?? Math.max(200, image.diskSizeGb);
+    if (diskGb < image.diskSizeGb) throw new ProviderError('invalid', `a ${diskGb} GB boot disk is smaller than the image ${image.source.split('/').pop() ?? ''} (${image.diskSizeGb} GB): ask for at least ${image.diskSizeGb} GB`, 'gcp');
+    const login = await this.loginFor(request.sshPublicKey, signal);
     const sshTag = await this.ensureFirewall(signal);
     const zone = request.zone ?? this.options.zone;
     const name = instanceNameFor(request.runId);
-    const user = this.options.sshUser ?? 'ubuntu';
     const body = {
       name,
       machineType: `zones/${zone}/machineTypes/${shape.machineType}`,
       guestAccelerators: shape.attached ? [{ acceleratorType: `zones/${zone}/acceleratorTypes/${shape.accelerator}`, acceleratorCount: shape.gpuCount }] : [],
       disks: [{
         boot: true, autoDelete: true,
-        initializeParams: { sourceImage: `projects/${this.options.imageProject ?? DLVM_IMAGE_PROJECT}/global/images/family/${this.options.imageFamily ?? DLVM_IMAGE_FAMILY}`, diskSizeGb: String(request.diskGiB ?? 200), diskType: `zones/${zone}/diskTypes/pd-balanced` },
+        initializeParams: { sourceImage: image.source, diskSizeGb: String(diskGb), diskType: `zones/${zone}/diskTypes/pd-balanced` },
       }],
       networkInterfaces: [{ network: 'global/networks/default', accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],
       tags: { items: [sshTag] },
@@ -202,14 +276,22 @@ export class GcpProvider implements Provider {
         : { provisioningModel: 'STANDARD', onHostMaintenance: 'TERMINATE', automaticRestart: true },
       // enable-guest-attributes: the guest agent publishes the instance's SSH host keys (hostkeys/), which the
       // first connection then checks instead of trusting whatever answers (gcloud compute ssh does the same).
-      metadata: { items: [{ key: 'ssh-keys', value: `${user}:${request.sshPublicKey.trim()}` }, { key: 'install-nvidia-driver', value: 'True' }, { key: 'enable-guest-attributes', value: 'TRUE' }] },
+      // Under OS Login the guest ignores ssh-keys; the key went to the caller's OS Login profile instead.
+      metadata: { items: [...(login.osLogin ? [] : [{ key: 'ssh-keys', value: `${login.user}:${request.sshPublicKey.trim()}` }]), { key: 'install-nvidia-driver', value: 'True' }, { key: 'enable-guest-attributes', value: 'TRUE' }] },
       labels: { [OWNER_TAG]: 'owned', [RUN_LABEL]: labelValue(request.runId), ...(request.ownerId ? { [OWNER_ID_TAG]: labelValue(request.ownerId) } : {}) },
     };
     const op = (await this.call('POST', `/zones/${zone}/instances?requestId=${uuidFrom(request.runId)}`, body, signal, { ...(this.options.retry ?? DEFAULT_RETRY), retryServerErrors: true })) as GcpOperation;
     await this.waitOperation(op, zone, signal);
+    if (login.osLogin) await this.checkOsLoginRole(zone, name, login.account, signal);
     const inst = await this.describe(`${zone}/${name}`, signal);
     if (!inst) throw new ProviderError('server', `insert of ${name} finished but the instance is not there`, 'gcp');
     return inst;
+  }
+
+  /** The metadata user, unless the instance is under OS Login (no ssh-keys of ours) and we know our POSIX user. */
+  private sshUserOf(i: GcpInstance): string {
+    const items = i.metadata?.items ?? [];
+    return !items.some((m) => m.key === 'ssh-keys') && this.osLoginUser ? this.osLoginUser : this.options.sshUser ?? 'ubuntu';
   }
 
   private toInstance(i: GcpInstance): Instance {
@@ -222,7 +304,7 @@ export class GcpProvider implements Provider {
       provider: 'gcp', id: `${zone}/${i.name}`, name: i.name, runId: i.labels?.[RUN_LABEL], region: zone.replace(/-[a-z]$/, ''), zone,
       ...(i.labels?.[OWNER_ID_TAG] ? { ownerId: i.labels[OWNER_ID_TAG] } : {}),
       instanceType: shape ? gcpOfferName(shape) : machine, state: STATUS[i.status ?? ''] ?? 'unknown',
-      publicIp: i.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP, sshPort: this.options.sshPort ?? 22, sshUser: this.options.sshUser ?? 'ubuntu', spot,
+      publicIp: i.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP, sshPort: this.options.sshPort ?? 22, sshUser: this.sshUserOf(i), spot,
       pricePerHour: shape ? (spot ? shape.spotPerHour : shape.onDemandPerHour) : undefined,
       launchedAt: i.creationTimestamp ? Date.parse(i.creationTimestamp) : undefined,
     };

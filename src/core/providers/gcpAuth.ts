@@ -1,25 +1,28 @@
-// Application Default Credentials without google-auth-library: a service-account key is turned into an
-// OAuth access token by signing a JWT (RS256) with node:crypto; an authorized_user file (from
-// `gcloud auth application-default login`) by the refresh-token grant; otherwise `gcloud auth
-// print-access-token`. Tokens are cached until a minute before they expire; none is ever logged.
+// Application Default Credentials without google-auth-library, in its order: GOOGLE_APPLICATION_CREDENTIALS,
+// gcloud's well-known file, then the metadata server when running on Google Cloud; then, as our own last
+// resort, `gcloud auth print-access-token`. A service-account key is turned into an access token by signing
+// a JWT (RS256) with node:crypto; an authorized_user file (`gcloud auth application-default login`) by the
+// refresh-token grant; an external_account file by workload identity federation (gcpExternalAccount.ts).
+// Tokens are cached until a minute before they expire; none is ever logged.
 import { createSign } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_RETRY, requestJson } from './http';
-import type { HttpErrorDetail } from './http';
+import { CachedToken, COMPUTE_SCOPE, exchange, GOOGLE_TOKEN_URI } from './gcpToken';
+import type { TokenSource } from './gcpToken';
+import { externalAccountTokenSource, isExternalAccount } from './gcpExternalAccount';
+import { metadataServerTokenSource, onGoogleCloud } from './gcpMetadataCredentials';
 import { ProviderError } from './types';
-import type { ProviderErrorCode } from './types';
 
-export const COMPUTE_SCOPE = 'https://www.googleapis.com/auth/compute';
-const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
+export { COMPUTE_SCOPE } from './gcpToken';
+export type { TokenSource } from './gcpToken';
 
-export interface TokenSource {
-  /** What kind of credential this is, for messages ("service account x@y", "gcloud"). */
-  readonly describe: string;
-  readonly projectId?: string;
-  token(signal?: AbortSignal): Promise<string>;
+/** Where Google's endpoints are, for tests that stand doubles in for them. */
+export interface GoogleEndpoints {
+  /** oauth2.googleapis.com/token for authorized_user files (service-account keys name their own token_uri). */
+  readonly oauthTokenUri?: string;
 }
 
 interface ServiceAccountKey {
@@ -29,6 +32,7 @@ interface ServiceAccountKey {
   readonly private_key_id?: string;
   readonly project_id?: string;
   readonly token_uri?: string;
+  readonly quota_project_id?: string;
 }
 
 interface AuthorizedUser {
@@ -52,40 +56,27 @@ export function serviceAccountAssertion(key: ServiceAccountKey, scope: string, n
   return `${header}.${claims}.${b64url(signer.sign(key.private_key))}`;
 }
 
-function tokenError(detail: HttpErrorDetail): { code: ProviderErrorCode; message: string } {
-  const body = detail.body as { error?: string; error_description?: string } | undefined;
-  // The description names the problem (invalid_grant: account deleted, key revoked); it holds no secret.
-  const message = `token endpoint: ${body?.error ?? `HTTP ${detail.status}`}${body?.error_description ? ` (${body.error_description})` : ''}`;
-  return { code: detail.status === 400 || detail.status === 401 ? 'auth' : detail.status >= 500 ? 'server' : 'auth', message };
-}
-
-class CachedToken {
-  private value?: { token: string; expiresAt: number };
-  constructor(private readonly fetchToken: (signal?: AbortSignal) => Promise<{ token: string; expiresIn: number }>) {}
-  async get(signal?: AbortSignal): Promise<string> {
-    if (this.value && Date.now() < this.value.expiresAt) return this.value.token;
-    const { token, expiresIn } = await this.fetchToken(signal);
-    this.value = { token, expiresAt: Date.now() + Math.max(0, expiresIn - 60) * 1000 };
-    return token;
-  }
-}
-
-async function exchange(tokenUri: string, form: Record<string, string>, signal?: AbortSignal): Promise<{ token: string; expiresIn: number }> {
-  const res = await requestJson({ method: 'POST', url: tokenUri, form, timeoutMs: 30_000, retry: { ...DEFAULT_RETRY, retries: 2 }, signal }, 'gcp', tokenError);
-  const body = res.body as { access_token?: string; expires_in?: number } | undefined;
-  if (!body?.access_token) throw new ProviderError('auth', 'token endpoint returned no access_token', 'gcp');
-  return { token: body.access_token, expiresIn: body.expires_in ?? 3600 };
-}
-
-export function serviceAccountTokenSource(key: ServiceAccountKey, scope = COMPUTE_SCOPE): TokenSource {
+export function serviceAccountTokenSource(key: ServiceAccountKey, scope = COMPUTE_SCOPE, quotaProjectId = key.quota_project_id): TokenSource {
   const uri = key.token_uri ?? GOOGLE_TOKEN_URI;
   const cache = new CachedToken((signal) => exchange(uri, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: serviceAccountAssertion(key, scope, Math.floor(Date.now() / 1000), uri) }, signal));
-  return { describe: `service account ${key.client_email}`, projectId: key.project_id, token: (signal) => cache.get(signal) };
+  return {
+    describe: `service account ${key.client_email}`, projectId: key.project_id, ...(quotaProjectId ? { quotaProjectId } : {}),
+    token: (signal) => cache.get(signal), account: async () => key.client_email,
+  };
 }
 
-export function authorizedUserTokenSource(user: AuthorizedUser, tokenUri = GOOGLE_TOKEN_URI): TokenSource {
+export function authorizedUserTokenSource(user: AuthorizedUser, tokenUri = GOOGLE_TOKEN_URI, quotaProjectId = user.quota_project_id): TokenSource {
   const cache = new CachedToken((signal) => exchange(tokenUri, { grant_type: 'refresh_token', client_id: user.client_id, client_secret: user.client_secret, refresh_token: user.refresh_token }, signal));
-  return { describe: 'gcloud application-default login', projectId: user.quota_project_id, token: (signal) => cache.get(signal) };
+  const token = (signal?: AbortSignal): Promise<string> => cache.get(signal);
+  let email: Promise<string | undefined> | undefined;
+  return {
+    describe: 'gcloud application-default login', projectId: user.quota_project_id, ...(quotaProjectId ? { quotaProjectId } : {}), token,
+    // The file names no account; the token endpoint's tokeninfo does (ADC login grants the userinfo.email scope).
+    account: (signal) => (email ??= (async () => {
+      const res = await requestJson({ method: 'GET', url: `${tokenUri.replace(/\/token$/, '/tokeninfo')}?access_token=${encodeURIComponent(await token(signal))}`, timeoutMs: 30_000, retry: { ...DEFAULT_RETRY, retries: 1 }, ...(signal ? { signal } : {}) }, 'gcp', () => ({ code: 'auth', message: 'tokeninfo refused the token' }));
+      return (res.body as { email?: string } | undefined)?.email;
+    })().catch(() => undefined)),
+  };
 }
 
 /** `gcloud auth print-access-token`: the token arrives on stdout, never as an argument. */
@@ -102,28 +93,39 @@ export function gcloudTokenSource(gcloud = 'gcloud'): TokenSource {
   return { describe: 'gcloud auth print-access-token', token: (signal) => cache.get(signal) };
 }
 
-/** Parses a credentials file; undefined for shapes this module does not handle (validation never throws). */
-export function tokenSourceFromJson(text: string): TokenSource | undefined {
-  let parsed: { type?: string; client_email?: string; private_key?: string; refresh_token?: string; client_id?: string; client_secret?: string };
+/**
+ * Parses a credentials file; undefined for shapes this module does not handle (validation never throws).
+ * quotaProjectId overrides the file's quota_project_id (GOOGLE_CLOUD_QUOTA_PROJECT).
+ */
+export function tokenSourceFromJson(text: string, endpoints: GoogleEndpoints = {}, quotaProjectId?: string): TokenSource | undefined {
+  let parsed: { type?: string; client_email?: string; private_key?: string; refresh_token?: string; client_id?: string; client_secret?: string; quota_project_id?: string };
   try {
     parsed = JSON.parse(text) as typeof parsed;
   } catch {
     return undefined;
   }
-  if (parsed.type === 'service_account' && parsed.client_email && parsed.private_key) return serviceAccountTokenSource(parsed as unknown as ServiceAccountKey);
-  if (parsed.type === 'authorized_user' && parsed.refresh_token && parsed.client_id && parsed.client_secret) return authorizedUserTokenSource(parsed as unknown as AuthorizedUser);
+  const quota = quotaProjectId ?? parsed.quota_project_id;
+  if (parsed.type === 'service_account' && parsed.client_email && parsed.private_key) return serviceAccountTokenSource(parsed as unknown as ServiceAccountKey, COMPUTE_SCOPE, quota);
+  if (parsed.type === 'authorized_user' && parsed.refresh_token && parsed.client_id && parsed.client_secret) return authorizedUserTokenSource(parsed as unknown as AuthorizedUser, endpoints.oauthTokenUri ?? GOOGLE_TOKEN_URI, quota);
+  if (isExternalAccount(parsed)) return externalAccountTokenSource(parsed, COMPUTE_SCOPE, quota);
   return undefined;
 }
 
-/** ADC order: GOOGLE_APPLICATION_CREDENTIALS, then gcloud's well-known file, then the gcloud CLI. */
-export async function applicationDefaultCredentials(env: NodeJS.ProcessEnv = process.env): Promise<TokenSource> {
-  const candidates = [env.GOOGLE_APPLICATION_CREDENTIALS, join(env.CLOUDSDK_CONFIG ?? join(homedir(), '.config', 'gcloud'), 'application_default_credentials.json')];
+/**
+ * ADC order (google-auth-library's): GOOGLE_APPLICATION_CREDENTIALS, gcloud's well-known file, the metadata
+ * server when this process runs on Google Cloud (GCE_METADATA_HOST set, or a Google BIOS: never a network
+ * probe from a laptop); then the gcloud CLI.
+ */
+export async function applicationDefaultCredentials(env: NodeJS.ProcessEnv = process.env, endpoints: GoogleEndpoints = {}): Promise<TokenSource> {
+  const quota = env.GOOGLE_CLOUD_QUOTA_PROJECT || undefined;
+  const candidates = [env.GOOGLE_APPLICATION_CREDENTIALS, join(env.CLOUDSDK_CONFIG ?? join(env.HOME ?? homedir(), '.config', 'gcloud'), 'application_default_credentials.json')];
   for (const path of candidates) {
     if (!path) continue;
     const text = await readFile(path, 'utf8').catch(() => undefined);
     if (text === undefined) continue;
-    const source = tokenSourceFromJson(text);
+    const source = tokenSourceFromJson(text, endpoints, quota);
     if (source) return source;
   }
+  if (onGoogleCloud(env)) return metadataServerTokenSource(env, quota);
   return gcloudTokenSource();
 }

@@ -20,6 +20,7 @@ const s = (machineType: string, gpu: string, gpuCount: number, vramGiB: number, 
   ({ machineType, gpu, gpuCount, vramGiB, accelerator, attached, vcpus, memoryGiB, onDemandPerHour, spotPerHour });
 
 export const GCP_GPU_SHAPES: readonly GcpGpuShape[] = [
+  s('n1-standard-4', 'T4', 1, 16, 'nvidia-tesla-t4', true, 4, 15, 0.54, 0.18),
   s('n1-standard-8', 'T4', 1, 16, 'nvidia-tesla-t4', true, 8, 30, 0.73, 0.25),
   s('n1-standard-16', 'T4', 2, 16, 'nvidia-tesla-t4', true, 16, 60, 1.46, 0.5),
   s('n1-standard-32', 'T4', 4, 16, 'nvidia-tesla-t4', true, 32, 120, 2.92, 1.0),
@@ -37,9 +38,14 @@ export const GCP_GPU_SHAPES: readonly GcpGpuShape[] = [
   s('a3-highgpu-8g', 'H100', 8, 80, 'nvidia-h100-80gb', false, 208, 1872, 88.49, 29.5),
 ];
 
-/** Deep Learning VM images (project deeplearning-platform-release): CUDA 12.4 with the driver installer. */
+/**
+ * Deep Learning VM images (project deeplearning-platform-release): PyTorch 2.7, CUDA 12.8, Ubuntu 22.04 with
+ * the NVIDIA 570 driver installed (the runner needs a CUDA torch on the image). Families are retired with
+ * their OS or CUDA line (common-cu124-debian-11-py310 has only deprecated images left), so the family is
+ * checked with images.getFromFamily before every launch rather than trusted.
+ */
 export const DLVM_IMAGE_PROJECT = 'deeplearning-platform-release';
-export const DLVM_IMAGE_FAMILY = 'common-cu124-debian-11-py310';
+export const DLVM_IMAGE_FAMILY = 'pytorch-2-7-cu128-ubuntu-2204-nvidia-570';
 
 /** "n1-standard-8+nvidia-tesla-t4x1" names an N1 shape with its accelerator; the others are the machine type. */
 export function gcpOfferName(shape: GcpGpuShape): string {

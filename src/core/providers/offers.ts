@@ -14,6 +14,10 @@ export function matchesQuery(offer: Offer, query: OfferQuery): boolean {
   if (query.gpuCount !== undefined && offer.gpuCount !== query.gpuCount) return false;
   if (query.region && offer.region !== query.region && offer.region !== '-') return false;
   if (query.spot !== undefined && offer.spot !== query.spot) return false;
+  // GCP's N1 offers are named machine+accelerator (n1-standard-4+nvidia-tesla-t4x1); a spec names the machine type.
+  if (query.instanceType && offer.instanceType !== query.instanceType && offer.instanceType.split('+')[0] !== query.instanceType) return false;
+  // An offer without a zone (a provider without zones, a price for the whole region) is not ruled out by one.
+  if (query.zone && offer.zone && offer.zone !== query.zone) return false;
   return true;
 }
 

@@ -19,6 +19,8 @@ export interface TargetSpec {
   readonly region?: string;
   readonly zone?: string;
   readonly instance_type?: string;
+  /** Boot disk of a provisioned instance, GB. */
+  readonly disk_gb?: number;
 }
 
 export interface ProviderContext {

@@ -30,7 +30,11 @@ export interface OfferQuery {
   readonly gpu?: string;
   readonly gpuCount?: number;
   readonly region?: string;
+  /** A zone within the region (EC2 availability zone, GCP zone); providers without zones ignore it. */
+  readonly zone?: string;
   readonly spot?: boolean;
+  /** The provider's own type name (g5.xlarge, a2-highgpu-1g, gpu_1x_a100): only that type. */
+  readonly instanceType?: string;
 }
 
 export interface LaunchRequest {

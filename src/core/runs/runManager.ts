@@ -28,6 +28,13 @@ import type { DownloadItem, RunOutputs } from './artifactPlan';
 import type { DownloadProgress } from './artifacts';
 import { instanceHostKeyAlias, sshTargetOf } from './sshTarget';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
+import { launchRequestFor } from './targetOffers';
+import type { TargetSpec } from '../providers/registry';
+
+/** The spec's target block, as the launch reads it. */
+function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec> | undefined {
+  return typeof spec.target === 'object' && spec.target !== null ? (spec.target as Partial<TargetSpec>) : undefined;
+}
 
 export type RunTarget =
   | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
@@ -89,6 +96,10 @@ export interface RunManagerDeps {
   readonly log?: (line: string) => void;
   /** How often a cloud run's instance is checked for a spot reclaim. */
   readonly instanceCheckMs?: number;
+  /** How often a cloud run's cost so far is brought up to date (default 30 s). */
+  readonly costIntervalMs?: number;
+  /** The clock the cost so far is read against (tests move it past billing minimums). */
+  readonly now?: () => number;
 }
 
 export interface RunFinished {
@@ -222,9 +233,9 @@ export class RunManager {
         launched = await provisionGuarded({
           provider: target.provider,
           ledger: this.deps.ledger,
+          // The offer (zone, spot, type) and the spec's target (disk) decide the launch.
           request: {
-            runId: id, instanceType: target.offer.instanceType, region: target.offer.region,
-            ...(target.offer.zone ? { zone: target.offer.zone } : {}), spot: target.offer.spot, sshPublicKey: target.sshPublicKey,
+            ...launchRequestFor(id, target.offer, specTarget(req.spec), target.sshPublicKey),
             ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
             ...(hostKey ? { hostKey } : {}),
             ...(this.deps.ownerId ? { ownerId: this.deps.ownerId } : {}),
@@ -234,9 +245,10 @@ export class RunManager {
           ...(req.signal ? { signal: req.signal } : {}),
           log: (l) => this.deps.log?.(`[${id}] ${l}`),
           // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
-          bootstrap: async (instance, signal) => {
+          bootstrap: async (instance, signal, launchedAt) => {
             const host = instance.publicIp ?? '';
-            const rec = store.update(id, { host, sshUser: instance.sshUser, sshPort: instance.sshPort, instanceId: instance.id, launchedAt: Date.now(),
+            // Billing began at the launch call: the cost so far counts boot and the wait for SSH too.
+            const rec = store.update(id, { host, sshUser: instance.sshUser, sshPort: instance.sshPort, instanceId: instance.id, launchedAt,
               ...(pins.length || instance.hostKeys?.length ? { pinnedHostKeys: [...pins, ...(instance.hostKeys ?? [])] } : {}) });
             result = await runOnHost(rec, signal);
           },
@@ -304,6 +316,15 @@ export class RunManager {
     beat();
     const heartbeat = setInterval(beat, HEARTBEAT_MS);
     heartbeat.unref?.();
+    const clock = this.deps.now ?? Date.now;
+    // The cost so far moves with the clock, not with the log: a quiet run (a long eval, a stall) still bills.
+    const costNow = (): void => {
+      const cur = store.get(runId);
+      if (cur?.pricePerHour !== undefined && cur.launchedAt && !isTerminal(cur.status)) store.update(runId, { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) });
+    };
+    costNow();
+    const costTimer = setInterval(costNow, this.deps.costIntervalMs ?? COST_MS);
+    costTimer.unref?.();
     try {
       const status = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), signal);
       const pid = status.pid ?? rec.pid;
@@ -336,7 +357,7 @@ export class RunManager {
             if (now - lastFlush > 500 || Object.keys(patch).length > 0) {
               lastFlush = now;
               const cur = store.get(runId);
-              const cost = cur?.pricePerHour !== undefined && cur.launchedAt ? { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, now, cur.provider) } : {};
+              const cost = cur?.pricePerHour !== undefined && cur.launchedAt ? { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) } : {};
               store.update(runId, { ...patch, ...cost, offsets });
             }
           },
@@ -345,6 +366,7 @@ export class RunManager {
     } finally {
       if (instanceTimer) clearInterval(instanceTimer);
       clearInterval(heartbeat);
+      clearInterval(costTimer);
     }
     if (signal.aborted) return;
     await this.finish(runId);
@@ -499,6 +521,7 @@ export class RunManager {
 
 const HEARTBEAT_MS = 60_000;
 const REWATCH_MS = 5_000;
+const COST_MS = 30_000;
 
 /**
  * What command.sh runs on the host. The built-in trainer first lets the runner's bootstrap pick a Python

@@ -6,6 +6,7 @@ import { finalCost } from '../providers/cost';
 import type { FinalCost } from '../providers/cost';
 import { instanceNameFor, ProviderError } from '../providers/types';
 import type { Instance, LaunchRequest, Provider, ProviderKind } from '../providers/types';
+import { probeSshBanner } from '../providers/sshProbe';
 import { holderAlive } from './ledger';
 import type { Ledger, LedgerEntry } from './ledger';
 
@@ -24,8 +25,11 @@ export interface GuardOptions {
   readonly pricePerHour?: number;
   readonly sshTimeoutMs: number;
   readonly sshIntervalMs?: number;
-  /** Runs after SSH answers (sync, env, runner install). A throw tears the instance down. */
-  readonly bootstrap?: (instance: Instance, signal: AbortSignal | undefined) => Promise<void>;
+  /**
+   * Runs after SSH answers (sync, env, runner install). A throw tears the instance down. launchedAt: when the
+   * launch call went out, where billing starts (boot and the wait for SSH are billed too).
+   */
+  readonly bootstrap?: (instance: Instance, signal: AbortSignal | undefined, launchedAt: number) => Promise<void>;
   readonly signal?: AbortSignal;
   readonly log?: (line: string) => void;
   /** Budget for the cleanup calls themselves. */
@@ -134,7 +138,7 @@ export async function provisionGuarded(opts: GuardOptions): Promise<GuardedInsta
   if (opts.bootstrap) {
     try {
       if (signal?.aborted) throw new ProviderError('aborted', 'cancelled before bootstrap', provider.kind);
-      await opts.bootstrap(instance, signal);
+      await opts.bootstrap(instance, signal, launchedAt);
     } catch (err) {
       return failAndClean(opts, 'bootstrap', err, instance.id, launchedAt);
     }
@@ -226,8 +230,26 @@ export type LivenessCheck = (entry: LedgerEntry) => boolean;
 export const defaultLiveness: LivenessCheck = (entry) =>
   entry.state === 'kept' || entry.state === 'stopped' || ((entry.state === 'active' || entry.state === 'launching') && holderAlive(entry));
 
+/** Whether something answers SSH on the instance's address (a TCP connect and the SSH-2.0- banner). */
+export type SshAnswers = (instance: Instance, signal?: AbortSignal) => Promise<boolean>;
+
+export const sshAnswers: SshAnswers = async (instance, signal) =>
+  !!instance.publicIp && (await probeSshBanner(instance.publicIp, instance.sshPort, 5000, signal).catch(() => undefined)) !== undefined;
+
+/**
+ * Why an instance kept on purpose (policy keep, the on-host watchdog armed) is no longer worth keeping: the
+ * watchdog powers an idle instance off, which ends billing only on EC2 (InstanceInitiatedShutdownBehavior
+ * terminate). Compute Engine keeps the VM stopped with its disk billing; Lambda bills until an API terminate.
+ * So a kept instance that is stopped, or that nothing answers on, is offered for termination.
+ */
+async function keptButOff(instance: Instance, answers: SshAnswers, signal?: AbortSignal): Promise<string | undefined> {
+  if (instance.state === 'stopped' || instance.state === 'stopping') return 'kept for its watchdog, which powered it off: stopped, its disk still bills';
+  if (instance.state === 'running' && !(await answers(instance, signal))) return 'kept for its watchdog, but SSH does not answer (powered off or broken) while it still bills';
+  return undefined;
+}
+
 /** Lists owned instances on every provider and returns those with no live run behind them. */
-export async function reconcile(providers: readonly Provider[], ledger: Ledger, isLive: LivenessCheck = defaultLiveness, signal?: AbortSignal, ownerId?: string): Promise<ReconcileResult> {
+export async function reconcile(providers: readonly Provider[], ledger: Ledger, isLive: LivenessCheck = defaultLiveness, signal?: AbortSignal, ownerId?: string, answers: SshAnswers = sshAnswers): Promise<ReconcileResult> {
   const entries = await ledger.entries();
   const orphans: Orphan[] = [];
   const others: Instance[] = [];
@@ -249,7 +271,11 @@ export async function reconcile(providers: readonly Provider[], ledger: Ledger, 
         if (ownerId !== undefined && instance.ownerId === ownerId) orphans.push({ instance, reason: 'not in the ownership ledger (the ledger was lost)' });
         else others.push(instance);
       }
-      else if (isLive(entry)) live.push(instance);
+      else if (isLive(entry)) {
+        const off = entry.state === 'kept' ? await keptButOff(instance, answers, signal) : undefined;
+        if (off) orphans.push({ instance, entry, reason: off });
+        else live.push(instance);
+      }
       else if (entry.state === 'launching') orphans.push({ instance, entry, reason: 'launched but never recorded (crash during launch)' });
       else if (entry.state === 'active') orphans.push({ instance, entry, reason: 'the process driving its run is gone' });
       else orphans.push({ instance, entry, reason: `its run is ${entry.state} but the instance still runs` });

@@ -10,16 +10,21 @@ import { Ec2Provider } from '../../core/providers/ec2';
 import { GcpProvider } from '../../core/providers/gcp';
 import { applicationDefaultCredentials } from '../../core/providers/gcpAuth';
 import type { TokenSource } from '../../core/providers/gcpAuth';
+import { onGoogleCloud } from '../../core/providers/gcpMetadataCredentials';
 import { LambdaProvider } from '../../core/providers/lambda';
 import type { Provider, ProviderKind } from '../../core/providers/types';
+import type { TargetSpec } from '../../core/providers/registry';
 import { Ledger } from '../../core/runs/ledger';
 
 export const LAMBDA_KEY_SECRET = 'remoteFinetune.lambda.apiKey';
 
 export interface CloudProviders extends vscode.Disposable {
   readonly ledger: Ledger;
-  /** Providers with credentials now, for offers; a missing one comes with its reason. */
-  cloudProviders(): Promise<{ readonly providers: readonly Provider[]; readonly problems: readonly string[] }>;
+  /**
+   * Providers with credentials now, for offers; a missing one comes with its reason. A run spec's target
+   * chooses the EC2 region and the GCP zone (a provider per region/zone), else the settings do.
+   */
+  cloudProviders(target?: Partial<TargetSpec>): Promise<{ readonly providers: readonly Provider[]; readonly problems: readonly string[] }>;
   /** The provider that owns a run's instance (by its provider and region), for teardown and monitoring. */
   providerFor(record: { readonly provider: ProviderKind; readonly region?: string }): Provider | undefined;
   /** One provider per cloud and region the ledger has instances in, plus the configured ones. */
@@ -38,14 +43,26 @@ function settings(): { awsRegion?: string; gcpProject?: string; gcpZone: string 
 
 function gcpCredentialsPresent(): boolean {
   const file = process.env.GOOGLE_APPLICATION_CREDENTIALS;
-  return (!!file && existsSync(file)) || existsSync(join(process.env.CLOUDSDK_CONFIG ?? join(homedir(), '.config', 'gcloud'), 'application_default_credentials.json'));
+  // On a Google Cloud VM (VS Code's workspace host there) the metadata server has the VM's service account.
+  return (!!file && existsSync(file)) || existsSync(join(process.env.CLOUDSDK_CONFIG ?? join(homedir(), '.config', 'gcloud'), 'application_default_credentials.json')) || onGoogleCloud(process.env);
 }
 
-/** ADC resolved on first use, so activation never reads credential files. */
+/**
+ * ADC resolved on first use, so activation never reads credential files. The quota project is known once a
+ * token was asked for, which every API call does first.
+ */
 function lazyAdc(): TokenSource {
   let source: Promise<TokenSource> | undefined;
-  const get = (): Promise<TokenSource> => (source ??= applicationDefaultCredentials());
-  return { describe: 'Application Default Credentials', token: async (signal) => (await get()).token(signal) };
+  let resolved: TokenSource | undefined;
+  const get = (): Promise<TokenSource> => (source ??= applicationDefaultCredentials().then((s) => (resolved = s)));
+  return {
+    describe: 'Application Default Credentials',
+    get quotaProjectId(): string | undefined {
+      return resolved?.quotaProjectId;
+    },
+    token: async (signal) => (await get()).token(signal),
+    account: async (signal) => (await get()).account?.(signal),
+  };
 }
 
 /** One set per extension host, shared by the orphan sweep and the run lifecycle (providerFor, offers). */
@@ -90,9 +107,14 @@ export function createCloudProviders(context: vscode.ExtensionContext): CloudPro
       await keyLoaded;
       return key;
     },
-    async cloudProviders() {
+    async cloudProviders(target) {
       await keyLoaded;
-      const s = settings();
+      const base = settings();
+      const s = {
+        ...base,
+        ...(target?.provider === 'ec2' && target.region ? { awsRegion: target.region } : {}),
+        ...(target?.provider === 'gcp' && target.zone ? { gcpZone: target.zone } : {}),
+      };
       const providers: Provider[] = [];
       const problems: string[] = [];
       const l = lambda();

@@ -7,12 +7,16 @@ import { join, relative } from 'node:path';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
 import type { TargetChoice, TargetSources } from './targets';
-import { collectOffers, gpuMatches } from './targets';
+import { gpuMatches } from './targets';
+import { offersForTarget } from '../../core/runs/targetOffers';
+import type { TargetSpec } from '../../core/providers/registry';
+import { runLength } from '../../core/runs/runLength';
+import { launchCost } from '../../core/runs/launchCost';
+import { countExamples } from '../../core/runs/dataExamples';
 import { planRun, fitOn, collectEnv, describeDiagnostic, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
 import type { RunPlan } from '../../core/runs/runPlan';
 import { nodeFiles } from '../../core/config/nodeFiles';
 import { GPU_IDS } from '../../core/gpu/catalog';
-import { estimateRunCost } from '../../core/providers/cost';
 import { ensureCloudKey } from '../../core/runs/cloudKey';
 import type { RunTarget } from '../../core/runs/runManager';
 import { PANEL_COMMANDS } from '../panels/registerPanels';
@@ -100,8 +104,10 @@ async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: Targe
   }
   qp.items = items;
   qp.show();
-  const cloud = sources.cloudProviders().then(async ({ providers, problems }) => {
-    const { offers, problems: more } = await collectOffers(providers, gpus);
+  // The spec's target decides which clouds, where, what type and how many GPUs are offered.
+  const target = plan.target as Partial<TargetSpec>;
+  const cloud = sources.cloudProviders(target).then(async ({ providers, problems }) => {
+    const { offers, problems: more } = await offersForTarget(providers, gpus, target);
     const all = [...items];
     if (offers.length > 0) all.push({ label: 'New instance (price per hour, cheapest first)', kind: vscode.QuickPickItemKind.Separator });
     for (const { provider, offer } of offers) {
@@ -166,10 +172,12 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   const choice = await pickTarget(plan, gpus, sources, fitText);
   if (!choice) return;
 
+  // Price × the run's estimated hours (steps, tokens per step, the GPU class's throughput, the estimator's model size).
   const priceLine = choice.kind === 'cloud'
     ? (() => {
-      const est = estimateRunCost(choice.offer, 1);
-      return `$${choice.offer.pricePerHour.toFixed(2)}/h (${choice.offer.instanceType}); about $${est.totalUsd.toFixed(2)} for the first hour with start-up. Teardown: ${plan.teardown.policy}.`;
+      const fit = fits.find((f) => f.gpu === choice.offer.gpu) ?? fits[0];
+      const length = runLength({ spec: plan.spec, specDir: plan.workspaceDir, gpu: choice.offer.gpu, gpuCount: choice.offer.gpuCount, ...(fit?.estimate ? { params: fit.estimate.model.params } : {}), countExamples });
+      return `${launchCost(choice.offer, length).text} Teardown: ${plan.teardown.policy}.`;
     })()
     : 'Your own host: no cloud charges from this extension.';
   const where = choice.kind === 'ssh' ? choice.host : `a new ${choice.provider.kind} ${choice.offer.instanceType}`;

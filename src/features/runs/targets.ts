@@ -1,6 +1,7 @@
 // Where a run can go, as the Start Training picker lists it: SSH hosts (probed GPUs shown) and cloud
 // offers sorted by price with capacity. The composition root supplies the sources.
 import type { Offer, Provider } from '../../core/providers/types';
+import type { TargetSpec } from '../../core/providers/registry';
 
 export interface KnownHost {
   /** ssh_config alias or user@host[:port]. */
@@ -11,8 +12,11 @@ export interface KnownHost {
 
 export interface TargetSources {
   sshHosts(): readonly KnownHost[];
-  /** Cloud providers the user has credentials for; a provider that cannot be built is left out with its reason. */
-  cloudProviders(): Promise<{ readonly providers: readonly Provider[]; readonly problems: readonly string[] }>;
+  /**
+   * Cloud providers the user has credentials for; a provider that cannot be built is left out with its reason.
+   * With a target, the ones it names (an EC2 region, a GCP zone from the run spec) instead of the settings'.
+   */
+  cloudProviders(target?: Partial<TargetSpec>): Promise<{ readonly providers: readonly Provider[]; readonly problems: readonly string[] }>;
 }
 
 export type TargetChoice =
@@ -25,22 +29,3 @@ export function gpuMatches(probed: string, family: string): boolean {
   const fam = norm(family.replace(/-\d+GB$/i, ''));
   return norm(probed).includes(fam);
 }
-
-/** Offers of every provider for these GPUs, cheapest first, available capacity before unknown before none. */
-export async function collectOffers(providers: readonly Provider[], gpus: readonly string[], signal?: AbortSignal): Promise<{ offers: { provider: Provider; offer: Offer }[]; problems: string[] }> {
-  const offers: { provider: Provider; offer: Offer }[] = [];
-  const problems: string[] = [];
-  await Promise.all(providers.map(async (provider) => {
-    for (const gpu of gpus) {
-      try {
-        for (const offer of await provider.listOffers({ gpu }, signal)) offers.push({ provider, offer });
-      } catch (err) {
-        problems.push(`${provider.kind}: ${(err as Error).message}`);
-      }
-    }
-  }));
-  const rank = { available: 0, unknown: 1, unavailable: 2 } as const;
-  offers.sort((a, b) => rank[a.offer.capacity] - rank[b.offer.capacity] || a.offer.pricePerHour - b.offer.pricePerHour);
-  return { offers, problems };
-}
-

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
-import { Ec2Emulator } from '../../emulators/ec2';
+import { AMI, Ec2Emulator } from '../../emulators/ec2';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 
@@ -55,7 +55,7 @@ test('ec2: launch uses the newest DLAMI, an imported key pair, port 22 open to t
     const inst = await provider.launch({ runId: 'rft-20261121-150000-ec21', instanceType: 'g5.xlarge', region: 'us-east-1', spot: true, sshPublicKey: pub, diskGiB: 300 });
     const raw = emu.instances.get(inst.id)!;
     const r = raw.request as Map<string, string>;
-    assert.equal(r.get('ImageId'), 'ami-0new');
+    assert.equal(r.get('ImageId'), AMI.pt27, 'the DLAMI its SSM parameter names');
     assert.equal(r.get('InstanceInitiatedShutdownBehavior'), 'terminate');
     assert.equal(r.get('BlockDeviceMapping.1.Ebs.VolumeSize'), '300');
     assert.equal(r.get('BlockDeviceMapping.1.Ebs.DeleteOnTermination'), 'true');
@@ -85,7 +85,7 @@ test('ec2: launch uses the newest DLAMI, an imported key pair, port 22 open to t
   }
 });
 
-test('ec2: a spot reclaim is read as interrupted; capacity and throttling map to typed errors', async () => {
+test('ec2: a spot reclaim is read as interrupted; capacity, spot quota and throttling map to typed errors', async () => {
   const { emu, provider } = await setup();
   try {
     const inst = await provider.launch({ runId: 'spot-1', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: true, sshPublicKey: pub });
@@ -95,6 +95,11 @@ test('ec2: a spot reclaim is read as interrupted; capacity and throttling map to
     assert.equal(d?.interrupted, true);
     emu.inject('RunInstances', { kind: 'capacity' }, 10);
     await assert.rejects(provider.launch({ runId: 'cap-1', instanceType: 'p4d.24xlarge', region: 'us-east-1', spot: false, sshPublicKey: pub }), (e: unknown) => e instanceof ProviderError && e.code === 'capacity');
+    emu.faults.length = 0;
+    // A spot request over the account's spot limit is a quota to raise, not capacity to wait for
+    // (EC2 error codes: "You've reached the limit on the number of Spot Instances that you can launch").
+    emu.inject('RunInstances', Ec2Emulator.errorFault(400, 'MaxSpotInstanceCountExceeded', 'Max spot instance count exceeded'), 10);
+    await assert.rejects(provider.launch({ runId: 'quota-1', instanceType: 'g5.xlarge', region: 'us-east-1', spot: true, sshPublicKey: pub }), (e: unknown) => e instanceof ProviderError && e.code === 'quota' && /MaxSpotInstanceCountExceeded/.test(e.message));
     emu.faults.length = 0;
     emu.inject('DescribeInstances', { kind: 'status', status: 503 }, 1);
     assert.equal((await provider.describe(inst.id))?.id, inst.id, 'the SDK retries one throttle');

@@ -1,7 +1,8 @@
 // The EC2 provider (real @aws-sdk/client-ec2) against moto in server mode: an implementation of EC2's Query
 // API written by others (PyPI moto[server]), started here on loopback, so what our own emulator gets wrong about
 // EC2 cannot hide a client bug. Checked through moto's own view of the account (DescribeSecurityGroups,
-// DescribeKeyPairs, DescribeInstanceAttribute, DescribeVolumes with the same SDK), not through our provider.
+// DescribeKeyPairs, DescribeInstanceAttribute, DescribeVolumes with the same SDK), not through our provider. The
+// AMI lookup goes through moto's SSM (GetParameters) with the real @aws-sdk/client-ssm.
 // moto 5.2.5 does not implement: RunInstances ClientToken idempotency, eventual consistency, capacity errors,
 // throttling; those are covered by the EC2 emulator (ec2.test.ts) and the fault matrix.
 // Writes .test-output/providers-moto.json (version, passed, failed) for scripts/test-providers.mjs.
@@ -9,7 +10,9 @@ import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DescribeInstanceAttributeCommand, DescribeInstancesCommand, DescribeKeyPairsCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, AuthorizeSecurityGroupIngressCommand, CreateSecurityGroupCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { SSMClient, PutParameterCommand } from '@aws-sdk/client-ssm';
+import { AssociateRouteTableCommand, AttachInternetGatewayCommand, CreateInternetGatewayCommand, CreateRouteCommand, CreateRouteTableCommand, CreateSubnetCommand, CreateVpcCommand, DeleteSubnetCommand, DeleteVpcCommand, DescribeSubnetsCommand, DescribeVpcsCommand } from '@aws-sdk/client-ec2';
+import { DescribeImagesCommand, DescribeInstanceAttributeCommand, DescribeInstancesCommand, DescribeKeyPairsCommand, DescribeSecurityGroupsCommand, DescribeVolumesCommand, AuthorizeSecurityGroupIngressCommand, CreateSecurityGroupCommand, EC2Client } from '@aws-sdk/client-ec2';
 import type { Instance as Ec2Instance } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { OWNER_TAG, ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
@@ -121,6 +124,56 @@ test('moto: a reused group opened to the world is narrowed to the caller before 
   const rules = after.SecurityGroups![0]!.IpPermissions ?? [];
   assert.deepEqual(rules.map((x) => [x.IpProtocol, x.FromPort, x.ToPort, (x.IpRanges ?? []).map((r) => r.CidrIp)]), [['tcp', 22, 22, [`${ip}/32`]]]);
   assert.deepEqual((await raw(inst.id)).SecurityGroups?.map((x) => x.GroupId), [g.GroupId]);
+  await p.terminate(inst.id);
+});
+
+test('moto: the image comes from an SSM parameter (GetParameters on moto\'s SSM), confirmed with DescribeImages; the default DLAMI parameters, absent from moto, fall back to DescribeImages', async () => {
+  // moto holds no /aws/service/deeplearning parameters and refuses to create names under /aws (as AWS does),
+  // so the parameter path is the provider's option here; the lookup and the wire are the real ones.
+  const images = await sdk.send(new DescribeImagesCommand({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: ['Deep Learning AMI*'] }] }));
+  const dl = images.Images?.[0]?.ImageId;
+  assert.ok(dl, 'moto lists a Deep Learning AMI');
+  const ssm = new SSMClient({ region: 'us-east-1', endpoint: moto.url });
+  await ssm.send(new PutParameterCommand({ Name: '/rft-test/dlami/latest/ami-id', Value: dl, Type: 'String', DataType: 'aws:ec2:image', Overwrite: true }));
+  const viaSsm = new Ec2Provider({ region: 'us-east-1', endpoint: moto.url, callerIp: async () => CALLER, amiParameters: ['/rft-test/none/latest/ami-id', '/rft-test/dlami/latest/ami-id'], amiNamePattern: 'No Such DLAMI *', consistency: { baseMs: 10, windowMs: 1000 } });
+  const a = await viaSsm.launch({ runId: 'rft-20261121-150000-mot8', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
+  assert.equal((await raw(a.id)).ImageId, dl);
+  assert.equal(viaSsm.amiSource, 'SSM /rft-test/dlami/latest/ami-id');
+  await viaSsm.terminate(a.id);
+  const fallback = provider();
+  const b = await fallback.launch({ runId: 'rft-20261121-150000-mot9', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
+  assert.match(fallback.amiSource ?? '', /^DescribeImages/);
+  assert.equal((await raw(b.id)).ImageId, dl);
+  await fallback.terminate(b.id);
+});
+
+test('moto: an account without a default VPC: a clear refusal while no subnet is public; once one routes to an internet gateway, the launch goes there with its group in that VPC', async () => {
+  // A region of its own, so the other cases keep moto's default VPC.
+  const region = 'eu-west-3';
+  const ec2 = new EC2Client({ region, endpoint: moto.url });
+  for (const v of (await ec2.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }))).Vpcs ?? []) {
+    for (const sub of (await ec2.send(new DescribeSubnetsCommand({ Filters: [{ Name: 'vpc-id', Values: [v.VpcId!] }] }))).Subnets ?? []) await ec2.send(new DeleteSubnetCommand({ SubnetId: sub.SubnetId }));
+    await ec2.send(new DeleteVpcCommand({ VpcId: v.VpcId }));
+  }
+  const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: '10.20.0.0/16' }))).Vpc!.VpcId!;
+  const subnet = (await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: '10.20.1.0/24', AvailabilityZone: `${region}a` }))).Subnet!.SubnetId!;
+  const p = provider(region);
+  await assert.rejects(p.launch({ runId: 'rft-20261121-150000-motA', instanceType: 'g4dn.xlarge', region, spot: false, sshPublicKey: PUB }), (e: unknown) => e instanceof ProviderError && e.code === 'invalid' && /create-default-vpc/.test(e.message));
+  assert.deepEqual(await p.listOwned(), []);
+  const igw = (await ec2.send(new CreateInternetGatewayCommand({}))).InternetGateway!.InternetGatewayId!;
+  await ec2.send(new AttachInternetGatewayCommand({ InternetGatewayId: igw, VpcId: vpc }));
+  const rt = (await ec2.send(new CreateRouteTableCommand({ VpcId: vpc }))).RouteTable!.RouteTableId!;
+  await ec2.send(new CreateRouteCommand({ RouteTableId: rt, DestinationCidrBlock: '0.0.0.0/0', GatewayId: igw }));
+  await ec2.send(new AssociateRouteTableCommand({ RouteTableId: rt, SubnetId: subnet }));
+  const inst = await p.launch({ runId: 'rft-20261121-150000-motB', instanceType: 'g4dn.xlarge', region, spot: false, sshPublicKey: PUB });
+  const i = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [inst.id] }))).Reservations![0]!.Instances![0]!;
+  assert.equal(i.SubnetId, subnet);
+  assert.equal(i.VpcId, vpc);
+  assert.ok(i.PublicIpAddress, 'a public address was asked for');
+  const groups = await ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: (i.SecurityGroups ?? []).map((g) => g.GroupId!) }));
+  // moto lists the VPC's default group beside ours on a network-interface launch; both live in the chosen VPC.
+  assert.ok((groups.SecurityGroups ?? []).every((g) => g.VpcId === vpc), JSON.stringify(groups.SecurityGroups?.map((g) => [g.GroupName, g.VpcId])));
+  assert.ok((groups.SecurityGroups ?? []).some((g) => g.GroupName === `remote-finetune-ssh-${CALLER.replace(/\./g, '-')}`));
   await p.terminate(inst.id);
 });
 

@@ -58,7 +58,7 @@ test('gcp: launch sends TERMINATE on maintenance, SPOT+DELETE, the DLVM image fa
     assert.equal(inst.id, 'us-central1-a/rft-20261121-150000-gcp1');
     const raw = [...emu.instances.values()][0]!.request as { scheduling: Record<string, unknown>; disks: Array<{ initializeParams: { sourceImage: string; diskSizeGb: string } }>; metadata: { items: Array<{ key: string; value: string }> }; labels: Record<string, string> };
     assert.deepEqual(raw.scheduling, { provisioningModel: 'SPOT', instanceTerminationAction: 'DELETE', onHostMaintenance: 'TERMINATE', automaticRestart: false });
-    assert.match(raw.disks[0]!.initializeParams.sourceImage, /^projects\/deeplearning-platform-release\/global\/images\/family\//);
+    assert.match(raw.disks[0]!.initializeParams.sourceImage, /^projects\/deeplearning-platform-release\/global\/images\/pytorch-2-7-cu128-v\d+-ubuntu-2204-nvidia-570$/);
     assert.equal(raw.disks[0]!.initializeParams.diskSizeGb, '250');
     assert.equal(raw.metadata.items.find((m) => m.key === 'ssh-keys')?.value, `ubuntu:${pub.trim()}`);
     assert.equal(raw.labels['remote-finetune-run'], 'rft-20261121-150000-gcp1');

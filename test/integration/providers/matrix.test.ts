@@ -22,6 +22,8 @@ let pub: string;
 let deadPid: number;
 const totals = { cases: 0, launched: 0, orphaned: 0, kept: 0 };
 const rows: string[] = [];
+/** The control case, kept apart from the totals: it shows the counting sees an orphan when there is one. */
+let control: { launched: number; orphaned: number } | undefined;
 
 before(async () => {
   sshd = await startSshd();
@@ -34,7 +36,7 @@ after(async () => {
   await sshd.stop();
   const out = process.env.RFT_PROVIDERS_REPORT ?? join('.test-output', 'providers-matrix.json');
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ ...totals, rows }, null, 1));
+  writeFileSync(out, JSON.stringify({ ...totals, rows, ...(control ? { control } : {}) }, null, 1));
 });
 
 interface CaseContext {
@@ -44,7 +46,7 @@ interface CaseContext {
 }
 
 interface CaseOutcome {
-  /** Instances left running on purpose (policy keep, watchdog armed). */
+  /** Instances left on purpose: running (policy keep, watchdog armed) or stopped (policy stop: its disk still bills). */
   readonly kept?: number;
 }
 
@@ -72,7 +74,7 @@ async function runToEnd(c: CaseContext, settings: TeardownSettings): Promise<Cas
   const g = await provisionGuarded(guard(c));
   const r = await finishGuarded(c.rig.provider, c.ledger, c.runId, g.instance, g.launchedAt, settings, 1.5);
   assert.ok(r.cost && r.cost.usd >= 0);
-  return { kept: r.action === 'kept' ? 1 : 0 };
+  return { kept: r.action === 'kept' || r.action === 'stopped' ? 1 : 0 };
 }
 
 const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
@@ -99,6 +101,17 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
   'launch happens but the answer is lost (crash between launch and record)': async (c) => {
     c.rig.emu.inject(c.rig.ops.launch, { kind: 'drop-after' }, 1);
     // EC2 and GCP retry with the same idempotency token and carry on; Lambda cannot, and its cleanup finds the instance by name.
+    try {
+      await runToEnd(c, { policy: 'terminate' });
+    } catch (e) {
+      assert.ok(e instanceof ProvisionError && e.step === 'launch' && e.cleanedUp, String(e));
+    }
+    return {};
+  },
+  'instance created, then the answer hangs': async (c) => {
+    // The cloud made the instance and never answered: the client's timeout fires with an instance billing.
+    c.rig.emu.inject(c.rig.ops.launch, { kind: 'hang-after' }, 1);
+    // EC2 and GCP retry with the same idempotency token and carry on; Lambda's cleanup finds the instance by name.
     try {
       await runToEnd(c, { policy: 'terminate' });
     } catch (e) {
@@ -143,6 +156,26 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
     assert.equal(rec.orphans.length, 0);
     assert.equal(rec.live.length, 1);
     return out;
+  },
+  'run finishes, policy keep; later the watchdog powers the idle instance off': async (c) => {
+    const g = await provisionGuarded(guard(c));
+    const r = await finishGuarded(c.rig.provider, c.ledger, c.runId, g.instance, g.launchedAt, { policy: 'keep', idleMinutes: 30 }, 1.5);
+    assert.equal(r.action, 'kept');
+    const raw = [...c.rig.emu.instances.values()].find((i) => i.name === g.instance.name)!;
+    c.rig.emu.guestPowerOff(raw.id);
+    await nextActivation();
+    const rec = await reconcile([c.rig.provider], c.ledger);
+    if (c.rig.kind === 'ec2') {
+      // Launched with InstanceInitiatedShutdownBehavior=terminate: the power-off ended it.
+      assert.deepEqual(rec.orphans, []);
+    } else {
+      // GCP keeps a powered-off VM as TERMINATED (stopped) with its disk billing; Lambda bills the instance until
+      // it is terminated through the API. Kept for a watchdog that has since powered it off: an orphan now.
+      assert.equal(rec.orphans.length, 1, JSON.stringify(rec));
+      assert.match(rec.orphans[0]!.reason, /powered it off|does not answer/);
+      assert.equal(await terminateOrphans([c.rig.provider], c.ledger, rec.orphans), 1);
+    }
+    return {};
   },
   'terminate fails once at the end of the run': async (c) => {
     c.rig.emu.inject(c.rig.ops.terminate, { kind: 'status', status: 500 }, 1);
@@ -217,6 +250,7 @@ test('control: an unguarded launch whose SSH never answers is counted as left ru
     const i = await rig.provider.launch(request(rig, 'rft-control'));
     await assert.rejects(rig.provider.waitForSsh(i.id, { timeoutMs: 300, intervalMs: 20 }));
     assert.equal(rig.emu.billing().length, 1);
+    control = { launched: rig.launched(), orphaned: rig.emu.billing().length };
   } finally {
     await rig.emu.stop();
   }
@@ -240,15 +274,19 @@ for (const kind of kinds) {
       }
       try {
         // Counted whether or not the case's own assertions held: a failing case still reports what it left behind.
-        const running = rig.emu.billing().length;
+        // Stopped instances count: their disks bill until they are deleted.
+        const billing = rig.emu.billing();
+        const stopped = billing.filter((i) => i.state === 'stopped').length;
+        const running = billing.length;
         totals.cases++;
         totals.launched += rig.launched();
         totals.orphaned += Math.max(0, running - kept);
         totals.kept += kept;
-        rows.push(`${kind.padEnd(7)} ${name.padEnd(72)} launched ${rig.launched()} running ${running} kept ${kept}`);
+        rows.push(`${kind.padEnd(7)} ${name.padEnd(72)} launched ${rig.launched()} billing ${running} (stopped ${stopped}) kept ${kept}`);
         if (failure) throw failure;
-        assert.equal(running - kept, 0, `left running: ${JSON.stringify(rig.emu.billing().map((i) => i.id))}`);
+        assert.equal(running - kept, 0, `left billing: ${JSON.stringify(billing.map((i) => [i.id, i.state]))}`);
         if (kept > 0) for (const i of await rig.provider.listOwned()) await rig.provider.terminate(i.id);
+        if (kept > 0) assert.equal(rig.emu.billing().length, 0, 'what the policy kept is found by listOwned and goes away');
         // The ledger never says "active" for an instance that is gone.
         const entry = await ledger.get(runId);
         if (entry && running === 0) assert.notEqual(entry.state, 'active', JSON.stringify(entry));

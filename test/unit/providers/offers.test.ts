@@ -66,7 +66,9 @@ test('offers: Lambda instance type names and descriptions give GPU, count and me
 });
 
 test('offers: catalogs cover the families the issue names, with positive prices', () => {
-  for (const family of ['g4dn', 'g5', 'g6', 'p3', 'p4d', 'p4de', 'p5']) assert.ok(EC2_GPU_TYPES.some((x) => x.instanceType.startsWith(`${family}.`)), family);
+  for (const family of ['g4dn', 'g5', 'g6', 'p4d', 'p4de', 'p5']) assert.ok(EC2_GPU_TYPES.some((x) => x.instanceType.startsWith(`${family}.`)), family);
+  // No P3: no current Deep Learning AMI drives its V100s (ec2Dlami.ts).
+  assert.ok(!EC2_GPU_TYPES.some((x) => x.instanceType.startsWith('p3.')));
   assert.deepEqual([...new Set(GCP_GPU_SHAPES.map((x) => x.gpu))].sort(), ['A100-40GB', 'A100-80GB', 'H100', 'L4', 'T4', 'V100']);
   for (const x of [...EC2_GPU_TYPES.map((e) => e.onDemandPerHour), ...GCP_GPU_SHAPES.flatMap((g) => [g.onDemandPerHour, g.spotPerHour])]) assert.ok(x > 0);
   for (const g of GCP_GPU_SHAPES) assert.ok(g.spotPerHour < g.onDemandPerHour, g.machineType);

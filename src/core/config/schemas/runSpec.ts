@@ -105,6 +105,7 @@ export const runSpecTarget = z.strictObject({
   region: nonEmpty.optional().describe('Cloud region, e.g. us-east-1 or us-central1.'),
   zone: nonEmpty.optional().describe('Cloud zone, e.g. us-east-1a or us-central1-a.'),
   instance_type: nonEmpty.optional().describe('Instance type override, e.g. g4dn.xlarge, p4d.24xlarge, gpu_1x_a100.'),
+  disk_gb: z.number().int().min(30).max(65536).optional().describe('Boot disk of a provisioned instance in GB, 30 to 65536 (EC2 gp3 root volume, GCP boot disk); default 200. It must hold the image (about 100 GB for the GCP PyTorch image), the model cache and checkpoints.'),
 });
 
 export const runSpecWandb = z.strictObject({

@@ -1,0 +1,19 @@
+// The money line of the Start Training confirmation: the offer's price per hour times the run's estimated
+// hours (runLength.ts) plus start-up, under the provider's billing rule; or, when the run's length cannot be
+// known, the price per hour and why there is no total. Never a flat "first hour".
+import { estimateRunCost, formatUsd } from '../providers/cost';
+import type { CostEstimate } from '../providers/cost';
+import type { Offer } from '../providers/types';
+import type { RunLength } from './runLength';
+
+export interface LaunchCost {
+  readonly text: string;
+  readonly estimate?: CostEstimate;
+}
+
+export function launchCost(offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spot' | 'instanceType'>, length: RunLength): LaunchCost {
+  const rate = `${formatUsd(offer.pricePerHour)}/h (${offer.instanceType}${offer.spot ? ', spot' : ''})`;
+  if (!length.known) return { text: `${rate}; no total: ${length.reason}.` };
+  const estimate = estimateRunCost(offer, length.hours);
+  return { text: `${rate}; about ${formatUsd(estimate.totalUsd)} for this run: ${estimate.basis}. Training: ${length.basis}.`, estimate };
+}
