@@ -1,6 +1,7 @@
 // `npm run bench -- <name>` runs bench/<name>.ts in its own process; the last line it prints is the JSON verdict.
 import { existsSync, readdirSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { RESULTS_FILE, parseVerdict, recordVerdict } from './lib/results';
 import { join } from 'node:path';
 
 const name = process.argv[2];
@@ -11,5 +12,15 @@ if (!name || !existsSync(join(__dirname, `${name}.ts`))) {
 }
 // RFT_BENCH_NATIVE_CRYPTO=0: without ssh2's optional native addon, as the VSIX runs in VS Code (see lib/noNativeCrypto.cjs).
 const preload = process.env.RFT_BENCH_NATIVE_CRYPTO === '0' ? ['--require', join(__dirname, 'lib', 'noNativeCrypto.cjs')] : [];
-const r = spawnSync(process.execPath, [...preload, '--import', 'tsx', '--expose-gc', join(__dirname, `${name}.ts`), ...process.argv.slice(3)], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+// Output goes through as it comes; the last line, the verdict, is also recorded in bench/results/latest.jsonl
+// (the README's figures are made from that file), unless RFT_BENCH_RECORD=0 (trial runs at small sizes).
+const child = spawn(process.execPath, [...preload, '--import', 'tsx', '--expose-gc', join(__dirname, `${name}.ts`), ...process.argv.slice(3)], { stdio: ['inherit', 'pipe', 'inherit'] });
+let tail = '';
+child.stdout.on('data', (d: Buffer) => { process.stdout.write(d); tail = (tail + d.toString()).slice(-65536); });
+child.on('close', (code) => {
+  const last = tail.trim().split('\n').pop() ?? '';
+  if (process.env.RFT_BENCH_RECORD !== '0' && last.startsWith('{')) {
+    try { recordVerdict(parseVerdict(last), join(__dirname, '..', RESULTS_FILE)); } catch (e) { console.error(`not recorded: ${(e as Error).message}`); }
+  }
+  process.exit(code ?? 1);
+});

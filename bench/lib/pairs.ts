@@ -53,17 +53,36 @@ export interface Verdict {
   readonly reference: number;
   /** "<= 0.9" or ">= 1.0": how ratio = ours / reference must compare for a pass. */
   readonly goal: string;
+  /** Further goals (a p95 latency, say), each part of `pass`: value compared with its goal ("< 250"). */
+  readonly checks?: ReadonlyArray<{ readonly name: string; readonly value: number; readonly goal: string }>;
   readonly extra?: Record<string, number | string | boolean>;
 }
 
-/** Prints the one JSON line that outside tools read; it must be the very last line of output. */
+/** Whether `value` meets `goal` ("<= 0.5", ">= 1.0", "< 250", "> 0"). */
+export function meets(value: number, goal: string): boolean {
+  const m = /^(<=|>=|<|>)\s*(-?[0-9.]+)$/.exec(goal.trim());
+  if (!m) throw new Error(`bad goal ${goal}`);
+  const bound = Number(m[2]);
+  switch (m[1]) {
+    case '<=': return value <= bound;
+    case '>=': return value >= bound;
+    case '<': return value < bound;
+    default: return value > bound;
+  }
+}
+
+/**
+ * Prints the one JSON line that outside tools (and the README's figures, scripts/bench-readme.ts) read; it
+ * must be the very last line of output. `pass` holds only when the ratio and every check meet their goals.
+ */
 export function printVerdict(v: Verdict): boolean {
   const ratio = v.ours / v.reference;
-  const m = /^(<=|>=)\s*([0-9.]+)$/.exec(v.goal.trim());
-  if (!m) throw new Error(`bad goal ${v.goal}`);
-  const bound = Number(m[2]);
-  const pass = m[1] === '<=' ? ratio <= bound : ratio >= bound;
   const round = (n: number): number => Math.round(n * 10000) / 10000;
-  console.log(JSON.stringify({ bench: v.bench, metric: v.metric, ours: round(v.ours), reference: round(v.reference), ratio: round(ratio), goal: v.goal, pass, ...(v.extra ?? {}) }));
+  const checks = (v.checks ?? []).map((c) => ({ name: c.name, value: round(c.value), goal: c.goal, pass: meets(c.value, c.goal) }));
+  const pass = meets(ratio, v.goal) && checks.every((c) => c.pass);
+  console.log(JSON.stringify({
+    bench: v.bench, metric: v.metric, ours: round(v.ours), reference: round(v.reference), ratio: round(ratio), goal: v.goal, pass,
+    ...(checks.length > 0 ? { checks } : {}), date: new Date().toISOString().slice(0, 10), ...(v.extra ?? {}),
+  }));
   return pass;
 }
