@@ -112,7 +112,9 @@ test('XSS corpus through GPU names, process names and host state details leaves 
   await p.post({ type: 'samples', samples: XSS_CORPUS.map((name, i) => ({ t: now, index: i, name, utilizationPct: 50, memoryUsedMiB: 1, memoryTotalMiB: 2, temperatureC: 40, powerW: 100, powerLimitW: null, smClockMHz: null })) });
   await p.post({ type: 'processes', processes: XSS_CORPUS.map((name, i) => ({ gpu: XSS_CORPUS[(i + 3) % XSS_CORPUS.length]!, pid: i, name, usedMemoryMiB: null })) });
   await p.post({ type: 'hostState', state: { kind: 'noGpu', detail: XSS_CORPUS[2]! } });
-  await p.page.waitForFunction((n) => document.querySelectorAll('section.gpu').length === n, XSS_CORPUS.length);
+  // One card per corpus entry, each with its charts: on a loaded 2-core machine that can take well over the
+  // default 30 s (CI saw it), so the wait is generous; the assertion is about what is injected, not speed.
+  await p.page.waitForFunction((n) => document.querySelectorAll('section.gpu').length === n, XSS_CORPUS.length, { timeout: 180_000 });
   await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(await injectedElements(p.page), []);
   assert.match(await p.page.textContent('#processes') ?? '', /<img src=x onerror="window.__xss=1">/);
