@@ -24,7 +24,8 @@ export async function uploadBench(opts: { name: string; wan?: ShapingOptions; go
       const dir = `bench-ours-${n++}`;
       const host = bench.newHost();
       const ms = await timeMs(async () => {
-        await syncWorkspace(await host.session(), { localRoot: local, remoteDir: dir });
+        // RFT_BENCH_STRIPES: a trial knob to compare stripe counts; unset, the sync decides as it does for users.
+        await syncWorkspace(await host.session(), { localRoot: local, remoteDir: dir, ...(process.env.RFT_BENCH_STRIPES ? { stripes: Number(process.env.RFT_BENCH_STRIPES) } : {}) });
       });
       host.close();
       if (statSync(join(bench.sshd.home, dir, 'model.safetensors')).size !== bytes) throw new Error('short upload');

@@ -30,8 +30,8 @@ export interface SyncOptions {
   readonly signal?: AbortSignal;
   readonly onProgress?: (p: { phase: 'scan' | 'compare' | 'upload' | 'done'; files?: number; bytes?: number }) => void;
   /**
-   * Parallel tar streams (exec channels) for many files, default 2 (4 from 32 MiB of them): file creation on
-   * the host is the cost of a first sync, and extracting processes overlap it.
+   * Parallel tar streams (exec channels) for many files, default 2: file creation on the host is the cost
+   * of a first sync, and two extracting processes overlap it.
    */
   readonly streams?: number;
   /** Files at least this large get an identity token instead of a hash (default IDENTITY_BYTES). */
@@ -309,11 +309,9 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   ];
   const uploadedBytes = send.reduce((n, f) => n + (f.link === undefined ? f.size : 0), 0);
   options.onProgress?.({ phase: 'upload', files: send.length, bytes: uploadedBytes });
-  // Two streams overlap file creation on the host; a large tree gets four, as over a long link each channel
-  // is capped by its window (2 MiB per round trip), as for stripes.
-  const tarBytes = inTar.reduce((n, f) => n + f.size, 0);
-  const streams = options.streams ?? (tarBytes >= 32 * 1024 * 1024 ? 4 : 2);
-  const groups = splitByBytes(fileEntries, fileEntries.length >= 64 ? Math.max(1, Math.min(8, streams)) : 1);
+  // Two streams overlap file creation on the host. Four were tried for large trees (each channel is capped by
+  // its window over a long link) and were slower: on a small host the extracting processes compete for CPU.
+  const groups = splitByBytes(fileEntries, fileEntries.length >= 64 ? Math.max(1, Math.min(8, options.streams ?? 2)) : 1);
   // Extra streams only extract into the staging dir; the apply stream ends with the ops list and the manifest
   // once they have all finished, so the renames see every file.
   const extras = groups.slice(1).map(async (group) => {
