@@ -44,7 +44,8 @@ const webviewEntries = existsSync(webviewDir)
   : [];
 
 const builds = [
-  { ...nodeCommon, entryPoints: { extension: 'src/extension.ts' }, outdir: 'dist', plugins: [lazyExternal] },
+  // configWorker: the full check of big configs off the extension host's thread (backgroundValidator.ts).
+  { ...nodeCommon, entryPoints: { extension: 'src/extension.ts', configWorker: 'src/core/config/validateWorker.ts' }, outdir: 'dist', plugins: [lazyExternal] },
   { ...nodeCommon, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist', plugins: [lazyExternal], banner: { js: '#!/usr/bin/env node' } },
   { ...nodeCommon, entryPoints: Object.fromEntries(Object.entries(lazyVendors).map(([f, s]) => [f, s])), outdir: 'dist/vendor' },
 ];

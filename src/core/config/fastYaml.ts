@@ -176,6 +176,7 @@ class FastParser {
         const raw = t.slice(c, ke);
         const kv = resolvePlain(raw);
         if (kv === null || (typeof kv === 'number' && !Number.isInteger(kv))) throw BAIL; // null and float keys: library rules
+        if (kv === '<<') throw BAIL; // a merge key: the full parser applies it
         key = { kind: 'scalar', start: c, end: ke, value: kv, quoted: false };
         after = j;
       }

@@ -13,6 +13,8 @@ export const MAX_DEPTH = 128;
 export interface ParseResult {
   readonly root: DocNode | undefined;
   readonly diagnostics: ConfigDiagnostic[];
+  /** True when the document was too big for the full parser under `libraryLimit` (its one diagnostic says so). */
+  readonly deferred?: boolean;
 }
 
 export function parseConfigText(text: string, syntax: 'yaml' | 'json', opts: { readonly fast?: boolean; readonly libraryLimit?: number } = {}): ParseResult {
@@ -25,7 +27,7 @@ export function parseConfigText(text: string, syntax: 'yaml' | 'json', opts: { r
     if (fast) return fast;
   }
   if (opts.libraryLimit !== undefined && text.length > opts.libraryLimit) {
-    return { root: undefined, diagnostics: [{ start: 0, end: 0, severity: 'warning', code: 'RFT004', message: `This ${syntax === 'json' ? 'JSON' : 'YAML'} file is over ${Math.round(opts.libraryLimit / 1024)} KB and needs the full parser (it has anchors, block scalars, other rare syntax or an error), which is too slow to run while you type. Run \`remote-finetune validate\` on it for the full check.` }] };
+    return { root: undefined, diagnostics: [{ start: 0, end: 0, severity: 'warning', code: 'RFT004', message: `This ${syntax === 'json' ? 'JSON' : 'YAML'} file is over ${Math.round(opts.libraryLimit / 1024)} KB and needs the full parser (it has anchors, block scalars, other rare syntax or an error), which is too slow to run while you type. Run \`remote-finetune validate\` on it for the full check.` }], deferred: true };
   }
   return parseWithYamlLibrary(text, syntax);
 }
@@ -81,6 +83,7 @@ function parseWithYamlLibrary(text: string, syntax: 'yaml' | 'json'): ParseResul
     }
     throw e;
   }
+  diagnostics.push(...conv.mergeProblems);
   return { root, diagnostics };
 }
 
@@ -125,6 +128,19 @@ class Converter {
     return found;
   }
 
+  /** Merge-key problems found while converting: a `<<` whose value is not a mapping or a list of them. */
+  readonly mergeProblems: ConfigDiagnostic[] = [];
+
+  /** The pairs a merge key's value contributes, or undefined (with a diagnostic) when it is not mergeable. */
+  private mergeSources(value: DocNode, key: ScalarNode): PairNode[] | undefined {
+    const maps = value.kind === 'map' ? [value] : value.kind === 'seq' && value.items.every((i) => i.kind === 'map') ? (value.items as MapNode[]) : undefined;
+    if (!maps) {
+      this.mergeProblems.push({ start: key.start, end: key.end, severity: 'error', code: 'RFT001', message: 'YAML merge key "<<" takes a mapping (for example *defaults) or a list of them; this value cannot be merged.' });
+      return undefined;
+    }
+    return maps.flatMap((m) => m.pairs);
+  }
+
   convert(n: YamlNode, depth: number): DocNode {
     const [start, , end] = n.range ?? [0, 0, 0];
     if (depth > MAX_DEPTH) throw new BudgetError('RFT005', `Nesting deeper than ${MAX_DEPTH} levels; flatten the structure.`, start, end);
@@ -143,6 +159,7 @@ class Converter {
     let size = 1;
     if (isMap(n)) {
       const pairs: PairNode[] = [];
+      const merged: PairNode[] = [];
       for (const it of n.items) {
         if (!isPair(it)) continue;
         const k = it.key as YamlNode | null;
@@ -152,7 +169,22 @@ class Converter {
         const v = it.value as YamlNode | null;
         const value = v ? this.convert(v, depth + 1) : undefined;
         if (value) size += this.sizes.get(value) ?? 1;
+        // `<<: *defaults` (YAML 1.1's merge key, which Axolotl, DeepSpeed and CI configs lean on and PyYAML
+        // applies when the tools load them): the named mapping's keys join this one, so they are checked
+        // where they are written, and `<<` itself is no unknown key.
+        if (key.value === '<<' && !key.quoted && value) {
+          merged.push(...(this.mergeSources(value, key) ?? []));
+          continue;
+        }
         pairs.push({ key, value });
+      }
+      // Keys written here win over merged ones; of merged ones the first source wins (YAML 1.1 merge spec).
+      const have = new Set(pairs.map((p) => String(p.key.value)));
+      for (const p of merged) {
+        const name = String(p.key.value);
+        if (have.has(name)) continue;
+        have.add(name);
+        pairs.push(p);
       }
       out = { kind: 'map', start, end, pairs } satisfies MapNode;
     } else if (isSeq(n)) {

@@ -30,6 +30,8 @@ export interface ValidateOptions {
   readonly files?: FileAccess;
   /** Largest document handed to the full (slow) YAML/JSON parser; the CLI passes Infinity. */
   readonly libraryParseLimit?: number;
+  /** false: every YAML document goes to the full parser (the validate benchmark measures what fastYaml.ts buys). */
+  readonly fastYaml?: boolean;
 }
 
 export interface ValidateResult {
@@ -37,6 +39,8 @@ export interface ValidateResult {
   readonly diagnostics: ConfigDiagnostic[];
   readonly root?: DocNode;
   readonly estimate?: RunSpecEstimate;
+  /** The full parser was not run (the document is over `libraryParseLimit`): the editor checks it in the background. */
+  readonly deferred?: boolean;
 }
 
 export function validateBytes(bytes: Uint8Array, opts: ValidateOptions): ValidateResult & { text?: string } {
@@ -76,13 +80,14 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
   if (syntax === 'json' && !opts.kind && !jsonMayBeConfig(opts.fileName, text)) return { kind: undefined, diagnostics: [] };
   // Cheap gate: a file that is not named like a config and has none of the keys any kind needs is
   // not parsed at all (random YAML in a workspace costs nothing).
-  const parsed = parseConfigText(text, parseSyntax, { libraryLimit: opts.libraryParseLimit ?? EDITOR_LIBRARY_PARSE_LIMIT });
+  const parsed = parseConfigText(text, parseSyntax, { libraryLimit: opts.libraryParseLimit ?? EDITOR_LIBRARY_PARSE_LIMIT, ...(opts.fastYaml === false ? { fast: false } : {}) });
   const kind = opts.kind ?? detectKind(opts.fileName, parsed.root ?? (parsed.diagnostics.length > 0 ? roughTopLevel(text) : undefined));
   if (!kind) return { kind: undefined, diagnostics: [] };
   const out: ConfigDiagnostic[] = [...parsed.diagnostics];
   const root = parsed.root;
   const info = KINDS[kind];
   if (root === undefined) {
+    if (parsed.deferred) return { kind, diagnostics: out, deferred: true };
     if (out.length === 0 && kind === 'runspec') out.push({ start: 0, end: 0, severity: 'error', code: 'RFT008', message: 'The run spec is empty: start with `version: 1` and a `target`.' });
     return { kind, diagnostics: out };
   }

@@ -9,6 +9,7 @@ import { LineIndex } from '../../core/config/text';
 import type { LineCol } from '../../core/config/text';
 import type { ValidateResult } from '../../core/config/validate';
 import { editorFiles } from './configFiles';
+import type { BackgroundValidator } from '../../core/config/backgroundValidator';
 
 export const DIAGNOSTIC_SOURCE = 'Remote Fine-Tune';
 export const DEBOUNCE_MS = 300;
@@ -36,7 +37,8 @@ export class ConfigDiagnostics implements vscode.Disposable {
   readonly onDidValidate = this.changed.event;
   private readonly subs: vscode.Disposable[] = [];
 
-  constructor(private readonly log: vscode.LogOutputChannel) {
+  /** `background` runs the full check of big documents the editor's thread must not parse (see backgroundValidator.ts). */
+  constructor(private readonly log: vscode.LogOutputChannel, private readonly background?: BackgroundValidator) {
     this.subs.push(
       this.collection,
       this.changed,
@@ -67,13 +69,37 @@ export class ConfigDiagnostics implements vscode.Disposable {
     const cached = this.results.get(key);
     if (cached && cached.version === doc.version) return cached.result;
     const t0 = performance.now();
-    const result = validateText(doc.getText(), { fileName: doc.fileName, files: editorFiles() });
+    const text = doc.getText();
+    const result = validateText(text, { fileName: doc.fileName, files: editorFiles() });
     this.results.set(key, { version: doc.version, result });
+    if (result.deferred && this.background) {
+      // Until the worker answers, the last full answer stays on screen (no flash of "too large" while typing).
+      this.checkInBackground(doc, text);
+      return result;
+    }
     this.collection.set(doc.uri, result.diagnostics.map((d) => toVs(doc, d)));
     const ms = performance.now() - t0;
     if (result.kind) this.log.debug(`config: ${vscode.workspace.asRelativePath(doc.uri)} (${result.kind}) → ${result.diagnostics.length} diagnostics in ${ms.toFixed(1)} ms`);
     this.changed.fire(doc.uri);
     return result;
+  }
+
+  private checkInBackground(doc: vscode.TextDocument, text: string): void {
+    const key = doc.uri.toString();
+    const version = doc.version;
+    const t0 = performance.now();
+    this.background!.check(key, text, doc.fileName).then((full) => {
+      if (!full || doc.isClosed || doc.version !== version) return; // superseded: a newer check follows
+      this.results.set(key, { version, result: full });
+      this.collection.set(doc.uri, full.diagnostics.map((d) => toVs(doc, d)));
+      this.log.debug(`config: ${vscode.workspace.asRelativePath(doc.uri)} (${full.kind}) → ${full.diagnostics.length} diagnostics in ${(performance.now() - t0).toFixed(0)} ms in the background`);
+      this.changed.fire(doc.uri);
+    }, (e: unknown) => {
+      // The worker failed: say the file went unchecked rather than show nothing.
+      this.log.warn(`config: background check of ${vscode.workspace.asRelativePath(doc.uri)} failed: ${e instanceof Error ? e.message : String(e)}`);
+      const entry = this.results.get(key);
+      if (!doc.isClosed && entry?.version === version) this.collection.set(doc.uri, entry.result.diagnostics.map((d) => toVs(doc, d)));
+    });
   }
 
   resultFor(doc: vscode.TextDocument): ValidateResult | undefined {

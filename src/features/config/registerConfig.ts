@@ -9,14 +9,18 @@ import { ConfigHover } from './configHover';
 import { ConfigCodeLens, SHOW_ESTIMATE_COMMAND } from './configCodeLens';
 import { registerValidateCommand } from './validateCommand';
 import { formatGb } from '../../core/gpu/runSpecEstimate';
+import { BackgroundValidator } from '../../core/config/backgroundValidator';
+import { join } from 'node:path';
 
 const SELECTOR: vscode.DocumentSelector = [{ scheme: 'file' }, { scheme: 'untitled' }];
 
 export function registerConfig(deps: FeatureDeps): vscode.Disposable {
-  const diagnostics = new ConfigDiagnostics(deps.log);
+  const background = new BackgroundValidator(join(deps.context.extensionPath, 'dist', 'configWorker.js'));
+  const diagnostics = new ConfigDiagnostics(deps.log, background);
   const lens = new ConfigCodeLens(diagnostics);
   return vscode.Disposable.from(
     diagnostics,
+    background,
     lens,
     vscode.languages.registerCodeActionsProvider(SELECTOR, new ConfigCodeActions(diagnostics), { providedCodeActionKinds: ConfigCodeActions.kinds }),
     vscode.languages.registerHoverProvider(SELECTOR, new ConfigHover(diagnostics)),

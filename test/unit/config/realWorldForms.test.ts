@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateText } from '../../../src/core/config/validate';
 import { findGpu } from '../../../src/core/gpu/catalog';
+import { parseConfigText, toValue } from '../../../src/core/config/parse';
 
 const codes = (text: string, fileName: string, gpu?: string): string[] =>
   validateText(text, { fileName, ...(gpu ? { gpu: findGpu(gpu)! } : {}) }).diagnostics.map((d) => d.code);
@@ -99,4 +100,23 @@ test('trainer YAML: TRL, alignment-handbook and open-r1 keys are known; a typo o
   // Hub kernel ids are accepted, so a near miss of a built-in name fails the pattern, still with the suggestion.
   const typo = validateText('model_name_or_path: m\nlearning_rate: 0.0001\nattn_implementation: flash_attention2\n', { fileName: 'config_full.yaml' }).diagnostics;
   assert.deepEqual(typo.map((d) => [d.code, d.fixes?.[0]?.title]), [['RFT405', "Change to 'flash_attention_2'"]]);
+});
+
+test('YAML merge keys: "<<: *defaults" joins the named keys (written keys win, the first source wins) and is no unknown key; a merged bad value is still reported; "<<" on a scalar is an error', () => {
+  // A W&B sweep is strict (unknown keys are errors), so a "<<" taken for a key would be reported.
+  const sweep = 'program: train.py\nmethod: bayes\nmetric:\n  name: loss\n  goal: minimize\nlr_defaults: &lr\n  distribution: log_uniform_values\n  min: 1e-5\n  max: 1e-3\nparameters:\n  learning_rate:\n    <<: *lr\n  warmup:\n    <<: *lr\n    max: 1e-2\n';
+  const r = validateText(sweep, { fileName: 'wandb_sweep.yaml' });
+  assert.deepEqual(r.diagnostics.filter((d) => d.code !== 'RFT310').map((d) => `${d.code} ${d.message}`).filter((m) => m.includes('<<')), []);
+  const root = parseConfigText(sweep, 'yaml').root;
+  const params = toValue(root) as { parameters: Record<string, Record<string, unknown>> };
+  assert.deepEqual(params.parameters.learning_rate, { distribution: 'log_uniform_values', min: 1e-5, max: 1e-3 });
+  assert.equal(params.parameters.warmup!.max, 1e-2, 'a key written beside the merge wins');
+  const two = toValue(parseConfigText('a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc:\n  <<: [*a, *b]\n', 'yaml').root) as { c: unknown };
+  assert.deepEqual(two.c, { x: 1, y: 1, z: 2 }, 'of two merged mappings the first wins');
+  // A wrong value inside the merged mapping is reported (at the anchor, where it is written).
+  const bad = sweep.replace('distribution: log_uniform_values', 'distribution: log_uniformish');
+  const hit = validateText(bad, { fileName: 'wandb_sweep.yaml' }).diagnostics.find((d) => bad.slice(d.start, d.end).includes('log_uniformish'));
+  assert.ok(hit, 'the bad merged value is reported where it is written');
+  const scalar = validateText('program: t.py\nmethod: grid\nparameters:\n  lr:\n    <<: 3\n    values: [1]\n', { fileName: 'wandb_sweep.yaml' });
+  assert.ok(scalar.diagnostics.some((d) => d.code === 'RFT001' && d.message.includes('merge key')), JSON.stringify(scalar.diagnostics));
 });

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { cpSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 
@@ -113,5 +113,24 @@ suite('config', () => {
     await vscode.window.showTextDocument(doc);
     const s = await vscode.commands.executeCommand<{ files: number; errors: number; warnings: number }>('remoteFinetune.validateConfig');
     assert.deepEqual(s, { files: 1, errors: 2, warnings: 0 });
+  });
+
+  test('a config over 96 KB that only the full YAML parser reads (anchor, merge keys) is checked in the background: the planted error near its end is shown, and typing a fix clears it', async () => {
+    const lines = ['base_model: NousResearch/Llama-2-7b-hf', 'adapter: qlora', 'lora_r: 16', 'defaults: &ds', '  type: alpaca', '  split: train', 'datasets:'];
+    for (let i = 0; lines.join('\n').length < 130_000; i++) lines.push(`  - path: org/dataset-${i}`, '    <<: *ds');
+    lines.push('  - path: 42', '    <<: *ds');
+    const file = join(ws, 'big-anchored', 'axolotl.yml');
+    mkdirSync(join(ws, 'big-anchored'), { recursive: true });
+    writeFileSync(file, lines.join('\n') + '\n');
+    const doc = await vscode.workspace.openTextDocument(file);
+    const editor = await vscode.window.showTextDocument(doc);
+    const plantedLine = lines.length - 2;
+    const ds = await diagnosticsFor(doc.uri, (x) => x.some((d) => d.range.start.line === plantedLine), 20_000);
+    assert.ok(ds.some((d) => d.range.start.line === plantedLine), JSON.stringify(ds.map(row)));
+    assert.ok(!ds.some((d) => d.code === 'RFT004'), 'no "too large to check" warning');
+    await editor.edit((e) => e.replace(new vscode.Range(plantedLine, 10, plantedLine, 12), 'org/fixed'));
+    const after = await diagnosticsFor(doc.uri, (x) => x.length === 0, 20_000);
+    assert.deepEqual(after.map(row), []);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
   });
 });

@@ -1,0 +1,89 @@
+// The full check of big documents off the editor's thread. The full YAML parser reads about 1.5 MB/s, so a
+// config over EDITOR_LIBRARY_PARSE_LIMIT that needs it (anchors, merge keys, block scalars) would freeze the
+// extension host for up to a second per keystroke; here it runs in one worker thread instead. One job at a
+// time per document, the newest text wins: while a check runs, further edits only replace what runs next.
+import { Worker } from 'node:worker_threads';
+import type { ValidateResult } from './validate';
+
+export interface BackgroundRequest { readonly id: number; readonly text: string; readonly fileName: string }
+export type BackgroundReply = { readonly id: number; readonly result: ValidateResult } | { readonly id: number; readonly error: string };
+
+interface Job {
+  readonly key: string;
+  readonly text: string;
+  readonly fileName: string;
+  readonly resolve: (r: ValidateResult | undefined) => void;
+  readonly reject: (e: Error) => void;
+}
+
+export class BackgroundValidator {
+  private worker: Worker | undefined;
+  private running: (Job & { readonly id: number }) | undefined;
+  /** Per document, the newest text waiting for the worker; an older waiting job is answered undefined. */
+  private readonly waiting = new Map<string, Job>();
+  private nextId = 1;
+  private disposed = false;
+
+  /** `script` is the worker entry (dist/configWorker.js; tests pass the .ts with tsx in `execArgv`). */
+  constructor(private readonly script: string, private readonly execArgv: readonly string[] = []) {}
+
+  /**
+   * The full result for this text, or undefined when newer text for the same document superseded it (or
+   * the validator was disposed). Rejects when the worker fails, so the caller can say the check did not run.
+   */
+  check(key: string, text: string, fileName: string): Promise<ValidateResult | undefined> {
+    if (this.disposed) return Promise.resolve(undefined);
+    return new Promise((resolve, reject) => {
+      this.waiting.get(key)?.resolve(undefined);
+      this.waiting.set(key, { key, text, fileName, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.running || this.disposed) return;
+    const next = this.waiting.values().next();
+    if (next.done) return;
+    const job = next.value;
+    this.waiting.delete(job.key);
+    const id = this.nextId++;
+    this.running = { ...job, id };
+    this.ensureWorker().postMessage({ id, text: job.text, fileName: job.fileName } satisfies BackgroundRequest);
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(this.script, { execArgv: [...this.execArgv] });
+    // The extension host should not wait for an idle worker to exit.
+    w.unref();
+    w.on('message', (m: BackgroundReply) => {
+      const job = this.running;
+      if (!job || job.id !== m.id) return;
+      this.running = undefined;
+      if ('result' in m) job.resolve(m.result);
+      else job.reject(new Error(m.error));
+      this.pump();
+    });
+    const fail = (e: Error): void => {
+      this.worker = undefined;
+      const job = this.running;
+      this.running = undefined;
+      if (job) job.reject(e);
+      this.pump();
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => { if (this.worker === w) fail(new Error(`the config check worker exited (${code})`)); });
+    this.worker = w;
+    return w;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const j of this.waiting.values()) j.resolve(undefined);
+    this.waiting.clear();
+    this.running?.resolve(undefined);
+    this.running = undefined;
+    void this.worker?.terminate();
+    this.worker = undefined;
+  }
+}
