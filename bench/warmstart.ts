@@ -1,0 +1,96 @@
+// `npm run bench -- warmstart`: "Start" on an existing, already-synced SSH host, to the run's first log line
+// in our local mirror, against doing the same by hand with OpenSSH: `rsync -a` of the workspace, then
+// `ssh host 'cd … && nohup python3 train.py > log 2>&1 &'`, then `ssh host tail -F log` until that line.
+//
+// Like for like: one loopback sshd, one pinned cipher both sides (bench/lib/sshBench.ts), the same workspace
+// (a 500-file project with a 20 MiB data file, synced once by each before timing, so both only compare), the
+// same script (examples/demo-host-own-script/train.py, whose first line is "loading model …"), and the clock
+// stops for both when that line has arrived on this machine. Ours is the RunManager the extension uses, new
+// for every start (a fresh connection, as the first Start after opening VS Code has): it also syncs the runner,
+// writes spec.json and the 0600 env file and starts the run under its wrapper, all of which the reference
+// does not do. A B alternating, median of the pairs. Goal: ours / by hand <= 1.0.
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startBenchHost, makeRandomFile, makeTree, runTool } from './lib/sshBench';
+import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
+import { RunStore } from '../src/core/runs/runStore';
+import { RunManager } from '../src/core/runs/runManager';
+import { Ledger } from '../src/core/runs/ledger';
+import { sshSync } from '../src/core/runs/runSync';
+
+const REPO = resolve(__dirname, '..');
+const PAIRS = Number(process.env.RFT_BENCH_PAIRS ?? 7);
+const FIRST_LINE = 'loading model';
+// Short runs: each ends by itself within a second, so pairs do not load the host for the next one.
+const SCRIPT_ARGS = '--steps 3 --sleep 0.05';
+
+async function main(): Promise<void> {
+  const bench = await startBenchHost();
+  const ws = mkdtempSync(join(tmpdir(), 'rft-bench-warm-'));
+  cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
+  makeTree(join(ws, 'src'), 500, 5 * 1024 * 1024);
+  makeRandomFile(join(ws, 'data.bin'), 20);
+  const storage = mkdtempSync(join(tmpdir(), 'rft-bench-warm-store-'));
+  const spec = { version: 1, name: 'warm', command: `python3 train.py ${SCRIPT_ARGS}`, target: { provider: 'ssh', host: bench.client.alias }, outputs: { dir: 'outputs', download: [] as string[] } };
+  const manager = (): RunManager => new RunManager({
+    store: new RunStore(join(storage, 'runs.json')), storageDir: storage,
+    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'bench',
+    connectOptions: bench.client.options, ledger: new Ledger(join(storage, 'instances.json')),
+    sync: sshSync(join(storage, 'sync-cache')),
+  });
+
+  /** Ours: Start → the first line in the local mirror. */
+  const ours = async (): Promise<void> => {
+    const m = manager();
+    try {
+      const rec = await m.start({
+        specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name: 'warm', workspaceDir: ws,
+        env: {}, target: { kind: 'ssh', host: bench.client.alias }, teardown: { policy: 'terminate' },
+      });
+      const log = join(m.localDirOf(rec.id), 'output.log');
+      const deadline = Date.now() + 30_000;
+      while (!(existsSync(log) && readFileSync(log, 'utf8').includes(FIRST_LINE))) {
+        if (Date.now() > deadline) throw new Error(`no first line in ${log}`);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    } finally {
+      await m.dispose();
+    }
+  };
+
+  const remoteRef = 'warm-by-hand';
+  let n = 0;
+  /** By hand: rsync, ssh nohup, ssh tail -F until the first line. */
+  const byHand = async (): Promise<void> => {
+    const log = `out-${n++}.log`;
+    await runTool('rsync', ['-a', '-e', bench.rsyncRsh(), `${ws}/`, `${bench.dest}:${remoteRef}/`]);
+    await runTool('ssh', [...bench.sshArgv(), `cd ${remoteRef} && nohup python3 train.py ${SCRIPT_ARGS} > ${log} 2>&1 < /dev/null &`]);
+    await new Promise<void>((res, rej) => {
+      const tail = spawn('ssh', [...bench.sshArgv(), `tail -n +1 -F ${remoteRef}/${log}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      const timer = setTimeout(() => { tail.kill('SIGKILL'); rej(new Error('no first line from tail -F')); }, 30_000);
+      tail.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes(FIRST_LINE)) { clearTimeout(timer); tail.kill('SIGTERM'); res(); }
+      });
+    });
+  };
+
+  // Warm both: the first sync of each (and our runner and venv-free own-script bootstrap) is not timed.
+  await ours();
+  await byHand();
+  const r = await measurePairs(PAIRS, () => timeMs(ours), () => timeMs(byHand));
+  const om = median(r.ours);
+  const rm = median(r.reference);
+  printTable(`warmstart: Start on an already-synced SSH host → first log line here (${PAIRS} pairs, A B alternating)`, [
+    ['ours median (ms)', om], ['by hand (rsync + ssh nohup + ssh tail -F) median (ms)', rm],
+    ['ours min / max (ms)', `${Math.min(...r.ours).toFixed(0)} / ${Math.max(...r.ours).toFixed(0)}`],
+    ['by hand min / max (ms)', `${Math.min(...r.reference).toFixed(0)} / ${Math.max(...r.reference).toFixed(0)}`],
+  ]);
+  await bench.stop();
+  printVerdict({ bench: 'warmstart', metric: 'ms from Start to the first log line here (already-synced SSH host)', ours: om, reference: rm, goal: '<= 1.0', extra: { cipher: bench.cipher, files: 502, pairs: PAIRS } });
+}
+
+void main().catch((e: unknown) => { console.error(e); process.exit(1); });
