@@ -6,7 +6,7 @@ import type { CliCommand } from '../command';
 import { parseArgs } from './validate';
 import { parseConfigText } from '../../core/config/parse';
 import { nodeFiles } from '../../core/config/nodeFiles';
-import { estimateLabel, estimateRunSpecOrWhy, formatGb } from '../../core/gpu/runSpecEstimate';
+import { estimateLabel, estimateRunSpecOrWhy, formatGb } from '../../core/config/runSpecEstimate';
 
 const USAGE = 'usage: remote-finetune estimate <finetune.yaml> --gpu <type> [--format text|json]\n' +
   '  Estimates peak GPU memory (weights, LoRA, gradients, optimizer, activations, overhead) and whether it fits.\n' +

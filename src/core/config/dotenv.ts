@@ -5,6 +5,7 @@
 import type { ConfigDiagnostic, FileAccess, Fix } from './types';
 import { looksLikePlaceholder, tokenKind } from './secrets';
 import { baseName } from './kinds';
+import { dirName, join } from '../pathText';
 
 export interface EnvEntry {
   readonly key: string;
@@ -264,23 +265,6 @@ function checkAllocConf(v: string): string[] {
     if (want) problems.push(`${m[1]} must be ${want} (got '${m[2]}').`);
   }
   return problems;
-}
-
-export function dirName(p: string): string {
-  const i = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
-  return i === -1 ? '.' : i === 0 ? '/' : p.slice(0, i);
-}
-
-export function join(dir: string, rel: string): string {
-  if (rel.startsWith('/') || /^[A-Za-z]:[\\/]/.test(rel)) return rel;
-  const parts = (dir === '.' ? [] : dir.split('/')).concat(rel.split('/'));
-  const out: string[] = [];
-  for (const p of parts) {
-    if (p === '.' || (p === '' && out.length > 0)) continue;
-    if (p === '..' && out.length > 0 && out[out.length - 1] !== '..' && out[out.length - 1] !== '') out.pop();
-    else out.push(p);
-  }
-  return out.join('/') || '.';
 }
 
 export { looksLikePlaceholder };

@@ -14,10 +14,11 @@ import { checkSecrets, checkTrainingFacts } from './rules/crossChecks';
 import type { RuleContext } from './rules/crossChecks';
 import { checkAccelerate, checkDeepSpeedBatch, checkSweep } from './rules/kindRules';
 import { checkRunSpec } from './rules/runSpecRules';
-import { checkDotenv, dirName, join } from './dotenv';
+import { checkDotenv } from './dotenv';
+import { dirName, join } from '../pathText';
 import type { GpuInfo } from '../gpu/catalog';
 import { findGpu } from '../gpu/catalog';
-import type { RunSpecEstimate } from '../gpu/runSpecEstimate';
+import type { RunSpecEstimate } from './runSpecEstimate';
 import { replaceNode } from './edits';
 
 export interface ValidateOptions {

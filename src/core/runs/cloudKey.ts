@@ -2,7 +2,7 @@
 // beside the extension's storage, the public half handed to the cloud. Never in a run record or log.
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadSsh2 } from '../ssh/session';
+import { loadSsh2 } from '../ssh/ssh2Module';
 
 export interface CloudKey {
   readonly privateKeyPath: string;

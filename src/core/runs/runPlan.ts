@@ -6,8 +6,8 @@ import { validateText } from '../config/validate';
 import { toValue } from '../config/parse';
 import { isShellName, parseDotenv } from '../config/dotenv';
 import type { ConfigDiagnostic, FileAccess } from '../config/types';
-import { estimateRunSpecOrWhy, estimateLabel } from '../gpu/runSpecEstimate';
-import type { RunSpecEstimate } from '../gpu/runSpecEstimate';
+import { estimateRunSpecOrWhy, estimateLabel } from '../config/runSpecEstimate';
+import type { RunSpecEstimate } from '../config/runSpecEstimate';
 import { findGpu } from '../gpu/catalog';
 import type { TeardownSettings } from './teardown';
 

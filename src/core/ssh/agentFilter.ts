@@ -2,10 +2,8 @@
 // still signed by the agent (no passphrase asked). Offering every agent key instead is what trips a server's
 // MaxAuthTries ("Too many authentication failures") for people with many keys loaded.
 import { existsSync, readFileSync } from 'node:fs';
-import type * as Ssh2Module from 'ssh2';
+import type { SshModule } from './ssh2Module';
 import type { BaseAgent, IdentityCallback, ParsedKey, SignCallback, SigningRequestOptions } from 'ssh2';
-
-type SshModule = typeof Ssh2Module;
 
 /**
  * The public key blobs (base64) of identity files: from `<file>.pub` when present (works for encrypted keys),

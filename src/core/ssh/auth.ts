@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { AnyAuthMethod, AuthHandlerMiddleware, KeyboardInteractiveAuthMethod, ParsedKey } from 'ssh2';
 import { filteredAgent, publicBlobsOf } from './agentFilter';
 import type { ResolvedHost } from './sshConfig';
-import type { SshModule } from './session';
+import type { SshModule } from './ssh2Module';
 
 /** What the user is asked for a password or keyboard-interactive answer. */
 export interface SecretPrompt {

@@ -13,7 +13,8 @@
 //                                              // { kind: 'data', offset, nextOffset, data } | 'truncated' | 'reconnected'
 //
 // Every remote command line is built with shellQuote/shellCommand; secrets go only through the env file.
-export { connect, SshSession, SshFatalError, loadSsh2 } from './session';
+export { connect, SshSession, SshFatalError } from './session';
+export { loadSsh2 } from './ssh2Module';
 export type { SshTarget, ConnectOptions, HostKeyPrompt, ExecResult, ExecOptions } from './session';
 export { SshHost } from './reconnect';
 export type { BackoffOptions } from './reconnect';

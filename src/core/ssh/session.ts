@@ -4,7 +4,8 @@
 // every command is parsed as POSIX sh (loginShell.ts).
 import { homedir } from 'node:os';
 import type { Readable } from 'node:stream';
-import type * as Ssh2Module from 'ssh2';
+import { loadSsh2 } from './ssh2Module';
+import type { SshModule } from './ssh2Module';
 import type { CipherAlgorithm, Client, ClientChannel, SFTPWrapper, ServerHostKeyAlgorithm } from 'ssh2';
 import { resolveHost } from './sshConfig';
 import { authHandlerFor } from './auth';
@@ -276,15 +277,6 @@ export class SshSession {
  */
 function atSessionLimit(err: unknown): boolean {
   return err instanceof Error && /Channel open failure/.test(err.message) && (err as Error & { reason?: number }).reason === 2;
-}
-
-export type SshModule = typeof Ssh2Module;
-
-/** ssh2 is CommonJS: under Node's ESM loader its `utils` export only exists on the default export. */
-export async function loadSsh2(): Promise<SshModule> {
-  const m = await import('ssh2');
-  const d = (m as unknown as { default?: SshModule }).default;
-  return d && typeof d.Client === 'function' && d.utils ? d : m;
 }
 
 /** Connects one hop; `sock` carries it through the previous hop when there is one. */

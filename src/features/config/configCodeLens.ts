@@ -1,6 +1,6 @@
 // The VRAM estimate as a CodeLens on the run spec's target.gpu: "≈ 14.1 GB of 40 GB on A100-40GB".
 import * as vscode from 'vscode';
-import { estimateLabel } from '../../core/gpu/runSpecEstimate';
+import { estimateLabel } from '../../core/config/runSpecEstimate';
 import type { ConfigDiagnostics } from './configDiagnostics';
 
 export const SHOW_ESTIMATE_COMMAND = 'remoteFinetune.showMemoryEstimate';

@@ -8,7 +8,7 @@ import { ConfigCodeActions } from './configCodeActions';
 import { ConfigHover } from './configHover';
 import { ConfigCodeLens, SHOW_ESTIMATE_COMMAND } from './configCodeLens';
 import { registerValidateCommand } from './validateCommand';
-import { formatGb } from '../../core/gpu/runSpecEstimate';
+import { formatGb } from '../../core/config/runSpecEstimate';
 import { BackgroundValidator } from '../../core/config/backgroundValidator';
 import { join } from 'node:path';
 

@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import { FileTail, LineTail } from '../../core/telemetry/sourcesTail';
 import { parseEventLine } from '../../core/telemetry/events';
 import type { RunEvent } from '../../core/telemetry/events';
-import { parseGpuCsvLine, parseGpuProcsCsvLine } from '../../core/telemetry/sourcesGpuCsv';
+import { parseGpuCsvLine, parseGpuProcsCsvLine } from './gpuCsvLines';
 import type { GpuProcess, GpuSample, HostState } from '../../protocol/gpu';
 import type { LogChunk, RunDataSource, Unsubscribe } from './runDataSource';
 

@@ -4,7 +4,7 @@ import { estimateMemory, loraParams } from '../../../src/core/gpu/estimate';
 import { lookupModel, shapeFromConfigJson } from '../../../src/core/gpu/models';
 import { GPU_CATALOG, findGpu } from '../../../src/core/gpu/catalog';
 import { parseConfigText } from '../../../src/core/config/parse';
-import { estimateLabel, estimateRunSpec } from '../../../src/core/gpu/runSpecEstimate';
+import { estimateLabel, estimateRunSpec } from '../../../src/core/config/runSpecEstimate';
 
 test('estimate: the seed\'s 7.6B BF16 LoRA on a 40 GB A100 lands within ±25% of its ~28.5 GB budget', () => {
   // Seed 002: Qwen2-based 7.6B model in BF16, LoRA, 8 frames @ 512px (~4k tokens), batch 1,

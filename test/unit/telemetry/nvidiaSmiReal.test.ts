@@ -12,7 +12,7 @@ import {
   parseGpuCsvLine, parseNvidiaSmiCsv, parseNvidiaSmiGpuCsv, parseNvidiaSmiGpuLine,
 } from '../../../src/core/telemetry/nvidiaSmi';
 import type { GpuProcess, GpuSample } from '../../../src/core/telemetry/nvidiaSmi';
-import { parseGpuCsvLine as panelGpuLine, parseGpuProcsCsvLine } from '../../../src/core/telemetry/sourcesGpuCsv';
+import { parseGpuCsvLine as panelGpuLine, parseGpuProcsCsvLine } from '../../../src/features/panels/gpuCsvLines';
 import { describeGpus, parseGpuProbe } from '../../../src/core/ssh/gpuProbe';
 
 const HAND = join(__dirname, '../../fixtures/nvidia-smi');

@@ -9,9 +9,9 @@ import { replaceNode } from '../edits';
 import { parseConfigText } from '../parse';
 import { anchorFor } from '../schemaCheck';
 import { checkDeepSpeedBatch, deepSpeedStage } from './kindRules';
-import { dirName, join } from '../dotenv';
-import { estimateRunSpec, formatGb } from '../../gpu/runSpecEstimate';
-import type { RunSpecEstimate } from '../../gpu/runSpecEstimate';
+import { dirName, join } from '../../pathText';
+import { estimateRunSpec, formatGb } from '../runSpecEstimate';
+import type { RunSpecEstimate } from '../runSpecEstimate';
 
 const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
 

@@ -1,14 +1,14 @@
 // From a parsed run spec to an estimate: which model shape, which GPU, which training settings.
-import type { DocNode } from '../config/ast';
-import { nodeAt, scalarAt } from '../config/ast';
-import type { FileAccess } from '../config/types';
-import { dirName, join } from '../config/dotenv';
-import type { GpuInfo } from './catalog';
-import { findGpu } from './catalog';
-import type { ModelShape } from './models';
-import { lookupModel, shapeFromConfigJson, shapeFromName } from './models';
-import type { Estimate, EstimateInput, FitAdvice, Method } from './estimate';
-import { estimateMemory, fitAdvice } from './estimate';
+import type { DocNode } from './ast';
+import { nodeAt, scalarAt } from './ast';
+import type { FileAccess } from './types';
+import { dirName, join } from '../pathText';
+import type { GpuInfo } from '../gpu/catalog';
+import { findGpu } from '../gpu/catalog';
+import type { ModelShape } from '../gpu/models';
+import { lookupModel, shapeFromConfigJson, shapeFromName } from '../gpu/models';
+import type { Estimate, EstimateInput, FitAdvice, Method } from '../gpu/estimate';
+import { estimateMemory, fitAdvice } from '../gpu/estimate';
 
 export interface RunSpecEstimate {
   readonly gpu: GpuInfo;
