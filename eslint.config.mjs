@@ -15,11 +15,45 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
     },
   },
+  // The layers (test/unit/architecture/importGraph.test.ts checks the whole graph, cycles too; these rules say
+  // it in the editor as the import is typed).
   {
-    // core is shared with the CLI and tested without VS Code: it must never reach for the editor API.
-    files: ['src/core/**/*.ts', 'src/cli/**/*.ts', 'src/protocol/**/*.ts'],
+    // core is shared with the CLI and tested without VS Code: it must never reach for the editor API, nor up
+    // into the features, the extension, the CLI or the webview protocol.
+    files: ['src/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core, src/cli and src/protocol must not import vscode; put editor code in src/features.' }] }],
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'src/core must not import vscode; put editor code in src/features.' }],
+        patterns: [{ group: ['**/features/**', '**/extension', '**/cli/**', '**/protocol/**', '**/webview/**'], message: 'src/core imports only src/core (and libraries).' }],
+      }],
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'src/cli must not import vscode.' }],
+        patterns: [{ group: ['**/features/**', '**/extension', '**/webview/**'], message: 'The CLI is built on src/core only.' }],
+      }],
+    },
+  },
+  {
+    // The message protocol is shared by the extension and the webviews: it depends on nothing of ours.
+    files: ['src/protocol/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'src/protocol must not import vscode.' }],
+        patterns: [{ group: ['../*', '!./*'], message: 'src/protocol imports nothing outside itself.' }],
+      }],
+    },
+  },
+  {
+    files: ['webview/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'A webview runs in a browser: no vscode module.' }],
+        patterns: [{ group: ['**/src/core/**', '**/src/features/**', '**/src/cli/**', '**/extension'], message: 'A webview imports only src/protocol and its own files.' }],
+      }],
     },
   },
   {
