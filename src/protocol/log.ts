@@ -39,6 +39,8 @@ export interface LogStatusMessage {
   readonly type: 'status';
   readonly text: string;
   readonly state: 'live' | 'ended' | 'unreachable';
+  /** With state 'ended': how the run ended, so the page can style the final status (from `finished`). */
+  readonly outcome?: 'completed' | 'failed' | 'interrupted' | 'stopped';
 }
 
 export type LogToWebview = EmptyStateMessage | LogInitMessage | LogChunkMessage | LogStatusMessage;
@@ -67,4 +69,6 @@ export interface LogViewState {
   readonly follow: boolean;
   readonly filter: LogLevelFilter;
   readonly search: string;
+  /** Each line prefixed with the time it reached the panel (off by default: most logs carry their own). */
+  readonly timestamps?: boolean;
 }

@@ -1,12 +1,13 @@
-// Training metrics panel messages: two slots ("a" and "b") shown side by side, each fed by the run's
-// events.jsonl or by a W&B run.
+// Training metrics panel messages. Any number of runs share one set of charts, each run a series keyed by
+// a string the host chooses: the run the panel follows, runs of this extension added to compare, W&B runs.
 import type { ActionMessage, EmptyStateMessage, ReadyMessage } from './common';
 
-export type SlotId = 'a' | 'b';
-
-/** The five curves the panel always draws; anything else a run logs is listed by name. */
+/** The curves the panel always charts; anything else a run logs is listed by name. */
 export const METRIC_KEYS = ['loss', 'eval_loss', 'learning_rate', 'grad_norm', 'tokens_per_second'] as const;
 export type MetricKey = (typeof METRIC_KEYS)[number];
+
+/** The key of the run the panel follows (its events.jsonl); compared runs have keys of their own. */
+export const PRIMARY_RUN = 'primary';
 
 export interface MetricPoint {
   readonly step: number;
@@ -14,36 +15,38 @@ export interface MetricPoint {
   readonly values: Readonly<Record<string, number>>;
 }
 
-export interface SlotInfo {
-  readonly slot: SlotId;
+export interface RunSeriesInfo {
+  /** PRIMARY_RUN, `wandb:<entity>/<project>/<run id>` or `run:<id>` for a run of this extension. */
+  readonly key: string;
   readonly source: 'events' | 'wandb';
   /** Display name: a run name, possibly chosen by whoever started the run; rendered as text. */
   readonly name: string;
   readonly state: string;
-  /** Link to the run page (W&B), opened by the host after the person clicks it. */
-  readonly url?: string;
+  /** True when the host can open a run page for it (W&B); the URL itself stays with the host. */
+  readonly hasPage?: boolean;
 }
 
-export interface MetricsSlotMessage {
-  readonly type: 'slot';
-  readonly info: SlotInfo;
-  /** True: replace what the slot shows; false: append. */
+export interface MetricsRunMessage {
+  readonly type: 'run';
+  readonly info: RunSeriesInfo;
+  /** True: replace what the run shows; false: append. */
   readonly reset: boolean;
   readonly points: readonly MetricPoint[];
 }
 
 export interface MetricsErrorMessage {
   readonly type: 'error';
-  readonly slot: SlotId;
+  /** The run the error is about; absent for a comparison that never loaded. */
+  readonly key?: string;
   readonly message: string;
 }
 
-export interface MetricsClearSlotMessage {
-  readonly type: 'clearSlot';
-  readonly slot: SlotId;
+export interface MetricsRemoveRunMessage {
+  readonly type: 'removeRun';
+  readonly key: string;
 }
 
-export type MetricsToWebview = EmptyStateMessage | MetricsSlotMessage | MetricsErrorMessage | MetricsClearSlotMessage;
+export type MetricsToWebview = EmptyStateMessage | MetricsRunMessage | MetricsErrorMessage | MetricsRemoveRunMessage;
 
 export interface WandbRunRef {
   readonly entity: string;
@@ -51,19 +54,36 @@ export interface WandbRunRef {
   readonly runId: string;
 }
 
+export function wandbKey(ref: WandbRunRef): string {
+  return `wandb:${ref.entity}/${ref.project}/${ref.runId}`;
+}
+
 export interface LoadWandbMessage {
   readonly type: 'loadWandb';
-  readonly slot: SlotId;
   readonly run: WandbRunRef;
+}
+
+/** Asks the host to pick a run of this extension (or an events.jsonl) to overlay. */
+export interface CompareRunMessage {
+  readonly type: 'compareRun';
+}
+
+/** The person took a compared run off the charts. */
+export interface DropRunMessage {
+  readonly type: 'dropRun';
+  readonly key: string;
 }
 
 export interface OpenRunPageMessage {
   readonly type: 'openRunPage';
-  readonly slot: SlotId;
+  readonly key: string;
 }
 
-export type MetricsFromWebview = ReadyMessage | ActionMessage | LoadWandbMessage | OpenRunPageMessage;
+export type MetricsFromWebview = ReadyMessage | ActionMessage | LoadWandbMessage | CompareRunMessage | DropRunMessage | OpenRunPageMessage;
 
 export interface MetricsViewState {
-  readonly wandb: Readonly<Partial<Record<SlotId, WandbRunRef>>>;
+  /** W&B runs on the charts, asked for again after a reload (the host keeps nothing across one). */
+  readonly wandb: readonly WandbRunRef[];
+  /** EMA weight as in TensorBoard's smoothing slider: 0 draws raw values, 0.99 the smoothest. */
+  readonly smoothing: number;
 }

@@ -232,3 +232,107 @@ test('an empty state with its action, rendered as text', { skip }, async () => {
   await p.page.screenshot({ path: join(SHOTS, 'log-empty.png') });
   await p.close();
 });
+
+/** Each visible row's text with the xterm classes of its coloured spans (the DOM renderer's colour classes). */
+const rowClasses = (p: PanelPage): Promise<Array<{ text: string; classes: string }>> =>
+  p.page.evaluate(() => [...document.querySelectorAll('.xterm-rows > div')].map((d) => ({
+    text: d.textContent ?? '',
+    classes: [...d.querySelectorAll('span')].map((s) => s.className).join(' '),
+  })));
+
+test('lines are coloured by level and by signature, the fix is written under a recognised failure, and the final status is styled', { skip }, async () => {
+  const p = await openPanel(browser, 'log');
+  const file = join(dir, 'levels.log');
+  writeFileSync(file, [
+    'INFO plain progress line',
+    'WARNING: tokenizer has no pad token, using eos',
+    'ERROR: could not save checkpoint',
+    '\x1b[32mERROR in green chosen by the program\x1b[0m',
+    'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB',
+    'after the failure',
+    '',
+  ].join('\n'));
+  const host = await streamFile(p, file);
+  const rows = await (async () => {
+    await waitForRow(p, (r) => r.some((x) => x.includes('after the failure')), 'stream did not finish');
+    return rowClasses(p);
+  })();
+  const row = (needle: string): { text: string; classes: string } => {
+    const r = rows.find((x) => x.text.includes(needle));
+    assert.ok(r, `no row with ${needle}: ${JSON.stringify(rows.filter((x) => x.text.trim()))}`);
+    return r;
+  };
+  assert.doesNotMatch(row('plain progress').classes, /xterm-fg-/, 'info keeps the default colour');
+  assert.match(row('no pad token').classes, /xterm-fg-3\b/, 'warnings are yellow');
+  assert.match(row('could not save').classes, /xterm-fg-1\b/, 'errors are red');
+  assert.match(row('in green chosen').classes, /xterm-fg-2\b/, 'a line with its own colours keeps them');
+  assert.match(row('CUDA out of memory').classes, /xterm-bg-1\b/, 'a recognised failure is drawn on red');
+  // The fix sits on the row right under the failure, styled apart from log text.
+  const i = rows.findIndex((x) => x.text.includes('CUDA out of memory'));
+  assert.match(rows[i + 1]?.text ?? '', /↳ Fix: .*gradient_accumulation/i);
+  assert.match(rows[i + 1]?.classes ?? '', /xterm-fg-6\b.*|xterm-italic/);
+  assert.match(rows[i + 2]?.text ?? '', /after the failure/);
+  // Copy takes the log's own lines: the fix is the panel's, not the program's.
+  await p.page.click('#copy');
+  await p.waitForSent('copy');
+  const copied = (p.sent.find((m) => (m as { type: string }).type === 'copy') as { text: string }).text;
+  assert.ok(!copied.includes('↳ Fix'), copied);
+
+  assert.equal(await p.page.isHidden('#finalStatus'), true, 'no final status while the run is live');
+  await p.post({ type: 'status', state: 'ended', outcome: 'failed', text: 'Run failed (exit code 1).' });
+  await p.page.waitForSelector('#finalStatus.bad');
+  assert.equal((await p.page.textContent('#finalStatus'))?.trim(), '✖Run failed (exit code 1).');
+  assert.equal(await p.page.getAttribute('#finalStatus', 'data-outcome'), 'failed');
+  assert.doesNotMatch(await p.page.textContent('#status') ?? '', /Run failed/, 'said once, in the styled line');
+  await p.page.screenshot({ path: join(SHOTS, 'log-levels-final-status.png') });
+  await p.post({ type: 'status', state: 'ended', outcome: 'completed', text: 'Run completed (exit code 0).' });
+  await p.page.waitForSelector('#finalStatus.ok');
+  assert.deepEqual(p.cspViolations, []);
+  assert.deepEqual(p.pageErrors, []);
+  host.dispose();
+  await p.close();
+});
+
+test('timestamps on demand, pause and follow, and "First error" scrolls back to the first error', { skip }, async () => {
+  const p = await openPanel(browser, 'log');
+  const file = join(dir, 'follow.log');
+  const body: string[] = [];
+  for (let i = 0; i < 40; i++) body.push(`step ${i} loss 1.0`);
+  body.push('ERROR: first problem here');
+  for (let i = 40; i < 400; i++) body.push(`step ${i} loss 0.5`);
+  writeFileSync(file, body.join('\n') + '\n');
+  const host = await streamFile(p, file);
+  await waitForRow(p, (r) => r.some((x) => x.includes('step 399 ')), 'stream did not finish');
+  assert.ok(!(await rowsText(p)).some((x) => x.includes('first problem')), 'the error has scrolled out of view');
+
+  // Timestamps: off by default, then every line gets its arrival time, and the choice is remembered.
+  assert.ok(!(await rowsText(p)).some((x) => /^\d\d:\d\d:\d\d step/.test(x)));
+  await p.page.click('#timestamps');
+  await waitForRow(p, (r) => r.some((x) => /^\d\d:\d\d:\d\d step 399 /.test(x)), 'no timestamps after the toggle');
+  assert.equal(await p.page.getAttribute('#timestamps', 'aria-pressed'), 'true');
+  assert.equal(((await p.state()) as { timestamps: boolean }).timestamps, true);
+  await p.page.screenshot({ path: join(SHOTS, 'log-timestamps.png') });
+  await p.page.click('#timestamps');
+  await waitForRow(p, (r) => r.some((x) => /^step 399 /.test(x)), 'timestamps did not go away');
+
+  // Pause: new lines are counted, not drawn; Follow draws them and goes to the bottom.
+  await p.page.click('#follow');
+  assert.equal((await p.page.textContent('#follow'))?.trim(), 'Follow');
+  appendFileSync(file, 'step 400 while paused\nstep 401 while paused\n');
+  await p.page.waitForFunction(() => /Paused: 2 new lines not shown/.test(document.getElementById('status')?.textContent ?? ''), undefined, { timeout: 10_000 });
+  assert.ok(!(await rowsText(p)).some((x) => x.includes('while paused')));
+  await p.page.click('#follow');
+  await waitForRow(p, (r) => r.some((x) => x.includes('step 401 while paused')), 'following again did not draw the new lines');
+  assert.equal((await p.page.textContent('#follow'))?.trim(), 'Pause');
+
+  // First error: scrolled back to, selected, and following stops so it stays in view.
+  await p.page.click('#firstError');
+  await waitForRow(p, (r) => r.some((x) => x.includes('ERROR: first problem here')), '"First error" did not scroll to it');
+  assert.match(await p.page.textContent('#status') ?? '', /Line 41\b/);
+  assert.equal((await p.page.textContent('#follow'))?.trim(), 'Follow');
+  const error = await rowClasses(p).then((r) => r.find((x) => x.text.includes('first problem')));
+  assert.match(error?.classes ?? '', /xterm-fg-1\b/);
+  await p.page.screenshot({ path: join(SHOTS, 'log-first-error.png') });
+  host.dispose();
+  await p.close();
+});

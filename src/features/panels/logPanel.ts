@@ -52,7 +52,7 @@ export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
       }),
       source.onEvents((events) => {
         const fin = events.find((e) => e.type === 'finished');
-        if (fin?.type === 'finished') this.post({ type: 'status', state: 'ended', text: `Run ${fin.status}${fin.exit_code !== null ? ` (exit code ${fin.exit_code})` : ''}.` });
+        if (fin?.type === 'finished') this.post({ type: 'status', state: 'ended', outcome: fin.status, text: `Run ${fin.status}${fin.exit_code !== null ? ` (exit code ${fin.exit_code})` : ''}.` });
       }),
     );
   }

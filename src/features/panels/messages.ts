@@ -21,13 +21,16 @@ export const gpuFromWebview: z.ZodType<GpuFromWebview> = z.discriminatedUnion('t
 
 // W&B names: entity and project are slugs, run ids are short; bounding them keeps URLs and queries sane.
 const wandbName = z.string().trim().min(1).max(128).regex(/^[\w.-]+$/, 'letters, digits, ".", "-" and "_" only');
-const slot = z.enum(['a', 'b']);
+// Run keys come from the host and go back unchanged: bounded, never used as a path or URL by the host.
+const runKey = z.string().min(1).max(400);
 
 export const metricsFromWebview: z.ZodType<MetricsFromWebview> = z.discriminatedUnion('type', [
   ready,
   action,
-  z.object({ type: z.literal('loadWandb'), slot, run: z.object({ entity: wandbName, project: wandbName, runId: wandbName }).strict() }).strict(),
-  z.object({ type: z.literal('openRunPage'), slot }).strict(),
+  z.object({ type: z.literal('loadWandb'), run: z.object({ entity: wandbName, project: wandbName, runId: wandbName }).strict() }).strict(),
+  z.object({ type: z.literal('compareRun') }).strict(),
+  z.object({ type: z.literal('dropRun'), key: runKey }).strict(),
+  z.object({ type: z.literal('openRunPage'), key: runKey }).strict(),
 ]);
 
 export type Validated<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly error: string };

@@ -1,8 +1,11 @@
-// Host of "Fine-Tune: Show Training Metrics": slot a follows the run's events.jsonl; either slot can show a
-// W&B run fetched through its GraphQL API with the key from SecretStorage.
+// Host of "Fine-Tune: Show Training Metrics": the followed run's events.jsonl, plus any number of runs to
+// compare on the same charts: runs of this extension (their events.jsonl) and W&B runs fetched through its
+// GraphQL API with the key from SecretStorage.
 import * as vscode from 'vscode';
 import { userSetting } from '../settings';
-import type { MetricsFromWebview, MetricsToWebview, SlotId, WandbRunRef } from '../../protocol/metrics';
+import type { MetricsFromWebview, MetricsToWebview, WandbRunRef } from '../../protocol/metrics';
+import { PRIMARY_RUN, wandbKey } from '../../protocol/metrics';
+import { ComparedRun, pickRunToCompare } from './comparedRuns';
 import type { RunEvent } from '../../core/telemetry/events';
 import { DEFAULT_WANDB_BASE_URL, historyToPoints, ownWandbRunRef, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbBaseUrlProblem, wandbRunUrl } from '../../core/telemetry/wandb';
 import { showWarningMessage } from '../notify';
@@ -57,14 +60,20 @@ export async function wandbApiKey(secrets: vscode.SecretStorage, prompt: boolean
   return key.trim();
 }
 
+interface WandbSeries {
+  readonly ref: WandbRunRef;
+  url?: string;
+  abort?: AbortController;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
 export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsToWebview> {
-  private readonly urls = new Map<SlotId, string>();
-  private readonly refresh = new Map<SlotId, ReturnType<typeof setTimeout>>();
-  private readonly aborts = new Map<SlotId, AbortController>();
+  private readonly wandb = new Map<string, WandbSeries>();
+  private readonly compared = new Map<string, ComparedRun>();
 
   constructor(panel: vscode.WebviewPanel, services: PanelServices) {
     super(panel, METRICS_PANEL, metricsFromWebview, services, 'events.jsonl');
-    this.disposables.push({ dispose: () => { for (const s of ['a', 'b'] as const) this.stopWandb(s); } });
+    this.disposables.push({ dispose: () => { for (const k of [...this.wandb.keys(), ...this.compared.keys()]) this.drop(k); } });
   }
 
   protected override attach(source: RunDataSource): void {
@@ -73,27 +82,35 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
     let linked = false;
     this.subscribe(source.onEvents((events) => {
       seen.push(...events.filter((e) => e.type === 'started' || e.type === 'finished' || e.type === 'error'));
-      // The runner names its W&B run in `started`: slot b follows it with no typing, when a key is already stored.
+      // The runner names its W&B run in `started`: it joins the charts with no typing, when a key is already stored.
       const started = events.find((e) => e.type === 'started' && e.wandb_run_id);
-      if (!linked && started?.type === 'started' && !this.urls.has('b')) {
+      if (!linked && started?.type === 'started') {
         linked = true;
         void this.linkOwnWandbRun(started);
       }
       const { name, state } = runStateFromEvents(seen, source.label);
-      this.post({ type: 'slot', info: { slot: 'a', source: 'events', name, state }, reset: first, points: eventsToPoints(events) });
+      this.post({ type: 'run', info: { key: PRIMARY_RUN, source: 'events', name, state }, reset: first, points: eventsToPoints(events) });
       first = false;
     }));
-    if (first) this.post({ type: 'slot', info: { slot: 'a', source: 'events', name: source.label, state: 'waiting for metrics' }, reset: true, points: [] });
+    if (first) this.post({ type: 'run', info: { key: PRIMARY_RUN, source: 'events', name: source.label, state: 'waiting for metrics' }, reset: true, points: [] });
     first = false;
+    // A reloaded page lost its compared runs of this extension; the page asks for W&B ones itself.
+    for (const c of this.compared.values()) void c.start();
   }
 
   protected override async onMessage(m: MetricsFromWebview): Promise<void> {
     switch (m.type) {
       case 'loadWandb':
-        await this.loadWandb(m.slot, m.run, true);
+        await this.loadWandb(m.run, true);
+        return;
+      case 'compareRun':
+        await this.compareRun();
+        return;
+      case 'dropRun':
+        this.drop(m.key);
         return;
       case 'openRunPage': {
-        const url = this.urls.get(m.slot);
+        const url = this.wandb.get(m.key)?.url;
         if (url) await vscode.env.openExternal(vscode.Uri.parse(url));
         return;
       }
@@ -105,12 +122,32 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
     }
   }
 
-  private stopWandb(slot: SlotId): void {
-    this.aborts.get(slot)?.abort();
-    this.aborts.delete(slot);
-    const t = this.refresh.get(slot);
-    if (t) clearTimeout(t);
-    this.refresh.delete(slot);
+  protected override details(): Record<string, number | string | null> {
+    return { compared: this.compared.size, wandbRuns: this.wandb.size };
+  }
+
+  private async compareRun(): Promise<void> {
+    const pick = await pickRunToCompare(this.services.runContext, new Set(this.compared.keys()));
+    if (!pick || this.compared.has(pick.key)) return;
+    const run = new ComparedRun(pick, (msg) => this.post(msg));
+    this.compared.set(pick.key, run);
+    try {
+      await run.start();
+    } catch (e) {
+      this.drop(pick.key);
+      this.post({ type: 'error', message: `Could not read ${pick.eventsPath}: ${e instanceof Error ? e.message : String(e)}` });
+    }
+  }
+
+  private drop(key: string): void {
+    this.compared.get(key)?.dispose();
+    this.compared.delete(key);
+    const w = this.wandb.get(key);
+    if (w) {
+      w.abort?.abort();
+      if (w.timer) clearTimeout(w.timer);
+      this.wandb.delete(key);
+    }
   }
 
   private async linkOwnWandbRun(started: { readonly wandb_run_id?: string; readonly wandb_url?: string }): Promise<void> {
@@ -120,49 +157,49 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
     if (!key || wandbBaseUrlProblem(baseUrl) || !wandbOriginApproved(this.services.globalState, new URL(baseUrl).origin)) return;
     try {
       const ref = await ownWandbRunRef(started, {}, new WandbClient({ baseUrl, apiKey: key }));
-      if (ref) await this.loadWandb('b', ref, false);
+      if (ref && !this.wandb.has(wandbKey(ref))) await this.loadWandb(ref, false);
     } catch (e) {
       this.log.warn(`W&B run ${started.wandb_run_id ?? ''} not linked: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
-  private async loadWandb(slot: SlotId, ref: WandbRunRef, reset: boolean): Promise<void> {
-    this.stopWandb(slot);
-    const key = await wandbApiKey(this.services.secrets, reset);
-    if (!key) {
-      this.post({ type: 'error', slot, message: 'No W&B API key: run "Fine-Tune: Set W&B API Key" or load again to enter one.' });
+  private async loadWandb(ref: WandbRunRef, prompt: boolean): Promise<void> {
+    const k = wandbKey(ref);
+    this.drop(k);
+    const apiKey = await wandbApiKey(this.services.secrets, prompt);
+    if (!apiKey) {
+      this.post({ type: 'error', key: k, message: 'No W&B API key: run "Fine-Tune: Set W&B API Key" or load again to enter one.' });
       return;
     }
     const baseUrl = resolveWandbBaseUrl(userSetting<string>('remoteFinetune', 'wandb.baseUrl'));
     const problem = wandbBaseUrlProblem(baseUrl);
     if (problem) {
-      this.post({ type: 'error', slot, message: problem });
+      this.post({ type: 'error', key: k, message: problem });
       return;
     }
     // The webview asks for W&B data on its own (also when a restored panel replays its last view): the key goes
     // to a server only after the person has approved that server once; W&B's own cloud is approved.
     if (!(await approveWandbOrigin(this.services.globalState, new URL(baseUrl).origin))) {
-      this.post({ type: 'error', slot, message: `Not sending the W&B API key to ${new URL(baseUrl).origin}: not approved.` });
+      this.post({ type: 'error', key: k, message: `Not sending the W&B API key to ${new URL(baseUrl).origin}: not approved.` });
       return;
     }
-    const client = new WandbClient({ baseUrl, apiKey: key });
-    const abort = new AbortController();
-    this.aborts.set(slot, abort);
+    const client = new WandbClient({ baseUrl, apiKey });
+    const series: WandbSeries = { ref, abort: new AbortController() };
+    this.wandb.set(k, series);
     try {
-      const run = await client.run(ref, abort.signal);
+      const run = await client.run(ref, series.abort?.signal);
       const keys = Object.values(WANDB_METRIC_KEYS).flat();
-      const rows = await client.sampledHistory(ref, keys, WANDB_SAMPLES, abort.signal);
-      const url = wandbRunUrl(baseUrl, ref);
-      this.urls.set(slot, url);
-      this.post({ type: 'slot', info: { slot, source: 'wandb', name: run.displayName, state: run.state, url }, reset: true, points: historyToPoints(rows) });
-      if (run.state === 'running') {
-        this.refresh.set(slot, setTimeout(() => { if (this.panel.visible) void this.loadWandb(slot, ref, false); }, WANDB_REFRESH_MS));
+      const rows = await client.sampledHistory(ref, keys, WANDB_SAMPLES, series.abort?.signal);
+      series.url = wandbRunUrl(baseUrl, ref);
+      this.post({ type: 'run', info: { key: k, source: 'wandb', name: run.displayName, state: run.state, hasPage: true }, reset: true, points: historyToPoints(rows) });
+      if (run.state === 'running' && this.wandb.get(k) === series) {
+        series.timer = setTimeout(() => { if (this.panel.visible) void this.loadWandb(ref, false); }, WANDB_REFRESH_MS);
       }
     } catch (e) {
       if (e instanceof WandbError && e.kind === 'aborted') return;
       const message = e instanceof WandbError ? e.message : `W&B request failed: ${String(e)}`;
       this.log.warn(`W&B ${ref.entity}/${ref.project}/${ref.runId}: ${message}`);
-      this.post({ type: 'error', slot, message });
+      this.post({ type: 'error', key: k, message });
     }
   }
 }

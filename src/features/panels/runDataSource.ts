@@ -41,4 +41,15 @@ export interface RunDataSource {
 export interface RunContext {
   activeRun(): RunDataSource | undefined;
   onDidChangeActiveRun?(listener: (run: RunDataSource | undefined) => void): Unsubscribe;
+  /** Runs of this extension whose metrics the metrics panel can overlay, newest first (their local mirrors). */
+  comparableRuns?(): readonly ComparableRun[];
+}
+
+export interface ComparableRun {
+  readonly id: string;
+  readonly label: string;
+  /** Shown under the label in the picker: when it ran, GPU, state. */
+  readonly detail?: string;
+  /** The run's events.jsonl on this machine. */
+  readonly eventsPath: string;
 }

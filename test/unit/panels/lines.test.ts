@@ -1,7 +1,7 @@
 // The log webview's line model (pure code, run here in Node).
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { compileSignatures, levelOf, LineRing, passes, stripAnsi } from '../../../webview/src/log/lines';
+import { compileSignatures, fixLine, levelOf, LineRing, passes, render, stripAnsi } from '../../../webview/src/log/lines';
 import { logSignatures } from '../../../src/features/panels/logSignatures';
 
 test('levels: tracebacks, CUDA errors and ERROR are errors; warnings are warnings', () => {
@@ -20,7 +20,7 @@ test('ANSI and OSC sequences are stripped for matching', () => {
 
 test('the ring keeps only the newest lines', () => {
   const r = new LineRing(3);
-  for (let n = 1; n <= 10; n++) r.push({ n, text: `l${n}`, level: 'info' });
+  for (let n = 1; n <= 10; n++) r.push({ n, text: `l${n}`, level: 'info', at: 0 });
   assert.deepEqual([...r.lines()].map((l) => l.n), [8, 9, 10]);
   assert.equal(r.size, 3);
 });
@@ -32,4 +32,15 @@ test('every shared failure signature compiles in JavaScript and matches its own 
   assert.equal(compileSignatures([{ id: 'bad', title: 't', hint: 'h', pattern: '(?P<x>a)' }]).length, 0, 'a Python-only pattern is skipped, not thrown');
   const oom = compileSignatures(sigs).find((s) => s.sig.id === 'cuda-oom');
   assert.ok(oom?.re.test('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB'));
+});
+
+test('render: errors red, warnings yellow, own colours kept, failures on red, timestamps only when asked', () => {
+  const at = new Date(2026, 0, 2, 9, 5, 7).getTime();
+  assert.equal(render({ n: 1, text: 'ERROR x', level: 'error', at }, false), '\x1b[31mERROR x\x1b[39m');
+  assert.equal(render({ n: 1, text: 'WARNING y', level: 'warning', at }, false), '\x1b[33mWARNING y\x1b[39m');
+  assert.equal(render({ n: 1, text: '\x1b[32mERROR z\x1b[0m', level: 'error', at }, false), '\x1b[32mERROR z\x1b[0m');
+  assert.equal(render({ n: 1, text: 'info', level: 'info', at }, true), '\x1b[2m09:05:07\x1b[22m info');
+  const sig = { id: 'cuda-oom', title: 'CUDA out of memory', pattern: 'x', hint: 'Lower the batch size.' };
+  assert.equal(render({ n: 1, text: 'boom', level: 'error', signature: sig, at }, false), '\x1b[1;97;41mboom\x1b[0m');
+  assert.equal(fixLine(sig), '\x1b[3;36m  ↳ Fix: Lower the batch size.\x1b[0m\n');
 });

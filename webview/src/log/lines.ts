@@ -48,6 +48,8 @@ export interface LogLine {
   readonly text: string;
   readonly level: LogLevel;
   readonly signature?: LogSignature;
+  /** When the line reached the panel (ms since the epoch), for the timestamps toggle. */
+  readonly at: number;
 }
 
 /** Fixed-capacity ring of the most recent lines: what the panel redraws from when the filter changes. */
@@ -88,4 +90,26 @@ export class LineRing {
 /** Highlight for a line that matched a known failure: bold white on red, then reset. */
 export function highlight(text: string): string {
   return `\x1b[1;97;41m${stripAnsi(text)}\x1b[0m`;
+}
+
+/**
+ * The line as the terminal draws it: a recognised failure on red with its fix on the row below (italic
+ * cyan), errors red and warnings yellow. A line that brings its own colours keeps them: the program chose.
+ */
+export function render(line: LogLine, timestamps: boolean): string {
+  const stamp = timestamps ? `\x1b[2m${clock(line.at)}\x1b[22m ` : '';
+  if (line.signature) return `${stamp}${highlight(line.text)}`;
+  if (line.level === 'info' || line.text.includes('\x1b')) return stamp + line.text;
+  return `${stamp}\x1b[${line.level === 'error' ? 31 : 33}m${line.text}\x1b[39m`;
+}
+
+/** The fix of a recognised failure, written after its line; not a line of the log (copy leaves it out). */
+export function fixLine(sig: LogSignature): string {
+  return `\x1b[3;36m  ↳ Fix: ${sig.hint}\x1b[0m\n`;
+}
+
+function clock(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }

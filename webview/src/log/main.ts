@@ -4,11 +4,11 @@ import { Terminal } from '@xterm/xterm';
 import type { IMarker } from '@xterm/xterm';
 import { SearchAddon } from '@xterm/addon-search';
 import '@xterm/xterm/css/xterm.css';
-import type { LogFromWebview, LogInitMessage, LogLevelFilter, LogSignature, LogToWebview, LogViewState } from '../../../src/protocol/log';
+import type { LogFromWebview, LogInitMessage, LogLevelFilter, LogSignature, LogStatusMessage, LogToWebview, LogViewState } from '../../../src/protocol/log';
 import { createBridge } from '../shared/vscodeApi';
 import { custom, el, renderEmpty } from '../shared/dom';
 import { registerToolkit, setValue, valueOf } from '../shared/toolkit';
-import { compileSignatures, highlight, levelOf, LineRing, passes, stripAnsi } from './lines';
+import { compileSignatures, fixLine, levelOf, LineRing, passes, render, stripAnsi } from './lines';
 import type { CompiledSignature, LogLine } from './lines';
 
 /** Longest line kept and drawn; a longer one is cut (the full log on disk keeps it whole). */
@@ -20,7 +20,7 @@ const MAX_FAILURES_LISTED = 50;
 registerToolkit();
 const bridge = createBridge<LogToWebview, LogFromWebview, LogViewState>();
 const saved = bridge.state();
-let view: LogViewState = { follow: saved?.follow ?? true, filter: saved?.filter ?? 'all', search: saved?.search ?? '' };
+let view: LogViewState = { follow: saved?.follow ?? true, filter: saved?.filter ?? 'all', search: saved?.search ?? '', timestamps: saved?.timestamps === true };
 const root = document.getElementById('root') ?? document.body;
 
 interface Hit {
@@ -44,6 +44,8 @@ class LogView {
   private readonly statusEl: HTMLElement;
   private readonly failuresEl: HTMLElement;
   private readonly followBtn: HTMLElement;
+  private readonly timesBtn: HTMLElement;
+  private readonly finalEl: HTMLElement;
   private liveText = '';
 
   constructor(readonly init: LogInitMessage) {
@@ -73,14 +75,16 @@ class LogView {
     const prev = custom('vscode-button', { id: 'prev', appearance: 'icon', 'aria-label': 'Previous match', title: 'Previous match (Shift+Enter)' }, '↑');
     const next = custom('vscode-button', { id: 'next', appearance: 'icon', 'aria-label': 'Next match', title: 'Next match (Enter)' }, '↓');
     const firstErr = custom('vscode-button', { id: 'firstError', appearance: 'secondary', title: 'Jump to the first error (F8)' }, 'First error');
+    this.timesBtn = custom('vscode-button', { id: 'timestamps', appearance: 'secondary', title: 'Show the time each line reached this panel' }, 'Timestamps');
     const copy = custom('vscode-button', { id: 'copy', appearance: 'secondary', title: 'Copy the selection, or the lines shown' }, 'Copy');
     const full = custom('vscode-button', { id: 'openFull', appearance: 'secondary', title: 'Open the whole log from disk in an editor' }, 'Open full log');
     const toolbar = el('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Log controls' },
-      this.followBtn, searchField, prev, next, level, firstErr, copy, full);
+      this.followBtn, searchField, prev, next, level, firstErr, this.timesBtn, copy, full);
     this.statusEl = el('div', { id: 'status', class: 'status', role: 'status', 'aria-live': 'polite' });
     this.failuresEl = el('div', { id: 'failures', class: 'failures', 'aria-label': 'Recognised failures' });
     const termEl = el('div', { id: 'terminal', class: 'terminal', 'aria-label': 'Run log' });
-    root.replaceChildren(el('div', { class: 'log-app' }, toolbar, this.statusEl, this.failuresEl, termEl));
+    this.finalEl = el('div', { id: 'finalStatus', class: 'final-status', role: 'status', hidden: '' });
+    root.replaceChildren(el('div', { class: 'log-app' }, toolbar, this.finalEl, this.statusEl, this.failuresEl, termEl));
     this.term.open(termEl);
     this.fit(termEl);
     new ResizeObserver(() => this.fit(termEl)).observe(termEl);
@@ -92,6 +96,7 @@ class LogView {
       if (v === 'all' || v === 'warning' || v === 'error') this.setFilter(v);
     });
     this.followBtn.addEventListener('click', () => this.setFollow(!view.follow));
+    this.timesBtn.addEventListener('click', () => this.setTimestamps(!view.timestamps));
     const find = (back: boolean): void => {
       const q = valueOf(searchField);
       view = { ...view, search: q };
@@ -114,6 +119,7 @@ class LogView {
       if (e.key === 'F8') { e.preventDefault(); this.jumpToFirstError(); }
     });
     this.renderFollow();
+    this.renderTimes();
     if (init.truncated) this.setStatus('Older lines are only in the full log on disk ("Open full log").');
   }
 
@@ -158,12 +164,14 @@ class LogView {
       if (raw.length > MAX_LINE) raw = `${raw.slice(0, MAX_LINE)}\x1b[0m … [line cut here; the rest is in the full log]`;
       const line = this.classify(raw);
       if (view.follow && passes(line.level, view.filter)) {
-        const shown = line.signature ? highlight(line.text) : line.text;
+        const shown = render(line, view.timestamps === true);
         if (already > 0) out += shown === line.text ? line.text.slice(already) : `\r\x1b[2K${shown}`;
         else out += shown;
         out += '\n';
         const hit = this.noteHit(line);
+        // The marker goes on the line itself, so the fix below it is written after the marked segment.
         if (hit) { segments.push({ text: out, mark: hit }); out = ''; }
+        if (line.signature) out += fixLine(line.signature);
       } else {
         this.noteHit(line);
         if (!view.follow) this.pausedLines++;
@@ -175,7 +183,7 @@ class LogView {
       // keep its start, note the cut, and skip the rest of it up to its newline.
       const line = this.classify(`${this.partial.slice(0, MAX_LINE)}\x1b[0m … [line cut here; the rest is in the full log]`);
       if (view.follow && passes(line.level, view.filter)) {
-        out += (this.partialWritten > 0 ? `\r\x1b[2K` : '') + (line.signature ? highlight(line.text) : line.text) + '\n';
+        out += (this.partialWritten > 0 ? `\r\x1b[2K` : '') + render(line, view.timestamps === true) + '\n';
       }
       this.partial = '';
       this.partialWritten = 0;
@@ -231,7 +239,8 @@ class LogView {
     if (level !== 'info' || /NCCL|CUDA|nccl|cuda|Killed|OOM/.test(plain)) {
       for (const s of this.sigs) if (s.re.test(plain)) { signature = s.sig; break; }
     }
-    const line: LogLine = signature ? { n, text: raw, level: 'error', signature } : { n, text: raw, level };
+    const at = Date.now();
+    const line: LogLine = signature ? { n, text: raw, level: 'error', signature, at } : { n, text: raw, level, at };
     this.ring.push(line);
     return line;
   }
@@ -306,6 +315,28 @@ class LogView {
     if (follow) this.term.scrollToBottom();
   }
 
+  setTimestamps(on: boolean): void {
+    view = { ...view, timestamps: on };
+    bridge.saveState(view);
+    this.renderTimes();
+    this.redraw();
+  }
+
+  private renderTimes(): void {
+    this.timesBtn.setAttribute('aria-pressed', String(view.timestamps === true));
+    this.timesBtn.textContent = view.timestamps ? 'Hide timestamps' : 'Timestamps';
+  }
+
+  /** How the run ended, above the log: green when it completed, red when it failed, neutral otherwise. */
+  setFinal(msg: LogStatusMessage): void {
+    if (msg.state !== 'ended') { this.finalEl.hidden = true; return; }
+    const tone = msg.outcome === 'completed' ? 'ok' : msg.outcome === 'failed' ? 'bad' : 'neutral';
+    this.finalEl.className = `final-status ${tone}`;
+    this.finalEl.setAttribute('data-outcome', msg.outcome ?? 'unknown');
+    this.finalEl.replaceChildren(el('span', { class: 'icon', 'aria-hidden': 'true' }, tone === 'ok' ? '✔' : tone === 'bad' ? '✖' : '■'), msg.text);
+    this.finalEl.hidden = false;
+  }
+
   private renderFollow(): void {
     this.followBtn.textContent = view.follow ? 'Pause' : 'Follow';
     this.followBtn.setAttribute('aria-pressed', String(!view.follow));
@@ -322,9 +353,10 @@ class LogView {
     let out = '';
     for (const l of this.ring.lines()) {
       if (!passes(l.level, view.filter)) continue;
-      out += (l.signature ? highlight(l.text) : l.text) + '\n';
+      out += render(l, view.timestamps === true) + '\n';
       const hit = this.firstError?.line === l ? this.firstError : this.failures.find((f) => f.line === l);
       if (hit) { segments.push({ text: out, mark: hit }); out = ''; }
+      if (l.signature) out += fixLine(l.signature);
     }
     this.partialWritten = 0;
     out += this.drawPartial(true);
@@ -379,7 +411,9 @@ bridge.start((msg) => {
       return;
     }
     case 'status':
-      logView?.setLive(msg.text);
+      // The final status has its own styled line; repeating it in the live status would say it twice.
+      logView?.setLive(msg.state === 'ended' && msg.outcome ? '' : msg.text);
+      logView?.setFinal(msg);
       return;
   }
 });

@@ -1,18 +1,30 @@
-// Training metrics: two runs side by side (slot a and slot b), each from the run's events.jsonl or from W&B.
-import type { MetricKey, MetricPoint, MetricsFromWebview, MetricsToWebview, MetricsViewState, SlotId, SlotInfo, WandbRunRef } from '../../../src/protocol/metrics';
-import { METRIC_KEYS } from '../../../src/protocol/metrics';
+// Training metrics, read the way W&B and TensorBoard are read: the latest values of every run at the top,
+// then one chart per metric with all runs overlaid (the followed run, runs of this extension and W&B runs
+// added with "Compare…"), smoothed with TensorBoard's EMA when the slider says so.
+import type { MetricKey, MetricsFromWebview, MetricsToWebview, MetricsViewState, RunSeriesInfo, WandbRunRef } from '../../../src/protocol/metrics';
+import { METRIC_KEYS, PRIMARY_RUN, wandbKey } from '../../../src/protocol/metrics';
 import { createBridge } from '../shared/vscodeApi';
-import { custom, el, formatNumber, renderEmpty } from '../shared/dom';
-import { registerToolkit, setValue, valueOf } from '../shared/toolkit';
-import { createChart, seriesColor } from '../shared/chart';
-import type { LiveChart } from '../shared/chart';
+import { el, formatNumber, renderEmpty } from '../shared/dom';
+import { registerToolkit } from '../shared/toolkit';
+import { seriesColor } from '../shared/chart';
 import { oncePerFrame } from '../shared/frame';
+import { OverlayChart } from './overlayChart';
+import type { Plotted } from './overlayChart';
+import { RunSeries } from './runSeries';
+import { renderLatest } from './latestTable';
+import { createCompareBar } from './compareBar';
+import { clampSmoothing, MAX_SMOOTHING, smooth } from './smoothing';
 
 registerToolkit();
 const bridge = createBridge<MetricsToWebview, MetricsFromWebview, MetricsViewState>();
-let view: MetricsViewState = { wandb: bridge.state()?.wandb ?? {} };
+const saved = bridge.state();
+let view: MetricsViewState = {
+  // Older saved states held W&B runs per side ({ a, b }); only a list is kept now.
+  wandb: Array.isArray(saved?.wandb) ? saved.wandb : [],
+  smoothing: clampSmoothing(saved?.smoothing ?? 0.6),
+};
 const root = document.getElementById('root') ?? document.body;
-// The empty state sits above the W&B form: with no run active, W&B runs can still be compared.
+// The empty state sits above the charts: with no run followed, W&B runs can still be compared.
 const emptyHost = document.createElement('div');
 const appHost = document.createElement('div');
 root.replaceChildren(emptyHost, appHost);
@@ -20,160 +32,133 @@ root.replaceChildren(emptyHost, appHost);
 const TITLES: Record<MetricKey, string> = {
   loss: 'Training loss', eval_loss: 'Eval loss', learning_rate: 'Learning rate', grad_norm: 'Gradient norm', tokens_per_second: 'Tokens / s',
 };
-/** Most steps a slot keeps; older points are thinned to every other one, so a long run stays bounded. */
-const MAX_POINTS = 20000;
-const MAX_OTHER_KEYS = 40;
+const EMPTY_TEXT: Record<MetricKey, string> = {
+  loss: 'No data yet: the loss appears after the first logging step.',
+  eval_loss: 'No eval loss yet: the runner logs it at each evaluation when the run has an eval set (data.eval).',
+  learning_rate: 'No data yet: the learning rate appears after the first logging step.',
+  grad_norm: 'No data yet: the gradient norm appears after the first logging step.',
+  tokens_per_second: 'No data yet: throughput appears after the first logging step.',
+};
 
-class Slot {
-  readonly root: HTMLElement;
-  private readonly header: HTMLElement;
-  private readonly meta: HTMLElement;
-  private readonly errorEl: HTMLElement;
-  private readonly others: HTMLElement;
-  private readonly link: HTMLElement;
-  private readonly charts = new Map<MetricKey, LiveChart>();
-  private steps: number[] = [];
-  private cols: Record<string, Array<number | null>> = {};
-  private latest = new Map<string, number>();
+class MetricsApp {
+  private readonly runs = new Map<string, RunSeries>();
+  private readonly charts = new Map<MetricKey, OverlayChart>();
+  private readonly latest = el('table', { class: 'latest', 'aria-label': 'Latest values' });
+  private readonly others = el('div', { class: 'others', 'aria-label': 'Other metrics' });
+  private readonly chartsEl = el('div', { class: 'charts' });
+  private readonly main: HTMLElement;
+  private readonly compare;
+  private colors = 0;
   /** Charts redraw at most once per frame however fast samples arrive. */
-  private readonly schedule = oncePerFrame(() => this.draw());
+  readonly schedule = oncePerFrame(() => this.draw());
 
-  constructor(readonly id: SlotId) {
-    this.header = el('h2', {}, id === 'a' ? 'Run A' : 'Run B');
-    this.meta = el('div', { class: 'status' });
-    this.errorEl = el('div', { class: 'error-text', role: 'alert' });
-    this.link = custom('vscode-button', { appearance: 'secondary', hidden: '' }, 'Open run page');
-    this.link.addEventListener('click', () => bridge.post({ type: 'openRunPage', slot: id }));
-    const charts = el('div', { class: 'charts' });
-    METRIC_KEYS.forEach((k, i) => {
-      const ch = createChart(TITLES[k], [{ label: TITLES[k], color: seriesColor(i) }], { time: false });
-      this.charts.set(k, ch);
-      charts.append(ch.root);
+  constructor() {
+    this.compare = createCompareBar(view.wandb.at(-1), {
+      addOwn: () => bridge.post({ type: 'compareRun' }),
+      addWandb: (ref) => this.addWandb(ref),
     });
-    this.others = el('div', { class: 'others', 'aria-label': 'Other metrics' });
-    this.root = el('section', { class: 'slot', 'data-slot': id, 'aria-label': id === 'a' ? 'Run A' : 'Run B' },
-      this.header, this.meta, this.link, this.errorEl, charts, this.others);
-    this.clear();
+    const slider = el('input', { id: 'smoothing', type: 'range', min: '0', max: String(MAX_SMOOTHING), step: '0.01', 'aria-label': 'Smoothing' });
+    slider.value = String(view.smoothing);
+    const shown = el('output', { id: 'smoothingValue', for: 'smoothing' }, view.smoothing.toFixed(2));
+    slider.addEventListener('input', () => {
+      view = { ...view, smoothing: clampSmoothing(Number(slider.value)) };
+      shown.textContent = view.smoothing.toFixed(2);
+      bridge.saveState(view);
+      this.schedule();
+    });
+    const toolbar = el('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Metrics controls' },
+      el('label', { for: 'smoothing', class: 'smoothing', title: 'Exponential moving average, as TensorBoard smooths: 0 is raw' }, 'Smoothing', slider, shown),
+      this.compare.toggle);
+    for (const k of METRIC_KEYS) {
+      const ch = new OverlayChart(k, TITLES[k], EMPTY_TEXT[k]);
+      this.charts.set(k, ch);
+      this.chartsEl.append(ch.root);
+    }
+    this.main = el('main', { class: 'metrics', 'data-points': '0' }, this.latest, toolbar, this.compare.root, this.chartsEl, this.others);
+    appHost.replaceChildren(this.main);
+    new ResizeObserver(() => this.schedule()).observe(this.chartsEl);
+    this.draw();
   }
 
-  clear(): void {
-    this.steps = [];
-    this.cols = {};
-    this.latest.clear();
-    this.header.textContent = this.id === 'a' ? 'Run A' : 'Run B';
-    this.meta.textContent = this.id === 'a' ? 'Waiting for the run’s first metrics…' : 'Load a W&B run above to compare.';
-    this.errorEl.textContent = '';
-    this.link.hidden = true;
+  /** After a reload the host has lost the W&B runs; ask for them again from the saved state. */
+  restoreWandb(): void {
+    for (const ref of view.wandb) bridge.post({ type: 'loadWandb', run: ref });
+  }
+
+  private addWandb(ref: WandbRunRef): void {
+    const key = wandbKey(ref);
+    if (!view.wandb.some((r) => wandbKey(r) === key)) {
+      view = { ...view, wandb: [...view.wandb, ref] };
+      bridge.saveState(view);
+    }
+    bridge.post({ type: 'loadWandb', run: ref });
+  }
+
+  private series(info: RunSeriesInfo): RunSeries {
+    let r = this.runs.get(info.key);
+    if (!r) {
+      r = new RunSeries(info, seriesColor(this.colors++));
+      this.runs.set(info.key, r);
+    }
+    r.info = info;
+    return r;
+  }
+
+  setRun(info: RunSeriesInfo, reset: boolean, points: Parameters<RunSeries['add']>[0]): void {
+    const r = this.series(info);
+    if (reset) r.clear();
+    r.error = '';
+    r.add(points);
     this.schedule();
   }
 
-  setInfo(info: SlotInfo): void {
-    this.header.textContent = info.name;
-    this.meta.textContent = `${info.source === 'wandb' ? 'W&B' : 'events.jsonl'} · ${info.state}`;
-    this.link.hidden = !info.url;
-    this.errorEl.textContent = '';
-  }
-
-  setError(message: string): void {
-    this.errorEl.textContent = message;
-  }
-
-  add(points: readonly MetricPoint[]): void {
-    for (const p of points) {
-      let i = this.steps.length;
-      // Points come in step order almost always; an eval line for an earlier step joins that step.
-      if (i > 0 && p.step <= (this.steps[i - 1] ?? 0)) {
-        const j = this.steps.lastIndexOf(p.step);
-        if (j >= 0) i = j;
-        else continue;
-      } else {
-        this.steps.push(p.step);
-        for (const c of Object.values(this.cols)) c.push(null);
-      }
-      for (const [k, v] of Object.entries(p.values)) {
-        if (!Number.isFinite(v)) continue;
-        let col = this.cols[k];
-        if (!col) {
-          if (!(METRIC_KEYS as readonly string[]).includes(k) && this.latest.size >= MAX_OTHER_KEYS && !this.latest.has(k)) continue;
-          col = new Array<number | null>(this.steps.length).fill(null);
-          this.cols[k] = col;
-        }
-        col[i] = v;
-        this.latest.set(k, v);
+  setError(key: string | undefined, message: string): void {
+    const r = key ? this.runs.get(key) : undefined;
+    if (r) r.error = message;
+    else {
+      this.compare.setError(message);
+      // A W&B run that never loaded is not asked for again after a reload.
+      if (key?.startsWith('wandb:')) {
+        view = { ...view, wandb: view.wandb.filter((ref) => wandbKey(ref) !== key) };
+        bridge.saveState(view);
       }
     }
-    if (this.steps.length > MAX_POINTS) this.thin();
     this.schedule();
   }
 
-  private thin(): void {
-    const keep = (_: unknown, i: number): boolean => i % 2 === 0 || i === this.steps.length - 1;
-    this.steps = this.steps.filter(keep);
-    for (const k of Object.keys(this.cols)) this.cols[k] = (this.cols[k] ?? []).filter(keep);
+  remove(key: string): void {
+    this.runs.delete(key);
+    if (key.startsWith('wandb:')) {
+      view = { ...view, wandb: view.wandb.filter((ref) => wandbKey(ref) !== key) };
+      bridge.saveState(view);
+    }
+    this.schedule();
+  }
+
+  plotted(metric: string): Plotted | undefined {
+    return this.charts.get(metric as MetricKey)?.plotted;
   }
 
   private draw(): void {
-    const width = Math.max(200, this.root.clientWidth - 20);
-    for (const k of METRIC_KEYS) {
-      const ch = this.charts.get(k);
-      if (!ch) continue;
-      ch.resize(width);
-      const col = this.cols[k];
-      if (!col) { ch.setData([], [[]]); continue; }
-      // Only steps that have this metric: eval loss is logged far less often than loss.
-      const xs: number[] = [];
-      const ys: number[] = [];
-      col.forEach((v, i) => { if (v !== null) { xs.push(this.steps[i] ?? 0); ys.push(v); } });
-      ch.setData(xs, [ys]);
+    const runs = [...this.runs.values()].sort((a, b) => Number(b.info.key === PRIMARY_RUN) - Number(a.info.key === PRIMARY_RUN));
+    renderLatest(this.latest, runs, {
+      openPage: (key) => bridge.post({ type: 'openRunPage', key }),
+      remove: (key) => { bridge.post({ type: 'dropRun', key }); this.remove(key); },
+    });
+    for (const [k, ch] of this.charts) {
+      ch.resize(ch.root.clientWidth - 4);
+      ch.update(runs.map((r) => {
+        const { xs, ys } = r.column(k);
+        return { key: r.info.key, name: r.info.name, color: r.color, xs, raw: ys, ...(view.smoothing > 0 ? { smoothed: smooth(ys, view.smoothing) } : {}) };
+      }));
     }
-    const others = [...this.latest.entries()].filter(([k]) => !(METRIC_KEYS as readonly string[]).includes(k));
-    this.others.replaceChildren(...others.map(([k, v]) => el('div', {}, `${k}: ${formatNumber(v, 4)}`)));
-    if (this.steps.length) {
-      const last = this.steps[this.steps.length - 1] ?? 0;
-      const loss = this.latest.get('loss');
-      this.root.setAttribute('data-points', String(this.steps.length));
-      this.root.querySelector('.charts')?.setAttribute('aria-description', `step ${last}${loss !== undefined ? `, loss ${formatNumber(loss, 4)}` : ''}`);
-    }
-  }
-}
-
-class MetricsApp {
-  readonly slots: Record<SlotId, Slot> = { a: new Slot('a'), b: new Slot('b') };
-
-  constructor() {
-    const entity = custom('vscode-text-field', { id: 'wandbEntity', 'aria-label': 'W&B entity' }, 'Entity');
-    const project = custom('vscode-text-field', { id: 'wandbProject', 'aria-label': 'W&B project' }, 'Project');
-    const runId = custom('vscode-text-field', { id: 'wandbRun', 'aria-label': 'W&B run id' }, 'Run id');
-    const slot = custom('vscode-dropdown', { id: 'wandbSlot', 'aria-label': 'Show in' },
-      custom('vscode-option', { value: 'b' }, 'Right (run B)'), custom('vscode-option', { value: 'a' }, 'Left (run A)'));
-    const load = custom('vscode-button', { id: 'wandbLoad' }, 'Load W&B run');
-    const saved = view.wandb.b ?? view.wandb.a;
-    if (saved) { setValue(entity, saved.entity); setValue(project, saved.project); setValue(runId, saved.runId); }
-    const submit = (): void => {
-      const s: SlotId = valueOf(slot) === 'a' ? 'a' : 'b';
-      const ref: WandbRunRef = { entity: valueOf(entity).trim(), project: valueOf(project).trim(), runId: valueOf(runId).trim() };
-      if (!ref.entity || !ref.project || !ref.runId) {
-        this.slots[s].setError('Entity, project and run id are all needed.');
-        return;
-      }
-      view = { wandb: { ...view.wandb, [s]: ref } };
-      bridge.saveState(view);
-      this.slots[s].clear();
-      this.slots[s].setError('');
-      bridge.post({ type: 'loadWandb', slot: s, run: ref });
-    };
-    load.addEventListener('click', submit);
-    for (const f of [entity, project, runId]) f.addEventListener('keydown', (e) => { if ((e as KeyboardEvent).key === 'Enter') submit(); });
-    const form = el('div', { class: 'wandb-form', role: 'form', 'aria-label': 'Load a W&B run' }, entity, project, runId, slot, load);
-    appHost.replaceChildren(form, el('div', { class: 'slots' }, this.slots.a.root, this.slots.b.root));
-  }
-
-  /** After a reload the host has lost the W&B slots; ask for them again from the saved state. */
-  restoreWandb(): void {
-    for (const s of ['a', 'b'] as const) {
-      const ref = view.wandb[s];
-      if (ref) bridge.post({ type: 'loadWandb', slot: s, run: ref });
-    }
+    this.others.replaceChildren(...runs.filter((r) => r.otherKeys().length).map((r) =>
+      el('div', {}, el('strong', {}, r.info.name), ` ${r.otherKeys().map((k) => `${k}: ${formatNumber(r.latest.get(k), 4)}`).join(' · ')}`)));
+    // Read by the end-to-end test (and screen readers): how far the followed run has got.
+    const primary = this.runs.get(PRIMARY_RUN);
+    this.main.setAttribute('data-points', String(primary?.steps.length ?? 0));
+    const loss = primary?.latest.get('loss');
+    if (primary?.lastStep !== undefined) this.chartsEl.setAttribute('aria-description', `step ${primary.lastStep}${loss !== undefined ? `, loss ${formatNumber(loss, 4)}` : ''}`);
   }
 }
 
@@ -194,20 +179,22 @@ bridge.start((msg) => {
       });
       ensureApp();
       return;
-    case 'slot': {
+    case 'run': {
       const a = ensureApp();
-      if (msg.info.source === 'events') emptyHost.replaceChildren();
-      const s = a.slots[msg.info.slot];
-      if (msg.reset) s.clear();
-      s.setInfo(msg.info);
-      s.add(msg.points);
+      if (msg.info.key === PRIMARY_RUN) emptyHost.replaceChildren();
+      a.setRun(msg.info, msg.reset, msg.points);
       return;
     }
     case 'error':
-      ensureApp().slots[msg.slot].setError(msg.message);
+      ensureApp().setError(msg.key, msg.message);
       return;
-    case 'clearSlot':
-      ensureApp().slots[msg.slot].clear();
+    case 'removeRun':
+      ensureApp().remove(msg.key);
       return;
   }
 });
+
+// Exposed for the panel tests: the data each chart last handed to uPlot (its canvas cannot be read as numbers).
+(window as unknown as { __metricsPanel: { plotted: (metric: string) => Plotted | undefined } }).__metricsPanel = {
+  plotted: (metric) => app?.plotted(metric),
+};

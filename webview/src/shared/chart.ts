@@ -15,7 +15,7 @@ export interface LiveChart {
   destroy(): void;
 }
 
-function cssVar(name: string, fallback: string): string {
+export function cssVar(name: string, fallback: string): string {
   const v = getComputedStyle(document.body).getPropertyValue(name).trim();
   return v || fallback;
 }
@@ -65,7 +65,8 @@ export function createChart(
   };
 }
 
-function fmt(v: number): string {
+/** Short tick label: a few significant digits, exponent notation for very small or large values. */
+export function fmt(v: number): string {
   const a = Math.abs(v);
   if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(1);
   return String(Math.round(v * 1000) / 1000);
