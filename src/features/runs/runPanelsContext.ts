@@ -2,7 +2,7 @@
 // one. A run's panels read the local mirror of its files, which the run manager fills by byte offset.
 import { join } from 'node:path';
 import { LocalRunDataSource } from '../panels/localRunSource';
-import type { RunContext, RunDataSource, Unsubscribe } from '../panels/runDataSource';
+import type { ComparableRun, RunContext, RunDataSource, Unsubscribe } from '../panels/runDataSource';
 import type { RunStore } from '../../core/runs/runStore';
 import type { RunRecord } from '../../core/runs/runRecord';
 
@@ -45,6 +45,16 @@ export class RunPanelsContext implements RunContext {
   select(runId: string | undefined): void {
     this.selected = runId;
     this.refresh();
+  }
+
+  /** Every recorded run (newest first) whose metrics the metrics panel's Compare… can overlay. */
+  comparableRuns(): readonly ComparableRun[] {
+    return this.store.all().map((r) => ({
+      id: r.id,
+      label: r.name,
+      detail: [new Date(r.createdAt).toLocaleString(), r.gpu, r.host, r.status].filter((x) => x).join(' · '),
+      eventsPath: join(r.localDir ?? this.localDirOf(r.id), 'events.jsonl'),
+    }));
   }
 
   activeRecord(): RunRecord | undefined {
