@@ -17,11 +17,10 @@ import { leftoverProcesses, stopPids } from '../support/leftovers';
 
 const OUT = join(REPO_ROOT, '.test-output/e2e');
 
-interface Demo { child: ChildProcess; url: string; output: () => string; before: Set<number>; dir: string }
+interface Demo { child: ChildProcess; url: string; output: () => string; dir: string }
 
 /** Starts the demo (`argv` in its own process group, as a terminal would) and waits for its URL. */
 async function startDemo(argv: string[]): Promise<Demo> {
-  const before = new Set(leftoverProcesses(tmpdir()).map((p) => p.pid));
   const demoDir = mkdtempSync(join(tmpdir(), 'rft-demo-'));
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: REPO_ROOT, env: { ...process.env, RFT_DEMO_DIR: demoDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
@@ -38,7 +37,7 @@ async function startDemo(argv: string[]): Promise<Demo> {
     child.once('exit', (c) => { clearTimeout(t); reject(new Error(`the demo exited (${String(c)}):\n${out}`)); });
     check();
   });
-  return { child, url, output: () => out, before, dir: demoDir };
+  return { child, url, output: () => out, dir: demoDir };
 }
 
 /**
@@ -48,12 +47,15 @@ async function startDemo(argv: string[]): Promise<Demo> {
  */
 async function stopDemoAndCheck(demo: Demo, signal: NodeJS.Signals, target: 'process' | 'group'): Promise<void> {
   const pid = demo.child.pid!;
-  const started = leftoverProcesses(tmpdir()).filter((p) => !demo.before.has(p.pid));
+  // The demo keeps every child's state under its RFT_DEMO_DIR (sshd -f, code-server --user-data-dir): counting
+  // only those, a Chromium or sshd that another suite runs on the same machine at the same time is not taken
+  // for the demo's.
+  const started = leftoverProcesses(demo.dir);
   assert.ok(started.some((p) => p.kind === 'code-server') && started.some((p) => p.kind === 'sshd'), `the demo runs code-server and sshd: ${JSON.stringify(started)}`);
   const exited = new Promise<number | null>((r) => { if (demo.child.exitCode !== null) r(demo.child.exitCode); else demo.child.once('exit', (c) => r(c)); });
   process.kill(target === 'group' ? -pid : pid, signal);
   const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))]);
-  const left = started.filter((p) => leftoverProcesses(tmpdir()).some((q) => q.pid === p.pid));
+  const left = started.filter((p) => leftoverProcesses(demo.dir).some((q) => q.pid === p.pid));
   if (left.length > 0 || code === 'timeout') { try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ } await stopPids(left.map((p) => p.pid)); }
   assert.notEqual(code, 'timeout', `the demo did not exit within 20 s of ${signal}:\n${demo.output()}`);
   assert.deepEqual(left, [], `left behind after ${signal}`);
