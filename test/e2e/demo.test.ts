@@ -47,15 +47,18 @@ async function startDemo(argv: string[]): Promise<Demo> {
  */
 async function stopDemoAndCheck(demo: Demo, signal: NodeJS.Signals, target: 'process' | 'group'): Promise<void> {
   const pid = demo.child.pid!;
-  // The demo keeps every child's state under its RFT_DEMO_DIR (sshd -f, code-server --user-data-dir): counting
-  // only those, a Chromium or sshd that another suite runs on the same machine at the same time is not taken
-  // for the demo's.
-  const started = leftoverProcesses(demo.dir);
+  // Only the demo's own children count: code-server keeps its state under RFT_DEMO_DIR, and the demo host's
+  // sshd under the folder of the remote HOME the demo prints. A Chromium or sshd that another suite runs on
+  // the same machine at the same time is not taken for the demo's.
+  const sshdDir = /remote HOME (\S+?)\/home\)/.exec(demo.output())?.[1];
+  assert.ok(sshdDir, `the demo names its host's HOME:\n${demo.output()}`);
+  const ours = (): ReturnType<typeof leftoverProcesses> => [...leftoverProcesses(demo.dir), ...leftoverProcesses(sshdDir)];
+  const started = ours();
   assert.ok(started.some((p) => p.kind === 'code-server') && started.some((p) => p.kind === 'sshd'), `the demo runs code-server and sshd: ${JSON.stringify(started)}`);
   const exited = new Promise<number | null>((r) => { if (demo.child.exitCode !== null) r(demo.child.exitCode); else demo.child.once('exit', (c) => r(c)); });
   process.kill(target === 'group' ? -pid : pid, signal);
   const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))]);
-  const left = started.filter((p) => leftoverProcesses(demo.dir).some((q) => q.pid === p.pid));
+  const left = started.filter((p) => ours().some((q) => q.pid === p.pid));
   if (left.length > 0 || code === 'timeout') { try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ } await stopPids(left.map((p) => p.pid)); }
   assert.notEqual(code, 'timeout', `the demo did not exit within 20 s of ${signal}:\n${demo.output()}`);
   assert.deepEqual(left, [], `left behind after ${signal}`);
