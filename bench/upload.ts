@@ -39,7 +39,7 @@ export async function uploadBench(opts: { name: string; wan?: ShapingOptions; go
       return bytes / 1048576 / (ms / 1000);
     });
     printTable(`upload of one ${mb} MiB file over ${bench.link ?? 'loopback'} sshd, ${pairs} pairs (MiB/s, higher is better)`, [
-      ['ours (sync: tar over exec channel)', median(result.ours)],
+      ['ours (sync: byte ranges over 4 exec channels, stripes.ts)', median(result.ours)],
       ['scp', median(result.reference)],
       ['ours, each', result.ours.map((x) => x.toFixed(1)).join(' ')],
       ['scp, each', result.reference.map((x) => x.toFixed(1)).join(' ')],
