@@ -28,7 +28,8 @@ export type { StartOptions, StartedRun, RunStatus, RunState, Launcher } from './
 export { writeSecretsFile, renderEnvFile } from './secrets';
 export { tailFile, splitLines, tailCommand } from './tail';
 export type { TailItem, TailOptions } from './tail';
-export { syncWorkspace, defaultRemoteDir, manifestPathFor } from './sync';
+export { syncWorkspace, defaultRemoteDir } from './sync';
+export { manifestPathFor } from './syncRemote';
 export type { SyncOptions, SyncResult } from './sync';
 export { scanWorkspace, largeContentWarnings } from './localManifest';
 export type { LocalFile, LargeContentWarning } from './localManifest';

@@ -9,7 +9,8 @@ import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
-import { syncWorkspace, manifestPathFor } from '../../../src/core/ssh/sync';
+import { syncWorkspace } from '../../../src/core/ssh/sync';
+import { manifestPathFor } from '../../../src/core/ssh/syncRemote';
 import type { SyncOptions } from '../../../src/core/ssh/sync';
 
 let sshd: Sshd;
