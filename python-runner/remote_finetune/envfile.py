@@ -136,7 +136,8 @@ def read_env_file(path: str) -> Tuple[Dict[str, str], List[str]]:
 
 
 def is_secret_name(name: str) -> bool:
-    return name in ALWAYS_SECRET or bool(_SECRET_NAME.search(name))
+    # RFT_NOTIFY_*: a webhook URL or an ntfy topic is as good as a password to whoever reads it.
+    return name in ALWAYS_SECRET or name.startswith("RFT_NOTIFY_") or bool(_SECRET_NAME.search(name))
 
 
 def secret_items(env: Dict[str, str]) -> List[Tuple[str, str]]:

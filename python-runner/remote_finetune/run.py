@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import envfile, launchers
+from . import envfile, launchers, notify
 from .events import EventWriter
 from .gpu import GpuSampler
 from .hfmetrics import TrainerOutputParser
@@ -67,7 +67,8 @@ def wandb_url(env: Dict[str, str]) -> Optional[str]:
 
 def child_environment(base: Dict[str, str], file_env: Dict[str, str], run_dir: str, python: str) -> Dict[str, str]:
     env = dict(base)
-    env.update(file_env)
+    # Where the end-of-run notification goes is the runner's business, not the training script's.
+    env.update({k: v for k, v in file_env.items() if k not in notify.NAMES})
     token = hub_token(env)
     if token and not env.get("HF_TOKEN"):
         env["HF_TOKEN"] = token  # HUGGINGFACE_TOKEN (the seeds' name) reaches transformers, datasets and the hub
@@ -126,12 +127,29 @@ def run(run_dir: str, workdir: Optional[str] = None, python: Optional[str] = Non
             pass
 
 
+class _NotifyingEvents(EventWriter):
+    """Sends the end-of-run notification (notify.py) just before any `finished` event is written."""
+
+    def __init__(self, path: str, redact: Callable[[str], str], run_dir: str, file_env: Dict[str, str]) -> None:
+        super().__init__(path, redact=redact)
+        self._run_dir = run_dir
+        self._file_env = file_env
+
+    def emit(self, type_: str, **fields: Any) -> Dict[str, Any]:
+        if type_ == "finished" and notify.targets(self._file_env):
+            spec, _ = load_spec(os.path.join(self._run_dir, "spec.json"))
+            name = spec.get("name") if isinstance(spec, dict) and isinstance(spec.get("name"), str) else None
+            notify.send_finished(self._run_dir, self._file_env, name, fields,
+                                 lambda m: super(_NotifyingEvents, self).emit("warning", code="notify", message=m))
+        return super().emit(type_, **fields)
+
+
 def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict[str, int], sample_gpu: bool,
          gpu_interval_ms: int, grace_s: float, start_watchdog: Optional[Callable[[Dict[str, Any]], None]]) -> int:
     file_env, env_problems = envfile.read_env_file(os.path.join(run_dir, "env"))
     secrets = envfile.secret_items(file_env) + envfile.secret_items({k: os.environ[k] for k in envfile.ALWAYS_SECRET if k in os.environ})
     redactor = envfile.Redactor(secrets)
-    events = EventWriter(os.path.join(run_dir, "events.jsonl"), redact=redactor.text)
+    events = _NotifyingEvents(os.path.join(run_dir, "events.jsonl"), redactor.text, run_dir, file_env)
     for p in env_problems:
         events.emit("warning", message=p, code="env-file")
 

@@ -8,7 +8,8 @@ import * as vscode from 'vscode';
 export const USER_ONLY_SETTINGS = [
   'remoteFinetune.wandb.baseUrl', 'remoteFinetune.remotePython', 'remoteFinetune.ssh.configFile', 'remoteFinetune.lambda.apiUrl',
   'remoteFinetune.aws.region', 'remoteFinetune.gcp.project', 'remoteFinetune.gcp.zone', 'remoteFinetune.cloud.sshPort',
-  'remoteFinetune.cloud.reconcileOnStartup',
+  'remoteFinetune.cloud.reconcileOnStartup', 'remoteFinetune.notify.webhookUrl', 'remoteFinetune.notify.ntfyTopic',
+  'remoteFinetune.notify.ntfyServer',
 ] as const;
 
 /** `section.key` from the user's (global) settings, else its default; workspace and folder values are ignored. */

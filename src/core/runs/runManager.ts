@@ -2,6 +2,7 @@
 // workspace and the runner → write spec and secrets → start detached → mirror the run's files by byte
 // offset → on exit, download artifacts and tear down per policy. Every step updates the run store, so a
 // crash anywhere leaves a record that reattach() picks up. No `vscode` here: the features wrap it.
+import { withoutNotifyTargets } from './hostNotify';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -100,6 +101,8 @@ export interface RunManagerDeps {
   readonly costIntervalMs?: number;
   /** The clock the cost so far is read against (tests move it past billing minimums). */
   readonly now?: () => number;
+  /** Where the host sends the end-of-run notification (hostNotify.ts), read from the user's settings at each start. */
+  readonly notifyEnv?: () => Readonly<Record<string, string>>;
 }
 
 export interface RunFinished {
@@ -217,7 +220,8 @@ export class RunManager {
         const command = runnerCommand(this.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
         const p = launched?.instance.provider;
         const launch = launched && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: launched.instance.id } : undefined;
-        const started = await startDetached(session, { runId: id, command, env: req.env, cwd: wsRemote, spec: req.spec, ...(launch ? { launch } : {}) });
+        const env = { ...withoutNotifyTargets(req.env), ...(this.deps.notifyEnv?.() ?? {}) };
+        const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec: req.spec, ...(launch ? { launch } : {}) });
         const rec2 = store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
         say('running', `running on ${rec.host} (pid ${started.pid}, ${started.launcher})`);
         return rec2;

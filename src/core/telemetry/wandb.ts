@@ -3,6 +3,8 @@
 // The base URL is configurable for self-hosted W&B Server, as WANDB_BASE_URL is for the SDK.
 // Failures come back as WandbError with a kind the UI can explain; 429 and 5xx are retried with backoff.
 
+import { isLoopbackHostname } from '../loopback';
+
 export const DEFAULT_WANDB_BASE_URL = 'https://api.wandb.ai';
 
 export type WandbErrorKind = 'auth' | 'notFound' | 'rateLimited' | 'http' | 'graphql' | 'network' | 'aborted' | 'badResponse';
@@ -58,8 +60,7 @@ export function wandbBaseUrlProblem(baseUrl: string): string | undefined {
   try { u = new URL(baseUrl); } catch { return `W&B base URL ${JSON.stringify(baseUrl)} is not a URL`; }
   if (u.username || u.password) return 'W&B base URL must not carry credentials';
   if (u.protocol === 'https:') return undefined;
-  const loopback = u.hostname === 'localhost' || u.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(u.hostname);
-  if (u.protocol === 'http:' && loopback) return undefined;
+  if (u.protocol === 'http:' && isLoopbackHostname(u.hostname)) return undefined;
   return `W&B base URL ${u.origin} is not https: the API key is not sent over ${u.protocol.replace(':', '')}`;
 }
 

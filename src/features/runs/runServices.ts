@@ -1,6 +1,7 @@
 // Builds the run lifecycle's services once, for the features that start, list and watch runs. Cheap to
 // construct: nothing connects until a run is started or reattached.
 import type * as vscode from 'vscode';
+import { showWarningMessage } from '../notify';
 import { userSetting } from '../settings';
 import { join } from 'node:path';
 import { RunStore } from '../../core/runs/runStore';
@@ -12,6 +13,21 @@ import type { RunRecord } from '../../core/runs/runRecord';
 import type { ConnectOptions } from '../../core/ssh/session';
 import type { Provider } from '../../core/providers/types';
 import { RunPanelsContext } from './runPanelsContext';
+import { notifyEnv } from '../../core/runs/hostNotify';
+
+/** The host's end-of-run notification targets from the user's settings; a bad one is named, not sent. */
+function notifyTargets(log: vscode.LogOutputChannel): Readonly<Record<string, string>> {
+  const n = notifyEnv({
+    webhookUrl: userSetting<string>('remoteFinetune', 'notify.webhookUrl') ?? '',
+    ntfyTopic: userSetting<string>('remoteFinetune', 'notify.ntfyTopic') ?? '',
+    ntfyServer: userSetting<string>('remoteFinetune', 'notify.ntfyServer') ?? '',
+  });
+  for (const p of n.problems) {
+    log.warn(`end-of-run notification: ${p}`);
+    void showWarningMessage(`Remote Fine-Tune: ${p}; this run will not notify you when it ends.`);
+  }
+  return n.env;
+}
 
 export interface RunServices extends vscode.Disposable {
   readonly store: RunStore;
@@ -48,6 +64,7 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     providerFor: opts.providerFor,
     remotePython: userSetting<string>('remoteFinetune', 'remotePython') || 'python3',
     log: (l) => opts.log.info(l),
+    notifyEnv: () => notifyTargets(opts.log),
   });
   const panels = new RunPanelsContext(store, (id) => manager.localDirOf(id));
   return {

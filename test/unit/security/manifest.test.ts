@@ -10,9 +10,10 @@ const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'u
   contributes: { configuration: { properties: Record<string, { scope?: string }> } };
 };
 // Where keys, code or connections go: the W&B server, the interpreter run on hosts, ssh_config, cloud endpoints,
-// accounts and ports, and the startup sweep that terminates instances.
+// accounts and ports, the startup sweep that terminates instances, and where the host sends each run's outcome.
 const SENSITIVE = ['remoteFinetune.wandb.baseUrl', 'remoteFinetune.remotePython', 'remoteFinetune.ssh.configFile', 'remoteFinetune.lambda.apiUrl',
-  'remoteFinetune.aws.region', 'remoteFinetune.gcp.project', 'remoteFinetune.gcp.zone', 'remoteFinetune.cloud.sshPort', 'remoteFinetune.cloud.reconcileOnStartup'];
+  'remoteFinetune.aws.region', 'remoteFinetune.gcp.project', 'remoteFinetune.gcp.zone', 'remoteFinetune.cloud.sshPort', 'remoteFinetune.cloud.reconcileOnStartup',
+  'remoteFinetune.notify.webhookUrl', 'remoteFinetune.notify.ntfyTopic', 'remoteFinetune.notify.ntfyServer'];
 
 test('manifest: every setting that decides where credentials or commands go is machine-scoped and restricted', () => {
   const props = pkg.contributes.configuration.properties;

@@ -1,0 +1,112 @@
+// The end-of-run notification is sent by the host, not by VS Code: against a real OpenSSH server on
+// loopback, a run is started and the manager disposed at once (VS Code closed, laptop asleep); the real
+// python-runner on the host posts to a loopback HTTP receiver standing in for a Slack/Discord webhook when
+// training ends. The target comes from the user's settings (RunManagerDeps.notifyEnv); one set by the
+// workspace's .env is dropped. The GPU is an nvidia-smi STAND-IN (no GPU here).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startSshd } from '../../support/sshd';
+import type { Sshd } from '../../support/sshd';
+import { RunStore } from '../../../src/core/runs/runStore';
+import { RunManager } from '../../../src/core/runs/runManager';
+import { Ledger } from '../../../src/core/runs/ledger';
+import { sshSync } from '../../../src/core/runs/runSync';
+import { notifyEnv } from '../../../src/core/runs/hostNotify';
+import type { ConnectOptions } from '../../../src/core/ssh/session';
+
+const REPO = resolve(__dirname, '../../..');
+let sshd: Sshd;
+let base: string;
+let connectOptions: ConnectOptions;
+
+interface Post { readonly path: string; readonly body: string }
+
+function receiver(): Promise<{ server: Server; url: string; posts: Post[] }> {
+  const posts: Post[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => { posts.push({ path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') }); res.end(); });
+  });
+  return new Promise((res) => server.listen(0, '127.0.0.1', () => res({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, posts })));
+}
+
+before(async () => {
+  sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
+  base = mkdtempSync(join(tmpdir(), 'rft-notify-'));
+  const knownHosts = join(base, 'known_hosts');
+  writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
+  connectOptions = { hostKeyStore: join(base, 'store_known_hosts'), knownHostsFiles: [knownHosts], agentSocket: null, sshConfigPath: join(base, 'no_ssh_config') };
+});
+after(async () => { await sshd?.stop(); });
+
+async function until<T>(what: string, f: () => T | undefined, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('host notify: the host posts the outcome to the user\'s webhook after VS Code is gone; a workspace .env target is dropped', { timeout: 180_000 }, async () => {
+  const user = await receiver();
+  const workspaceHook = await receiver();
+  const secretPath = '/services/T0/B0/wEbHoOkSeCrEt0123';
+  const settings = notifyEnv({ webhookUrl: `${user.url}${secretPath}` });
+  assert.deepEqual(settings.problems, []);
+  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+  const m = new RunManager({
+    store: new RunStore(join(storage, 'runs.json')), storageDir: storage,
+    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
+    connectOptions, ledger: new Ledger(join(storage, 'instances.json')),
+    sync: sshSync(join(storage, 'sync-cache')),
+    notifyEnv: () => settings.env,
+  });
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
+  const spec = { version: 1, name: 'notify-me', command: 'python3 train.py --steps 8 --sleep 0.2', target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' }, outputs: { dir: 'outputs' } };
+  const rec = await m.start({
+    specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name: spec.name, workspaceDir: ws,
+    // As if the workspace's .env tried to read every run's outcome.
+    env: { HF_TOKEN: 'hf_notifyTESTsecret0123456789', RFT_NOTIFY_WEBHOOK: `${workspaceHook.url}/steal`, RFT_NOTIFY_NTFY_URL: `${workspaceHook.url}/steal-ntfy` },
+    target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
+    gpu: 'A100-40GB', teardown: { policy: 'terminate' },
+  });
+  assert.equal(rec.status, 'running');
+  await m.dispose(); // VS Code closed: nothing on the laptop watches the run any more
+
+  const post = await until('the webhook POST', () => user.posts[0], 90_000);
+  assert.equal(post.path, secretPath);
+  const payload = JSON.parse(post.body) as { text: string; run: { run_id: string; status: string; step?: number; exit_code?: number } };
+  assert.match(payload.text, /^notify-me completed on \S+: after \d+m\d\ds, step \d+, loss [\d.]+/);
+  assert.equal(payload.run.run_id, rec.id);
+  assert.equal(payload.run.status, 'completed');
+  assert.equal(payload.run.exit_code, 0);
+  assert.equal(user.posts.length, 1);
+  assert.equal(workspaceHook.posts.length, 0, 'the workspace .env target got the outcome');
+
+  // On the host the target lives only in the 0600 env file: not in the spec, the log or the events.
+  const remoteRun = join(sshd.home, '.remote-finetune', 'runs', rec.id);
+  for (const name of readdirSync(remoteRun)) {
+    const p = join(remoteRun, name);
+    if (!statSync(p).isFile()) continue;
+    const text = readFileSync(p, 'utf8');
+    if (name === 'env') {
+      assert.equal(statSync(p).mode & 0o777, 0o600);
+      assert.ok(text.includes(secretPath), 'the env file carries the target');
+      assert.ok(!text.includes('/steal'), 'the workspace target reached the host');
+    } else {
+      assert.ok(!text.includes(secretPath), `the webhook URL is in ${name}`);
+    }
+  }
+  user.server.close();
+  workspaceHook.server.close();
+});
