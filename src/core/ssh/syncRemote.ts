@@ -10,14 +10,9 @@ export function manifestPathFor(remoteDir: string): string {
 }
 
 // Applies the ops list: deletes first (a file may be replaced by a directory of the same name), then renames
-// from the staging dir, creating parent dirs. Perl is part of every Debian/Ubuntu base system; python3 otherwise.
-// No modules: loading File::Path and File::Basename costs more than the renames of a small change.
-const PERL_APPLY = `use strict; my ($stage, $dest, $list) = @ARGV; open(my $fh, '<', $list) or die "ops: $!"; local $/ = "\\0";
-sub dn { my $p = shift; return '.' unless $p =~ s{/[^/]*$}{}; return $p eq '' ? '/' : $p; }
-sub mkp { my $d = shift; return if -d $d; my $up = dn($d); mkp($up) if $up ne $d && $up ne '.'; mkdir($d) or -d $d or die "mkdir $d: $!\\n"; }
-while (defined(my $op = <$fh>)) { chomp $op; my $p = <$fh>; chomp $p;
-  if ($op eq 'D') { unlink("$dest/$p"); my $d = dn($p); while ($d ne '.' && $d ne '/' && rmdir("$dest/$d")) { $d = dn($d); } }
-  elsif ($op eq 'R') { mkp(dn("$dest/$p")); rename("$stage/f/$p", "$dest/$p") or die "rename $p: $!\\n"; } }`;
+// from the staging dir, creating parent dirs. One implementation, in Python: every host that runs the runner
+// has python3, while Perl is missing from minimal RHEL/Amazon Linux images (a Perl twin was kept once for its
+// startup time, a few ms per sync, and was never exercised by a test).
 const PY_APPLY = `import os,sys
 stage,dest,lst=sys.argv[1:4]; parts=open(lst,'rb').read().split(b'\\0')
 for op,p in zip(parts[0::2],parts[1::2]):
@@ -51,8 +46,7 @@ export function applyCommand(dest: string, stage: string, manifest: string): str
     // An empty archive means there was nothing to do.
     `if [ ! -f ${q(`${stage}/.rft-manifest.json`)} ]; then rm -rf ${q(stage)}; exit 0; fi; ` +
     `if [ ! -e ${q(dest)} ] && [ -d ${q(`${stage}/f`)} ]; then mv ${q(`${stage}/f`)} ${q(dest)}; ` +
-    `else mkdir -p ${q(dest)}; if command -v perl >/dev/null 2>&1; then perl -e ${q(PERL_APPLY)} ${q(stage)} ${q(dest)} ${ops}; ` +
-    `else python3 -c ${q(PY_APPLY)} ${q(stage)} ${q(dest)} ${ops}; fi; fi; ` +
+    `else mkdir -p ${q(dest)}; python3 -c ${q(PY_APPLY)} ${q(stage)} ${q(dest)} ${ops}; fi; ` +
     `mv -f ${q(`${stage}/.rft-manifest.json`)} ${q(manifest)}; rm -rf ${q(stage)}`;
 }
 
