@@ -1,0 +1,87 @@
+// Finishing a run: how it ended (events.jsonl's finished and error lines, then the wrapper's exit code), its
+// artifacts downloaded into the workspace, its instance torn down per policy, the listeners told.
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runStatus } from '../ssh/runs';
+import { parseEventLine } from '../telemetry/events';
+import type { RunEvent } from '../telemetry/events';
+import { finishGuarded } from './teardown';
+import type { RunRecord, RunStatus } from './runRecord';
+import { isTerminal } from './runRecord';
+import { localOffsets } from './runMirror';
+import { artifactPlan, localOutputsDir } from './artifactPlan';
+import { rootOf } from './runPaths';
+import type { RunContext, RunFinished } from './runTypes';
+
+/** Reads how the run ended (events.jsonl's finished and error lines, then the wrapper's exit code). */
+function runOutcome(ctx: RunContext, rec: RunRecord, exitCode: number | undefined): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string } {
+  const eventsFile = join(rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
+  let finished: Extract<RunEvent, { type: 'finished' }> | undefined;
+  let firstError: Extract<RunEvent, { type: 'error' }> | undefined;
+  if (existsSync(eventsFile)) {
+    for (const line of readFileSync(eventsFile, 'utf8').split('\n')) {
+      if (!line) continue;
+      const p = parseEventLine(line);
+      if (!p.ok) continue;
+      if (p.event.type === 'finished') finished = p.event;
+      if (p.event.type === 'error' && (!firstError || (!firstError.signature && p.event.signature))) firstError = p.event;
+    }
+  }
+  const stopped = ctx.isStopping(rec.id);
+  let status: RunStatus = finished?.status ?? (exitCode === 0 ? 'completed' : 'failed');
+  if (stopped && status !== 'completed') status = 'stopped';
+  const failure = status === 'completed' || status === 'stopped' ? undefined
+    : firstError ? { message: firstError.message, ...(firstError.signature ? { signature: firstError.signature } : {}), ...(firstError.hint ? { hint: firstError.hint } : {}) }
+      : { message: `the run exited with code ${exitCode ?? finished?.exit_code ?? '?'}; see its log` };
+  return { status, ...(failure ? { failure } : {}), ...(finished?.adapter_path ? { adapterPath: finished.adapter_path } : {}) };
+}
+
+export async function finishRun(ctx: RunContext, runId: string): Promise<void> {
+  const { store } = ctx.deps;
+  const rec = store.get(runId);
+  if (!rec || isTerminal(rec.status) || !rec.remoteDir) return;
+  const host = ctx.hostFor(rec);
+  const st = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)));
+  // The tails ended but the wrapper still lives (a pid file rewritten, a tail cut short): follow again.
+  if (st.state === 'running') throw new Error('the run is still running');
+  const out = runOutcome(ctx, rec, st.exitCode);
+  let updated = store.update(runId, {
+    status: out.status, exitCode: st.exitCode ?? null, offsets: localOffsets(rec.localDir ?? ctx.localDirOf(runId)),
+    ...(out.failure ? { failure: out.failure } : {}),
+  });
+  if (out.status === 'completed' && rec.workspaceDir) {
+    for (const f of artifactPlan(rec.outputs, runId, rec.workspaceDir, out.adapterPath)) {
+      try {
+        const { bytes } = await ctx.downloadArtifacts(runId, f.remote, f.local);
+        ctx.deps.log?.(`[${runId}] downloaded ${f.item} ${f.remote} to ${f.local} (${(bytes / 1e6).toFixed(1)} MB)`);
+        if (f.item === 'adapter') updated = store.update(runId, { artifactsDir: f.local });
+      } catch (err) {
+        ctx.deps.log?.(`[${runId}] ${f.item} download failed: ${(err as Error).message}`);
+      }
+    }
+    if (rec.outputs?.download?.includes('logs')) copyLogs(rec.localDir ?? ctx.localDirOf(runId), join(rec.workspaceDir, localOutputsDir(rec.outputs.dir), runId, 'logs'));
+  }
+  updated = await teardownRun(ctx, updated);
+  ctx.emitFinished({ record: updated, ...(out.failure ? { failure: out.failure } : {}) });
+}
+
+async function teardownRun(ctx: RunContext, rec: RunRecord): Promise<RunRecord> {
+  if (!rec.instanceId || rec.finishedAction) return rec;
+  const provider = ctx.deps.providerFor?.(rec);
+  if (!provider) { ctx.deps.log?.(`[${rec.id}] no provider to tear down ${rec.instanceId}; it shows under orphaned instances`); return rec; }
+  const instance = await provider.describe(rec.instanceId);
+  if (!instance) return ctx.deps.store.update(rec.id, { finishedAction: 'terminated' });
+  const r = await finishGuarded(provider, ctx.deps.ledger, rec.id, instance, rec.launchedAt ?? Date.now(), {
+    policy: rec.teardownPolicy ?? 'terminate', ...(rec.idleMinutes ? { idleMinutes: rec.idleMinutes } : {}),
+  }, rec.pricePerHour);
+  if (r.reason) ctx.deps.log?.(`[${rec.id}] ${r.reason}`);
+  return ctx.deps.store.update(rec.id, { finishedAction: r.action, ...(r.cost ? { costUsd: r.cost.usd } : {}) });
+}
+
+/** The mirrored logs (already local) copied next to the downloaded adapter. */
+function copyLogs(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const name of ['output.log', 'events.jsonl', 'gpu.csv']) {
+    if (existsSync(join(from, name))) copyFileSync(join(from, name), join(to, name));
+  }
+}

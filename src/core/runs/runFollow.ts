@@ -1,0 +1,107 @@
+// Following a running run: its files mirrored by byte offset (runMirror.ts), events handed to listeners and
+// summarised in the record (step, loss, W&B link), a heartbeat for the on-host watchdog, the cost so far
+// kept current, a cloud instance checked for a spot reclaim; when the run's files end, runFinish.ts.
+import { shellQuote } from '../ssh/quote';
+import { runStatus } from '../ssh/runs';
+import { MAX_PENDING } from '../ssh/tail';
+import { parseEventLine } from '../telemetry/events';
+import type { RunEvent } from '../telemetry/events';
+import { runningCost } from '../providers/cost';
+import { checkInstance } from './teardown';
+import type { RunRecord } from './runRecord';
+import { isTerminal } from './runRecord';
+import { mirrorRun } from './runMirror';
+import { finishRun } from './runFinish';
+import { rootOf } from './runPaths';
+import type { RunContext } from './runTypes';
+
+const HEARTBEAT_MS = 60_000;
+const COST_MS = 30_000;
+
+export async function followRun(ctx: RunContext, runId: string, signal: AbortSignal): Promise<void> {
+  const { store } = ctx.deps;
+  const rec = store.get(runId);
+  if (!rec?.remoteDir || !rec.host) return;
+  const localDir = rec.localDir ?? ctx.localDirOf(runId);
+  const host = ctx.hostFor(rec);
+  let pending = '';
+  let lastFlush = 0;
+  const instanceTimer = startInstanceCheck(ctx, rec, signal);
+  // The on-host watchdog powers an idle provisioned host off only when nobody is watching: say we are.
+  const beat = (): void => { void host.use((s) => s.exec(`mkdir -p ${shellQuote(rootOf(rec.remoteDir!))} && date +%s > ${shellQuote(`${rootOf(rec.remoteDir!)}/heartbeat`)}`), signal).catch(() => undefined); };
+  beat();
+  const heartbeat = setInterval(beat, HEARTBEAT_MS);
+  heartbeat.unref?.();
+  const clock = ctx.deps.now ?? Date.now;
+  // The cost so far moves with the clock, not with the log: a quiet run (a long eval, a stall) still bills.
+  const costNow = (): void => {
+    const cur = store.get(runId);
+    if (cur?.pricePerHour !== undefined && cur.launchedAt && !isTerminal(cur.status)) store.update(runId, { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) });
+  };
+  costNow();
+  const costTimer = setInterval(costNow, ctx.deps.costIntervalMs ?? COST_MS);
+  costTimer.unref?.();
+  try {
+    const status = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), signal);
+    const pid = status.pid ?? rec.pid;
+    await mirrorRun(host, rec.remoteDir, localDir, {
+      ...(pid !== undefined ? { pid } : {}),
+      signal,
+      callbacks: {
+        onData: (file, data, offsets) => {
+          const patch: Partial<RunRecord> = {};
+          if (file === 'events') {
+            const text = pending + data.toString('utf8');
+            const lines = text.split('\n');
+            pending = lines.pop() ?? '';
+            // An event line is a few hundred bytes; one this long is damage, and keeping it would grow forever.
+            if (pending.length > MAX_PENDING) pending = '';
+            const events: RunEvent[] = [];
+            for (const line of lines) {
+              if (!line.trim()) continue;
+              const p = parseEventLine(line);
+              if (p.ok) events.push(p.event);
+            }
+            for (const e of events) {
+              if (e.type === 'metrics') { patch.lastStep = e.step; if (e.loss !== undefined) patch.lastLoss = e.loss; }
+              if (e.type === 'started' && e.wandb_run_id) { patch.wandbRunId = e.wandb_run_id; if (e.wandb_url) patch.wandbUrl = e.wandb_url; }
+            }
+            if (events.length > 0) ctx.emitEvents(runId, events);
+          }
+          // Offsets are persisted at most every 500 ms: the local files are the truth, this is a summary.
+          const now = Date.now();
+          if (now - lastFlush > 500 || Object.keys(patch).length > 0) {
+            lastFlush = now;
+            const cur = store.get(runId);
+            const cost = cur?.pricePerHour !== undefined && cur.launchedAt ? { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) } : {};
+            store.update(runId, { ...patch, ...cost, offsets });
+          }
+        },
+      },
+    });
+  } finally {
+    if (instanceTimer) clearInterval(instanceTimer);
+    clearInterval(heartbeat);
+    clearInterval(costTimer);
+  }
+  if (signal.aborted) return;
+  await finishRun(ctx, runId);
+}
+
+function startInstanceCheck(ctx: RunContext, rec: RunRecord, signal: AbortSignal): NodeJS.Timeout | undefined {
+  const provider = rec.instanceId ? ctx.deps.providerFor?.(rec) : undefined;
+  if (!provider || !rec.instanceId) return undefined;
+  const t = setInterval(() => {
+    void checkInstance(provider, ctx.deps.ledger, rec.id, rec.instanceId!, signal).then((c) => {
+      if (!c.alive && c.interrupted) {
+        const cur = ctx.deps.store.get(rec.id);
+        if (cur && cur.status === 'running') {
+          ctx.deps.store.update(rec.id, { status: 'interrupted', failure: { message: 'the cloud reclaimed the spot instance; run it again to resume from the last checkpoint' } });
+          ctx.abortWatch(rec.id);
+        }
+      }
+    }).catch(() => undefined);
+  }, ctx.deps.instanceCheckMs ?? 30_000);
+  t.unref?.();
+  return t;
+}

@@ -1,0 +1,103 @@
+// The run lifecycle's shared shapes: what a start asks for, what the manager is built from, and the
+// context its three parts (runStart.ts, runFollow.ts, runFinish.ts) share through runManager.ts.
+import type { ConnectOptions, SshSession } from '../ssh/session';
+import type { SshHost } from '../ssh/reconnect';
+import type { RunEvent } from '../telemetry/events';
+import type { Offer, Provider } from '../providers/types';
+import type { Ledger } from './ledger';
+import type { TeardownSettings } from './teardown';
+import type { RunStore } from './runStore';
+import type { RunRecord, RunStatus } from './runRecord';
+import type { DownloadProgress } from './artifacts';
+
+export type RunTarget =
+  | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
+  | {
+    readonly kind: 'cloud';
+    readonly provider: Provider;
+    readonly offer: Offer;
+    /** Key pair made for this run: the public key goes to the cloud, the private key file never leaves. */
+    readonly sshPublicKey: string;
+    readonly identityFile: string;
+    readonly sshTimeoutMs?: number;
+    readonly diskGiB?: number;
+  };
+
+/** Copies a local folder to the host incrementally (core/ssh's sync). */
+export type SyncFn = (
+  session: SshSession,
+  localDir: string,
+  remoteDir: string,
+  options: { readonly signal?: AbortSignal; readonly onProgress?: (message: string) => void; readonly ignoreFiles?: boolean; readonly excludes?: readonly string[] },
+) => Promise<{ readonly filesSent: number; readonly bytesSent: number }>;
+
+export interface StartRequest {
+  readonly specPath: string;
+  /** The spec file's text, for the spec hash in the record. */
+  readonly specText: string;
+  /** The parsed spec, uploaded as spec.json. */
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly name: string;
+  /** The folder synced to the host (the spec's folder or the workspace). */
+  readonly workspaceDir: string;
+  /** Variables for the run's 0600 env file (secrets included). Never logged, never stored. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The env file, relative to workspaceDir: its values travel only in the 0600 env file, never as a synced file. */
+  readonly envFileRel?: string;
+  readonly target: RunTarget;
+  readonly gpu?: string;
+  readonly teardown: TeardownSettings;
+  readonly progress?: (status: RunStatus, message: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+export interface RunManagerDeps {
+  readonly store: RunStore;
+  /** Put on every launched instance (ownerId.ts): the orphan sweep offers only instances with this id. */
+  readonly ownerId?: string;
+  /** Local mirrors go under storageDir/runs/<id>. */
+  readonly storageDir: string;
+  /** The extension's python-runner folder, copied to the host once per version. */
+  readonly runnerDir: string;
+  readonly runnerVersion: string;
+  readonly connectOptions: ConnectOptions;
+  readonly ledger: Ledger;
+  readonly sync: SyncFn;
+  /** The cloud provider that owns a record's instance (recreated after a reload from settings/secrets). */
+  readonly providerFor?: (record: RunRecord) => Provider | undefined;
+  /** Interpreter on the host for the runner. */
+  readonly remotePython?: string;
+  readonly log?: (line: string) => void;
+  /** How often a cloud run's instance is checked for a spot reclaim. */
+  readonly instanceCheckMs?: number;
+  /** How often a cloud run's cost so far is brought up to date (default 30 s). */
+  readonly costIntervalMs?: number;
+  /** The clock the cost so far is read against (tests move it past billing minimums). */
+  readonly now?: () => number;
+  /** Where the host sends the end-of-run notification (hostNotify.ts), read from the user's settings at each start. */
+  readonly notifyEnv?: () => Readonly<Record<string, string>>;
+}
+
+export interface RunFinished {
+  readonly record: RunRecord;
+  readonly failure?: { readonly signature?: string; readonly message: string; readonly hint?: string };
+}
+
+/** The fields of a record that say how to reach its host. */
+export type HostRef = Pick<RunRecord, 'host' | 'sshUser' | 'sshPort' | 'identityFile' | 'instanceId' | 'pinnedHostKeys'> & { readonly provider?: string };
+
+/** What the start, follow and finish parts need from the manager that owns the connections and watches. */
+export interface RunContext {
+  readonly deps: RunManagerDeps;
+  hostFor(record: HostRef): SshHost;
+  localDirOf(runId: string): string;
+  /** Starts following a run in the background (idempotent). */
+  watch(runId: string): void;
+  /** Ends a run's watch (a reclaimed instance). */
+  abortWatch(runId: string): void;
+  /** Whether the user asked this run to stop (its end is then "stopped", not "failed"). */
+  isStopping(runId: string): boolean;
+  emitEvents(runId: string, events: readonly RunEvent[]): void;
+  emitFinished(f: RunFinished): void;
+  downloadArtifacts(runId: string, remotePath: string, dest: string, onProgress?: (p: DownloadProgress) => void, signal?: AbortSignal): Promise<{ bytes: number }>;
+}
