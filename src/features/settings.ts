@@ -5,14 +5,37 @@
 // reading inspect().globalValue here holds even where VS Code would still merge a workspace value.
 import * as vscode from 'vscode';
 
-export const USER_ONLY_SETTINGS = [
-  'remoteFinetune.wandb.baseUrl', 'remoteFinetune.remotePython', 'remoteFinetune.ssh.configFile', 'remoteFinetune.lambda.apiUrl',
-  'remoteFinetune.aws.region', 'remoteFinetune.gcp.project', 'remoteFinetune.gcp.zone', 'remoteFinetune.cloud.sshPort',
-  'remoteFinetune.cloud.reconcileOnStartup', 'remoteFinetune.notify.webhookUrl', 'remoteFinetune.notify.ntfyTopic',
-  'remoteFinetune.notify.ntfyServer',
-] as const;
+/** The extension's user-only settings and their types (package.json declares the same, machine-scoped). */
+interface UserSettingTypes {
+  'wandb.baseUrl': string;
+  'remotePython': string;
+  'ssh.configFile': string;
+  'lambda.apiUrl': string;
+  'aws.region': string;
+  'gcp.project': string;
+  'gcp.zone': string;
+  'cloud.sshPort': number;
+  'cloud.reconcileOnStartup': boolean;
+  'notify.webhookUrl': string;
+  'notify.ntfyTopic': string;
+  'notify.ntfyServer': string;
+}
+export type UserSettingKey = keyof UserSettingTypes;
 
-/** `section.key` from the user's (global) settings, else its default; workspace and folder values are ignored. */
+const USER_SETTING_KEYS: readonly UserSettingKey[] = [
+  'wandb.baseUrl', 'remotePython', 'ssh.configFile', 'lambda.apiUrl', 'aws.region', 'gcp.project', 'gcp.zone', 'cloud.sshPort',
+  'cloud.reconcileOnStartup', 'notify.webhookUrl', 'notify.ntfyTopic', 'notify.ntfyServer',
+];
+
+export const USER_ONLY_SETTINGS: readonly string[] = USER_SETTING_KEYS.map((k) => `remoteFinetune.${k}`);
+
+/** One of the extension's user-only settings, typed; workspace and folder values are ignored. */
+export function setting<K extends UserSettingKey>(key: K): UserSettingTypes[K] | undefined {
+  return userSetting<UserSettingTypes[K]>('remoteFinetune', key);
+}
+
+/** `section.key` from the user's (global) settings, else its default; workspace and folder values are ignored.
+ * For another extension's setting (remote.SSH.configFile); ours go through setting(). */
 export function userSetting<T>(section: string, key: string): T | undefined {
   const i = vscode.workspace.getConfiguration(section).inspect<T>(key);
   return i?.globalValue ?? i?.defaultValue;

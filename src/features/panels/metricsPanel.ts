@@ -2,7 +2,7 @@
 // compare on the same charts: runs of this extension (their events.jsonl) and W&B runs fetched through its
 // GraphQL API with the key from SecretStorage.
 import * as vscode from 'vscode';
-import { userSetting } from '../settings';
+import { setting } from '../settings';
 import type { MetricsFromWebview, MetricsToWebview, WandbRunRef } from '../../protocol/metrics';
 import { PRIMARY_RUN, wandbKey } from '../../protocol/metrics';
 import { ComparedRun, pickRunToCompare } from './comparedRuns';
@@ -152,7 +152,7 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
 
   private async linkOwnWandbRun(started: { readonly wandb_run_id?: string; readonly wandb_url?: string }): Promise<void> {
     const key = await wandbApiKey(this.services.secrets, false);
-    const baseUrl = resolveWandbBaseUrl(userSetting<string>('remoteFinetune', 'wandb.baseUrl'));
+    const baseUrl = resolveWandbBaseUrl(setting('wandb.baseUrl'));
     // Unasked: only with a stored key, to W&B's cloud or a server already approved (no dialog pops up for this).
     if (!key || wandbBaseUrlProblem(baseUrl) || !wandbOriginApproved(this.services.globalState, new URL(baseUrl).origin)) return;
     try {
@@ -171,7 +171,7 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
       this.post({ type: 'error', key: k, message: 'No W&B API key: run "Fine-Tune: Set W&B API Key" or load again to enter one.' });
       return;
     }
-    const baseUrl = resolveWandbBaseUrl(userSetting<string>('remoteFinetune', 'wandb.baseUrl'));
+    const baseUrl = resolveWandbBaseUrl(setting('wandb.baseUrl'));
     const problem = wandbBaseUrlProblem(baseUrl);
     if (problem) {
       this.post({ type: 'error', key: k, message: problem });

@@ -2,7 +2,7 @@
 // construct: nothing connects until a run is started or reattached.
 import type * as vscode from 'vscode';
 import { showWarningMessage } from '../notify';
-import { userSetting } from '../settings';
+import { setting } from '../settings';
 import { join } from 'node:path';
 import { RunStore } from '../../core/runs/runStore';
 import { RunManager } from '../../core/runs/runManager';
@@ -18,9 +18,9 @@ import { notifyEnv } from '../../core/runs/hostNotify';
 /** The host's end-of-run notification targets from the user's settings; a bad one is named, not sent. */
 function notifyTargets(log: vscode.LogOutputChannel): Readonly<Record<string, string>> {
   const n = notifyEnv({
-    webhookUrl: userSetting<string>('remoteFinetune', 'notify.webhookUrl') ?? '',
-    ntfyTopic: userSetting<string>('remoteFinetune', 'notify.ntfyTopic') ?? '',
-    ntfyServer: userSetting<string>('remoteFinetune', 'notify.ntfyServer') ?? '',
+    webhookUrl: setting('notify.webhookUrl') ?? '',
+    ntfyTopic: setting('notify.ntfyTopic') ?? '',
+    ntfyServer: setting('notify.ntfyServer') ?? '',
   });
   for (const p of n.problems) {
     log.warn(`end-of-run notification: ${p}`);
@@ -62,7 +62,7 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     ownerId: ownerIdFor(storageDir),
     sync: opts.sync,
     providerFor: opts.providerFor,
-    remotePython: userSetting<string>('remoteFinetune', 'remotePython') || 'python3',
+    remotePython: setting('remotePython') || 'python3',
     log: (l) => opts.log.info(l),
     notifyEnv: () => notifyTargets(opts.log),
   });
