@@ -24,7 +24,7 @@ export type { ResolvedHost, SshConfigSource } from './sshConfig';
 export { checkHostKey, fingerprintSha256, rememberHostKey } from './knownHosts';
 export type { HostKeyVerdict } from './knownHosts';
 export { startDetached, runStatus, stopRun, listRuns, remoteRoot, runDirOf, isValidRunId, detectLauncher } from './runs';
-export type { StartOptions, StartedRun, RunStatus, RunState, Launcher } from './runs';
+export type { StartOptions, StartedRun, HostRunStatus, RunState, Launcher } from './runs';
 export { writeSecretsFile, renderEnvFile } from './secrets';
 export { tailFile, splitLines, tailCommand } from './tail';
 export type { TailItem, TailOptions } from './tail';

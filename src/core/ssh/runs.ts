@@ -42,7 +42,8 @@ export interface StartedRun {
 
 export type RunState = 'running' | 'exited' | 'lost' | 'missing';
 
-export interface RunStatus {
+/** What the host says about a run (its detached wrapper), as opposed to the run record's RunStatus. */
+export interface HostRunStatus {
   readonly runId: string;
   readonly state: RunState;
   readonly pid?: number;
@@ -161,7 +162,7 @@ const STATUS_FN = `${ALIVE_FN}; rft_status() { d=$1; pid=$(cat "$d/pid" 2>/dev/n
   `[ -n "$pid" ] && rft_alive "$pid" && alive=1; sz=$(stat -c %s "$d/output.log" 2>/dev/null); ` +
   `printf '%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' "$(basename "$d")" "$pid" "$alive" "$ec" "$st" "$age" "$sz"; }`;
 
-function parseStatusLine(line: string): RunStatus | undefined {
+function parseStatusLine(line: string): HostRunStatus | undefined {
   const [id, pid, alive, ec, st, age, size] = line.split('\t');
   if (!id) return undefined;
   const num = (s: string | undefined): number | undefined => (s && /^-?\d+$/.test(s.trim()) ? Number(s.trim()) : undefined);
@@ -181,7 +182,7 @@ function parseStatusLine(line: string): RunStatus | undefined {
   };
 }
 
-export async function runStatus(session: SshSession, runId: string, root?: string): Promise<RunStatus> {
+export async function runStatus(session: SshSession, runId: string, root?: string): Promise<HostRunStatus> {
   if (!isValidRunId(runId)) return { runId, state: 'missing' };
   const dir = runDirOf(await remoteRoot(session, root), runId);
   const out = await session.run(`${STATUS_FN}; if [ -d ${shellQuote(dir)} ]; then rft_status ${shellQuote(dir)}; fi`);
@@ -189,18 +190,18 @@ export async function runStatus(session: SshSession, runId: string, root?: strin
 }
 
 /** Every run under the root, whichever machine started it. */
-export async function listRuns(session: SshSession, root?: string): Promise<RunStatus[]> {
+export async function listRuns(session: SshSession, root?: string): Promise<HostRunStatus[]> {
   const runs = `${await remoteRoot(session, root)}/runs`;
   const out = await session.run(`${STATUS_FN}; for d in ${shellQuote(runs)}/*; do [ -f "$d/wrapper.sh" ] && rft_status "$d"; done; true`);
   // A host lists whatever folders it has: ids that could name a path (`..`, slashes, odd bytes) are dropped here.
-  return out.split('\n').map(parseStatusLine).filter((s): s is RunStatus => s !== undefined && isValidRunId(s.runId));
+  return out.split('\n').map(parseStatusLine).filter((s): s is HostRunStatus => s !== undefined && isValidRunId(s.runId));
 }
 
 /**
  * SIGTERM to the run's process group, then SIGKILL once `graceMs` passes without an exit code. When the wrapper
  * itself had to be killed, exit_code is written here (137) so every reader sees the run as ended.
  */
-export async function stopRun(session: SshSession, runId: string, options: { graceMs?: number; root?: string } = {}): Promise<RunStatus> {
+export async function stopRun(session: SshSession, runId: string, options: { graceMs?: number; root?: string } = {}): Promise<HostRunStatus> {
   if (!isValidRunId(runId)) return { runId, state: 'missing' };
   const dir = runDirOf(await remoteRoot(session, options.root), runId);
   const steps = Math.max(1, Math.ceil((options.graceMs ?? 10_000) / 100));

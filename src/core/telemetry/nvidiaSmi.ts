@@ -18,7 +18,7 @@ export const NVIDIA_SMI_GPU_FIELDS = [
 
 export const NVIDIA_SMI_APP_FIELDS = ['pid', 'process_name', 'used_memory', 'gpu_uuid'] as const;
 
-export interface GpuSample {
+export interface NvidiaSmiSample {
   readonly index: number;
   readonly name: string;
   /** Percent; null where nvidia-smi printed [N/A] or [Not Supported]. */
@@ -36,7 +36,7 @@ export interface GpuSample {
   readonly fault?: string;
 }
 
-export interface GpuProcess {
+export interface NvidiaSmiProcess {
   readonly pid: number;
   readonly processName: string;
   readonly usedMemoryMiB: number | null;
@@ -247,7 +247,7 @@ const GPU_METRICS = NVIDIA_SMI_GPU_FIELDS.slice(2);
 const GPU_FIELD_AT: ReadonlyMap<string, number> = new Map(NVIDIA_SMI_GPU_FIELDS.map((f, k) => [f, k]));
 
 /** `get` looks a field up (undefined: the query did not ask for it); `all` is every value of the row. */
-function sampleFrom(get: (field: string) => string | undefined, all: Iterable<string>, fallbackIndex?: number): GpuSample | undefined {
+function sampleFrom(get: (field: string) => string | undefined, all: Iterable<string>, fallbackIndex?: number): NvidiaSmiSample | undefined {
   const rawIndex = get('index');
   const index = rawIndex === undefined ? fallbackIndex ?? null : nvidiaSmiNumber(rawIndex);
   const name = get('name') ?? '';
@@ -268,7 +268,7 @@ function sampleFrom(get: (field: string) => string | undefined, all: Iterable<st
   let fault: string | undefined;
   for (const v of all) if (fault === undefined && v.startsWith('[')) fault = nvidiaSmiFault(v);
   const [utilizationGpu, utilizationMemory, memoryUsedMiB, memoryTotalMiB, temperatureC, powerDrawW, powerLimitW, clocksSmMHz] = readings;
-  const sample: GpuSample = {
+  const sample: NvidiaSmiSample = {
     index,
     name,
     utilizationGpu: utilizationGpu ?? null,
@@ -284,7 +284,7 @@ function sampleFrom(get: (field: string) => string | undefined, all: Iterable<st
 }
 
 /** One `--query-gpu` line in NVIDIA_SMI_GPU_FIELDS order (units allowed), or undefined. Never throws. */
-export function parseNvidiaSmiGpuLine(line: string): GpuSample | undefined {
+export function parseNvidiaSmiGpuLine(line: string): NvidiaSmiSample | undefined {
   if (line.length > NVIDIA_SMI_MAX_LINE) return undefined;
   const cells = splitCells(cleanNvidiaSmiLine(line), NVIDIA_SMI_GPU_FIELDS.length, 1);
   if (!cells) return undefined;
@@ -292,7 +292,7 @@ export function parseNvidiaSmiGpuLine(line: string): GpuSample | undefined {
 }
 
 /** One line of the runner's gpu.csv: epoch seconds, then a `--query-gpu` line. */
-export function parseGpuCsvLine(line: string): GpuSample | undefined {
+export function parseGpuCsvLine(line: string): NvidiaSmiSample | undefined {
   const comma = line.indexOf(',');
   if (comma < 0) return undefined;
   const ts = nvidiaSmiNumber(cleanNvidiaSmiLine(line.slice(0, comma)));
@@ -305,7 +305,7 @@ export function parseGpuCsvLine(line: string): GpuSample | undefined {
 // print a bracketed state. Loose on purpose: it only has to tell a UUID column from a misaligned number.
 const GPU_UUID = /^(?:GPU|MIG)-[\w/.-]+$|^\[[^\]]{0,80}\]$/i;
 
-function processFrom(values: ReadonlyMap<string, string>): GpuProcess | undefined {
+function processFrom(values: ReadonlyMap<string, string>): NvidiaSmiProcess | undefined {
   const pid = nvidiaSmiNumber(values.get('pid'));
   if (pid === null || !Number.isInteger(pid) || pid <= 0) return undefined;
   const used = values.get('used_memory');
@@ -320,7 +320,7 @@ function processFrom(values: ReadonlyMap<string, string>): GpuProcess | undefine
 }
 
 /** One `--query-compute-apps` line (optionally prefixed with epoch seconds, as in gpu_procs.csv). */
-export function parseComputeAppLine(line: string, withTimestamp = false): GpuProcess | undefined {
+export function parseComputeAppLine(line: string, withTimestamp = false): NvidiaSmiProcess | undefined {
   if (line.length > NVIDIA_SMI_MAX_LINE) return undefined;
   let ts: number | undefined;
   let rest = cleanNvidiaSmiLine(line);
@@ -339,9 +339,9 @@ export function parseComputeAppLine(line: string, withTimestamp = false): GpuPro
 }
 
 /** `--query-compute-apps` output, with or without a header, in NVIDIA_SMI_APP_FIELDS order by default. */
-export function parseComputeApps(text: string, fields: readonly string[] = NVIDIA_SMI_APP_FIELDS): ParsedGpuCsv<GpuProcess> {
+export function parseComputeApps(text: string, fields: readonly string[] = NVIDIA_SMI_APP_FIELDS): ParsedGpuCsv<NvidiaSmiProcess> {
   const table = parseNvidiaSmiCsv(text, fields);
-  const samples: GpuProcess[] = [];
+  const samples: NvidiaSmiProcess[] = [];
   const rejectedLines = [...table.rejectedLines];
   for (const row of table.rows) {
     const p = processFrom(row.values);
@@ -368,9 +368,9 @@ function parseLines<T>(text: string, parse: (line: string) => T | undefined): Pa
  * (NVIDIA_SMI_GPU_FIELDS unless told) until a header row names the columns; a query without `index`
  * numbers its boards from 0 after each header, in the order nvidia-smi lists them.
  */
-export function parseNvidiaSmiGpuCsv(text: string, fields: readonly string[] = NVIDIA_SMI_GPU_FIELDS): ParsedGpuCsv<GpuSample> {
+export function parseNvidiaSmiGpuCsv(text: string, fields: readonly string[] = NVIDIA_SMI_GPU_FIELDS): ParsedGpuCsv<NvidiaSmiSample> {
   const table = parseNvidiaSmiCsv(text, fields);
-  const samples: GpuSample[] = [];
+  const samples: NvidiaSmiSample[] = [];
   const rejectedLines = [...table.rejectedLines];
   for (const row of table.rows) {
     const s = sampleFrom((f) => row.values.get(f), row.values.values(), row.ordinal);
@@ -381,7 +381,7 @@ export function parseNvidiaSmiGpuCsv(text: string, fields: readonly string[] = N
 }
 
 /** The runner's gpu.csv (a tail chunk of whole lines). */
-export function parseGpuCsv(text: string): ParsedGpuCsv<GpuSample> {
+export function parseGpuCsv(text: string): ParsedGpuCsv<NvidiaSmiSample> {
   return parseLines(text, parseGpuCsvLine);
 }
 

@@ -16,7 +16,8 @@ export class WandbError extends Error {
   }
 }
 
-export interface WandbRunRef {
+/** A W&B run by its path, entity/project/run id (what the SDK's Api().run("e/p/id") takes). */
+export interface WandbRunPath {
   readonly entity: string;
   readonly project: string;
   readonly runId: string;
@@ -65,7 +66,7 @@ export function wandbBaseUrlProblem(baseUrl: string): string | undefined {
 }
 
 /** The run's page in the W&B app. The cloud API lives on api.wandb.ai, the app on wandb.ai; W&B Server serves both from one host. */
-export function wandbRunUrl(baseUrl: string, ref: WandbRunRef): string {
+export function wandbRunUrl(baseUrl: string, ref: WandbRunPath): string {
   let app = baseUrl.replace(/\/+$/, '');
   try {
     const u = new URL(app);
@@ -174,7 +175,7 @@ export class WandbClient {
     await sleep(ms, signal);
   }
 
-  async run(ref: WandbRunRef, signal?: AbortSignal): Promise<WandbRun> {
+  async run(ref: WandbRunPath, signal?: AbortSignal): Promise<WandbRun> {
     const data = await this.query<{ project: { run: unknown } | null }>(
       `query Run($entity: String!, $project: String!, $name: String!) { project(name: $project, entityName: $entity) { run(name: $name) { ${RUN_FIELDS} } } }`,
       { entity: ref.entity, project: ref.project, name: ref.runId },
@@ -193,7 +194,7 @@ export class WandbClient {
    * sampledHistory[0], one list per spec). One spec naming `loss` and `train/loss` together would match no row
    * at all, since a run logs one or the other; one spec per key gets each curve, `samples` points each.
    */
-  async sampledHistory(ref: WandbRunRef, keys: readonly string[], samples: number, signal?: AbortSignal): Promise<HistoryRow[]> {
+  async sampledHistory(ref: WandbRunPath, keys: readonly string[], samples: number, signal?: AbortSignal): Promise<HistoryRow[]> {
     const wanted = [...new Set(keys.filter((k) => k !== '_step'))];
     if (wanted.length === 0) return [];
     const specs = wanted.map((k) => JSON.stringify({ keys: ['_step', k], samples }));
@@ -217,7 +218,7 @@ export class WandbClient {
   }
 
   /** The full history, page by page over step ranges (what the SDK's scan_history does). */
-  async scanHistory(ref: WandbRunRef, opts: { readonly pageSize?: number; readonly maxRows?: number; readonly minStep?: number } = {}, signal?: AbortSignal): Promise<HistoryRow[]> {
+  async scanHistory(ref: WandbRunPath, opts: { readonly pageSize?: number; readonly maxRows?: number; readonly minStep?: number } = {}, signal?: AbortSignal): Promise<HistoryRow[]> {
     const pageSize = opts.pageSize ?? 1000;
     const run = await this.run(ref, signal);
     const end = run.historyLineCount ?? Number.MAX_SAFE_INTEGER;
@@ -291,7 +292,7 @@ export async function ownWandbRunRef(
   hints: { readonly entity?: string; readonly project?: string },
   client: Pick<WandbClient, 'viewerEntity'>,
   signal?: AbortSignal,
-): Promise<WandbRunRef | undefined> {
+): Promise<WandbRunPath | undefined> {
   const runId = started.wandb_run_id;
   if (!runId) return undefined;
   if (started.wandb_url) {

@@ -1,7 +1,7 @@
 // The runner's gpu.csv / gpu_procs.csv lines (parsed by the shared nvidia-smi parser) in the GPU panel's
 // protocol shape: times in milliseconds, field names as the panel labels them.
 import { parseComputeAppLine, parseGpuCsvLine as parseSmiGpuCsvLine } from '../../core/telemetry/nvidiaSmi';
-import type { GpuSample as SmiGpuSample } from '../../core/telemetry/nvidiaSmi';
+import type { NvidiaSmiSample as SmiGpuSample } from '../../core/telemetry/nvidiaSmi';
 import type { GpuProcess, GpuSample } from '../../protocol/gpu';
 
 export function toPanelSample(s: SmiGpuSample, fallbackMs: number = Date.now()): GpuSample {

@@ -12,7 +12,7 @@ import { clientFor } from '../../support/sshClient';
 import type { ClientSetup } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
 import { startDetached, runStatus, stopRun, listRuns, detectLauncher } from '../../../src/core/ssh/runs';
-import type { RunStatus } from '../../../src/core/ssh/runs';
+import type { HostRunStatus } from '../../../src/core/ssh/runs';
 import { tailFile } from '../../../src/core/ssh/tail';
 import { shellQuote } from '../../../src/core/ssh/quote';
 
@@ -32,7 +32,7 @@ after(async () => {
   await sshd.stop();
 });
 
-async function waitFor(runId: string, pred: (s: RunStatus) => boolean, timeoutMs = 20_000): Promise<RunStatus> {
+async function waitFor(runId: string, pred: (s: HostRunStatus) => boolean, timeoutMs = 20_000): Promise<HostRunStatus> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const s = await host.use((x) => runStatus(x, runId));

@@ -11,7 +11,7 @@ import {
   nvidiaSmiDriverVersion, nvidiaSmiNumber, nvidiaSmiSaysNoGpu, parseComputeAppLine, parseComputeApps, parseGpuCsv,
   parseGpuCsvLine, parseNvidiaSmiCsv, parseNvidiaSmiGpuCsv, parseNvidiaSmiGpuLine,
 } from '../../../src/core/telemetry/nvidiaSmi';
-import type { GpuProcess, GpuSample } from '../../../src/core/telemetry/nvidiaSmi';
+import type { NvidiaSmiProcess, NvidiaSmiSample } from '../../../src/core/telemetry/nvidiaSmi';
 import { parseGpuCsvLine as panelGpuLine, parseGpuProcsCsvLine } from '../../../src/features/panels/gpuCsvLines';
 import { describeGpus, parseGpuProbe } from '../../../src/core/ssh/gpuProbe';
 
@@ -24,8 +24,8 @@ interface Case {
   readonly file: string;
   readonly fields?: string[];
   readonly table?: { readonly rows: number; readonly first: Record<string, string> };
-  readonly gpu: { readonly count: number; readonly first?: GpuSample };
-  readonly apps: { readonly count: number; readonly first?: GpuProcess };
+  readonly gpu: { readonly count: number; readonly first?: NvidiaSmiSample };
+  readonly apps: { readonly count: number; readonly first?: NvidiaSmiProcess };
   readonly problem: string | null;
   readonly cuda: string | null;
   readonly driver: string | null;
