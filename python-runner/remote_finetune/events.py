@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 EVENTS_SCHEMA_VERSION = 1
 MAX_SAFE_INTEGER = 2 ** 53 - 1
 
-EVENT_TYPES = ("started", "metrics", "eval", "checkpoint", "warning", "error", "finished")
+EVENT_TYPES = ("queued", "assigned", "started", "metrics", "eval", "checkpoint", "warning", "error", "finished")
 METHODS = ("qlora", "lora-bf16", "full", "own-script")
 FINISHED_STATUSES = ("completed", "failed", "interrupted", "stopped")
 
@@ -88,8 +88,26 @@ def _nullable_int(x: Any) -> Optional[str]:
     return None if x is None else _int(x)
 
 
+def _nonneg_int_list(x: Any) -> Optional[str]:
+    if not isinstance(x, list):
+        return "expected array"
+    for i, v in enumerate(x):
+        err = _nonneg_int(v)
+        if err:
+            return "%s at %d" % (err, i)
+    return None
+
+
 # (field, check, required) per event type, in the order of events.ts.
 SCHEMA: Dict[str, List[Tuple[str, Check, bool]]] = {
+    "queued": [
+        ("position", _pos_int, True),
+        ("gpus_wanted", _pos_int, False),
+    ],
+    "assigned": [
+        ("gpus", _nonneg_int_list, True),
+        ("waited_s", _nonneg, False),
+    ],
     "started": [
         ("run_id", _string, False),
         ("model", _string, True),

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import envfile, launchers, notify
+from . import envfile, gpuqueue, launchers, notify
 from .events import EventWriter
 from .gpu import GpuSampler
 from .hfmetrics import TrainerOutputParser
@@ -144,6 +144,32 @@ class _NotifyingEvents(EventWriter):
         return super().emit(type_, **fields)
 
 
+def _take_gpus(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], env: Dict[str, str], events: EventWriter,
+               early: Dict[str, int]) -> Any:
+    """Waits in the host's queue (gpuqueue.py) for this run's GPUs and points CUDA_VISIBLE_DEVICES at them.
+    Returns the held slots, None where the host has no GPU to share, or False when stopped while waiting."""
+    indices = gpuqueue.gpu_indices()
+    if not indices:
+        return None
+    pinned = gpuqueue.pinned_devices(file_env)
+    if pinned is not None:
+        candidates = [i for i in pinned if i in indices] or pinned
+        want = len(candidates)
+    else:
+        candidates = indices
+        want = gpuqueue.gpus_wanted(spec)
+        if want > len(indices):
+            events.emit("warning", code="gpu-count", message="the run asks for %d GPUs and this host has %d; it takes all of them" % (want, len(indices)))
+            want = len(indices)
+    root = os.path.dirname(os.path.dirname(run_dir))
+    slots = gpuqueue.HostQueue(root, os.path.basename(run_dir)).acquire(candidates, want, events.emit, lambda: "sig" in early)
+    if slots is None:
+        return False
+    if pinned is None:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in slots.indices)
+    return slots
+
+
 def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict[str, int], sample_gpu: bool,
          gpu_interval_ms: int, grace_s: float, start_watchdog: Optional[Callable[[Dict[str, Any]], None]]) -> int:
     file_env, env_problems = envfile.read_env_file(os.path.join(run_dir, "env"))
@@ -175,6 +201,11 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
         events.emit("error", message=str(e))
         events.emit("finished", status="failed", exit_code=2, runtime_s=time.time() - started_at)
         return 2
+
+    slots = _take_gpus(run_dir, spec, file_env, env, events, early)
+    if slots is False:
+        events.emit("finished", status="stopped", exit_code=128 + early.get("sig", signal.SIGTERM), runtime_s=round(time.time() - started_at, 3))
+        return 128 + early.get("sig", signal.SIGTERM)
 
     if mode == "own-script":
         # The built-in trainer's callback reports `started` with parameter counts; for a user's

@@ -63,7 +63,9 @@ export async function followRun(ctx: RunContext, runId: string, signal: AbortSig
               if (p.ok) events.push(p.event);
             }
             for (const e of events) {
-              if (e.type === 'metrics') { patch.lastStep = e.step; if (e.loss !== undefined) patch.lastLoss = e.loss; }
+              if (e.type === 'queued') patch.queuePosition = e.position;
+            if (e.type === 'assigned') { patch.queuePosition = undefined; patch.gpuIndices = [...e.gpus]; }
+            if (e.type === 'metrics') { patch.lastStep = e.step; if (e.loss !== undefined) patch.lastLoss = e.loss; }
               if (e.type === 'started' && e.wandb_run_id) { patch.wandbRunId = e.wandb_run_id; if (e.wandb_url) patch.wandbUrl = e.wandb_url; }
             }
             if (events.length > 0) ctx.emitEvents(runId, events);

@@ -43,6 +43,10 @@ export const runRecordSchema = z.object({
   gpu: z.string().optional(),
   remoteDir: z.string().optional(),
   offsets: tailOffsetsSchema,
+  /** Place in the host's queue while the run waits for its GPUs (1 = next); absent once it has them. */
+  queuePosition: z.number().int().positive().optional(),
+  /** The host's GPUs the run was given (its CUDA_VISIBLE_DEVICES), from the host's queue. */
+  gpuIndices: z.array(z.number().int().nonnegative()).max(64).optional(),
   lastStep: z.number().int().nonnegative().optional(),
   lastLoss: z.number().optional(),
   pricePerHour: z.number().nonnegative().optional(),

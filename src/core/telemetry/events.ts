@@ -13,6 +13,22 @@ const base = {
 
 const finite = z.number().finite();
 
+/** The host's queue (gpuqueue.py): the run waits for its GPUs; position 1 is next. */
+export const queuedEvent = z.object({
+  ...base,
+  type: z.literal('queued'),
+  position: z.number().int().positive(),
+  gpus_wanted: z.number().int().positive().optional(),
+});
+
+/** The run has its GPUs (CUDA_VISIBLE_DEVICES) and starts training; waited_s is its time in the queue. */
+export const assignedEvent = z.object({
+  ...base,
+  type: z.literal('assigned'),
+  gpus: z.array(z.number().int().nonnegative()),
+  waited_s: finite.nonnegative().optional(),
+});
+
 export const startedEvent = z.object({
   ...base,
   type: z.literal('started'),
@@ -84,7 +100,7 @@ export const finishedEvent = z.object({
 });
 
 export const runEvent = z.discriminatedUnion('type', [
-  startedEvent, metricsEvent, evalEvent, checkpointEvent, warningEvent, errorEvent, finishedEvent,
+  queuedEvent, assignedEvent, startedEvent, metricsEvent, evalEvent, checkpointEvent, warningEvent, errorEvent, finishedEvent,
 ]);
 
 export type RunEvent = z.infer<typeof runEvent>;

@@ -1,0 +1,147 @@
+// The host's queue (python-runner gpuqueue.py) through the run lifecycle, against real OpenSSH servers on
+// loopback: a run started on a busy one-GPU host waits on the host (queued, position) and starts when the GPU
+// frees, also with no VS Code watching in between (the manager is disposed and a new one reattaches); a
+// queued run is cancelled with Stop and never trains; a two-GPU host runs two single-GPU runs side by side on
+// different devices. The GPUs are an nvidia-smi STAND-IN (test/support/standins/nvidia-smi; no GPU here).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startSshd } from '../../support/sshd';
+import type { Sshd } from '../../support/sshd';
+import { RunStore } from '../../../src/core/runs/runStore';
+import { RunManager } from '../../../src/core/runs/runManager';
+import type { RunFinished } from '../../../src/core/runs/runManager';
+import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { Ledger } from '../../../src/core/runs/ledger';
+import { sshSync } from '../../../src/core/runs/runSync';
+import type { ConnectOptions } from '../../../src/core/ssh/session';
+
+const REPO = resolve(__dirname, '../../..');
+let oneGpu: Sshd;
+let twoGpus: Sshd;
+let base: string;
+let connectOptions: ConnectOptions;
+
+before(async () => {
+  const standins = [join(REPO, 'test/support/standins')];
+  oneGpu = await startSshd({ pathPrepend: standins, env: { RFT_QUEUE_POLL_S: '0.2' } });
+  twoGpus = await startSshd({ pathPrepend: standins, env: { RFT_QUEUE_POLL_S: '0.2', RFT_STANDIN_GPU_COUNT: '2' } });
+  base = mkdtempSync(join(tmpdir(), 'rft-queue-'));
+  const knownHosts = join(base, 'known_hosts');
+  writeFileSync(knownHosts, `${oneGpu.knownHostsLine}\n${twoGpus.knownHostsLine}\n`);
+  connectOptions = { hostKeyStore: join(base, 'store_known_hosts'), knownHostsFiles: [knownHosts], agentSocket: null, sshConfigPath: join(base, 'no_ssh_config') };
+});
+after(async () => { await oneGpu?.stop(); await twoGpus?.stop(); });
+
+function manager(storage: string): RunManager {
+  return new RunManager({
+    store: new RunStore(join(storage, 'runs.json')), storageDir: storage,
+    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
+    connectOptions, ledger: new Ledger(join(storage, 'instances.json')),
+    sync: sshSync(join(storage, 'sync-cache')),
+  });
+}
+
+function req(sshd: Sshd, ws: string, name: string, steps: number): Parameters<RunManager['start']>[0] {
+  const spec = { version: 1, name, command: `python3 train.py --steps ${steps} --sleep 0.2`, target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' }, outputs: { dir: 'outputs' } };
+  return {
+    specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name, workspaceDir: ws, env: {},
+    target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
+    gpu: 'A100-40GB', teardown: { policy: 'terminate' },
+  };
+}
+
+function workspace(): string {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
+  return ws;
+}
+
+function finished(m: RunManager, id: string, timeoutMs = 120_000): Promise<RunFinished> {
+  return new Promise((res, rej) => {
+    const t = setTimeout(() => rej(new Error(`run ${id} did not finish in ${timeoutMs} ms`)), timeoutMs);
+    m.onFinished((f) => { if (f.record.id === id) { clearTimeout(t); res(f); } });
+  });
+}
+
+async function until(what: string, f: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+interface Ev { type: string; ts: number; position?: number; gpus?: number[]; status?: string }
+function events(m: RunManager, id: string): Ev[] {
+  return readFileSync(join(m.localDirOf(id), 'events.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Ev);
+}
+const at = (evs: Ev[], type: string): Ev => { const e = evs.find((x) => x.type === type); assert.ok(e, `no ${type} event`); return e; };
+
+test('host queue: a run on a busy GPU waits on the host, also with VS Code gone, and starts when the GPU frees', { timeout: 240_000 }, async () => {
+  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+  const ws = workspace();
+  const first = manager(storage);
+  const a = await first.start(req(oneGpu, ws, 'first', 20));
+  const b = await first.start(req(oneGpu, ws, 'second', 3));
+  let rec: RunRecord | undefined;
+  await until('the second run queued', () => { rec = first.store.get(b.id); return rec?.queuePosition === 1; });
+  assert.equal(rec?.status, 'running');
+  await first.dispose(); // the laptop closes: the queue lives on the host
+
+  await new Promise((r) => setTimeout(r, 1500));
+  const second = manager(storage);
+  const doneA = finished(second, a.id);
+  const doneB = finished(second, b.id);
+  assert.equal(second.reattachAll(), 2);
+  const [fa, fb] = await Promise.all([doneA, doneB]);
+  assert.equal(fa.record.status, 'completed');
+  assert.equal(fb.record.status, 'completed');
+  assert.deepEqual(fb.record.gpuIndices, [0]);
+  assert.equal(fb.record.queuePosition, undefined);
+  const ea = events(second, a.id);
+  const eb = events(second, b.id);
+  assert.ok(at(eb, 'assigned').ts >= at(ea, 'finished').ts - 0.05, 'the second run got the GPU before the first finished');
+  assert.equal(at(eb, 'queued').position, 1);
+  await second.dispose();
+});
+
+test('host queue: Stop on a queued run cancels it before it trains; the run ahead goes on', { timeout: 240_000 }, async () => {
+  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+  const ws = workspace();
+  const m = manager(storage);
+  const a = await m.start(req(oneGpu, ws, 'ahead', 15));
+  const b = await m.start(req(oneGpu, ws, 'waiting', 3));
+  await until('the waiting run queued', () => m.store.get(b.id)?.queuePosition === 1);
+  const doneA = finished(m, a.id);
+  const doneB = finished(m, b.id);
+  await m.stop(b.id, 10_000);
+  const fb = await doneB;
+  assert.equal(fb.record.status, 'stopped');
+  const log = join(m.localDirOf(b.id), 'output.log');
+  assert.ok(!existsSync(log) || !/line 1 of the run/.test(readFileSync(log, 'utf8')), 'the cancelled run trained');
+  assert.equal(events(m, b.id).at(-1)?.status, 'stopped');
+  const fa = await doneA;
+  assert.equal(fa.record.status, 'completed');
+  await m.dispose();
+});
+
+test('host queue: a two-GPU host runs two single-GPU runs side by side on different GPUs', { timeout: 240_000 }, async () => {
+  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+  const ws = workspace();
+  const m = manager(storage);
+  const a = await m.start(req(twoGpus, ws, 'left', 10));
+  const doneA = finished(m, a.id);
+  const b = await m.start(req(twoGpus, ws, 'right', 10));
+  const [fa, fb] = await Promise.all([doneA, finished(m, b.id)]);
+  assert.equal(fa.record.status, 'completed');
+  assert.equal(fb.record.status, 'completed');
+  assert.deepEqual([...fa.record.gpuIndices ?? [], ...fb.record.gpuIndices ?? []].sort(), [0, 1]);
+  const ea = events(m, a.id);
+  const eb = events(m, b.id);
+  assert.ok(!ea.some((e) => e.type === 'queued') && !eb.some((e) => e.type === 'queued'), 'a run waited with a GPU free');
+  assert.ok(Math.max(at(ea, 'assigned').ts, at(eb, 'assigned').ts) < Math.min(at(ea, 'finished').ts, at(eb, 'finished').ts), 'the runs did not overlap');
+  await m.dispose();
+});
