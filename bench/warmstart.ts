@@ -10,7 +10,7 @@
 // writes spec.json and the 0600 env file and starts the run under its wrapper, all of which the reference
 // does not do. A B alternating, median of the pairs. Goal: ours / by hand <= 1.0.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startBenchHost, makeRandomFile, makeTree, runTool } from './lib/sshBench';
