@@ -20,7 +20,7 @@ interface UserSettingTypes {
   'notify.ntfyTopic': string;
   'notify.ntfyServer': string;
 }
-export type UserSettingKey = keyof UserSettingTypes;
+type UserSettingKey = keyof UserSettingTypes;
 
 const USER_SETTING_KEYS: readonly UserSettingKey[] = [
   'wandb.baseUrl', 'remotePython', 'ssh.configFile', 'lambda.apiUrl', 'aws.region', 'gcp.project', 'gcp.zone', 'cloud.sshPort',

@@ -5,13 +5,13 @@
 import { isLoopbackHostname } from '../loopback';
 
 /** The variables notify.py reads; the runner keeps them from the training script's environment. */
-export const NOTIFY_ENV_PREFIX = 'RFT_NOTIFY_';
-export const NOTIFY_WEBHOOK_ENV = 'RFT_NOTIFY_WEBHOOK';
-export const NOTIFY_NTFY_ENV = 'RFT_NOTIFY_NTFY_URL';
+const NOTIFY_ENV_PREFIX = 'RFT_NOTIFY_';
+const NOTIFY_WEBHOOK_ENV = 'RFT_NOTIFY_WEBHOOK';
+const NOTIFY_NTFY_ENV = 'RFT_NOTIFY_NTFY_URL';
 
-export const DEFAULT_NTFY_SERVER = 'https://ntfy.sh';
+const DEFAULT_NTFY_SERVER = 'https://ntfy.sh';
 
-export interface NotifySettings {
+interface NotifySettings {
   /** A URL taking a JSON POST with "text" (Slack, Mattermost, Teams workflows, generic) and "content" (Discord). */
   readonly webhookUrl?: string;
   /** An ntfy topic: anyone who knows it can read it, so it should be long and random. */
@@ -20,7 +20,7 @@ export interface NotifySettings {
   readonly ntfyServer?: string;
 }
 
-export interface NotifyEnv {
+interface NotifyEnv {
   readonly env: Readonly<Record<string, string>>;
   /** Why a configured target is not used, in words for the user (never the URL itself: it is the secret). */
   readonly problems: readonly string[];

@@ -11,10 +11,10 @@ import { isTerminal } from './runRecord';
 import { localOffsets } from './runMirror';
 import { artifactPlan, localOutputsDir } from './artifactPlan';
 import { rootOf } from './runPaths';
-import type { RunContext, RunFinished } from './runTypes';
+import type { RunManagerContext, RunFinished } from './runTypes';
 
 /** Reads how the run ended (events.jsonl's finished and error lines, then the wrapper's exit code). */
-function runOutcome(ctx: RunContext, rec: RunRecord, exitCode: number | undefined): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string } {
+function runOutcome(ctx: RunManagerContext, rec: RunRecord, exitCode: number | undefined): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string } {
   const eventsFile = join(rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
   let finished: Extract<RunEvent, { type: 'finished' }> | undefined;
   let firstError: Extract<RunEvent, { type: 'error' }> | undefined;
@@ -36,7 +36,7 @@ function runOutcome(ctx: RunContext, rec: RunRecord, exitCode: number | undefine
   return { status, ...(failure ? { failure } : {}), ...(finished?.adapter_path ? { adapterPath: finished.adapter_path } : {}) };
 }
 
-export async function finishRun(ctx: RunContext, runId: string): Promise<void> {
+export async function finishRun(ctx: RunManagerContext, runId: string): Promise<void> {
   const { store } = ctx.deps;
   const rec = store.get(runId);
   if (!rec || isTerminal(rec.status) || !rec.remoteDir) return;
@@ -65,7 +65,7 @@ export async function finishRun(ctx: RunContext, runId: string): Promise<void> {
   ctx.emitFinished({ record: updated, ...(out.failure ? { failure: out.failure } : {}) });
 }
 
-async function teardownRun(ctx: RunContext, rec: RunRecord): Promise<RunRecord> {
+async function teardownRun(ctx: RunManagerContext, rec: RunRecord): Promise<RunRecord> {
   if (!rec.instanceId || rec.finishedAction) return rec;
   const provider = ctx.deps.providerFor?.(rec);
   if (!provider) { ctx.deps.log?.(`[${rec.id}] no provider to tear down ${rec.instanceId}; it shows under orphaned instances`); return rec; }

@@ -13,12 +13,12 @@ import { isTerminal } from './runRecord';
 import { mirrorRun } from './runMirror';
 import { finishRun } from './runFinish';
 import { rootOf } from './runPaths';
-import type { RunContext } from './runTypes';
+import type { RunManagerContext } from './runTypes';
 
 const HEARTBEAT_MS = 60_000;
 const COST_MS = 30_000;
 
-export async function followRun(ctx: RunContext, runId: string, signal: AbortSignal): Promise<void> {
+export async function followRun(ctx: RunManagerContext, runId: string, signal: AbortSignal): Promise<void> {
   const { store } = ctx.deps;
   const rec = store.get(runId);
   if (!rec?.remoteDir || !rec.host) return;
@@ -90,7 +90,7 @@ export async function followRun(ctx: RunContext, runId: string, signal: AbortSig
   await finishRun(ctx, runId);
 }
 
-function startInstanceCheck(ctx: RunContext, rec: RunRecord, signal: AbortSignal): NodeJS.Timeout | undefined {
+function startInstanceCheck(ctx: RunManagerContext, rec: RunRecord, signal: AbortSignal): NodeJS.Timeout | undefined {
   const provider = rec.instanceId ? ctx.deps.providerFor?.(rec) : undefined;
   if (!provider || !rec.instanceId) return undefined;
   const t = setInterval(() => {

@@ -17,7 +17,7 @@ import { remoteWorkspaceName, rootOf } from './runPaths';
 import { startRun } from './runStart';
 import { followRun } from './runFollow';
 import { finishRun } from './runFinish';
-import type { HostRef, RunContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
+import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
 
 export type { RunFinished, RunManagerDeps, RunTarget, StartRequest, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from './runPaths';
@@ -37,7 +37,7 @@ export class RunManager {
   private disposed = false;
 
   /** What runStart/runFollow/runFinish reach the manager through. */
-  private readonly ctx: RunContext;
+  private readonly ctx: RunManagerContext;
 
   constructor(private readonly deps: RunManagerDeps) {
     this.ctx = {

@@ -14,7 +14,7 @@ import type { DownloadItem, RunOutputs } from './artifactPlan';
 import { launchRequestFor } from './targetOffers';
 import { withoutNotifyTargets } from './hostNotify';
 import { hashText, remoteWorkspaceName } from './runPaths';
-import type { RunContext, StartRequest } from './runTypes';
+import type { RunManagerContext, StartRequest } from './runTypes';
 
 /** The spec's target block, as the launch reads it. */
 function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec> | undefined {
@@ -22,7 +22,7 @@ function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec
 }
 
 /** Starts a run and returns once it is running on the host; watching goes on in the background. */
-export async function startRun(ctx: RunContext, req: StartRequest): Promise<RunRecord> {
+export async function startRun(ctx: RunManagerContext, req: StartRequest): Promise<RunRecord> {
   const id = newRunId();
   const now = new Date().toISOString();
   const { store } = ctx.deps;

@@ -87,7 +87,7 @@ export interface RunFinished {
 export type HostRef = Pick<RunRecord, 'host' | 'sshUser' | 'sshPort' | 'identityFile' | 'instanceId' | 'pinnedHostKeys'> & { readonly provider?: string };
 
 /** What the start, follow and finish parts need from the manager that owns the connections and watches. */
-export interface RunContext {
+export interface RunManagerContext {
   readonly deps: RunManagerDeps;
   hostFor(record: HostRef): SshHost;
   localDirOf(runId: string): string;
