@@ -17,6 +17,8 @@ import subprocess
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from .watchdog import pid_alive
+
 POLL_S = float(os.environ.get("RFT_QUEUE_POLL_S", "2"))
 
 
@@ -54,16 +56,6 @@ def pinned_devices(env: Dict[str, str]) -> Optional[List[int]]:
     if v is None or not re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*", v):
         return None
     return sorted({int(x) for x in v.split(",")})
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Slots:
@@ -104,7 +96,7 @@ class HostQueue:
                     pid = int(f.read().strip() or "0")
             except (OSError, ValueError):
                 continue
-            if pid > 0 and _alive(pid):
+            if pid_alive(pid):
                 out.append(name)
             elif path != self.ticket:
                 try:

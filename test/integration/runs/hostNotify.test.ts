@@ -5,7 +5,7 @@
 // workspace's .env is dropped. The GPU is an nvidia-smi STAND-IN (no GPU here).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,16 +13,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { RunManager } from '../../../src/core/runs/runManager';
-import { Ledger } from '../../../src/core/runs/ledger';
-import { sshSync } from '../../../src/core/runs/runSync';
+import { testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import { notifyEnv } from '../../../src/core/runs/hostNotify';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');
 let sshd: Sshd;
-let base: string;
 let connectOptions: ConnectOptions;
 
 interface Post { readonly path: string; readonly body: string }
@@ -39,22 +35,9 @@ function receiver(): Promise<{ server: Server; url: string; posts: Post[] }> {
 
 before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
-  base = mkdtempSync(join(tmpdir(), 'rft-notify-'));
-  const knownHosts = join(base, 'known_hosts');
-  writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
-  connectOptions = { hostKeyStore: join(base, 'store_known_hosts'), knownHostsFiles: [knownHosts], agentSocket: null, sshConfigPath: join(base, 'no_ssh_config') };
+  connectOptions = trustingConnectOptions([sshd]);
 });
 after(async () => { await sshd?.stop(); });
-
-async function until<T>(what: string, f: () => T | undefined, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 test('host notify: the host posts the outcome to the user\'s webhook after VS Code is gone; a workspace .env target is dropped', { timeout: 180_000 }, async () => {
   const user = await receiver();
@@ -63,13 +46,7 @@ test('host notify: the host posts the outcome to the user\'s webhook after VS Co
   const settings = notifyEnv({ webhookUrl: `${user.url}${secretPath}` });
   assert.deepEqual(settings.problems, []);
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
-  const m = new RunManager({
-    store: new RunStore(join(storage, 'runs.json')), storageDir: storage,
-    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
-    connectOptions, ledger: new Ledger(join(storage, 'instances.json')),
-    sync: sshSync(join(storage, 'sync-cache')),
-    notifyEnv: () => settings.env,
-  });
+  const m = testRunManager(storage, connectOptions, { notifyEnv: () => settings.env });
   const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
   cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
   const spec = { version: 1, name: 'notify-me', command: 'python3 train.py --steps 8 --sleep 0.2', target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' }, outputs: { dir: 'outputs' } };
@@ -83,7 +60,8 @@ test('host notify: the host posts the outcome to the user\'s webhook after VS Co
   assert.equal(rec.status, 'running');
   await m.dispose(); // VS Code closed: nothing on the laptop watches the run any more
 
-  const post = await until('the webhook POST', () => user.posts[0], 90_000);
+  await until('the webhook POST', () => user.posts.length > 0, 90_000);
+  const post = user.posts[0]!;
   assert.equal(post.path, secretPath);
   const payload = JSON.parse(post.body) as { text: string; run: { run_id: string; status: string; step?: number; exit_code?: number } };
   assert.match(payload.text, /^notify-me completed on \S+: after \d+m\d\ds, step \d+, loss [\d.]+/);

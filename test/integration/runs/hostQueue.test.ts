@@ -5,44 +5,30 @@
 // different devices. The GPUs are an nvidia-smi STAND-IN (test/support/standins/nvidia-smi; no GPU here).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { RunManager } from '../../../src/core/runs/runManager';
-import type { RunFinished } from '../../../src/core/runs/runManager';
+import type { RunManager, RunFinished } from '../../../src/core/runs/runManager';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
-import { Ledger } from '../../../src/core/runs/ledger';
-import { sshSync } from '../../../src/core/runs/runSync';
+import { runFinished, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');
 let oneGpu: Sshd;
 let twoGpus: Sshd;
-let base: string;
 let connectOptions: ConnectOptions;
 
 before(async () => {
   const standins = [join(REPO, 'test/support/standins')];
   oneGpu = await startSshd({ pathPrepend: standins, env: { RFT_QUEUE_POLL_S: '0.2' } });
   twoGpus = await startSshd({ pathPrepend: standins, env: { RFT_QUEUE_POLL_S: '0.2', RFT_STANDIN_GPU_COUNT: '2' } });
-  base = mkdtempSync(join(tmpdir(), 'rft-queue-'));
-  const knownHosts = join(base, 'known_hosts');
-  writeFileSync(knownHosts, `${oneGpu.knownHostsLine}\n${twoGpus.knownHostsLine}\n`);
-  connectOptions = { hostKeyStore: join(base, 'store_known_hosts'), knownHostsFiles: [knownHosts], agentSocket: null, sshConfigPath: join(base, 'no_ssh_config') };
+  connectOptions = trustingConnectOptions([oneGpu, twoGpus]);
 });
 after(async () => { await oneGpu?.stop(); await twoGpus?.stop(); });
 
-function manager(storage: string): RunManager {
-  return new RunManager({
-    store: new RunStore(join(storage, 'runs.json')), storageDir: storage,
-    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
-    connectOptions, ledger: new Ledger(join(storage, 'instances.json')),
-    sync: sshSync(join(storage, 'sync-cache')),
-  });
-}
+const manager = (storage: string): RunManager => testRunManager(storage, connectOptions);
 
 function req(sshd: Sshd, ws: string, name: string, steps: number): Parameters<RunManager['start']>[0] {
   const spec = { version: 1, name, command: `python3 train.py --steps ${steps} --sleep 0.2`, target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' }, outputs: { dir: 'outputs' } };
@@ -59,20 +45,7 @@ function workspace(): string {
   return ws;
 }
 
-function finished(m: RunManager, id: string, timeoutMs = 120_000): Promise<RunFinished> {
-  return new Promise((res, rej) => {
-    const t = setTimeout(() => rej(new Error(`run ${id} did not finish in ${timeoutMs} ms`)), timeoutMs);
-    m.onFinished((f) => { if (f.record.id === id) { clearTimeout(t); res(f); } });
-  });
-}
-
-async function until(what: string, f: () => boolean, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const finished = (m: RunManager, id: string): Promise<RunFinished> => runFinished(m, id, 120_000);
 
 interface Ev { type: string; ts: number; position?: number; gpus?: number[]; status?: string }
 function events(m: RunManager, id: string): Ev[] {

@@ -11,35 +11,22 @@ import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { RunStore } from '../../../src/core/runs/runStore';
-import { RunManager } from '../../../src/core/runs/runManager';
-import type { RunFinished } from '../../../src/core/runs/runManager';
-import { Ledger } from '../../../src/core/runs/ledger';
-import { sshSync } from '../../../src/core/runs/runSync';
+import type { RunManager } from '../../../src/core/runs/runManager';
+import { runFinished, testRunManager, trustingConnectOptions } from '../../support/runHosts';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');
 const SECRET = 'hf_TESTSECRETvalue0123456789abcdefXYZ';
 let sshd: Sshd;
-let base: string;
 let connectOptions: ConnectOptions;
 
 before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
-  base = mkdtempSync(join(tmpdir(), 'rft-runs-'));
-  const knownHosts = join(base, 'known_hosts');
-  writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
-  connectOptions = { hostKeyStore: join(base, 'store_known_hosts'), knownHostsFiles: [knownHosts], agentSocket: null, sshConfigPath: join(base, 'no_ssh_config') };
+  connectOptions = trustingConnectOptions([sshd]);
 });
 after(async () => { await sshd?.stop(); });
 
-function manager(storageDir: string): RunManager {
-  return new RunManager({
-    store: new RunStore(join(storageDir, 'runs.json')), storageDir,
-    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
-    connectOptions, ledger: new Ledger(join(storageDir, 'instances.json')),
-    sync: sshSync(join(storageDir, 'sync-cache')),
-  });
-}
+const manager = (storage: string): RunManager => testRunManager(storage, connectOptions);
 
 function workspace(): string {
   // The demo's own-script example: a real Python script that logs like HF Trainer and writes an adapter.
@@ -59,12 +46,7 @@ function startReq(ws: string, command: string, name = 'own-script-smoke'): Param
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
-function finished(m: RunManager, id: string, timeoutMs = 90_000): Promise<RunFinished> {
-  return new Promise((res, rej) => {
-    const t = setTimeout(() => rej(new Error(`run ${id} did not finish in ${timeoutMs} ms`)), timeoutMs);
-    m.onFinished((f) => { if (f.record.id === id) { clearTimeout(t); res(f); } });
-  });
-}
+const finished = runFinished;
 
 function allFiles(dir: string): string[] {
   const out: string[] = [];

@@ -1,0 +1,48 @@
+// What the run lifecycle's integration tests share: connect options that trust the given test sshds (a
+// private known_hosts and host-key store, no agent, no ssh_config), a RunManager over a temp storage folder
+// with the real python-runner and sync, and a promise for a run's end.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Sshd } from './sshd';
+import type { ConnectOptions } from '../../src/core/ssh/session';
+import { RunStore } from '../../src/core/runs/runStore';
+import { RunManager } from '../../src/core/runs/runManager';
+import type { RunFinished, RunManagerDeps } from '../../src/core/runs/runManager';
+import { Ledger } from '../../src/core/runs/ledger';
+import { sshSync } from '../../src/core/runs/runSync';
+
+const REPO = resolve(__dirname, '../..');
+
+export function trustingConnectOptions(sshds: readonly Sshd[]): ConnectOptions {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-trust-'));
+  const knownHosts = join(dir, 'known_hosts');
+  writeFileSync(knownHosts, sshds.map((s) => `${s.knownHostsLine}\n`).join(''));
+  return { hostKeyStore: join(dir, 'store_known_hosts'), knownHostsFiles: [knownHosts], agentSocket: null, sshConfigPath: join(dir, 'no_ssh_config') };
+}
+
+export function testRunManager(storage: string, connectOptions: ConnectOptions, extra: Partial<RunManagerDeps> = {}): RunManager {
+  return new RunManager({
+    store: new RunStore(join(storage, 'runs.json')), storageDir: storage,
+    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
+    connectOptions, ledger: new Ledger(join(storage, 'instances.json')),
+    sync: sshSync(join(storage, 'sync-cache')),
+    ...extra,
+  });
+}
+
+/** Resolves when the run ends; register it before the run can end (a listener added later misses it). */
+export function runFinished(m: RunManager, id: string, timeoutMs = 90_000): Promise<RunFinished> {
+  return new Promise((res, rej) => {
+    const t = setTimeout(() => rej(new Error(`run ${id} did not finish in ${timeoutMs} ms`)), timeoutMs);
+    m.onFinished((f) => { if (f.record.id === id) { clearTimeout(t); res(f); } });
+  });
+}
+
+export async function until(what: string, f: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
