@@ -1,5 +1,6 @@
 """Shared paths and small helpers for the runner tests (stdlib only)."""
 
+import json
 import os
 import shutil
 import sys
@@ -19,6 +20,17 @@ class TempDirTest(unittest.TestCase):
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.tmp, *parts)
+
+    def own_script_layout(self, train_py: str, run_id: str = "rft-1", spec=None) -> str:
+        """A host's layout for an own-script run: work/train.py and home/runs/<run_id>/spec.json; returns the run dir."""
+        self.work = self.path("work")
+        os.makedirs(self.work, exist_ok=True)
+        self.write("work/train.py", train_py)
+        run_dir = self.path("home", "runs", run_id)
+        os.makedirs(run_dir, exist_ok=True)
+        if spec is not None:
+            self.write("home/runs/%s/spec.json" % run_id, json.dumps(spec))
+        return run_dir
 
     def write(self, rel: str, text: str, mode: int = 0o644) -> str:
         p = self.path(rel)

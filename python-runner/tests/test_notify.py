@@ -56,13 +56,7 @@ class Receiver:
 class NotifyRun(TempDirTest):
     def setUp(self):
         super().setUp()
-        self.work = self.path("work")
-        self.run_dir = self.path("home", "runs", "rft-1")
-        os.makedirs(self.work)
-        os.makedirs(self.run_dir)
-        self.write("work/train.py", TRAIN_PY)
-        self.write("home/runs/rft-1/spec.json", json.dumps({"version": 1, "name": "llama-ft", "command": "python train.py",
-                                                            "outputs": {"dir": "out"}}))
+        self.run_dir = self.own_script_layout(TRAIN_PY, spec={"version": 1, "name": "llama-ft", "command": "python train.py", "outputs": {"dir": "out"}})
         self.receivers = []
 
     def tearDown(self):

@@ -66,11 +66,7 @@ open("out/adapter/adapter_config.json", "w").write("{}")
 class OwnScriptRun(TempDirTest):
     def setUp(self):
         super().setUp()
-        self.work = self.path("work")
-        self.run_dir = self.path("home", "runs", "rft-1")
-        os.makedirs(self.work)
-        os.makedirs(self.run_dir)
-        self.write("work/train.py", TRAIN_PY)
+        self.run_dir = self.own_script_layout(TRAIN_PY)
         self.write_spec({"version": 1, "name": "own", "command": "python train.py --bf16 True experiment=cloud_scale",
                          "wandb": {"project": "surgical-vqa"}, "outputs": {"dir": "out"}})
         self.write("home/runs/rft-1/env", "HF_TOKEN=%s\nWANDB_API_KEY=%s\nBATCH=4\n" % (HF, WB), mode=0o600)
