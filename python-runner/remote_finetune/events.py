@@ -139,6 +139,8 @@ SCHEMA: Dict[str, List[Tuple[str, Check, bool]]] = {
     "checkpoint": [
         ("step", _nonneg_int, True),
         ("path", _string, True),
+        ("uploaded_to", _string, False),
+        ("upload_s", _nonneg, False),
     ],
     "warning": [
         ("message", _string, True),

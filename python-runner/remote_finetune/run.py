@@ -16,7 +16,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import envfile, gpuqueue, launchers, notify
+from . import envfile, gpuqueue, launchers, notify, spot_notice
+from .checkpoint_upload import CheckpointUploader
 from .events import EventWriter
 from .gpu import GpuSampler
 from .hfmetrics import TrainerOutputParser
@@ -144,6 +145,30 @@ class _NotifyingEvents(EventWriter):
         return super().emit(type_, **fields)
 
 
+# After a spot notice the instance has two minutes (EC2) at most; otherwise a final checkpoint may be large.
+UPLOAD_DRAIN_AFTER_NOTICE_S = 60.0
+UPLOAD_DRAIN_S = 1800.0
+
+
+def _start_checkpoint_safety(run_dir: str, workdir: str, spec: Dict[str, Any], env: Dict[str, str], events: EventWriter,
+                             started_at: float) -> Any:
+    """Checkpoints uploaded as they are written (outputs.checkpoints), and on a spot instance the cloud's
+    reclaim notice turned into a stop that saves a checkpoint (SIGTERM to this runner: the trainer gets its
+    grace period). Returns (uploader, its checkpoint watcher, the notice watcher), each None when unused."""
+    uploader = upload_watch = notice = None
+    dest = get(spec, "outputs.checkpoints")
+    if isinstance(dest, str) and dest:
+        uploader = CheckpointUploader(dest, os.path.basename(run_dir), env, events.emit, lambda p: _relative(p, workdir))
+        up = uploader
+        upload_watch = CheckpointWatcher(outputs_root(spec, workdir)[1], started_at, lambda _t, **kw: up.submit(kw["step"], kw["path"]),
+                                         lambda p: p, interval_s=2.0).start()
+    source = spot_notice.notice_source(get(spec, "target.provider"), env) if get(spec, "target.spot") is True else None
+    if source is not None:
+        notice = spot_notice.NoticeWatcher(source, events.emit, lambda: os.kill(os.getpid(), signal.SIGTERM),
+                                           interval_s=spot_notice.interval_s()).start()
+    return uploader, upload_watch, notice
+
+
 def _take_gpus(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], env: Dict[str, str], events: EventWriter,
                early: Dict[str, int]) -> Any:
     """Waits in the host's queue (gpuqueue.py) for this run's GPUs and points CUDA_VISIBLE_DEVICES at them.
@@ -239,6 +264,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
     sampler = GpuSampler(run_dir, events.emit, interval_ms=gpu_interval_ms) if sample_gpu else None
     if sampler:
         sampler.start()
+    uploader, upload_watch, notice = _start_checkpoint_safety(run_dir, workdir, spec, env, events, started_at)
     watcher = None
     if mode == "own-script":
         # An own script's checkpoints are found on disk, unless it added our callback (which reports them itself).
@@ -256,6 +282,12 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
             sampler.stop()
         if watcher:
             watcher.stop()
+        if notice:
+            notice.stop()
+        if upload_watch:
+            upload_watch.stop()  # its last scan submits the checkpoint saved on the way out
+        if uploader and not uploader.drain(UPLOAD_DRAIN_AFTER_NOTICE_S if notice and notice.noticed else UPLOAD_DRAIN_S):
+            events.emit("warning", code="checkpoint-upload", message="the last checkpoint upload did not finish before the run ended")
 
     if res.lines_not_scanned:
         events.emit("warning", code="scan-skipped",

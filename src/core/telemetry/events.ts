@@ -72,6 +72,9 @@ export const checkpointEvent = z.object({
   type: z.literal('checkpoint'),
   step: z.number().int().nonnegative(),
   path: z.string(),
+  /** Set on the second event of a checkpoint that outputs.checkpoints copied to object storage (s3://, gs://). */
+  uploaded_to: z.string().optional(),
+  upload_s: finite.nonnegative().optional(),
 });
 
 export const warningEvent = z.object({

@@ -120,6 +120,7 @@ export const runSpecOutputs = z.strictObject({
   dir: nonEmpty.optional().describe('Output directory on the host, relative to the run directory; default outputs.'),
   download: z.array(z.enum(['adapter', 'checkpoints', 'logs'])).optional().describe('What to bring back when the run ends: adapter, checkpoints, logs.'),
   upload: z.string().regex(/^(s3|gs|hf):\/\/\S+$/, 'must start with s3://, gs:// or hf://').optional().describe('Also upload outputs to s3://bucket/prefix, gs://bucket/prefix or hf://user/repo.'),
+  checkpoints: z.string().regex(/^(s3|gs):\/\/\S+$/, 'must start with s3:// or gs://').optional().describe('Copy each checkpoint to s3://bucket/prefix or gs://bucket/prefix while training (under <run id>/), so a spot reclaim or a lost disk costs only the steps since the last one; on a spot instance the reclaim notice saves and uploads one more.'),
 });
 
 export const runSpecTeardown = z.strictObject({

@@ -1,0 +1,273 @@
+"""Checkpoints that outlive a spot instance: uploaded to S3 as they are written (outputs.checkpoints), and
+the cloud's reclaim notice turned into a stop that saves and uploads one more, by the runner alone.
+
+S3 is moto's server (PyPI moto[server], AWS's API implemented by others) and the uploads go through AWS's
+own CLI (PyPI awscli), both from the venv scripts/ensure-moto.sh caches. The instance metadata services
+are emulators written here from AWS's and Google's documentation, with their awkward parts: IMDSv2 only
+(a PUT for a session token, 401 for a missing or expired one, 404 on spot/instance-action until a notice),
+and GCE's required Metadata-Flavor header (403 without)."""
+
+import http.server
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+import unittest
+import uuid
+
+from remote_finetune import spot_notice
+from remote_finetune.checkpoint_upload import upload_commands
+from remote_finetune.events import parse_event_line
+from tests.helpers import PYTHON, REPO_DIR, TempDirTest, read, runner_env
+
+
+class Imds:
+    """EC2's instance metadata service, IMDSv2 only."""
+
+    def __init__(self):
+        self.tokens = set()
+        self.action = None
+        self.gets = 0
+        outer = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def reply(self, code, body=b""):
+                self.send_response(code)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_PUT(self):
+                if self.path != "/latest/api/token" or not self.headers.get("X-aws-ec2-metadata-token-ttl-seconds", "").isdigit():
+                    return self.reply(400)
+                t = uuid.uuid4().hex
+                outer.tokens.add(t)
+                self.reply(200, t.encode())
+
+            def do_GET(self):
+                if self.headers.get("X-aws-ec2-metadata-token") not in outer.tokens:
+                    return self.reply(401)
+                if self.path != "/latest/meta-data/spot/instance-action":
+                    return self.reply(404)
+                outer.gets += 1
+                if outer.action is None:
+                    return self.reply(404)
+                self.reply(200, json.dumps(outer.action).encode())
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Gce:
+    def __init__(self):
+        self.preempted = False
+        outer = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                if self.headers.get("Metadata-Flavor") != "Google":
+                    code, body = 403, b"Missing required header: Metadata-Flavor"
+                elif self.path == "/computeMetadata/v1/instance/preempted":
+                    code, body = 200, (b"TRUE" if outer.preempted else b"FALSE")
+                else:
+                    code, body = 404, b""
+                self.send_response(code)
+                self.send_header("Metadata-Flavor", "Google")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.host = "127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class NoticeSources(unittest.TestCase):
+    def test_ec2_imdsv2_no_notice_then_notice_and_an_expired_token_is_renewed(self):
+        imds = Imds()
+        self.addCleanup(imds.close)
+        src = spot_notice.Ec2Notice({"AWS_EC2_METADATA_SERVICE_ENDPOINT": imds.url})
+        self.assertIsNone(src.check())
+        imds.tokens.clear()  # the session token expires
+        self.assertIsNone(src.check())
+        imds.action = {"action": "terminate", "time": "2026-11-25T17:40:00Z"}
+        self.assertEqual(src.check(), "EC2 will terminate this spot instance at 2026-11-25T17:40:00Z")
+        self.assertEqual(imds.gets, 3)
+
+    def test_gce_preempted_needs_the_flavor_header(self):
+        gce = Gce()
+        self.addCleanup(gce.close)
+        src = spot_notice.GceNotice({"GCE_METADATA_HOST": gce.host})
+        self.assertIsNone(src.check())
+        gce.preempted = True
+        self.assertIn("preempting", src.check())
+
+    def test_a_watcher_fires_once_and_lambda_has_no_source(self):
+        calls = []
+        events = []
+
+        class Flaky:
+            n = 0
+
+            def check(self):
+                self.n += 1
+                if self.n == 1:
+                    raise OSError("metadata did not answer")
+                return None if self.n < 3 else "EC2 will terminate this spot instance at t"
+
+        w = spot_notice.NoticeWatcher(Flaky(), lambda *a, **k: events.append((a, k)), lambda: calls.append(1), interval_s=0.02).start()
+        end = time.time() + 5
+        while not calls and time.time() < end:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        w.stop()
+        self.assertEqual(calls, [1])
+        self.assertEqual(events[0][1]["code"], "spot-notice")
+        self.assertIsNone(spot_notice.notice_source("lambda", {}))
+        self.assertIsNone(spot_notice.notice_source(None, {}))
+
+    def test_upload_commands_never_carry_a_secret_and_name_the_missing_tool(self):
+        cmds, _ = upload_commands("s3://b/p/", "/w/out/checkpoint-5", "rft-1", "checkpoint-5", which=lambda n: "/usr/bin/" + n)
+        self.assertEqual(cmds[0], ["aws", "s3", "sync", "--only-show-errors", "/w/out/checkpoint-5", "s3://b/p/rft-1/checkpoint-5"])
+        self.assertEqual(cmds[1], ["aws", "s3", "cp", "--only-show-errors", "-", "s3://b/p/rft-1/latest"])
+        cmds, _ = upload_commands("gs://b/p", "/c", "r", "checkpoint-1", which=lambda n: "/x" if n == "gsutil" else None)
+        self.assertEqual(cmds[0][:4], ["gsutil", "-m", "rsync", "-r"])
+        none, why = upload_commands("s3://b", "/c", "r", "c", which=lambda n: None)
+        self.assertIsNone(none)
+        self.assertIn("aws CLI is not installed", why)
+
+
+TRAIN_PY = r'''
+import json, os, signal, sys, time
+out = "out/checkpoints"
+step = 0
+def save(s):
+    d = os.path.join(out, "checkpoint-%d" % s)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "adapter_model.safetensors"), "wb").write(os.urandom(2048))
+    open(os.path.join(d, "trainer_state.json"), "w").write(json.dumps({"global_step": s}))  # HF writes it last
+def on_term(signum, frame):
+    print("SIGTERM: saving checkpoint-%d" % step, flush=True)
+    save(step)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, on_term)
+open("ready", "w").write("1")
+for step in range(1, 400):
+    time.sleep(0.1)
+    print("{'loss': %.4f, 'epoch': %.2f}" % (2.0 / step, step / 400), flush=True)
+    if step % 10 == 0:
+        save(step)
+'''
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class SpotRunUploads(TempDirTest):
+    """`python -m remote_finetune run` on a "spot EC2 instance": checkpoints go to S3 while it trains; the
+    notice stops it with one more checkpoint, uploaded before the runner ends."""
+
+    @classmethod
+    def setUpClass(cls):
+        venv = subprocess.run(["bash", os.path.join(REPO_DIR, "scripts", "ensure-moto.sh")], stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True, timeout=900).stdout.strip()
+        cls.aws_bin = os.path.join(venv, "bin")
+        cls.port = free_port()
+        cls.moto = subprocess.Popen([os.path.join(cls.aws_bin, "moto_server"), "-H", "127.0.0.1", "-p", str(cls.port)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cls.endpoint = "http://127.0.0.1:%d" % cls.port
+        end = time.time() + 30
+        while time.time() < end:
+            try:
+                socket.create_connection(("127.0.0.1", cls.port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.moto.terminate()
+        cls.moto.wait(10)
+
+    def aws(self, *args, stdin=None):
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1",
+                   AWS_ENDPOINT_URL=self.endpoint, PATH=self.aws_bin + os.pathsep + os.environ["PATH"])
+        return subprocess.run(["aws"] + list(args), env=env, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=120)
+
+    def test_checkpoints_reach_s3_while_training_and_the_notice_saves_and_uploads_one_more(self):
+        bucket = "ckpt-%s" % uuid.uuid4().hex[:8]
+        self.assertEqual(self.aws("s3", "mb", "s3://" + bucket).returncode, 0)
+        imds = Imds()
+        self.addCleanup(imds.close)
+        run_dir = self.own_script_layout(TRAIN_PY, spec={
+            "version": 1, "name": "spot", "command": "python train.py",
+            "target": {"provider": "ec2", "gpu": "A10G", "spot": True},
+            "outputs": {"dir": "out", "checkpoints": "s3://%s/runs" % bucket}})
+        self.write("home/runs/rft-1/env", "AWS_ACCESS_KEY_ID=testing\nAWS_SECRET_ACCESS_KEY=testing\nAWS_DEFAULT_REGION=us-east-1\n"
+                   "AWS_ENDPOINT_URL=%s\nAWS_EC2_METADATA_SERVICE_ENDPOINT=%s\n" % (self.endpoint, imds.url), mode=0o600)
+        env = runner_env({"PATH": self.aws_bin + os.pathsep + os.environ["PATH"], "RFT_HOME": self.path("home"),
+                          "RFT_SPOT_POLL_S": "0.2", "RFT_STANDIN_MODE": "no-gpu"})
+        p = subprocess.Popen([PYTHON, "-m", "remote_finetune", "run", "--run-dir", run_dir, "--workdir", self.work, "--no-watchdog",
+                              "--no-gpu-sampler", "--grace-seconds", "30"], env=env, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        events_path = os.path.join(run_dir, "events.jsonl")
+
+        def events():
+            out = []
+            for line in (read(events_path).splitlines() if os.path.exists(events_path) else []):
+                ev, err = parse_event_line(line)
+                self.assertIsNone(err, line)
+                out.append(ev)
+            return out
+
+        end = time.time() + 60
+        while time.time() < end and not any(e["type"] == "checkpoint" and e.get("uploaded_to") for e in events()):
+            time.sleep(0.1)
+        self.assertTrue(any(e.get("uploaded_to") for e in events()), "no checkpoint was uploaded while training")
+        imds.action = {"action": "terminate", "time": "2026-11-25T18:00:00Z"}
+        out, _ = p.communicate(timeout=90)
+        evs = events()
+        notice = [e for e in evs if e["type"] == "warning" and e.get("code") == "spot-notice"]
+        self.assertEqual(len(notice), 1, out)
+        self.assertIn("EC2 will terminate this spot instance at 2026-11-25T18:00:00Z", notice[0]["message"])
+        self.assertEqual(evs[-1]["type"], "finished")
+        self.assertEqual(evs[-1]["status"], "interrupted")
+        saved = int(read(os.path.join(run_dir, "output.log")).split("SIGTERM: saving checkpoint-")[1].split()[0])
+        uploaded = [e for e in evs if e["type"] == "checkpoint" and e.get("uploaded_to")]
+        self.assertEqual(uploaded[-1]["step"], saved, "the checkpoint saved on the notice was not the last one uploaded")
+        self.assertEqual(uploaded[-1]["uploaded_to"], "s3://%s/runs/rft-1/checkpoint-%d" % (bucket, saved))
+        latest = self.aws("s3", "cp", "s3://%s/runs/rft-1/latest" % bucket, "-")
+        self.assertEqual(json.loads(latest.stdout), {"step": saved, "name": "checkpoint-%d" % saved})
+        listing = self.aws("s3", "ls", "--recursive", "s3://%s/runs/rft-1/checkpoint-%d/" % (bucket, saved)).stdout
+        self.assertIn("trainer_state.json", listing)
+        self.assertIn("adapter_model.safetensors", listing)
+        for where in (read(os.path.join(run_dir, "output.log")), read(events_path)):
+            self.assertNotIn("testing\n", where)
+
+
+if __name__ == "__main__":
+    unittest.main()
