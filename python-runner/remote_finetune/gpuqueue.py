@@ -153,8 +153,10 @@ class HostQueue:
                     if got is not None:
                         emit("assigned", gpus=got.indices, waited_s=round(time.time() - started, 3))
                         return got
-                if position != last_position:
-                    # Position 1 that could not take its GPUs waits for runs that are already training.
+                # Said from the second look on: two runs started together find each other's ticket first, and the
+                # one behind has its GPU a poll later; that is no queue worth showing. Position 1 that could not
+                # take its GPUs waits for runs that are already training.
+                if position != last_position and time.time() - started >= self.poll_s:
                     emit("queued", position=position, gpus_wanted=want)
                     last_position = position
                 time.sleep(self.poll_s)

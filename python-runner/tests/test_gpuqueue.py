@@ -120,7 +120,8 @@ class QueueRuns(TempDirTest):
         self.assertLess(max(ta[0], tb[0]), min(ta[1], tb[1]), "the two runs did not overlap")
         self.assertEqual(sorted([ta[2], tb[2]]), ["0", "1"])
         for r in ("rft-a", "rft-b"):
-            self.assertFalse([e for e in self.events(r) if e["type"] == "queued"])
+            # Started together, one may find the other's ticket ahead and take its GPU a poll later.
+            self.assertLess(next(e for e in self.events(r) if e["type"] == "assigned")["waited_s"], 1.0)
 
     def test_a_two_gpu_run_waits_for_both_and_a_later_one_gpu_run_does_not_overtake_it(self):
         a = self.start("rft-a", gpus=2, hold=1.5)
