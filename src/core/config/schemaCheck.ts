@@ -9,6 +9,7 @@ import type { ConfigDiagnostic, Fix } from './types';
 import { allowedValues, describe, firstSentence, numberBounds, objectShapes, schemaAt } from './zodWalk';
 import { insertKey, renameKey, replaceNode, scalarText } from './edits';
 import type { Syntax } from './edits';
+import type { SensibleValue } from './sensibleValues';
 
 export interface SchemaCheckInput {
   readonly schema: z.ZodType;
@@ -24,6 +25,8 @@ export interface SchemaCheckInput {
   readonly extraCandidates?: readonly string[];
   /** Values whose problems are not reported (e.g. `${VAR}` filled in before the tool reads the file). */
   readonly skipValue?: (n: DocNode) => boolean;
+  /** A value worth proposing for a number out of range (2e-4 for a LoRA learning rate) instead of the bound. */
+  readonly sensible?: (path: readonly PathSegment[]) => SensibleValue | undefined;
 }
 
 export function code(base: number, offset: number): string {
@@ -111,7 +114,10 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
         const range = b ? boundsText(b.min, b.max) : '';
         const limit = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
         const got = node?.kind === 'scalar' ? String(node.value) : '';
-        const fixes: Fix[] = node ? [{ title: `Set to ${limit}`, edits: [replaceNode(node, limit, syntax)] }] : [];
+        const good = inp.sensible?.(path);
+        const fixes: Fix[] = !node ? [] : good
+          ? [{ title: `Set to ${good.text} (${good.why})`, edits: [{ start: node.start, end: node.end, newText: good.text }], preferred: true }]
+          : [{ title: `Set to ${limit}`, edits: [replaceNode(node, limit, syntax)] }];
         return [{
           ...at(target), severity: 'error', code: code(codeBase, 3),
           message: `\`${field}\` is ${got} but must be ${issue.code === 'too_small' ? (issue.inclusive ? 'at least' : 'greater than') : (issue.inclusive ? 'at most' : 'less than')} ${limit}.${range ? ` Use a value ${range}.` : ''}${hint ? ` ${hint}` : ''}`,

@@ -20,6 +20,8 @@ import type { GpuInfo } from '../gpu/catalog';
 import { findGpu } from '../gpu/catalog';
 import type { RunSpecEstimate } from './runSpecEstimate';
 import { replaceNode } from './edits';
+import { sensibleValue } from './sensibleValues';
+import { checkLearningRate } from './rules/learningRate';
 
 export interface ValidateOptions {
   /** Path (absolute for cross-file checks) or just a name; decides the kind with the content. */
@@ -97,13 +99,14 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
     return { kind, diagnostics: out };
   }
   if (info.schema) {
-    out.push(...checkSchema({ schema: info.schema, root, value: schemaInput(root, kind, parseSyntax), text, syntax: parseSyntax, codeBase: info.codeBase, reportUnknown: info.reportUnknown, ...(kind === 'runspec' ? {} : { skipValue: isInterpolation }) }));
+    out.push(...checkSchema({ schema: info.schema, root, value: schemaInput(root, kind, parseSyntax), text, syntax: parseSyntax, codeBase: info.codeBase, reportUnknown: info.reportUnknown, ...(kind === 'runspec' ? {} : { skipValue: isInterpolation }), sensible: (path) => sensibleValue(kind, root, path, parseSyntax) }));
   }
   const gpuFromSpec = kind === 'runspec' ? gpuOf(scalarAt(root, ['target', 'gpu'])) : undefined;
   const ctx: RuleContext = { text, syntax: parseSyntax, root, gpu: opts.gpu ?? gpuFromSpec ?? gpuNextTo(opts) };
   const facts = extractFacts(kind, root);
   if (facts) out.push(...checkTrainingFacts(facts, ctx));
   out.push(...checkSecrets(root));
+  out.push(...checkLearningRate(kind, ctx));
   let estimate: RunSpecEstimate | undefined;
   switch (kind) {
     case 'accelerate': out.push(...checkAccelerate(ctx)); break;
