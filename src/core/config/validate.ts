@@ -91,7 +91,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
   const info = KINDS[kind];
   if (root === undefined) {
     if (parsed.deferred) return { kind, diagnostics: out, deferred: true };
-    if (out.length === 0 && kind === 'runspec') out.push({ start: 0, end: 0, severity: 'error', code: 'RFT008', message: 'The run spec is empty: start with `version: 1` and a `target`.' });
+    if (out.length === 0 && kind === 'runspec') out.push({ start: 0, end: 0, severity: 'error', code: 'RFT008', message: 'The run spec is empty: start with version: 1 and a target.' });
     return { kind, diagnostics: out };
   }
   if (root.kind !== 'map') {

@@ -2,7 +2,10 @@
 // messages read as plain text, the per-provider GPU rule, and ignored values warn instead of failing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { validateText } from '../../../src/core/config/validate';
+import { nodeFiles } from '../../../src/core/config/nodeFiles';
 import type { ConfigDiagnostic, Fix } from '../../../src/core/config/types';
 
 function applyFix(text: string, fix: Fix): string {
@@ -51,3 +54,82 @@ test('RFT818: a LoRA/QLoRA learning rate above 1e-2 is a warning with a 2e-4 fix
   assert.ok(diags('model_name_or_path: x/y\nstage: sft\nlearning_rate: 0.1\n', 'llama_factory/a_lora_sft.yaml').some((x) => x.code === 'RFT818' && x.severity === 'warning'));
   assert.ok(!diags('model_name_or_path: x/y\nstage: sft\nfinetuning_type: full\nlearning_rate: 0.1\n', 'llama_factory/a_full_sft.yaml').some((x) => x.code === 'RFT818'));
 });
+
+// Every message the checks produce over the fixtures, the examples and a set of broken configs.
+const REPO = join(__dirname, '../../..');
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : /\.(ya?ml|json)$|^\.env/.test(e.name) ? [join(dir, e.name)] : []));
+}
+const BAD: ReadonlyArray<readonly [string, string]> = [
+  ['finetune.yaml', spec('qlora', '5', '')],
+  ['finetune.yaml', 'version: 1\nname: -bad\nmodel:\n  id: x/y-7B\n  params_b: 0\nmethod: lora\nlora:\n  dropout: 2\n  alpah: 3\n  r: 1.5\ndata:\n  train: a/b\n  max_seq_length: 4\ntrainer:\n  seed: -1\n  per_device_batch_size: 0\n  warmup_ratio: 3\n  precision: bf16\n  fp16: yes\nlauncher:\n  type: python\n  num_processes: 3\ntarget:\n  provider: lambda\n  gpu: T4\n  gpu_count: 40\n  disk_gb: 2\noutputs:\n  upload: ftp://x\n'],
+  ['finetune.yaml', 'version: 1\nmodel:\n  id: x/y-7B\nmethod: full\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  num_processes: 1\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n  gpu_count: 2\n'],
+  ['finetune.yaml', 'model:\n  id: x/y\ntarget:\n  provider: ssh\n'],
+  ['finetune.yaml', ''],
+  ['accelerate.yaml', "distributed_type: 'NO'\nnum_processes: 4\nmixed_precision: bf17\n"],
+  ['accelerate.yaml', 'distributed_type: DEEPSPEED\nnum_processes: 1\nuse_cpu: true\nmixed_precision: fp16\n'],
+  ['ds_config.json', '{"train_batch_size": 7, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 9}}'],
+  ['training_args.yaml', 'learning_rate: 0.5\nlora_r: 16\nlora_alpha: 320\nbf16: true\nfp16: true\nload_best_model_at_end: true\nsave_steps: 7\neval_strategy: steps\neval_steps: 5\nnum_train_epochs: -1\n'],
+  ['sweep.yaml', 'parameters:\n  lr:\n    distribution: log_uniform_values\n    min: 0\n    max: 0\n  bs:\n    probabilities: [0.5]\n    values: []\n'],
+  ['.env', 'LEARNING_RATE=5\nBATCH_SIZE=0\nBATCH_SIZE=1\nCUDA_VISIBLE_DEVICES=0, 1\n'],
+];
+
+function allMessages(): Array<{ where: string; d: ConfigDiagnostic }> {
+  const out: Array<{ where: string; d: ConfigDiagnostic }> = [];
+  const fixtureFiles = [...files(join(REPO, 'test/fixtures/config')), ...files(join(REPO, 'test/fixtures/runspec')), ...files(join(REPO, 'examples'))];
+  for (const f of fixtureFiles) for (const d of validateText(readFileSync(f, 'utf8'), { fileName: f, files: nodeFiles }).diagnostics) out.push({ where: f, d });
+  for (const [name, text] of BAD) for (const d of validateText(text, { fileName: name }).diagnostics) out.push({ where: `${name}: ${text.slice(0, 60)}`, d });
+  return out;
+}
+
+test('messages are plain text: no backticks in any message or fix title (VS Code shows diagnostics as plain text)', () => {
+  const all = allMessages();
+  assert.ok(all.length > 60, `${all.length} diagnostics walked`);
+  const codes = new Set(all.map((x) => x.d.code));
+  for (const c of ['RFT100', 'RFT101', 'RFT103', 'RFT104', 'RFT204', 'RFT805', 'RFT806', 'RFT818']) assert.ok(codes.has(c), `the walk reaches ${c}`);
+  for (const { where, d } of all) {
+    assert.ok(!d.message.includes('`'), `${where}: ${d.code} ${d.message}`);
+    for (const f of d.fixes ?? []) assert.ok(!f.title.includes('`'), `${where}: ${d.code} fix ${f.title}`);
+  }
+});
+
+test('messages: plurals agree with their number ("1 GPU", "2 GPUs"), and a range is stated once', () => {
+  const nouns = 'GPUs|processes|machines|items|characters|steps|nodes|levels|lines|bytes';
+  for (const { where, d } of allMessages()) {
+    assert.doesNotMatch(d.message, new RegExp(`(^|[^\\d.])1 (${nouns})\\b`), `${where}: ${d.code} ${d.message}`);
+    assert.doesNotMatch(d.message, /(^|[^\d.])([02-9]|\d\d+) (GPU|process|machine|item|character)\b(?!-)/, `${where}: ${d.code} ${d.message}`);
+    // "from A to B" (or "A to B") at most once per message.
+    const ranges = [...d.message.matchAll(/(-?[\d.e+-]+) to (-?[\d.e+-]+)/g)].map((m) => `${m[1]} to ${m[2]}`);
+    assert.equal(new Set(ranges).size, ranges.length, `${where}: ${d.code} repeats its range: ${d.message}`);
+  }
+  const one = diags('{"train_batch_size": 7, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}', 'ds_config.json');
+  assert.ok(one.length > 0);
+  const lr = diags(spec('qlora', '5')).find((x) => x.code === 'RFT103')!;
+  assert.equal(lr.message.split('1e-8').length - 1, 1, lr.message);
+  assert.equal(lr.message, 'trainer.learning_rate is 5; it must be from 1e-8 to 1. Peak learning rate. 2e-4 is usual for LoRA/QLoRA, 1e-5–5e-5 for full fine-tuning.');
+});
+
+test('messages: the world-size message with one GPU says "1 GPU" (it said "1 GPUs")', () => {
+  const acc = validateText('{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}', { fileName: 'ds_config.json' });
+  assert.deepEqual(acc.diagnostics.map((d) => d.code), []);
+  const spec1 = 'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
+  const r = validateText(spec1, { fileName: '/w/finetune.yaml', files: { readText: (p) => (p === '/w/acc.yaml' ? "distributed_type: MULTI_GPU\nnum_processes: 1\n" : undefined), exists: (p) => p === '/w/acc.yaml' } });
+  assert.deepEqual(r.diagnostics.map((d) => d.code), []);
+  const r2 = validateText(spec1.replace('gpu: A100-80GB', 'gpu: A100-80GB\n  gpu_count: 2'), { fileName: '/w/finetune.yaml', files: { readText: (p) => (p === '/w/acc.yaml' ? "distributed_type: MULTI_GPU\nnum_processes: 1\n" : undefined), exists: (p) => p === '/w/acc.yaml' } });
+  const m = r2.diagnostics.find((d) => d.code === 'RFT805')!;
+  assert.match(m.message, /has 2 GPUs\. .*would start 1 process\)/);
+});
+
+test('sources: messages in src/core/config use plural() rather than ad-hoc "s" suffixes, and no escaped backtick outside hovers', () => {
+  const sources = srcFiles(join(REPO, 'src/core/config'));
+  assert.ok(sources.length > 30);
+  for (const f of sources) {
+    const text = readFileSync(f, 'utf8');
+    assert.doesNotMatch(text, /\$\{[^}]*=== 1 \? '' : 's'\}/, `${f}: use plural()`);
+    if (!f.endsWith('hover.ts')) assert.doesNotMatch(text.replace(/^\s*(\/\/|\*).*$/gm, ''), /\\`/, `${f}: a backtick inside a message`);
+  }
+});
+
+function srcFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? srcFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
