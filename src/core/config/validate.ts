@@ -22,6 +22,7 @@ import type { RunSpecEstimate } from './runSpecEstimate';
 import { replaceNode } from './edits';
 import { sensibleValue } from './sensibleValues';
 import { checkLearningRate } from './rules/learningRate';
+import { checkProviderGpu } from './rules/providerGpu';
 
 export interface ValidateOptions {
   /** Path (absolute for cross-file checks) or just a name; decides the kind with the content. */
@@ -114,6 +115,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
     case 'sweep': out.push(...checkSweep(ctx)); break;
     case 'runspec': {
       suggestCatalogGpu(root, out, parseSyntax);
+      out.push(...checkProviderGpu(ctx));
       const r = checkRunSpec({ ...ctx, fileName: opts.fileName, files: opts.files });
       out.push(...r.diagnostics);
       estimate = r.estimate;

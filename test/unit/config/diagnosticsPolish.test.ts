@@ -86,7 +86,7 @@ test('messages are plain text: no backticks in any message or fix title (VS Code
   const all = allMessages();
   assert.ok(all.length > 60, `${all.length} diagnostics walked`);
   const codes = new Set(all.map((x) => x.d.code));
-  for (const c of ['RFT100', 'RFT101', 'RFT103', 'RFT104', 'RFT204', 'RFT805', 'RFT806', 'RFT818']) assert.ok(codes.has(c), `the walk reaches ${c}`);
+  for (const c of ['RFT100', 'RFT101', 'RFT103', 'RFT104', 'RFT204', 'RFT805', 'RFT806', 'RFT818', 'RFT819']) assert.ok(codes.has(c), `the walk reaches ${c}`);
   for (const { where, d } of all) {
     assert.ok(!d.message.includes('`'), `${where}: ${d.code} ${d.message}`);
     for (const f of d.fixes ?? []) assert.ok(!f.title.includes('`'), `${where}: ${d.code} fix ${f.title}`);
@@ -126,10 +126,34 @@ test('sources: messages in src/core/config use plural() rather than ad-hoc "s" s
   for (const f of sources) {
     const text = readFileSync(f, 'utf8');
     assert.doesNotMatch(text, /\$\{[^}]*=== 1 \? '' : 's'\}/, `${f}: use plural()`);
-    if (!f.endsWith('hover.ts')) assert.doesNotMatch(text.replace(/^\s*(\/\/|\*).*$/gm, ''), /\\`/, `${f}: a backtick inside a message`);
+    if (!f.endsWith('hover.ts') && !f.endsWith('estimateBreakdown.ts')) assert.doesNotMatch(text.replace(/^\s*(\/\/|\*).*$/gm, ''), /\\`/, `${f}: a backtick inside a message`);
   }
 });
 
 function srcFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? srcFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 }
+
+test('RFT819 per provider: Lambda offers no T4 (warning, its list is live), EC2 no V100 and GCP no A10G (errors); the fix picks an offered GPU', async () => {
+  const { providerGpus } = await import('../../../src/core/config/rules/providerGpu');
+  const p = (provider: string, gpu: string): string => `version: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\nmethod: qlora\ndata:\n  train: a/b\ntrainer:\n  precision: fp16\n  gradient_checkpointing: true\ntarget:\n  provider: ${provider}\n  gpu: ${gpu}\n`;
+  const lambda = diags(p('lambda', 'T4')).filter((d) => d.code === 'RFT819');
+  assert.equal(lambda.length, 1);
+  assert.equal(lambda[0]!.severity, 'warning');
+  assert.equal(p('lambda', 'T4').slice(lambda[0]!.start, lambda[0]!.end), 'T4');
+  assert.equal(lambda[0]!.message, 'Lambda offers no T4; its GPUs are V100, A100-40GB, A100-80GB, H100. Pick one of them, or use an SSH host that has one.');
+  const fixed = applyFix(p('lambda', 'T4'), lambda[0]!.fixes![0]!);
+  assert.match(fixed, /\n {2}gpu: A100-40GB\n/);
+  assert.deepEqual(diags(fixed).filter((d) => d.code === 'RFT819'), []);
+  const ec2 = diags(p('ec2', 'V100')).find((d) => d.code === 'RFT819')!;
+  assert.equal(ec2.severity, 'error');
+  assert.match(ec2.message, /^EC2 offers no V100; its GPUs are T4, A10G, L4, A100-40GB, A100-80GB, H100\./);
+  assert.match(diags(p('gcp', 'A10G')).find((d) => d.code === 'RFT819')!.message, /^GCP offers no A10G; its GPUs are T4, V100, L4, /);
+  // Offered GPUs, SSH and local hosts: nothing to say.
+  for (const [prov, gpu] of [['lambda', 'H100'], ['lambda', 'A100-80GB'], ['ec2', 'T4'], ['gcp', 'V100'], ['ssh', 'RTX4090'], ['local', 'T4']]) {
+    assert.deepEqual(diags(p(prov!, gpu!)).filter((d) => d.code === 'RFT819'), [], `${prov} ${gpu}`);
+  }
+  // Lambda's A10 is not the catalog's A10G: not counted as offering it.
+  assert.ok(!providerGpus('lambda').has('A10G'));
+  assert.deepEqual([...providerGpus('ec2').keys()], ['T4', 'A10G', 'L4', 'A100-40GB', 'A100-80GB', 'H100']);
+});
