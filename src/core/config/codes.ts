@@ -37,7 +37,7 @@ const fixed: CodeInfo[] = [
   { code: 'RFT802', severity: 'error', title: '4-bit loading with FlashAttention-2 without a 16-bit compute dtype (uint8 dtype failure)' },
   { code: 'RFT803', severity: 'error', title: 'QLoRA with DeepSpeed ZeRO-3' },
   { code: 'RFT804', severity: 'error', title: 'bf16 and fp16 both on' },
-  { code: 'RFT805', severity: 'error', title: 'num_processes does not match the GPUs (or the distributed type)' },
+  { code: 'RFT805', severity: 'error', title: 'num_processes does not match the GPUs (warning where the launcher ignores it: distributed_type NO, launcher python, a config file overridden by --num_processes)' },
   { code: 'RFT806', severity: 'error', title: 'DeepSpeed train_batch_size ≠ micro batch × accumulation × world size' },
   { code: 'RFT807', severity: 'error', title: 'load_best_model_at_end without matching eval/save strategies or step multiples' },
   { code: 'RFT808', severity: 'info', title: 'lora_alpha far from 2 × r' },

@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateText } from '../../../src/core/config/validate';
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
+import { providerGpus } from '../../../src/core/config/rules/providerGpu';
 import type { ConfigDiagnostic, Fix } from '../../../src/core/config/types';
 
 function applyFix(text: string, fix: Fix): string {
@@ -113,11 +114,12 @@ test('messages: the world-size message with one GPU says "1 GPU" (it said "1 GPU
   const acc = validateText('{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}', { fileName: 'ds_config.json' });
   assert.deepEqual(acc.diagnostics.map((d) => d.code), []);
   const spec1 = 'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
-  const r = validateText(spec1, { fileName: '/w/finetune.yaml', files: { readText: (p) => (p === '/w/acc.yaml' ? "distributed_type: MULTI_GPU\nnum_processes: 1\n" : undefined), exists: (p) => p === '/w/acc.yaml' } });
-  assert.deepEqual(r.diagnostics.map((d) => d.code), []);
-  const r2 = validateText(spec1.replace('gpu: A100-80GB', 'gpu: A100-80GB\n  gpu_count: 2'), { fileName: '/w/finetune.yaml', files: { readText: (p) => (p === '/w/acc.yaml' ? "distributed_type: MULTI_GPU\nnum_processes: 1\n" : undefined), exists: (p) => p === '/w/acc.yaml' } });
-  const m = r2.diagnostics.find((d) => d.code === 'RFT805')!;
-  assert.match(m.message, /has 2 GPUs\. .*would start 1 process\)/);
+  const files = (acc: string): { readText: (p: string) => string | undefined; exists: (p: string) => boolean } => ({ readText: (p) => (p === '/w/acc.yaml' ? acc : undefined), exists: (p) => p === '/w/acc.yaml' });
+  assert.deepEqual(validateText(spec1, { fileName: '/w/finetune.yaml', files: files('distributed_type: MULTI_GPU\nnum_processes: 1\n') }).diagnostics.map((d) => d.code), []);
+  const m = validateText(spec1, { fileName: '/w/finetune.yaml', files: files('distributed_type: MULTI_GPU\nnum_processes: 2\n') }).diagnostics.find((d) => d.code === 'RFT805')!;
+  assert.match(m.message, /sets num_processes: 2, but the target has 1 GPU\. /);
+  const two = validateText(spec1.replace('gpu: A100-80GB', 'gpu: A100-80GB\n  gpu_count: 2'), { fileName: '/w/finetune.yaml', files: files('distributed_type: MULTI_GPU\nnum_processes: 1\n') }).diagnostics.find((d) => d.code === 'RFT805')!;
+  assert.match(two.message, /the target has 2 GPUs\. /);
 });
 
 test('sources: messages in src/core/config use plural() rather than ad-hoc "s" suffixes, and no escaped backtick outside hovers', () => {
@@ -134,8 +136,7 @@ function srcFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? srcFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 }
 
-test('RFT819 per provider: Lambda offers no T4 (warning, its list is live), EC2 no V100 and GCP no A10G (errors); the fix picks an offered GPU', async () => {
-  const { providerGpus } = await import('../../../src/core/config/rules/providerGpu');
+test('RFT819 per provider: Lambda offers no T4 (warning, its list is live), EC2 no V100 and GCP no A10G (errors); the fix picks an offered GPU', () => {
   const p = (provider: string, gpu: string): string => `version: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\nmethod: qlora\ndata:\n  train: a/b\ntrainer:\n  precision: fp16\n  gradient_checkpointing: true\ntarget:\n  provider: ${provider}\n  gpu: ${gpu}\n`;
   const lambda = diags(p('lambda', 'T4')).filter((d) => d.code === 'RFT819');
   assert.equal(lambda.length, 1);
@@ -156,4 +157,24 @@ test('RFT819 per provider: Lambda offers no T4 (warning, its list is live), EC2 
   // Lambda's A10 is not the catalog's A10G: not counted as offering it.
   assert.ok(!providerGpus('lambda').has('A10G'));
   assert.deepEqual([...providerGpus('ec2').keys()], ['T4', 'A10G', 'L4', 'A100-40GB', 'A100-80GB', 'H100']);
+});
+
+test('a value the tool only ignores is a warning, not an error (RFT805): accelerate with distributed_type NO, the python launcher, an accelerate file overridden by --num_processes', () => {
+  const acc = diags("distributed_type: 'NO'\nnum_processes: 4\n", 'accelerate.yaml').find((d) => d.code === 'RFT805')!;
+  assert.equal(acc.severity, 'warning');
+  assert.match(acc.message, /^distributed_type is NO, so accelerate starts one process and ignores num_processes: 4\./);
+  assert.equal(diags("distributed_type: MULTI_GPU\nnum_processes: 4\n", 'accelerate.yaml').filter((d) => d.code === 'RFT805').length, 0);
+  // Run spec, launcher python: one process whatever num_processes says.
+  const py = (type: string): ConfigDiagnostic | undefined => diags(`version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: ${type}\n  num_processes: 2\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n`).find((d) => d.code === 'RFT805');
+  assert.equal(py('python')?.severity, 'warning');
+  assert.match(py('python')!.message, /launcher\.type python starts one process and ignores it/);
+  // accelerate and torchrun do start num_processes processes: a mismatch there stays an error.
+  assert.equal(py('accelerate')?.severity, 'error');
+  assert.equal(py('torchrun')?.severity, 'error');
+  // The accelerate file named by the spec: the run's --num_processes flag overrides it.
+  const spec1 = 'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\n  num_processes: 1\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
+  const r = validateText(spec1, { fileName: '/w/finetune.yaml', files: { readText: (p) => (p === '/w/acc.yaml' ? 'distributed_type: MULTI_GPU\nnum_processes: 8\n' : undefined), exists: (p) => p === '/w/acc.yaml' } });
+  const f = r.diagnostics.find((d) => d.code === 'RFT805')!;
+  assert.equal(f.severity, 'warning');
+  assert.match(f.message, /passes --num_processes 1 to accelerate launch, which overrides/);
 });

@@ -14,8 +14,10 @@ export function checkAccelerate(ctx: RuleContext): ConfigDiagnostic[] {
   const dt = scalarAt(ctx.root, ['distributed_type']);
   const npNode = nodeAt(ctx.root, ['num_processes']);
   const np = scalarAt(ctx.root, ['num_processes']);
+  // accelerate launch takes distributed_type NO as a single-process launch (simple_launcher) and never
+  // reads num_processes: nothing fails, the GPUs just go unused, so a warning.
   if (dt === 'NO' && typeof np === 'number' && np > 1 && npNode) {
-    out.push({ ...range(npNode), severity: 'error', code: 'RFT805', message: `distributed_type is NO (one process) but num_processes is ${np}. Set distributed_type to MULTI_GPU (or DEEPSPEED/FSDP) for ${np} GPUs, or num_processes to 1.`, fixes: [{ title: 'Set num_processes to 1', edits: [replaceNode(npNode, 1, ctx.syntax)] }] });
+    out.push({ ...range(npNode), severity: 'warning', code: 'RFT805', message: `distributed_type is NO, so accelerate starts one process and ignores num_processes: ${np}. Set distributed_type to MULTI_GPU (or DEEPSPEED/FSDP) to use ${np} GPUs, or num_processes to 1.`, fixes: [{ title: 'Set num_processes to 1', edits: [replaceNode(npNode, 1, ctx.syntax)] }] });
   }
   if (dt === 'DEEPSPEED' && nodeAt(ctx.root, ['deepspeed_config']) === undefined) {
     const n = nodeAt(ctx.root, ['distributed_type'])!;

@@ -59,7 +59,11 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   const ltype = scalarAt(root, ['launcher', 'type']) ?? 'python';
   const npNode = nodeAt(root, ['launcher', 'num_processes']);
   if (npNode?.kind === 'scalar' && typeof npNode.value === 'number' && npNode.value !== world) {
-    out.push({ ...range(npNode), severity: 'error', code: 'RFT805', message: `launcher.num_processes is ${npNode.value} but the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}: use one process per GPU.`, fixes: [{ title: `Set num_processes to ${world}`, edits: [replaceNode(npNode, world, inp.syntax)], preferred: true }] });
+    // The python launcher starts one process whatever num_processes says (python-runner/launchers.py).
+    const ignored = ltype === 'python';
+    out.push({ ...range(npNode), severity: ignored ? 'warning' : 'error', code: 'RFT805', message: ignored
+      ? `launcher.num_processes is ${npNode.value}, but launcher.type python starts one process and ignores it; the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}. Set it to ${world}, or use accelerate or torchrun to start one process per GPU.`
+      : `launcher.num_processes is ${npNode.value} but the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}: use one process per GPU.`, fixes: [{ title: `Set num_processes to ${world}`, edits: [replaceNode(npNode, world, inp.syntax)], preferred: true }] });
   }
   if (ltype === 'python' && gpuCount > 1 && !hasCommand) {
     const n = nodeAt(root, ['target', 'gpu_count'])!;
@@ -96,8 +100,11 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   const accNode = nodeAt(root, ['launcher', 'config_file']);
   if (acc && accNode) {
     const accNp = num(scalarAt(acc, ['num_processes']));
+    // The runner passes --num_processes (launcher.num_processes, default 1) to accelerate launch, and a
+    // flag wins over the config file: the file's value is never used, so this is a warning.
     if (accNp !== undefined && accNp !== world) {
-      out.push({ ...range(accNode), severity: 'error', code: 'RFT805', message: `${String(scalarAt(root, ['launcher', 'config_file']))} sets num_processes: ${accNp}, but the target has ${plural(world, 'GPU')}. Change one of them (accelerate would start ${plural(accNp, 'process', 'processes')}).` });
+      const passed = num(npNode?.kind === 'scalar' ? npNode.value : undefined) ?? 1;
+      out.push({ ...range(accNode), severity: 'warning', code: 'RFT805', message: `${String(scalarAt(root, ['launcher', 'config_file']))} sets num_processes: ${accNp}, but the target has ${plural(world, 'GPU')}. The run passes --num_processes ${passed} to accelerate launch, which overrides the file's value; make them agree to avoid confusion.` });
     }
     const mp = scalarAt(acc, ['mixed_precision']);
     const prec = nodeAt(root, ['trainer', 'precision']);
