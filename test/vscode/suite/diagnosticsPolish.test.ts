@@ -64,6 +64,7 @@ suite('diagnostics polish (issue 18.6)', () => {
     assert.equal(doc.lineAt(8).text, '  learning_rate: 2e-4');
     const after = await ours(doc.uri, (x) => !has('RFT103')(x));
     assert.ok(!has('RFT103')(after) && !has('RFT818')(after), JSON.stringify(after.map((x) => x.message)));
+    await vscode.commands.executeCommand('workbench.action.files.revert');
   });
 
   test('full fine-tuning gets 2e-5; a QLoRA rate of 0.05 is a warning (RFT818) whose fix is 2e-4', async () => {
