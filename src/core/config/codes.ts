@@ -37,7 +37,7 @@ const fixed: CodeInfo[] = [
   { code: 'RFT802', severity: 'error', title: '4-bit loading with FlashAttention-2 without a 16-bit compute dtype (uint8 dtype failure)' },
   { code: 'RFT803', severity: 'error', title: 'QLoRA with DeepSpeed ZeRO-3' },
   { code: 'RFT804', severity: 'error', title: 'bf16 and fp16 both on' },
-  { code: 'RFT805', severity: 'error', title: 'num_processes does not match the GPUs (or the distributed type)' },
+  { code: 'RFT805', severity: 'error', title: 'num_processes does not match the GPUs (warning where the launcher ignores it: distributed_type NO, launcher python, a config file overridden by --num_processes)' },
   { code: 'RFT806', severity: 'error', title: 'DeepSpeed train_batch_size ≠ micro batch × accumulation × world size' },
   { code: 'RFT807', severity: 'error', title: 'load_best_model_at_end without matching eval/save strategies or step multiples' },
   { code: 'RFT808', severity: 'info', title: 'lora_alpha far from 2 × r' },
@@ -49,6 +49,8 @@ const fixed: CodeInfo[] = [
   { code: 'RFT815', severity: 'warning', title: 'Several GPUs but launcher python (one process)' },
   { code: 'RFT816', severity: 'error', title: 'fp8 on a GPU without fp8 (needs L4, RTX 4090, H100, H200)' },
   { code: 'RFT817', severity: 'warning', title: 'accelerate config: bare no/yes that YAML 1.1 (PyYAML) reads as a boolean' },
+  { code: 'RFT818', severity: 'warning', title: 'Learning rate above 1e-2 with LoRA/QLoRA (2e-4 is usual)' },
+  { code: 'RFT819', severity: 'error', title: 'GPU the provider does not offer (EC2, GCP; Lambda: warning, its list is live)' },
   { code: 'RFT901', severity: 'error', title: 'Estimated peak GPU memory does not fit the target GPU (with the cheapest fixes)' },
   { code: 'RFT903', severity: 'warning', title: 'Estimated peak GPU memory within 10% of the GPU\'s memory' },
 ];

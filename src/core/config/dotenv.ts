@@ -248,7 +248,7 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
   }
   if (realTokens.length > 0 && !isExample && ctx.files?.isTrackedByGit?.(ctx.fileName) === true) {
     const e = realTokens[0]!;
-    out.push({ ...at(e, 'value'), severity: 'warning', code: 'RFT607', message: `This .env holds a real-looking ${tokenKind(e.value, e.key)} and git tracks it: anyone with the repository can read it. Run \`git rm --cached ${baseName(ctx.fileName)}\`, add it to .gitignore and rotate the token.` });
+    out.push({ ...at(e, 'value'), severity: 'warning', code: 'RFT607', message: `This .env holds a real-looking ${tokenKind(e.value, e.key)} and git tracks it: anyone with the repository can read it. Run git rm --cached ${baseName(ctx.fileName)}, add it to .gitignore and rotate the token.` });
   }
   return out;
 }

@@ -27,7 +27,7 @@ export function parseConfigText(text: string, syntax: 'yaml' | 'json', opts: { r
     if (fast) return fast;
   }
   if (opts.libraryLimit !== undefined && text.length > opts.libraryLimit) {
-    return { root: undefined, diagnostics: [{ start: 0, end: 0, severity: 'warning', code: 'RFT004', message: `This ${syntax === 'json' ? 'JSON' : 'YAML'} file is over ${Math.round(opts.libraryLimit / 1024)} KB and needs the full parser (it has anchors, block scalars, other rare syntax or an error), which is too slow to run while you type. Run \`remote-finetune validate\` on it for the full check.` }], deferred: true };
+    return { root: undefined, diagnostics: [{ start: 0, end: 0, severity: 'warning', code: 'RFT004', message: `This ${syntax === 'json' ? 'JSON' : 'YAML'} file is over ${Math.round(opts.libraryLimit / 1024)} KB and needs the full parser (it has anchors, block scalars, other rare syntax or an error), which is too slow to run while you type. Run remote-finetune validate on it for the full check.` }], deferred: true };
   }
   return parseWithYamlLibrary(text, syntax);
 }

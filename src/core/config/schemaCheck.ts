@@ -9,6 +9,8 @@ import type { ConfigDiagnostic, Fix } from './types';
 import { allowedValues, describe, firstSentence, numberBounds, objectShapes, schemaAt } from './zodWalk';
 import { insertKey, renameKey, replaceNode, scalarText } from './edits';
 import type { Syntax } from './edits';
+import type { SensibleValue } from './sensibleValues';
+import { plain, plural, withoutRange } from './plainText';
 
 export interface SchemaCheckInput {
   readonly schema: z.ZodType;
@@ -24,6 +26,8 @@ export interface SchemaCheckInput {
   readonly extraCandidates?: readonly string[];
   /** Values whose problems are not reported (e.g. `${VAR}` filled in before the tool reads the file). */
   readonly skipValue?: (n: DocNode) => boolean;
+  /** A value worth proposing for a number out of range (2e-4 for a LoRA learning rate) instead of the bound. */
+  readonly sensible?: (path: readonly PathSegment[]) => SensibleValue | undefined;
 }
 
 export function code(base: number, offset: number): string {
@@ -56,7 +60,8 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
   const { root, syntax, codeBase } = inp;
   const field = dotted(path);
   const fieldSchema = schemaAt(inp.schema, path);
-  const hint = firstSentence(describe(fieldSchema));
+  const description = plain(describe(fieldSchema) ?? '');
+  const hint = firstSentence(description);
   const node = nodeAt(root, path);
   const anchor = node ?? anchorFor(root, path);
   const at = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
@@ -77,10 +82,10 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
         const pair = parent?.pairs.find((p) => keyText(p) === k);
         if (!pair) continue;
         const guess = closest(k, known);
-        const where = path.length ? ` in \`${field}\`` : '';
+        const where = path.length ? ` in ${field}` : '';
         res.push({
           ...at(pair.key), severity: 'warning', code: code(codeBase, 0),
-          message: guess ? `Unknown key \`${k}\`${where}. Did you mean \`${guess}\`?` : `Unknown key \`${k}\`${where}; it is ignored. Remove it or check the spelling.`,
+          message: guess ? `Unknown key '${k}'${where}. Did you mean '${guess}'?` : `Unknown key '${k}'${where}; it is ignored. Remove it or check the spelling.`,
           ...(guess ? { fixes: [{ title: `Rename to '${guess}'`, edits: [renameKey(pair.key, guess, syntax)], preferred: true }] } : {}),
         });
       }
@@ -99,7 +104,7 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
       }
       return [{
         ...at(node), severity: 'error', code: code(codeBase, 2),
-        message: `\`${field}\` must be ${article(expected)}, not ${got}.${hint ? ` ${hint}` : ''}`,
+        message: `${field} must be ${article(expected)}, not ${got}.${hint ? ` ${hint}` : ''}`,
         ...(fixes.length ? { fixes } : {}),
       }];
     }
@@ -108,21 +113,28 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
       const target = node ?? anchor;
       if (issue.origin === 'number' || issue.origin === 'int' || issue.origin === 'bigint') {
         const b = numberBounds(fieldSchema);
-        const range = b ? boundsText(b.min, b.max) : '';
         const limit = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
         const got = node?.kind === 'scalar' ? String(node.value) : '';
-        const fixes: Fix[] = node ? [{ title: `Set to ${limit}`, edits: [replaceNode(node, limit, syntax)] }] : [];
+        // The range is said once: an exclusive bound as such, otherwise "from min to max" when both are known.
+        const need = !issue.inclusive ? `${issue.code === 'too_small' ? 'greater than' : 'less than'} ${limit}`
+          : b?.min !== undefined && b.max !== undefined ? `from ${b.min} to ${b.max}`
+          : `${issue.code === 'too_small' ? 'at least' : 'at most'} ${limit}`;
+        const advice = firstSentences(withoutRange(description, b?.min, b?.max), 2);
+        const good = inp.sensible?.(path);
+        const fixes: Fix[] = !node ? [] : good
+          ? [{ title: `Set to ${good.text} (${good.why})`, edits: [{ start: node.start, end: node.end, newText: good.text }], preferred: true }]
+          : [{ title: `Set to ${limit}`, edits: [replaceNode(node, limit, syntax)] }];
         return [{
           ...at(target), severity: 'error', code: code(codeBase, 3),
-          message: `\`${field}\` is ${got} but must be ${issue.code === 'too_small' ? (issue.inclusive ? 'at least' : 'greater than') : (issue.inclusive ? 'at most' : 'less than')} ${limit}.${range ? ` Use a value ${range}.` : ''}${hint ? ` ${hint}` : ''}`,
+          message: `${field} is ${got || 'out of range'}; it must be ${need}.${advice ? ` ${advice}` : ''}`,
           fixes,
         }];
       }
       const n = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
-      const what = issue.origin === 'string' ? 'characters' : 'items';
+      const what = issue.origin === 'string' ? 'character' : 'item';
       return [{
         ...at(target), severity: 'error', code: code(codeBase, 3),
-        message: `\`${field}\` needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${n} ${what}.${hint ? ` ${hint}` : ''}`,
+        message: `${field} needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${plural(n, what)}.${hint ? ` ${hint}` : ''}`,
       }];
     }
     case 'invalid_value': {
@@ -135,7 +147,7 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
         const asString = scalarText(got, syntax);
         return [{
           ...at(node), severity: 'error', code: code(codeBase, 4),
-          message: `\`${field}\` is the ${typeof node.value} ${got}, but it takes a string (one of: ${values.join(', ')}): write it as a string: ${syntax === 'json' ? asString : `'${got}'`}.`,
+          message: `${field} is the ${typeof node.value} ${got}, but it takes a string (one of: ${values.join(', ')}): write it as a string: ${syntax === 'json' ? asString : `'${got}'`}.`,
           fixes: [{ title: `Write it as the string ${asString}`, edits: [replaceNode(node, got, syntax)], preferred: true }],
         }];
       }
@@ -147,15 +159,15 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
       }
       return [{
         ...at(target), severity: 'error', code: code(codeBase, 4),
-        message: `\`${field}\` is ${got ? `'${got}'` : 'not allowed'}; use one of: ${values.join(', ')}.${guess ? ` Did you mean '${guess}'?` : ''}`,
+        message: `${field} is ${got ? `'${got}'` : 'not allowed'}; use one of: ${values.join(', ')}.${guess ? ` Did you mean '${guess}'?` : ''}`,
         fixes,
       }];
     }
     case 'not_multiple_of':
-      return [{ ...at(node ?? anchor), severity: 'error', code: code(codeBase, 3), message: `\`${field}\` must be a multiple of ${String(issue.divisor)}.` }];
+      return [{ ...at(node ?? anchor), severity: 'error', code: code(codeBase, 3), message: `${field} must be a multiple of ${String(issue.divisor)}.` }];
     case 'invalid_union': {
       const target = node ?? anchor;
-      return [{ ...at(target), severity: 'error', code: code(codeBase, 2), message: `\`${field}\` has the wrong form (${describeNode(node)}).${hint ? ` ${hint}` : ''}` }];
+      return [{ ...at(target), severity: 'error', code: code(codeBase, 2), message: `${field} has the wrong form (${describeNode(node)}).${hint ? ` ${hint}` : ''}` }];
     }
     default: {
       const target = node ?? anchor;
@@ -164,7 +176,7 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
       const guess = node?.kind === 'scalar' && typeof node.value === 'string' ? closest(node.value, allowedValues(fieldSchema)) : undefined;
       return [{
         ...at(target), severity: 'error', code: code(codeBase, 5),
-        message: `\`${field}\` ${issue.message}.${guess ? ` Did you mean '${guess}'?` : ''}${hint ? ` ${hint}` : ''}`,
+        message: `${field} ${issue.message}.${guess ? ` Did you mean '${guess}'?` : ''}${hint ? ` ${hint}` : ''}`,
         ...(guess && node ? { fixes: [{ title: `Change to '${guess}'`, edits: [replaceNode(node, guess, syntax)], preferred: true }] } : {}),
       }];
     }
@@ -184,7 +196,7 @@ function missingKey(inp: SchemaCheckInput, path: PathSegment[], fieldSchema: z.Z
   }
   return [{
     start: anchor.start, end: Math.max(anchor.end, anchor.start + 1), severity: 'error', code: code(inp.codeBase, 1),
-    message: `Missing required key \`${key}\` in ${parentPath.length ? `\`${dotted(parentPath)}\`` : 'the top level'}. ${hint ? `Add it: ${hint}` : 'Add it.'}`,
+    message: `Missing required key '${key}' in ${parentPath.length ? dotted(parentPath) : 'the top level'}. ${hint ? `Add it: ${hint}` : 'Add it.'}`,
     ...(fixes.length ? { fixes } : {}),
   }];
 }
@@ -217,11 +229,9 @@ function article(t: string): string {
   return names[t] ?? `a ${t}`;
 }
 
-function boundsText(min: number | undefined, max: number | undefined): string {
-  if (min !== undefined && max !== undefined) return `from ${min} to ${max}`;
-  if (min !== undefined) return `of at least ${min}`;
-  if (max !== undefined) return `of at most ${max}`;
-  return '';
+/** The first `n` sentences: the field's meaning and its usual values, without the rest of its story. */
+function firstSentences(s: string, n: number): string {
+  return s.split(/(?<=[.!?])\s+/).slice(0, n).join(' ').trim();
 }
 
 function numOrStr(v: string, originals?: readonly unknown[]): string | number | boolean {

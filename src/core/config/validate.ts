@@ -20,6 +20,9 @@ import type { GpuInfo } from '../gpu/catalog';
 import { findGpu } from '../gpu/catalog';
 import type { RunSpecEstimate } from './runSpecEstimate';
 import { replaceNode } from './edits';
+import { sensibleValue } from './sensibleValues';
+import { checkLearningRate } from './rules/learningRate';
+import { checkProviderGpu } from './rules/providerGpu';
 
 export interface ValidateOptions {
   /** Path (absolute for cross-file checks) or just a name; decides the kind with the content. */
@@ -89,7 +92,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
   const info = KINDS[kind];
   if (root === undefined) {
     if (parsed.deferred) return { kind, diagnostics: out, deferred: true };
-    if (out.length === 0 && kind === 'runspec') out.push({ start: 0, end: 0, severity: 'error', code: 'RFT008', message: 'The run spec is empty: start with `version: 1` and a `target`.' });
+    if (out.length === 0 && kind === 'runspec') out.push({ start: 0, end: 0, severity: 'error', code: 'RFT008', message: 'The run spec is empty: start with version: 1 and a target.' });
     return { kind, diagnostics: out };
   }
   if (root.kind !== 'map') {
@@ -97,13 +100,14 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
     return { kind, diagnostics: out };
   }
   if (info.schema) {
-    out.push(...checkSchema({ schema: info.schema, root, value: schemaInput(root, kind, parseSyntax), text, syntax: parseSyntax, codeBase: info.codeBase, reportUnknown: info.reportUnknown, ...(kind === 'runspec' ? {} : { skipValue: isInterpolation }) }));
+    out.push(...checkSchema({ schema: info.schema, root, value: schemaInput(root, kind, parseSyntax), text, syntax: parseSyntax, codeBase: info.codeBase, reportUnknown: info.reportUnknown, ...(kind === 'runspec' ? {} : { skipValue: isInterpolation }), sensible: (path) => sensibleValue(kind, root, path, parseSyntax) }));
   }
   const gpuFromSpec = kind === 'runspec' ? gpuOf(scalarAt(root, ['target', 'gpu'])) : undefined;
   const ctx: RuleContext = { text, syntax: parseSyntax, root, gpu: opts.gpu ?? gpuFromSpec ?? gpuNextTo(opts) };
   const facts = extractFacts(kind, root);
   if (facts) out.push(...checkTrainingFacts(facts, ctx));
   out.push(...checkSecrets(root));
+  out.push(...checkLearningRate(kind, ctx));
   let estimate: RunSpecEstimate | undefined;
   switch (kind) {
     case 'accelerate': out.push(...checkAccelerate(ctx)); break;
@@ -111,6 +115,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
     case 'sweep': out.push(...checkSweep(ctx)); break;
     case 'runspec': {
       suggestCatalogGpu(root, out, parseSyntax);
+      out.push(...checkProviderGpu(ctx));
       const r = checkRunSpec({ ...ctx, fileName: opts.fileName, files: opts.files });
       out.push(...r.diagnostics);
       estimate = r.estimate;

@@ -1,6 +1,8 @@
-// The VRAM estimate as a CodeLens on the run spec's target.gpu: "≈ 14.1 GB of 40 GB on A100-40GB".
+// The VRAM estimate as a CodeLens at the top of the run spec and on its target.gpu line:
+// "≈ 14.1 GB of 40 GB on A100-40GB". Clicking opens the part-by-part breakdown (estimateView.ts).
 import * as vscode from 'vscode';
 import { estimateLabel } from '../../core/config/runSpecEstimate';
+import { breakdownLines } from '../../core/config/estimateBreakdown';
 import type { ConfigDiagnostics } from './configDiagnostics';
 
 export const SHOW_ESTIMATE_COMMAND = 'remoteFinetune.showMemoryEstimate';
@@ -19,9 +21,12 @@ export class ConfigCodeLens implements vscode.CodeLensProvider {
     const e = r?.kind === 'runspec' ? r.estimate : undefined;
     const at = e?.gpuNode;
     if (!e || !at) return [];
-    const range = new vscode.Range(doc.positionAt(at.start), doc.positionAt(at.end));
-    const tooltip = e.estimate.parts.map((p) => `${p.name}: ${p.gib.toFixed(2)} GB — ${p.source}`).join('\n');
-    return [new vscode.CodeLens(range, { title: estimateLabel(e), tooltip, command: SHOW_ESTIMATE_COMMAND, arguments: [doc.uri] })];
+    const command = { title: estimateLabel(e), tooltip: `${breakdownLines(e).join('\n')}\n\nClick for the breakdown.`, command: SHOW_ESTIMATE_COMMAND, arguments: [doc.uri] };
+    const gpuRange = new vscode.Range(doc.positionAt(at.start), doc.positionAt(at.end));
+    const lenses = [new vscode.CodeLens(gpuRange, command)];
+    // The top of the file too: the first thing read, and visible without scrolling to target.
+    if (gpuRange.start.line !== 0) lenses.unshift(new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), command));
+    return lenses;
   }
 
   dispose(): void {

@@ -8,7 +8,7 @@ import { ConfigCodeActions } from './configCodeActions';
 import { ConfigHover } from './configHover';
 import { ConfigCodeLens, SHOW_ESTIMATE_COMMAND } from './configCodeLens';
 import { registerValidateCommand } from './validateCommand';
-import { formatGb } from '../../core/config/runSpecEstimate';
+import { EstimateView, ESTIMATE_SCHEME } from './estimateView';
 import { BackgroundValidator } from '../../core/config/backgroundValidator';
 import { join } from 'node:path';
 
@@ -18,10 +18,13 @@ export function registerConfig(deps: FeatureDeps): vscode.Disposable {
   const background = new BackgroundValidator(join(deps.context.extensionPath, 'dist', 'configWorker.js'));
   const diagnostics = new ConfigDiagnostics(deps.log, background);
   const lens = new ConfigCodeLens(diagnostics);
+  const estimates = new EstimateView(diagnostics);
   return vscode.Disposable.from(
     diagnostics,
     background,
     lens,
+    estimates,
+    vscode.workspace.registerTextDocumentContentProvider(ESTIMATE_SCHEME, estimates),
     vscode.languages.registerCodeActionsProvider(SELECTOR, new ConfigCodeActions(diagnostics), { providedCodeActionKinds: ConfigCodeActions.kinds }),
     vscode.languages.registerHoverProvider(SELECTOR, new ConfigHover(diagnostics)),
     vscode.languages.registerCodeLensProvider(SELECTOR, lens),
@@ -29,9 +32,8 @@ export function registerConfig(deps: FeatureDeps): vscode.Disposable {
     vscode.commands.registerCommand(SHOW_ESTIMATE_COMMAND, async (uri?: vscode.Uri) => {
       const doc = uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
       const e = doc ? diagnostics.resultFor(doc)?.estimate : undefined;
-      if (!e) return undefined;
-      const items = e.estimate.parts.map((p) => ({ label: `${formatGb(p.gib)} GB  ${p.name}`, detail: p.source }));
-      void vscode.window.showQuickPick(items, { title: `≈ ${formatGb(e.estimate.totalGib)} GB of ${e.gpu.vramGb} GB on ${e.gpu.id}`, canPickMany: false });
+      if (!e || !doc) return undefined;
+      await estimates.show(doc.uri);
       return e.estimate.totalGib;
     }),
   );

@@ -5,6 +5,7 @@ import type { ConfigDiagnostic, Fix } from '../types';
 import type { RuleContext } from './crossChecks';
 import { setValue } from './crossChecks';
 import { insertKey, replaceNode } from '../edits';
+import { plural } from '../plainText';
 
 const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
 
@@ -13,8 +14,10 @@ export function checkAccelerate(ctx: RuleContext): ConfigDiagnostic[] {
   const dt = scalarAt(ctx.root, ['distributed_type']);
   const npNode = nodeAt(ctx.root, ['num_processes']);
   const np = scalarAt(ctx.root, ['num_processes']);
+  // accelerate launch takes distributed_type NO as a single-process launch (simple_launcher) and never
+  // reads num_processes: nothing fails, the GPUs just go unused, so a warning.
   if (dt === 'NO' && typeof np === 'number' && np > 1 && npNode) {
-    out.push({ ...range(npNode), severity: 'error', code: 'RFT805', message: `distributed_type is NO (one process) but num_processes is ${np}. Set distributed_type to MULTI_GPU (or DEEPSPEED/FSDP) for ${np} GPUs, or num_processes to 1.`, fixes: [{ title: 'Set num_processes to 1', edits: [replaceNode(npNode, 1, ctx.syntax)] }] });
+    out.push({ ...range(npNode), severity: 'warning', code: 'RFT805', message: `distributed_type is NO, so accelerate starts one process and ignores num_processes: ${np}. Set distributed_type to MULTI_GPU (or DEEPSPEED/FSDP) to use ${np} GPUs, or num_processes to 1.`, fixes: [{ title: 'Set num_processes to 1', edits: [replaceNode(npNode, 1, ctx.syntax)] }] });
   }
   if (dt === 'DEEPSPEED' && nodeAt(ctx.root, ['deepspeed_config']) === undefined) {
     const n = nodeAt(ctx.root, ['distributed_type'])!;
@@ -53,7 +56,7 @@ export function checkDeepSpeedBatch(ctx: RuleContext, worldSize: number | undefi
   if (worldSize !== undefined) {
     const want = per * worldSize;
     if (want === tbs) return [];
-    return [{ ...range(tbsNode), severity: 'error', code: 'RFT806', message: `train_batch_size ${tbs} ≠ micro batch ${micro} × accumulation ${acc} × ${worldSize} GPUs = ${want}; DeepSpeed stops at start-up. Use ${want} or "auto".`, fixes: [{ title: `Set to ${want}`, edits: [replaceNode(tbsNode, want, ctx.syntax)], preferred: true }, { title: 'Set to "auto"', edits: [replaceNode(tbsNode, 'auto', ctx.syntax)] }] }];
+    return [{ ...range(tbsNode), severity: 'error', code: 'RFT806', message: `train_batch_size ${tbs} ≠ micro batch ${micro} × accumulation ${acc} × ${plural(worldSize, 'GPU')} = ${want}; DeepSpeed stops at start-up. Use ${want} or "auto".`, fixes: [{ title: `Set to ${want}`, edits: [replaceNode(tbsNode, want, ctx.syntax)], preferred: true }, { title: 'Set to "auto"', edits: [replaceNode(tbsNode, 'auto', ctx.syntax)] }] }];
   }
   if (tbs % per === 0) return [];
   return [{ ...range(tbsNode), severity: 'error', code: 'RFT806', message: `train_batch_size ${tbs} is not micro batch ${micro} × accumulation ${acc} × a whole number of GPUs; DeepSpeed stops at start-up. Use a multiple of ${per} or "auto".`, fixes: [{ title: 'Set to "auto"', edits: [replaceNode(tbsNode, 'auto', ctx.syntax)], preferred: true }] }];
@@ -80,7 +83,7 @@ export function checkSweep(ctx: RuleContext): ConfigDiagnostic[] {
   // one) takes it from the scheduler instead.
   if (nodeAt(ctx.root, ['method']) === undefined && nodeAt(ctx.root, ['scheduler']) === undefined && ctx.root?.kind === 'map') {
     const first = ctx.root.pairs[0];
-    if (first) out.push({ ...range(first.key), severity: 'error', code: 'RFT501', message: 'Missing required key `method` in the top level: add method: random, grid or bayes (bayes also needs metric).', fixes: fixesForMethod(ctx) });
+    if (first) out.push({ ...range(first.key), severity: 'error', code: 'RFT501', message: "Missing required key 'method' in the top level: add method: random, grid or bayes (bayes also needs metric).", fixes: fixesForMethod(ctx) });
   }
   if (method === 'bayes' && nodeAt(ctx.root, ['metric']) === undefined) {
     const n = nodeAt(ctx.root, ['method'])!;

@@ -12,6 +12,7 @@ import { checkDeepSpeedBatch, deepSpeedStage } from './kindRules';
 import { dirName, join } from '../../pathText';
 import { estimateRunSpec, formatGb } from '../runSpecEstimate';
 import type { RunSpecEstimate } from '../runSpecEstimate';
+import { plural } from '../plainText';
 
 const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
 
@@ -36,7 +37,7 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   if (!hasCommand) {
     for (const k of ['model', 'method', 'data'] as const) {
       if (nodeAt(root, [k]) === undefined) {
-        out.push({ ...range(anchorFor(root, [k])), severity: 'error', code: 'RFT101', message: `Missing required key \`${k}\` in the top level: the built-in trainer needs ${k === 'model' ? 'model.id' : k === 'method' ? 'method (qlora, lora-bf16 or full)' : 'data.train'}. Add it, or set \`command\` to run your own script.` });
+        out.push({ ...range(anchorFor(root, [k])), severity: 'error', code: 'RFT101', message: `Missing required key '${k}' in the top level: the built-in trainer needs ${k === 'model' ? 'model.id' : k === 'method' ? 'method (qlora, lora-bf16 or full)' : 'data.train'}. Add it, or set command to run your own script.` });
       }
     }
   }
@@ -58,7 +59,11 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   const ltype = scalarAt(root, ['launcher', 'type']) ?? 'python';
   const npNode = nodeAt(root, ['launcher', 'num_processes']);
   if (npNode?.kind === 'scalar' && typeof npNode.value === 'number' && npNode.value !== world) {
-    out.push({ ...range(npNode), severity: 'error', code: 'RFT805', message: `launcher.num_processes is ${npNode.value} but the target has ${gpuCount} GPU${gpuCount === 1 ? '' : 's'}${machines > 1 ? ` × ${machines} machines` : ''} = ${world}: use one process per GPU.`, fixes: [{ title: `Set num_processes to ${world}`, edits: [replaceNode(npNode, world, inp.syntax)], preferred: true }] });
+    // The python launcher starts one process whatever num_processes says (python-runner/launchers.py).
+    const ignored = ltype === 'python';
+    out.push({ ...range(npNode), severity: ignored ? 'warning' : 'error', code: 'RFT805', message: ignored
+      ? `launcher.num_processes is ${npNode.value}, but launcher.type python starts one process and ignores it; the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}. Set it to ${world}, or use accelerate or torchrun to start one process per GPU.`
+      : `launcher.num_processes is ${npNode.value} but the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}: use one process per GPU.`, fixes: [{ title: `Set num_processes to ${world}`, edits: [replaceNode(npNode, world, inp.syntax)], preferred: true }] });
   }
   if (ltype === 'python' && gpuCount > 1 && !hasCommand) {
     const n = nodeAt(root, ['target', 'gpu_count'])!;
@@ -95,8 +100,11 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   const accNode = nodeAt(root, ['launcher', 'config_file']);
   if (acc && accNode) {
     const accNp = num(scalarAt(acc, ['num_processes']));
+    // The runner passes --num_processes (launcher.num_processes, default 1) to accelerate launch, and a
+    // flag wins over the config file: the file's value is never used, so this is a warning.
     if (accNp !== undefined && accNp !== world) {
-      out.push({ ...range(accNode), severity: 'error', code: 'RFT805', message: `${String(scalarAt(root, ['launcher', 'config_file']))} sets num_processes: ${accNp}, but the target has ${world} GPU${world === 1 ? '' : 's'}. Change one of them (accelerate would start ${accNp} processes).` });
+      const passed = num(npNode?.kind === 'scalar' ? npNode.value : undefined) ?? 1;
+      out.push({ ...range(accNode), severity: 'warning', code: 'RFT805', message: `${String(scalarAt(root, ['launcher', 'config_file']))} sets num_processes: ${accNp}, but the target has ${plural(world, 'GPU')}. The run passes --num_processes ${passed} to accelerate launch, which overrides the file's value; make them agree to avoid confusion.` });
     }
     const mp = scalarAt(acc, ['mixed_precision']);
     const prec = nodeAt(root, ['trainer', 'precision']);
@@ -125,7 +133,7 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
     const tbs = num(scalarAt(ds, ['train_batch_size']));
     if (refDiags.length > 0 || (tbs !== undefined && micro !== undefined && accum !== undefined && tbs !== micro * accum * world)) {
       const want = (micro ?? 1) * (accum ?? 1) * world;
-      out.push({ ...range(dsNode), severity: 'error', code: 'RFT806', message: `The DeepSpeed config's train_batch_size (${tbs ?? '?'}) does not equal per_device_batch_size × gradient_accumulation × ${world} GPUs = ${want}; set it to ${want} or "auto".` });
+      out.push({ ...range(dsNode), severity: 'error', code: 'RFT806', message: `The DeepSpeed config's train_batch_size (${tbs ?? '?'}) does not equal per_device_batch_size × gradient_accumulation × ${plural(world, 'GPU')} = ${want}; set it to ${want} or "auto".` });
     }
   }
 
