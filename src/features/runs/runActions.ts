@@ -83,9 +83,11 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
             progress.report({ message: `${(p.bytes / 1e6).toFixed(1)} MB`, ...(pct !== undefined ? { increment: pct - last } : {}) });
             if (pct !== undefined) last = pct;
           }, abort.signal);
+          deps.log.info(`[${r.id}] downloaded ${what.label.toLowerCase()} ${what.path} to ${dest} (${(res.bytes / 1e6).toFixed(1)} MB)`);
           const open = await showInformationMessage(`Downloaded ${(res.bytes / 1e6).toFixed(1)} MB to ${vscode.workspace.asRelativePath(dest)}.`, 'Reveal');
           if (open) await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(dest));
         } catch (err) {
+          deps.log.warn(`[${r.id}] ${what.label.toLowerCase()} download failed: ${(err as Error).message}`);
           void showErrorMessage(`Download failed: ${(err as Error).message}`);
         }
       });
