@@ -2,20 +2,10 @@
 // palette until the store holds one (and Stop until one is live), instead of answering "No run fits".
 import * as vscode from 'vscode';
 import type { RunStore } from '../../core/runs/runStore';
+import { RUNS_CONTEXT, runsContextState } from './runsContextState';
+import type { RunsContextState } from './runsContextState';
 
-export const RUNS_CONTEXT = {
-  hasRuns: 'remoteFinetune.hasRuns',
-  hasLiveRuns: 'remoteFinetune.hasLiveRuns',
-} as const;
-
-export interface RunsContextState {
-  readonly hasRuns: boolean;
-  readonly hasLiveRuns: boolean;
-}
-
-export function runsContextState(store: Pick<RunStore, 'all' | 'live'>): RunsContextState {
-  return { hasRuns: store.all().length > 0, hasLiveRuns: store.live().length > 0 };
-}
+export { RUNS_CONTEXT };
 
 export function registerRunsContext(store: RunStore): vscode.Disposable & { state(): RunsContextState } {
   let last: RunsContextState | undefined;
