@@ -19,11 +19,13 @@ function parseTime(iso: string | undefined): number | undefined {
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const hhmm = (d: Date): string => `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+const p2 = (n: number): string => String(n).padStart(2, '0');
+const hhmm = (d: Date): string => `${p2(d.getHours())}:${p2(d.getMinutes())}`;
 
 /**
- * When the run started, in local time: "16:41" today, "Nov 24 16:41" otherwise. Several runs of one spec
- * share a name; the start time is what tells them apart in a list.
+ * When the run started, in local time: "16:41:05" today (runs of one spec started within a minute still
+ * differ), "Nov 24 16:41" on another day. Several runs of one spec share a name; the start time is what
+ * tells them apart in a list.
  */
 export function startLabel(r: Pick<RunRecord, 'createdAt'>, now: number = Date.now()): string | undefined {
   const t = parseTime(r.createdAt);
@@ -31,7 +33,7 @@ export function startLabel(r: Pick<RunRecord, 'createdAt'>, now: number = Date.n
   const d = new Date(t);
   const n = new Date(now);
   const sameDay = d.getFullYear() === n.getFullYear() && d.getMonth() === n.getMonth() && d.getDate() === n.getDate();
-  return sameDay ? hhmm(d) : `${MONTHS[d.getMonth()]} ${d.getDate()} ${hhmm(d)}`;
+  return sameDay ? `${hhmm(d)}:${p2(d.getSeconds())}` : `${MONTHS[d.getMonth()]} ${d.getDate()} ${hhmm(d)}`;
 }
 
 /** Wall time from the start to the end (or to now while it runs). */
@@ -123,4 +125,19 @@ export function finishedMessage(f: FinishedSummary, extraAdvice?: string): { tex
   const fix = f.failure?.hint ? ` Fix: ${f.failure.hint}` : '';
   const advice = extraAdvice ? ` ${extraAdvice}` : '';
   return { text: `${r.name} ${r.status}.${why}${fix}${advice}${cost}${teardown}`, error: true };
+}
+
+/** One line for the extension log when a run ends: outcome, step, loss, length, cost and where the adapter went. */
+export function endLogLine(f: FinishedSummary, now: number = Date.now()): string {
+  const r = f.record;
+  const ms = runDurationMs(r, now);
+  const facts = [
+    ...(r.lastStep !== undefined ? [`step ${r.lastStep}`] : []),
+    ...(r.lastLoss !== undefined ? [`loss ${r.lastLoss.toFixed(4)}`] : []),
+    ...(ms !== undefined ? [formatDuration(ms)] : []),
+    ...(r.costUsd !== undefined ? [`$${r.costUsd.toFixed(2)}`] : []),
+  ];
+  const adapter = r.artifactsDir ? `; adapter at ${r.artifactsDir}` : r.status === 'completed' ? '; no adapter downloaded' : '';
+  const why = f.failure ? `: ${f.failure.message.slice(0, 300)}` : '';
+  return `[${r.id}] ${r.name} ${r.status}${why}${facts.length ? ` (${facts.join(', ')})` : ''}${adapter}`;
 }

@@ -104,9 +104,10 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       if (!r?.specPath) return;
       await vscode.commands.executeCommand(START_COMMAND, vscode.Uri.file(r.specPath));
     }),
-    reg(RUN_COMMANDS.findOnHost, async () => {
+    // A host named by the caller (a view action, a test) skips the prompt.
+    reg(RUN_COMMANDS.findOnHost, async (arg?: unknown) => {
       if (!vscode.workspace.isTrusted) { void showErrorMessage('Trust this workspace to connect to hosts.'); return; }
-      const host = await vscode.window.showInputBox({ title: 'Find runs on a host', prompt: 'ssh_config alias or user@host[:port]', ignoreFocusOut: true });
+      const host = typeof arg === 'string' && arg.trim() ? arg : await vscode.window.showInputBox({ title: 'Find runs on a host', prompt: 'ssh_config alias or user@host[:port]', ignoreFocusOut: true });
       if (!host) return;
       try {
         const added = await manager.discover(host.trim());

@@ -6,8 +6,7 @@ import * as vscode from 'vscode';
 import { isAbsolute, relative } from 'node:path';
 import { showErrorMessage, showInformationMessage } from '../notify';
 import type { RunServices } from './runServices';
-import { finishedMessage, formatDuration, runDurationMs } from '../../core/runs/runSummary';
-import type { RunFinished } from '../../core/runs/runManager';
+import { endLogLine, finishedMessage } from '../../core/runs/runSummary';
 import type { RunRecord } from '../../core/runs/runRecord';
 import { oomAdvice } from '../../core/runs/runPlan';
 import { nodeFiles } from '../../core/config/nodeFiles';
@@ -34,21 +33,6 @@ const realUi: NoticeUi = {
 
 export function endButtons(r: RunRecord): string[] {
   return [...(r.artifactsDir ? [END_ACTIONS.revealAdapter] : []), END_ACTIONS.openMetrics, END_ACTIONS.showLogs];
-}
-
-/** One line for the extension log: outcome, step, loss, length and where the adapter went. */
-export function endLogLine(f: RunFinished): string {
-  const r = f.record;
-  const ms = runDurationMs(r);
-  const facts = [
-    ...(r.lastStep !== undefined ? [`step ${r.lastStep}`] : []),
-    ...(r.lastLoss !== undefined ? [`loss ${r.lastLoss.toFixed(4)}`] : []),
-    ...(ms !== undefined ? [formatDuration(ms)] : []),
-    ...(r.costUsd !== undefined ? [`$${r.costUsd.toFixed(2)}`] : []),
-  ];
-  const adapter = r.artifactsDir ? `; adapter at ${r.artifactsDir}` : r.status === 'completed' ? '; no adapter downloaded' : '';
-  const why = f.failure ? `: ${f.failure.message.slice(0, 300)}` : '';
-  return `[${r.id}] ${r.name} ${r.status}${why}${facts.length ? ` (${facts.join(', ')})` : ''}${adapter}`;
 }
 
 /** The adapter in the Explorer when it lies in the workspace (it does by default), else in the OS's file manager. */

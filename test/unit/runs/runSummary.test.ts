@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
 import { RunStore } from '../../../src/core/runs/runStore';
-import { formatDuration, runDescription, runDurationMs, runTooltipLines, startLabel, statusBarState, FINISHED_LINGER_MS } from '../../../src/core/runs/runSummary';
+import { endLogLine, formatDuration, runDescription, runDurationMs, runTooltipLines, startLabel, statusBarState, FINISHED_LINGER_MS } from '../../../src/core/runs/runSummary';
 import { RUNS_CONTEXT, runsContextState } from '../../../src/features/runs/runsContextState';
 
 // Local times, so the expected "HH:MM" does not depend on the machine's time zone.
@@ -24,8 +24,8 @@ test('formatDuration: seconds, minutes with seconds, hours with minutes', () => 
   assert.deepEqual([0, 45_400, 192_000, 3_600_000 + 4 * 60_000 + 59_000].map(formatDuration), ['0s', '45s', '3m 12s', '1h 04m']);
 });
 
-test('startLabel: time of day today, the date too on another day; nothing for a record without a time', () => {
-  assert.equal(startLabel(rec({}), START + 3_600_000), '16:41');
+test('startLabel: time of day (to the second) today, the date too on another day; nothing for a record without a time', () => {
+  assert.equal(startLabel(rec({}), START + 3_600_000), '16:41:05');
   assert.equal(startLabel(rec({}), START + 2 * 86_400_000), 'Nov 25 16:41');
   assert.equal(startLabel(rec({ createdAt: '' }), START), undefined);
 });
@@ -44,9 +44,9 @@ test('three runs of one spec differ in their rows: start time, step, loss, durat
     rec({ createdAt: iso(START + 1_200_000), status: 'running', lastStep: 7, lastLoss: 0.5, gpu: 'A100-80GB', costUsd: 0.25 }),
   ].map((r) => runDescription(r, now));
   assert.deepEqual(rows, [
-    '16:41 · completed · step 30 · loss 0.0833 · 1m 12s · A100-40GB',
-    '16:51 · failed · step 12 · loss 1.5000 · 30s · T4',
-    '17:01 · running · step 7 · loss 0.5000 · 40m 00s · A100-80GB · $0.25',
+    '16:41:05 · completed · step 30 · loss 0.0833 · 1m 12s · A100-40GB',
+    '16:51:05 · failed · step 12 · loss 1.5000 · 30s · T4',
+    '17:01:05 · running · step 7 · loss 0.5000 · 40m 00s · A100-80GB · $0.25',
   ]);
   assert.equal(new Set(rows).size, 3);
 });
@@ -108,4 +108,12 @@ test('manifest: run commands are hidden from the palette by the context keys the
   assert.equal(bar?.title, 'Fine-Tune');
   assert.ok(bar && /\.svg$/.test(bar.icon) && existsSync(join(root, bar.icon)), bar?.icon);
   assert.match(readFileSync(join(root, bar.icon), 'utf8'), /^<svg [^>]*viewBox="0 0 24 24"[^>]*stroke="currentColor"/);
+});
+
+test('the extension log line of an ended run: outcome, step, loss, length and the adapter (or its absence)', () => {
+  const done = rec({ status: 'completed', lastStep: 30, lastLoss: 0.08333, finishedAt: iso(START + 72_000), artifactsDir: '/w/outputs/r/adapter' });
+  assert.equal(endLogLine({ record: done }), '[rft-20261125-164105-ab12] demo completed (step 30, loss 0.0833, 1m 12s); adapter at /w/outputs/r/adapter');
+  assert.match(endLogLine({ record: rec({ status: 'completed', finishedAt: iso(START) }) }), /completed \(0s\); no adapter downloaded$/);
+  assert.equal(endLogLine({ record: rec({ status: 'failed', lastStep: 12, finishedAt: iso(START + 30_000) }), failure: { message: 'CUDA out of memory' } }),
+    '[rft-20261125-164105-ab12] demo failed: CUDA out of memory (step 12, 30s)');
 });
