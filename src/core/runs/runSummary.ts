@@ -63,7 +63,7 @@ export function runDescription(r: RunRecord, now: number = Date.now()): string {
 
 /** The Runs view tooltip, one fact a line: what the row says and where things are. */
 export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[] {
-  const lines = [`${r.name} (${r.id})`];
+  const lines = [r.name === r.id ? r.id : `${r.name} (${r.id})`];
   lines.push(`${r.provider}${r.instanceId ? ` ${r.instanceId}` : ''}${r.host ? ` · ${r.host}` : ''}${r.gpu ? ` · ${r.gpu}` : ''}`);
   const started = parseTime(r.createdAt);
   if (started !== undefined) lines.push(`Started ${new Date(started).toLocaleString()}`);
