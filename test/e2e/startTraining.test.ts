@@ -8,7 +8,8 @@
 // Asserted: progress shown, log lines streaming in the log panel, the GPU panel showing the A100, the run
 // completing, the adapter downloaded, the instance terminated in the emulator; the same on an existing
 // SSH host; then a run survives "Developer: Reload Window" mid-run and its mirrored log equals the
-// host's, every line once.
+// host's, every line once. Last, the Runs view after those runs: a row per run told apart by its start
+// time, with step, loss, duration and GPU (screenshot runs-view-after-runs.png).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
