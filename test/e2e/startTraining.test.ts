@@ -14,7 +14,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { buildTinyModel, trainingPython as ensureTrainingPython } from '../harness/trainingVenv';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -85,6 +85,20 @@ async function metricsWithPoints(page: Page, minPoints: number, timeoutMs: numbe
     if (Date.now() > deadline) throw new Error(`the metrics panel showed fewer than ${minPoints} steps within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/** The extension log's text: the files of its output channel under the user-data dir's logs (one per window). */
+function extensionLogText(): string {
+  const files: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('Remote Fine-Tune.log')) files.push(p);
+    }
+  };
+  if (existsSync(join(userDataDir, 'logs'))) walk(join(userDataDir, 'logs'));
+  return files.map((f) => readFileSync(f, 'utf8')).join('\n');
 }
 
 /** Whether the command palette lists a command (its `when` clause in contributes.menus.commandPalette). */
@@ -246,6 +260,13 @@ test('e2e: Start Training on A100 runs an own script on the SSH host: progress, 
     await toast.locator('.monaco-button', { hasText: 'Reveal Adapter' }).click();
     await page.locator('.explorer-folders-view .monaco-list-row.selected, .explorer-folders-view .monaco-list-row.focused', { hasText: 'adapter' }).first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(OUT, 'reveal-adapter.png') });
+    // The extension log records the download and the end, with step, loss, length and the adapter's place.
+    const log = await waitFor('the end of e2e-run in the extension log', () => {
+      const t = extensionLogText();
+      return t.includes(`[${run.id}] e2e-run completed`) ? t : undefined;
+    }, 30_000);
+    assert.match(log, new RegExp(`\\[${run.id}\\] downloaded adapter \\S+ to \\S+ \\([\\d.]+ MB\\)`));
+    assert.match(log, new RegExp(`\\[${run.id}\\] e2e-run completed \\(step 12, loss [\\d.]+, [^)]+\\); adapter at ${run.artifactsDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     // The status bar keeps the run as finished, at its last step: 12 steps end at step 12.
     await page.locator('.statusbar-item', { hasText: /e2e-run finished · step 12 · loss [\d.]+/ }).first().waitFor({ timeout: 30_000 });
     // The Runs view lists it under its host: start time, completed, step, loss, duration, GPU.
