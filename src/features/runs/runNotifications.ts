@@ -22,15 +22,6 @@ export interface RunEndNotice {
   readonly buttons: readonly string[];
 }
 
-/** The notification calls, swappable so a host test can press a button. */
-export interface NoticeUi {
-  show(error: boolean, text: string, buttons: readonly string[]): Thenable<string | undefined>;
-}
-
-const realUi: NoticeUi = {
-  show: (error, text, buttons) => (error ? showErrorMessage : showInformationMessage)(text, ...buttons),
-};
-
 export function endButtons(r: RunRecord): string[] {
   return [...(r.artifactsDir ? [END_ACTIONS.revealAdapter] : []), END_ACTIONS.openMetrics, END_ACTIONS.showLogs];
 }
@@ -48,7 +39,6 @@ async function revealAdapter(dir: string): Promise<void> {
 export function registerRunNotifications(
   runs: Pick<RunServices, 'manager'>,
   log: Pick<vscode.LogOutputChannel, 'info' | 'warn'>,
-  ui: NoticeUi = realUi,
 ): vscode.Disposable & { last(): RunEndNotice | undefined } {
   let last: RunEndNotice | undefined;
   const sub = runs.manager.onFinished((f) => {
@@ -58,7 +48,7 @@ export function registerRunNotifications(
     const msg = finishedMessage(f, advice);
     const buttons = endButtons(r);
     last = { runId: r.id, text: msg.text, error: msg.error, buttons };
-    void ui.show(msg.error, msg.text, buttons).then(async (choice) => {
+    void (msg.error ? showErrorMessage : showInformationMessage)(msg.text, ...buttons).then(async (choice) => {
       if (choice === END_ACTIONS.revealAdapter && r.artifactsDir) await revealAdapter(r.artifactsDir);
       else if (choice === END_ACTIONS.openMetrics) await vscode.commands.executeCommand(RUN_COMMANDS.showMetrics, r.id);
       else if (choice === END_ACTIONS.showLogs) await vscode.commands.executeCommand(RUN_COMMANDS.showLogs, r.id);
