@@ -6,7 +6,9 @@ Trainer's progress callback writes each `logs` dict to the console:
   {'train_runtime': 90.1, 'train_samples_per_second': 2.5, 'train_loss': 1.8, 'epoch': 3.0}
 Newer versions print floats as strings ('1.234'); numpy 2 prints np.float64(1.2); older code
 paths printed tensor(0.53, device='cuda:0'). All of these are read. The step is taken from
-the training progress bar ("10/200 [") when one is printed, else it counts logging lines.
+the training progress bar ("10/200 [") when one is printed, else it counts training logging lines:
+the evaluation and end-of-training dicts are printed at the step the last training line had, so they
+are reported at that step and do not advance it (else a 30-step run ended at step 31).
 """
 
 import ast
@@ -78,14 +80,17 @@ class TrainerOutputParser:
         logs = parse_logged_dict(line)
         if not logs:
             return None
-        self.logged += 1
+        is_eval = any(k.startswith("eval_") for k in logs)
+        is_summary = "train_runtime" in logs or "train_loss" in logs
+        if not is_eval and not is_summary and ("loss" in logs or "learning_rate" in logs):
+            self.logged += 1
         step = self.step if self.step is not None else self.logged
         epoch = logs.get("epoch")
-        if any(k.startswith("eval_") for k in logs):
+        if is_eval:
             metrics = {k: v for k, v in logs.items() if k not in ("epoch", "eval_loss")}
             fields: Dict[str, Any] = {"step": step, "eval_loss": logs.get("eval_loss"), "epoch": epoch, "metrics": metrics}
             return "eval", {k: v for k, v in fields.items() if v is not None}
-        if "train_runtime" in logs or "train_loss" in logs:
+        if is_summary:
             fields = {"step": step, "epoch": epoch, "extra": {k: v for k, v in logs.items() if k != "epoch"}}
             return "metrics", {k: v for k, v in fields.items() if v is not None}
         if "loss" not in logs and "learning_rate" not in logs:

@@ -8,12 +8,13 @@
 // Asserted: progress shown, log lines streaming in the log panel, the GPU panel showing the A100, the run
 // completing, the adapter downloaded, the instance terminated in the emulator; the same on an existing
 // SSH host; then a run survives "Developer: Reload Window" mid-run and its mirrored log equals the
-// host's, every line once.
+// host's, every line once. Last, the Runs view after those runs: a row per run told apart by its start
+// time, with step, loss, duration and GPU (screenshot runs-view-after-runs.png).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { buildTinyModel, trainingPython as ensureTrainingPython } from '../harness/trainingVenv';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -86,6 +87,40 @@ async function metricsWithPoints(page: Page, minPoints: number, timeoutMs: numbe
   }
 }
 
+/** The extension log's text: the files of its output channel under the user-data dir's logs (one per window). */
+function extensionLogText(): string {
+  const files: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('Remote Fine-Tune.log')) files.push(p);
+    }
+  };
+  if (existsSync(join(userDataDir, 'logs'))) walk(join(userDataDir, 'logs'));
+  return files.map((f) => readFileSync(f, 'utf8')).join('\n');
+}
+
+/** Whether the command palette lists a command (its `when` clause in contributes.menus.commandPalette). */
+async function paletteLists(page: Page, title: string): Promise<boolean> {
+  await page.keyboard.press('Escape').catch(() => undefined);
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 30_000 });
+  await input.fill(`>${title}`);
+  // The palette filters as it opens; a moment lets a late list settle before absence is read.
+  await new Promise((r) => setTimeout(r, 1500));
+  const listed = await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).count();
+  await page.keyboard.press('Escape');
+  return listed > 0;
+}
+
+/** The Runs view's run rows (label and description), once the Fine-Tune container is open. */
+async function runsViewRows(page: Page): Promise<string[]> {
+  const rows = page.locator('.monaco-list-row', { hasText: /\d\d:\d\d:\d\d · / });
+  return rows.allInnerTexts();
+}
+
 function startOnHost(page: Page, targetText: string | RegExp = HOST_ALIAS): Promise<void> {
   return startTrainingVia(page, 'Fine-Tune: Start Training on A100', targetText, join(OUT, 'target-pick-failed.png'));
 }
@@ -151,6 +186,9 @@ test('e2e: Start Training on A100 on a new (emulated) Lambda instance: progress,
   try {
     await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
     await waitForWorkbench(page);
+    // No run yet: the commands that act on one are not in the palette (issue 18.7).
+    assert.equal(await paletteLists(page, 'Fine-Tune: Run Again'), false, 'Run Again is hidden before any run');
+    assert.equal(await paletteLists(page, 'Fine-Tune: Stop Run'), false, 'Stop Run is hidden before any run');
     // The API key goes into VS Code's secret storage through the extension's own command.
     await runCommand(page, 'Fine-Tune: Set Lambda Cloud API Key');
     const keyInput = page.locator('.quick-input-widget input[type="password"]');
@@ -182,6 +220,9 @@ test('e2e: Start Training on A100 on a new (emulated) Lambda instance: progress,
     assert.equal(launched.length, 1);
     assert.equal(lambda.billing().length, 0, 'no instance left running');
     assert.ok(lambda.calls.includes('terminate'));
+    // A run exists now (ended): Run Again is offered, Stop Run (no live run) still is not.
+    assert.equal(await paletteLists(page, 'Fine-Tune: Run Again'), true, 'Run Again is listed once a run exists');
+    assert.equal(await paletteLists(page, 'Fine-Tune: Stop Run'), false, 'Stop Run needs a live run');
   } finally {
     await page.screenshot({ path: join(OUT, 'cloud-end.png') }).catch(() => undefined);
     await page.close();
@@ -212,9 +253,25 @@ test('e2e: Start Training on A100 runs an own script on the SSH host: progress, 
     assert.equal(run?.status, 'completed');
     assert.ok(run?.artifactsDir && existsSync(join(run.artifactsDir, 'adapter_config.json')), 'adapter downloaded into the workspace');
     assert.ok(run.artifactsDir.startsWith(join(ws, 'e2e-run', 'outputs')));
-    // The Runs view lists it under its host, completed, with its last step.
+    // The end notification's buttons (issue 18.3); Reveal Adapter shows the downloaded adapter in the Explorer.
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: /e2e-run completed/ }).first();
+    const buttons = (await toast.locator('.monaco-button').allInnerTexts()).map((b) => b.trim()).filter((b) => b);
+    assert.deepEqual(buttons, ['Reveal Adapter', 'Open Metrics', 'Show Logs']);
+    await toast.locator('.monaco-button', { hasText: 'Reveal Adapter' }).click();
+    await page.locator('.explorer-folders-view .monaco-list-row.selected, .explorer-folders-view .monaco-list-row.focused', { hasText: 'adapter' }).first().waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(OUT, 'reveal-adapter.png') });
+    // The extension log records the download and the end, with step, loss, length and the adapter's place.
+    const log = await waitFor('the end of e2e-run in the extension log', () => {
+      const t = extensionLogText();
+      return t.includes(`[${run.id}] e2e-run completed`) ? t : undefined;
+    }, 30_000);
+    assert.match(log, new RegExp(`\\[${run.id}\\] downloaded adapter \\S+ to \\S+ \\([\\d.]+ MB\\)`));
+    assert.match(log, new RegExp(`\\[${run.id}\\] e2e-run completed \\(step 12, loss [\\d.]+, [^)]+\\); adapter at ${run.artifactsDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    // The status bar keeps the run as finished, at its last step: 12 steps end at step 12.
+    await page.locator('.statusbar-item', { hasText: /e2e-run finished · step 12 · loss [\d.]+/ }).first().waitFor({ timeout: 30_000 });
+    // The Runs view lists it under its host: start time, completed, step, loss, duration, GPU.
     await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().click();
-    const row = page.locator('.monaco-list-row', { hasText: 'e2e-run' }).filter({ hasText: /completed · step \d+/ }).first();
+    const row = page.locator('.monaco-list-row', { hasText: 'e2e-run' }).filter({ hasText: /\d\d:\d\d:\d\d · completed · step 12 · loss [\d.]+ · (\d+s|\d+m \d\ds) · A100-40GB/ }).first();
     await row.waitFor({ timeout: 30_000 });
     await page.locator('.monaco-list-row', { hasText: HOST_ALIAS }).first().waitFor();
   } finally {
@@ -308,4 +365,28 @@ test('e2e: a run survives Developer: Reload Window mid-run and reattaches with n
   }
 });
 
-
+test('e2e: the Runs view after the runs tells them apart: start time, status, step, loss, duration and GPU on each row (screenshot)', { timeout: 120_000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  try {
+    await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
+    await waitForWorkbench(page);
+    await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().click();
+    const ended = storedRuns().filter((r) => r.status === 'completed');
+    assert.ok(ended.length >= 3, `three or more runs ended: ${ended.map((r) => r.name).join(', ')}`);
+    let texts: string[] = [];
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      texts = await runsViewRows(page);
+      if (texts.length >= ended.length) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.ok(texts.length >= 3, `rows: ${JSON.stringify(texts)}`);
+    const shape = /(\d\d:\d\d:\d\d) · completed · step \d+ · loss [\d.]+ · (\d+s|\d+m \d\ds|\d+h \d\dm) · A100-\d+GB/;
+    const parsed = texts.map((t) => shape.exec(t.replace(/\s+/g, ' ')));
+    parsed.forEach((m, i) => assert.ok(m, `row ${i}: ${texts[i]}`));
+    assert.equal(new Set(parsed.map((m) => m![1])).size, parsed.length, `each run has its own start time: ${JSON.stringify(texts)}`);
+    await page.screenshot({ path: join(OUT, 'runs-view-after-runs.png') });
+  } finally {
+    await page.close();
+  }
+});

@@ -25,6 +25,8 @@ export const runRecordSchema = z.object({
   specHash: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  /** When the run reached a terminal status (set by the store): its duration and how long it shows as finished. */
+  finishedAt: z.string().optional(),
   status: z.enum(RUN_STATUSES),
   /** ssh target as the user named it (alias or user@host:port); for provisioned hosts the address. */
   host: z.string().optional(),

@@ -75,7 +75,10 @@ export class RunStore {
     const cur = this.records.get(id);
     if (!cur) throw new Error(`unknown run ${id}`);
     const status = patch.status ? transition(cur.status, patch.status) : cur.status;
-    const next = runRecordSchema.parse({ ...cur, ...patch, status, updatedAt: new Date().toISOString() });
+    const now = new Date().toISOString();
+    // The moment it ended, kept apart from updatedAt (teardown and downloads update the record afterwards).
+    const ended = isTerminal(status) && !isTerminal(cur.status) && !patch.finishedAt ? { finishedAt: now } : {};
+    const next = runRecordSchema.parse({ ...cur, ...patch, ...ended, status, updatedAt: now });
     this.records.set(id, next);
     this.flush(next);
     return next;

@@ -1,14 +1,103 @@
 // The words a run is shown with (Runs view, status bar, end-of-run notification). Pure, so tested
 // without VS Code.
-import type { RunRecord } from './runRecord';
+import type { RunRecord, RunStatus } from './runRecord';
+import { isTerminal } from './runRecord';
 
-export function runDescription(r: RunRecord): string {
-  const parts: string[] = [r.status];
+/** "45s", "3m 12s", "1h 04m": a run's length at a glance. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
+}
+
+function parseTime(iso: string | undefined): number | undefined {
+  if (!iso) return undefined;
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? t : undefined;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const p2 = (n: number): string => String(n).padStart(2, '0');
+const hhmm = (d: Date): string => `${p2(d.getHours())}:${p2(d.getMinutes())}`;
+
+/**
+ * When the run started, in local time: "16:41:05" today (runs of one spec started within a minute still
+ * differ), "Nov 24 16:41" on another day. Several runs of one spec share a name; the start time is what
+ * tells them apart in a list.
+ */
+export function startLabel(r: Pick<RunRecord, 'createdAt'>, now: number = Date.now()): string | undefined {
+  const t = parseTime(r.createdAt);
+  if (t === undefined) return undefined;
+  const d = new Date(t);
+  const n = new Date(now);
+  const sameDay = d.getFullYear() === n.getFullYear() && d.getMonth() === n.getMonth() && d.getDate() === n.getDate();
+  return sameDay ? `${hhmm(d)}:${p2(d.getSeconds())}` : `${MONTHS[d.getMonth()]} ${d.getDate()} ${hhmm(d)}`;
+}
+
+/** Wall time from the start to the end (or to now while it runs). */
+export function runDurationMs(r: Pick<RunRecord, 'createdAt' | 'updatedAt' | 'finishedAt' | 'status'>, now: number = Date.now()): number | undefined {
+  const start = parseTime(r.createdAt);
+  if (start === undefined) return undefined;
+  // Records written before finishedAt existed end at their last update, which is close to the end.
+  const end = isTerminal(r.status) ? parseTime(r.finishedAt) ?? parseTime(r.updatedAt) : now;
+  return end === undefined ? undefined : Math.max(0, end - start);
+}
+
+/** The Runs view row: start time, status, step, loss, duration, GPU, cost. */
+export function runDescription(r: RunRecord, now: number = Date.now()): string {
+  const parts: string[] = [];
+  const start = startLabel(r, now);
+  if (start) parts.push(start);
+  parts.push(r.status);
   if (r.lastStep !== undefined) parts.push(`step ${r.lastStep}`);
   if (r.lastLoss !== undefined) parts.push(`loss ${r.lastLoss.toFixed(4)}`);
+  const ms = runDurationMs(r, now);
+  if (ms !== undefined) parts.push(formatDuration(ms));
+  if (r.gpu) parts.push(r.gpu);
   if (r.costUsd !== undefined) parts.push(`$${r.costUsd.toFixed(2)}`);
   if (r.origin === 'found') parts.push('started elsewhere');
   return parts.join(' · ');
+}
+
+/** The Runs view tooltip, one fact a line: what the row says and where things are. */
+export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[] {
+  const lines = [r.name === r.id ? r.id : `${r.name} (${r.id})`];
+  lines.push(`${r.provider}${r.instanceId ? ` ${r.instanceId}` : ''}${r.host ? ` · ${r.host}` : ''}${r.gpu ? ` · ${r.gpu}` : ''}`);
+  const started = parseTime(r.createdAt);
+  if (started !== undefined) lines.push(`Started ${new Date(started).toLocaleString()}`);
+  const ms = runDurationMs(r, now);
+  if (ms !== undefined) lines.push(`Duration ${formatDuration(ms)}${isTerminal(r.status) ? '' : ' so far'}`);
+  const progress = [r.status, ...(r.lastStep !== undefined ? [`step ${r.lastStep}`] : []), ...(r.lastLoss !== undefined ? [`loss ${r.lastLoss.toFixed(4)}`] : []),
+    ...(r.costUsd !== undefined ? [`$${r.costUsd.toFixed(2)}`] : [])];
+  lines.push(progress.join(' · '));
+  if (r.artifactsDir) lines.push(`Adapter ${r.artifactsDir}`);
+  if (r.failure) lines.push(`${r.failure.message}${r.failure.hint ? `\nFix: ${r.failure.hint}` : ''}`);
+  return lines;
+}
+
+/** How long a finished run stays in the status bar after it ends. */
+export const FINISHED_LINGER_MS = 5 * 60_000;
+
+const END_ICONS: Partial<Record<RunStatus, string>> = { completed: '$(pass)', failed: '$(error)', stopped: '$(debug-stop)', interrupted: '$(debug-pause)', cancelled: '$(circle-slash)' };
+
+/**
+ * The status bar entry for a run: live, its progress; ended less than `lingerMs` ago, "finished" (or how it
+ * ended) with its last step, loss and length; otherwise nothing.
+ */
+export function statusBarState(r: RunRecord, gpuUtil: number | undefined, now: number = Date.now(), lingerMs = FINISHED_LINGER_MS): { text: string; tooltip: string } | undefined {
+  const where = r.host ?? r.provider;
+  if (!isTerminal(r.status)) return { text: statusBarText(r, gpuUtil), tooltip: `${r.name} on ${where}: ${r.status}. Click to open its logs, GPU and metrics.` };
+  const end = parseTime(r.finishedAt) ?? parseTime(r.updatedAt);
+  if (end === undefined || now - end > lingerMs || now < end - 60_000) return undefined;
+  const parts = [`${END_ICONS[r.status] ?? ''} ${r.name} ${r.status === 'completed' ? 'finished' : r.status}`.trim()];
+  if (r.lastStep !== undefined) parts.push(`step ${r.lastStep}`);
+  if (r.lastLoss !== undefined) parts.push(`loss ${r.lastLoss.toFixed(3)}`);
+  const ms = runDurationMs(r, now);
+  if (ms !== undefined) parts.push(formatDuration(ms));
+  const adapter = r.artifactsDir ? ` Adapter in ${r.artifactsDir}.` : '';
+  return { text: parts.join(' · '), tooltip: `${r.name} on ${where}: ${r.status}.${adapter} Click to open its logs, GPU and metrics.` };
 }
 
 export function statusBarText(r: RunRecord, gpuUtil: number | undefined): string {
@@ -36,4 +125,19 @@ export function finishedMessage(f: FinishedSummary, extraAdvice?: string): { tex
   const fix = f.failure?.hint ? ` Fix: ${f.failure.hint}` : '';
   const advice = extraAdvice ? ` ${extraAdvice}` : '';
   return { text: `${r.name} ${r.status}.${why}${fix}${advice}${cost}${teardown}`, error: true };
+}
+
+/** One line for the extension log when a run ends: outcome, step, loss, length, cost and where the adapter went. */
+export function endLogLine(f: FinishedSummary, now: number = Date.now()): string {
+  const r = f.record;
+  const ms = runDurationMs(r, now);
+  const facts = [
+    ...(r.lastStep !== undefined ? [`step ${r.lastStep}`] : []),
+    ...(r.lastLoss !== undefined ? [`loss ${r.lastLoss.toFixed(4)}`] : []),
+    ...(ms !== undefined ? [formatDuration(ms)] : []),
+    ...(r.costUsd !== undefined ? [`$${r.costUsd.toFixed(2)}`] : []),
+  ];
+  const adapter = r.artifactsDir ? `; adapter at ${r.artifactsDir}` : r.status === 'completed' ? '; no adapter downloaded' : '';
+  const why = f.failure ? `: ${f.failure.message.slice(0, 300)}` : '';
+  return `[${r.id}] ${r.name} ${r.status}${why}${facts.length ? ` (${facts.join(', ')})` : ''}${adapter}`;
 }

@@ -83,9 +83,11 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
             progress.report({ message: `${(p.bytes / 1e6).toFixed(1)} MB`, ...(pct !== undefined ? { increment: pct - last } : {}) });
             if (pct !== undefined) last = pct;
           }, abort.signal);
+          deps.log.info(`[${r.id}] downloaded ${what.label.toLowerCase()} ${what.path} to ${dest} (${(res.bytes / 1e6).toFixed(1)} MB)`);
           const open = await showInformationMessage(`Downloaded ${(res.bytes / 1e6).toFixed(1)} MB to ${vscode.workspace.asRelativePath(dest)}.`, 'Reveal');
           if (open) await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(dest));
         } catch (err) {
+          deps.log.warn(`[${r.id}] ${what.label.toLowerCase()} download failed: ${(err as Error).message}`);
           void showErrorMessage(`Download failed: ${(err as Error).message}`);
         }
       });
@@ -102,9 +104,10 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       if (!r?.specPath) return;
       await vscode.commands.executeCommand(START_COMMAND, vscode.Uri.file(r.specPath));
     }),
-    reg(RUN_COMMANDS.findOnHost, async () => {
+    // A host named by the caller (a view action, a test) skips the prompt.
+    reg(RUN_COMMANDS.findOnHost, async (arg?: unknown) => {
       if (!vscode.workspace.isTrusted) { void showErrorMessage('Trust this workspace to connect to hosts.'); return; }
-      const host = await vscode.window.showInputBox({ title: 'Find runs on a host', prompt: 'ssh_config alias or user@host[:port]', ignoreFocusOut: true });
+      const host = typeof arg === 'string' && arg.trim() ? arg : await vscode.window.showInputBox({ title: 'Find runs on a host', prompt: 'ssh_config alias or user@host[:port]', ignoreFocusOut: true });
       if (!host) return;
       try {
         const added = await manager.discover(host.trim());

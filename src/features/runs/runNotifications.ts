@@ -1,19 +1,58 @@
 // One notification when a run ends: what happened, the recognised failure with its fix, and for an
-// out-of-memory failure the fit estimator's cheapest changes.
+// out-of-memory failure the fit estimator's cheapest changes. Its buttons go where a person goes next:
+// the downloaded adapter, the metrics, the logs. The extension log records the end as well, since a
+// notification is gone once dismissed.
 import * as vscode from 'vscode';
+import { isAbsolute, relative } from 'node:path';
 import { showErrorMessage, showInformationMessage } from '../notify';
 import type { RunServices } from './runServices';
-import { finishedMessage } from '../../core/runs/runSummary';
+import { endLogLine, finishedMessage } from '../../core/runs/runSummary';
+import type { RunRecord } from '../../core/runs/runRecord';
 import { oomAdvice } from '../../core/runs/runPlan';
 import { nodeFiles } from '../../core/config/nodeFiles';
 import { RUN_COMMANDS } from './runActions';
 
-export function registerRunNotifications(runs: RunServices): vscode.Disposable {
-  return runs.manager.onFinished((f) => {
-    const advice = f.failure?.signature === 'cuda-oom' ? oomAdvice(f.record.specPath, f.record.gpu, nodeFiles) : undefined;
-    const msg = finishedMessage(f, advice);
-    const text = msg.text;
-    const show = msg.error ? showErrorMessage : showInformationMessage;
-    void show(text, 'Show Logs').then((c) => { if (c) void vscode.commands.executeCommand(RUN_COMMANDS.showLogs, f.record.id); });
+export const END_ACTIONS = { revealAdapter: 'Reveal Adapter', openMetrics: 'Open Metrics', showLogs: 'Show Logs' } as const;
+
+/** What the notification showed, for the host tests (a toast cannot be read back from VS Code). */
+export interface RunEndNotice {
+  readonly runId: string;
+  readonly text: string;
+  readonly error: boolean;
+  readonly buttons: readonly string[];
+}
+
+export function endButtons(r: RunRecord): string[] {
+  return [...(r.artifactsDir ? [END_ACTIONS.revealAdapter] : []), END_ACTIONS.openMetrics, END_ACTIONS.showLogs];
+}
+
+/** The adapter in the Explorer when it lies in the workspace (it does by default), else in the OS's file manager. */
+async function revealAdapter(dir: string): Promise<void> {
+  const uri = vscode.Uri.file(dir);
+  const inWorkspace = (vscode.workspace.workspaceFolders ?? []).some((w) => {
+    const rel = relative(w.uri.fsPath, dir);
+    return !rel.startsWith('..') && !isAbsolute(rel);
   });
+  await vscode.commands.executeCommand(inWorkspace ? 'revealInExplorer' : 'revealFileInOS', uri);
+}
+
+export function registerRunNotifications(
+  runs: Pick<RunServices, 'manager'>,
+  log: Pick<vscode.LogOutputChannel, 'info' | 'warn'>,
+): vscode.Disposable & { last(): RunEndNotice | undefined } {
+  let last: RunEndNotice | undefined;
+  const sub = runs.manager.onFinished((f) => {
+    const r = f.record;
+    (f.record.status === 'completed' || f.record.status === 'stopped' ? log.info : log.warn).call(log, endLogLine(f));
+    const advice = f.failure?.signature === 'cuda-oom' ? oomAdvice(r.specPath, r.gpu, nodeFiles) : undefined;
+    const msg = finishedMessage(f, advice);
+    const buttons = endButtons(r);
+    last = { runId: r.id, text: msg.text, error: msg.error, buttons };
+    void (msg.error ? showErrorMessage : showInformationMessage)(msg.text, ...buttons).then(async (choice) => {
+      if (choice === END_ACTIONS.revealAdapter && r.artifactsDir) await revealAdapter(r.artifactsDir);
+      else if (choice === END_ACTIONS.openMetrics) await vscode.commands.executeCommand(RUN_COMMANDS.showMetrics, r.id);
+      else if (choice === END_ACTIONS.showLogs) await vscode.commands.executeCommand(RUN_COMMANDS.showLogs, r.id);
+    }).then(undefined, (err: unknown) => log.warn(`[${r.id}] ${String((err as Error)?.message ?? err)}`));
+  });
+  return Object.assign(new vscode.Disposable(() => sub.dispose()), { last: () => last });
 }

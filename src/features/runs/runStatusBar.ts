@@ -1,23 +1,41 @@
-// The active run in the status bar: step, loss, GPU utilisation and cost so far. A click opens its panels.
+// The active run in the status bar: step, loss, GPU utilisation and cost so far. When it ends it stays a
+// while as "finished" (or how it ended) with its last step, loss and length, so a run that ended while the
+// person looked elsewhere is still seen. A click opens its panels.
 import * as vscode from 'vscode';
 import type { RunServices } from './runServices';
 import { isTerminal } from '../../core/runs/runRecord';
-import { statusBarText } from '../../core/runs/runSummary';
+import { FINISHED_LINGER_MS, statusBarState } from '../../core/runs/runSummary';
 import type { GpuSample } from '../../protocol/gpu';
 
 export const OPEN_RUN_PANELS_COMMAND = 'remoteFinetune.openRunPanels';
 
-export function registerRunStatusBar(runs: RunServices): vscode.Disposable {
+/** What the item shows, for the host tests (the item itself cannot be read back from VS Code). */
+export interface RunStatusBarState {
+  readonly visible: boolean;
+  readonly text: string;
+  readonly tooltip: string;
+}
+
+export function registerRunStatusBar(runs: RunServices, lingerMs = FINISHED_LINGER_MS): vscode.Disposable & { state(): RunStatusBarState } {
   const item = vscode.window.createStatusBarItem('remoteFinetune.activeRun', vscode.StatusBarAlignment.Left, 50);
   item.name = 'Fine-Tune: Active Run';
   item.command = OPEN_RUN_PANELS_COMMAND;
+  let visible = false;
   let gpuUtil: number | undefined;
   let gpuSub: { dispose(): void } | undefined;
   let followed: string | undefined;
+  let expiry: NodeJS.Timeout | undefined;
   const render = (): void => {
+    if (expiry) { clearTimeout(expiry); expiry = undefined; }
     const r = runs.panels.activeRecord();
-    if (!r || isTerminal(r.status)) { item.hide(); return; }
-    if (followed !== r.id) {
+    const shown = r ? statusBarState(r, gpuUtil, Date.now(), lingerMs) : undefined;
+    if (!r || !shown) { item.hide(); visible = false; return; }
+    if (isTerminal(r.status)) {
+      // Shown as finished until the linger ends, then gone without waiting for another store change.
+      const end = Date.parse(r.finishedAt ?? r.updatedAt);
+      expiry = setTimeout(render, Math.max(1_000, end + lingerMs - Date.now() + 50));
+      expiry.unref?.();
+    } else if (followed !== r.id) {
       followed = r.id;
       gpuUtil = undefined;
       gpuSub?.dispose();
@@ -30,11 +48,13 @@ export function registerRunStatusBar(runs: RunServices): vscode.Disposable {
         }
       });
     }
-    item.text = statusBarText(r, gpuUtil);
-    item.tooltip = `${r.name} on ${r.host ?? r.provider}: ${r.status}. Click to open its logs, GPU and metrics.`;
+    item.text = shown.text;
+    item.tooltip = shown.tooltip;
     item.show();
+    visible = true;
   };
   const sub = runs.store.onDidChange(() => render());
   render();
-  return vscode.Disposable.from(item, { dispose: () => { sub.dispose(); gpuSub?.dispose(); } });
+  const d = vscode.Disposable.from(item, { dispose: () => { sub.dispose(); gpuSub?.dispose(); if (expiry) clearTimeout(expiry); } });
+  return Object.assign(d, { state: (): RunStatusBarState => ({ visible, text: String(item.text), tooltip: typeof item.tooltip === 'string' ? item.tooltip : '' }) });
 }

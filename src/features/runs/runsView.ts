@@ -1,11 +1,11 @@
-// The Runs view: every run the store knows, newest first, grouped by host, with its status, step, loss
-// and cost. Context-menu actions (logs, GPU, metrics, stop, download, terminate, run again) are
+// The Runs view: every run the store knows, newest first, grouped by host. A row tells runs of one spec
+// apart: start time, status, step, loss, duration, GPU and cost; its tooltip adds where the adapter went. Context-menu actions (logs, GPU, metrics, stop, download, terminate, run again) are
 // contributed in package.json against the item's contextValue.
 import * as vscode from 'vscode';
 import type { RunStore } from '../../core/runs/runStore';
 import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
-import { runDescription } from '../../core/runs/runSummary';
+import { runDescription, runTooltipLines } from '../../core/runs/runSummary';
 
 export const RUNS_VIEW_ID = 'remoteFinetune.runs';
 
@@ -30,9 +30,13 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   private readonly changed = new vscode.EventEmitter<RunsNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly sub: { dispose(): void };
+  private readonly clock: NodeJS.Timeout;
 
   constructor(private readonly store: RunStore) {
     this.sub = store.onDidChange(() => this.changed.fire(undefined));
+    // A live run's duration moves even when its log is quiet.
+    this.clock = setInterval(() => { if (store.live().length > 0) this.changed.fire(undefined); }, 30_000);
+    this.clock.unref?.();
   }
 
   refresh(): void {
@@ -55,8 +59,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     item.contextValue = runContextValue(r);
     const tip = new vscode.MarkdownString(undefined, true);
     tip.isTrusted = false;
-    tip.appendText(`${r.id}\n${r.provider}${r.instanceId ? ` ${r.instanceId}` : ''} · ${r.host ?? ''}\n${runDescription(r)}`);
-    if (r.failure) tip.appendText(`\n${r.failure.message}${r.failure.hint ? `\nFix: ${r.failure.hint}` : ''}`);
+    // Host and log text in it is untrusted: appended as text, never as markdown.
+    tip.appendText(runTooltipLines(r).join('\n'));
     item.tooltip = tip;
     item.command = { command: 'remoteFinetune.selectRun', title: 'Select Run', arguments: [r.id] };
     return item;
@@ -74,13 +78,49 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   }
 
   dispose(): void {
+    clearInterval(this.clock);
     this.sub.dispose();
     this.changed.dispose();
   }
 }
 
-export function registerRunsView(store: RunStore): vscode.Disposable {
+/** One row of the view as the person reads it (the host tests compare these). */
+export interface RunsViewRow {
+  readonly id: string;
+  readonly host: string;
+  readonly label: string;
+  readonly description: string;
+  readonly tooltip: string;
+  readonly contextValue: string;
+}
+
+/** MarkdownString.appendText's escaping undone: the text the hover shows. */
+function plainText(markdown: string): string {
+  return markdown.replace(/\n\n/g, '\n').replace(/&nbsp;/g, ' ').replace(/\\([\\`*_{}[\]()#+\-.!~|<>$])/g, '$1');
+}
+
+/** The view's run rows as its provider renders them, host by host. */
+export function runsViewRows(provider: RunsTreeProvider): RunsViewRow[] {
+  const rows: RunsViewRow[] = [];
+  for (const hostNode of provider.getChildren()) {
+    if (hostNode.kind !== 'host') continue;
+    for (const node of provider.getChildren(hostNode)) {
+      if (node.kind !== 'run') continue;
+      const item = provider.getTreeItem(node);
+      const tip = item.tooltip;
+      rows.push({
+        id: node.record.id, host: hostNode.host, label: typeof item.label === 'string' ? item.label : item.label?.label ?? '',
+        description: typeof item.description === 'string' ? item.description : '',
+        tooltip: typeof tip === 'string' ? tip : plainText(tip?.value ?? ''),
+        contextValue: item.contextValue ?? '',
+      });
+    }
+  }
+  return rows;
+}
+
+export function registerRunsView(store: RunStore): vscode.Disposable & { readonly provider: RunsTreeProvider } {
   const provider = new RunsTreeProvider(store);
   const view = vscode.window.createTreeView(RUNS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true });
-  return vscode.Disposable.from(view, provider);
+  return Object.assign(vscode.Disposable.from(view, provider), { provider });
 }
