@@ -73,7 +73,9 @@ async function withAnswers<T>(answers: Answers, body: () => Thenable<T>): Promis
   };
   w.createQuickPick = () => new FakeQuickPick((qp) => {
     seen.pickers.push(qp);
-    pending.push(answers.pick(qp, seen.pickers.length - 1).catch((e: unknown) => { qp.hide(); throw e; }));
+    const n = seen.pickers.length - 1;
+    // Answered on a later tick, as a person would: the extension subscribes to accept/hide right after show().
+    pending.push(new Promise((r) => setTimeout(r, 10)).then(() => answers.pick(qp, n)).catch((e: unknown) => { qp.hide(); throw e; }));
   });
   w.showWarningMessage = async (message: string, ...rest: unknown[]) => {
     const { options, buttons } = split(rest);
