@@ -7,7 +7,7 @@ import { registerPanels } from './features/panels/registerPanels';
 import { registerConfig } from './features/config/registerConfig';
 import { createRunServices } from './features/runs/runServices';
 import { registerRuns } from './features/runs/registerRuns';
-import { registerHosts, hostStoreFor } from './features/hosts/registerHosts';
+import { registerHosts, hostsApiFor } from './features/hosts/registerHosts';
 import { registerProviders } from './features/providers/registerProviders';
 import { createSshConnectOptions } from './features/hosts/sshPrompts';
 import { sshSync } from './core/runs/runSync';
@@ -26,15 +26,22 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
     log,
   });
   const deps: FeatureDeps = { context, log, runContext: runs.panels };
+  // Hosts of past SSH runs (newest first) join the Hosts view and the target picker.
+  const runHosts = {
+    list: () => runs.store.all().filter((r) => r.provider === 'ssh' && r.host).sort((a, b) => b.createdAt.localeCompare(a.createdAt)).map((r) => r.host!),
+    onDidChange: (l: () => void) => runs.store.onDidChange(() => l()),
+  };
+  const hosts = hostsApiFor(deps, runHosts);
 
   context.subscriptions.push(
     registerShowLogCommand(deps),
     registerPanels(deps),
     registerConfig(deps),
-    registerHosts(deps),
+    registerHosts(deps, runHosts),
     registerProviders(deps),
     registerRuns(deps, runs, {
-      sshHosts: () => hostStoreFor(context).knownHosts(),
+      sshHosts: (spec, wanted) => hosts.known(spec, wanted),
+      ensureProbe: (host) => hosts.prober.ensureProbe(host),
       cloudProviders: (target) => cloudProvidersFor(context).cloudProviders(target),
     }),
   );

@@ -76,5 +76,11 @@ export async function startTrainingVia(page: Page, command: string, targetText: 
     await page.screenshot({ path: failureShot });
     throw e;
   }
+  // The picked host is probed first: one without the asked GPU (the demo host has no NVIDIA GPU) is a
+  // "start anyway?" question before the confirmation.
+  const anyway = page.locator('.monaco-dialog-box .monaco-button', { hasText: /Start Anyway/ }).first();
+  const start = page.locator('.monaco-dialog-box .dialog-buttons .monaco-button', { hasText: /^Start$/ }).first();
+  await anyway.or(start).first().waitFor({ timeout: 60_000 });
+  if (await anyway.isVisible()) await anyway.click();
   await clickDialogButton(page, /^Start$/);
 }

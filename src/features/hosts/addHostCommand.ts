@@ -2,16 +2,16 @@
 // passphrase prompts as needed), probe its GPUs, and keep it in the Hosts view.
 import * as vscode from 'vscode';
 import { showErrorMessage, showWarningMessage } from '../notify';
-import { connect, SshFatalError } from '../../core/ssh/session';
-import type { ConnectOptions } from '../../core/ssh/session';
-import { listConfiguredHosts, parseHostSpec } from '../../core/ssh/sshConfig';
-import { sshConfigPathSetting } from './sshPrompts';
-import { probeGpus, describeGpus } from '../../core/ssh/gpuProbe';
+import { SshFatalError } from '../../core/ssh/session';
+import { parseHostSpec } from '../../core/ssh/sshConfig';
 import type { HostStore } from './hostStore';
+import type { HostProber } from './hostProbe';
+import { configuredHosts } from './knownHostList';
 
 export const ADD_HOST_COMMAND = 'remoteFinetune.addHost';
 export const PROBE_HOST_COMMAND = 'remoteFinetune.probeHost';
 export const REMOVE_HOST_COMMAND = 'remoteFinetune.removeHost';
+export const REFRESH_HOSTS_COMMAND = 'remoteFinetune.refreshHosts';
 
 /** Arguments for calling the command programmatically (tests, other features): skips the pickers. */
 export interface AddHostArgs {
@@ -27,8 +27,7 @@ export function validateHostInput(value: string): string | undefined {
 async function pickHost(store: HostStore): Promise<string | undefined> {
   const type = '$(edit) Enter user@host[:port]…';
   const present = new Set(store.list().map((h) => h.host));
-  let configured: string[] = [];
-  try { const path = sshConfigPathSetting(); configured = listConfiguredHosts(path ? { path } : {}); } catch { /* an unreadable ssh config just offers manual entry */ }
+  const configured = configuredHosts();
   const items: vscode.QuickPickItem[] = [
     { label: type, alwaysShow: true },
     ...(configured.length > 0 ? [{ label: 'from ~/.ssh/config', kind: vscode.QuickPickItemKind.Separator }] : []),
@@ -40,23 +39,20 @@ async function pickHost(store: HostStore): Promise<string | undefined> {
   return await vscode.window.showInputBox({ title: 'Add GPU Host', prompt: 'user@host[:port]', placeHolder: 'ubuntu@132.145.138.210', validateInput: validateHostInput, ignoreFocusOut: true });
 }
 
-/** Connects and probes; returns false when the connection failed (and says why). */
-export async function probeAndSave(store: HostStore, host: string, connectOptions: ConnectOptions, log: vscode.LogOutputChannel): Promise<boolean> {
+/**
+ * Connects and probes (the probe cache records it); `save` also keeps the host in the Hosts store. Returns
+ * false when the connection failed (and says why).
+ */
+export async function probeAndSave(store: HostStore, prober: HostProber, host: string, log: vscode.LogOutputChannel, save = true): Promise<boolean> {
   return await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Connecting to ${host}…`, cancellable: true }, async (_p, token) => {
     const ac = new AbortController();
     token.onCancellationRequested(() => ac.abort());
     try {
-      const session = await connect({ host }, { ...connectOptions, signal: ac.signal });
-      try {
-        const probe = await probeGpus(session, ac.signal);
-        const prev = store.get(host);
-        await store.upsert({ host, addedAt: prev?.addedAt ?? new Date().toISOString(), probe, probedAt: new Date().toISOString() });
-        log.info(`host ${host}: ${describeGpus(probe)}`);
-        if (probe.kind === 'none') void showWarningMessage(`${host}: ${probe.reason}`);
-        return true;
-      } finally {
-        session.close();
-      }
+      const probe = await prober.probeNow(host, ac.signal);
+      const prev = store.get(host);
+      if (save || prev) await store.upsert({ host, addedAt: prev?.addedAt ?? new Date().toISOString(), probe, probedAt: new Date().toISOString() });
+      if (probe.kind === 'none') void showWarningMessage(`${host}: ${probe.reason}`);
+      return true;
     } catch (err) {
       const msg = (err as Error).message;
       log.error(`host ${host}: ${msg}`);
@@ -73,13 +69,13 @@ function refuseUntrusted(): boolean {
   return true;
 }
 
-export function registerHostCommands(store: HostStore, connectOptions: () => ConnectOptions, log: vscode.LogOutputChannel): vscode.Disposable {
+export function registerHostCommands(store: HostStore, prober: HostProber, log: vscode.LogOutputChannel): vscode.Disposable {
   return vscode.Disposable.from(
     vscode.commands.registerCommand(ADD_HOST_COMMAND, async (args?: AddHostArgs): Promise<boolean> => {
       if (refuseUntrusted()) return false;
       const host = args?.host ?? await pickHost(store);
       if (!host) return false;
-      if (validateHostInput(host) !== undefined && !listConfiguredHosts(((p) => (p ? { path: p } : {}))(sshConfigPathSetting())).includes(host)) {
+      if (validateHostInput(host) !== undefined && !configuredHosts().includes(host)) {
         void showErrorMessage(`Not a host: ${host}`);
         return false;
       }
@@ -87,7 +83,7 @@ export function registerHostCommands(store: HostStore, connectOptions: () => Con
         if (!store.get(host)) await store.upsert({ host, addedAt: new Date().toISOString() });
         return true;
       }
-      const ok = await probeAndSave(store, host, connectOptions(), log);
+      const ok = await probeAndSave(store, prober, host, log);
       if (!ok && !store.get(host)) {
         const add = 'Add Without Probing';
         if ((await showWarningMessage(`${host} was not reached. Add it anyway?`, add)) === add) {
@@ -100,7 +96,8 @@ export function registerHostCommands(store: HostStore, connectOptions: () => Con
     vscode.commands.registerCommand(PROBE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<boolean> => {
       if (refuseUntrusted()) return false;
       const host = node?.host.host ?? (await vscode.window.showQuickPick(store.list().map((h) => h.host), { title: 'Probe GPUs on host' }));
-      return host ? await probeAndSave(store, host, connectOptions(), log) : false;
+      // Probing an ssh_config host or a past run's host refreshes its GPUs without adding it to the saved hosts.
+      return host ? await probeAndSave(store, prober, host, log, false) : false;
     }),
     vscode.commands.registerCommand(REMOVE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<void> => {
       const host = node?.host.host ?? (await vscode.window.showQuickPick(store.list().map((h) => h.host), { title: 'Remove host' }));

@@ -1,21 +1,41 @@
-// The Hosts view: each added host with its probed GPUs as children.
+// The Hosts view: every host the pickers and the Runs view know (saved, ~/.ssh/config, hosts of past runs),
+// each with its GPUs from the last probe as description and tooltip, and the boards as children.
 import * as vscode from 'vscode';
 import { describeGpus } from '../../core/ssh/gpuProbe';
-import type { HostStore, SavedHost } from './hostStore';
+import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
+import type { KnownHostEntry } from '../../core/hosts/knownHosts';
 
 export const HOSTS_VIEW_ID = 'remoteFinetune.hosts';
 
 export type HostsNode =
-  | { readonly kind: 'host'; readonly host: SavedHost }
+  | { readonly kind: 'host'; readonly host: KnownHostEntry }
   | { readonly kind: 'gpu'; readonly label: string; readonly detail: string };
+
+/** What a row shows, also returned by Refresh so tests and callers see the view's content. */
+export interface HostRow { readonly label: string; readonly description: string; readonly tooltip: string; readonly saved: boolean }
+
+export function hostRow(e: KnownHostEntry): HostRow {
+  const probe = e.probe;
+  const gpus = gpuSummary(e);
+  return {
+    label: e.host,
+    description: `${gpus} · ${sourcesText(e.sources)}`,
+    tooltip: `${e.host} (${sourcesText(e.sources)})\n${probe ? describeGpus(probe.probe) : 'GPUs not probed yet: Refresh, or pick it in Start Training'}${probe ? `\nprobed ${probe.probedAt}` : ''}`,
+    saved: e.sources.includes('saved'),
+  };
+}
 
 export class HostsTreeProvider implements vscode.TreeDataProvider<HostsNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<HostsNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly sub: { dispose(): void };
+  private readonly subs: Array<{ dispose(): void }>;
 
-  constructor(private readonly store: HostStore) {
-    this.sub = store.onDidChange(() => this.changed.fire(undefined));
+  constructor(private readonly hosts: () => KnownHostEntry[], changes: ReadonlyArray<(l: () => void) => { dispose(): void }>) {
+    this.subs = changes.map((on) => on(() => this.refresh()));
+  }
+
+  refresh(): void {
+    this.changed.fire(undefined);
   }
 
   getTreeItem(node: HostsNode): vscode.TreeItem {
@@ -25,23 +45,24 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostsNode>, vs
       item.iconPath = new vscode.ThemeIcon('circuit-board');
       return item;
     }
-    const h = node.host;
-    const probe = h.probe;
-    const item = new vscode.TreeItem(h.host, probe?.kind === 'nvidia' ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
-    item.id = `host:${h.host}`;
-    item.contextValue = 'remoteFinetune.host';
+    const probe = node.host.probe?.probe;
+    const row = hostRow(node.host);
+    const item = new vscode.TreeItem(row.label, probe?.kind === 'nvidia' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    item.id = `host:${node.host.host}`;
+    // Only saved hosts can be removed; any host can be probed (menus match on the prefix).
+    item.contextValue = row.saved ? 'remoteFinetune.host' : 'remoteFinetune.host.known';
     item.iconPath = new vscode.ThemeIcon(probe?.kind === 'nvidia' ? 'server-environment' : 'server');
-    item.description = !probe ? 'not probed' : probe.kind === 'nvidia' ? `${probe.count} GPU${probe.count === 1 ? '' : 's'}` : 'no NVIDIA GPU';
+    item.description = row.description;
     const tip = new vscode.MarkdownString();
-    tip.appendText(`${h.host}\n${probe ? describeGpus(probe) : 'GPUs not probed yet'}${h.probedAt ? `\nprobed ${h.probedAt}` : ''}`);
+    tip.appendText(row.tooltip);
     item.tooltip = tip;
     return item;
   }
 
   getChildren(node?: HostsNode): HostsNode[] {
-    if (!node) return this.store.list().map((host) => ({ kind: 'host', host }));
-    if (node.kind !== 'host' || node.host.probe?.kind !== 'nvidia') return [];
-    const p = node.host.probe;
+    if (!node) return this.hosts().map((host) => ({ kind: 'host', host }));
+    const p = node.kind === 'host' ? node.host.probe?.probe : undefined;
+    if (p?.kind !== 'nvidia') return [];
     return p.gpus.map((g) => ({
       kind: 'gpu',
       label: `GPU ${g.index}: ${g.name}`,
@@ -50,7 +71,7 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostsNode>, vs
   }
 
   dispose(): void {
-    this.sub.dispose();
+    for (const s of this.subs) s.dispose();
     this.changed.dispose();
   }
 }

@@ -1,9 +1,14 @@
 import * as vscode from 'vscode';
 import type { FeatureDeps } from '../deps';
 import { HostStore } from './hostStore';
-import { HostsTreeProvider, HOSTS_VIEW_ID } from './hostsView';
-import { registerHostCommands } from './addHostCommand';
+import { HostsTreeProvider, HOSTS_VIEW_ID, hostRow } from './hostsView';
+import type { HostRow } from './hostsView';
+import { registerHostCommands, REFRESH_HOSTS_COMMAND } from './addHostCommand';
 import { createSshConnectOptions } from './sshPrompts';
+import { createHostProber, probeCacheFor } from './hostProbe';
+import type { HostProber } from './hostProbe';
+import { listKnownHosts } from './knownHostList';
+import type { KnownHostEntry } from '../../core/hosts/knownHosts';
 
 /** The hosts store other features read (Start Training lists its hosts); one per extension host. */
 let sharedStore: HostStore | undefined;
@@ -12,9 +17,57 @@ export function hostStoreFor(context: vscode.ExtensionContext): HostStore {
   return sharedStore;
 }
 
-export function registerHosts(deps: FeatureDeps): vscode.Disposable {
+/** Hosts of past runs (newest first), from the run store the composition root owns. */
+export interface RunHosts {
+  list(): readonly string[];
+  onDidChange(listener: () => void): { dispose(): void };
+}
+
+/** What Start Training needs from the hosts feature. */
+export interface HostsApi {
+  readonly prober: HostProber;
+  known(spec?: string, wanted?: readonly string[]): KnownHostEntry[];
+}
+
+let sharedApi: HostsApi | undefined;
+export function hostsApiFor(deps: FeatureDeps, runHosts: RunHosts): HostsApi {
+  if (!sharedApi) {
+    const store = hostStoreFor(deps.context);
+    const cache = probeCacheFor(deps.context);
+    const prober = createHostProber(store, cache, () => createSshConnectOptions(deps.context, deps.log), deps.log);
+    sharedApi = { prober, known: (spec, wanted) => listKnownHosts(store, cache, () => runHosts.list(), spec, wanted) };
+  }
+  return sharedApi;
+}
+
+export function registerHosts(deps: FeatureDeps, runHosts: RunHosts): vscode.Disposable {
   const store = hostStoreFor(deps.context);
-  const provider = new HostsTreeProvider(store);
+  const api = hostsApiFor(deps, runHosts);
+  const provider = new HostsTreeProvider(() => api.known(), [
+    (l) => store.onDidChange(l), (l) => api.prober.cache.onDidChange(l), (l) => runHosts.onDidChange(l),
+  ]);
   const view = vscode.window.createTreeView(HOSTS_VIEW_ID, { treeDataProvider: provider });
-  return vscode.Disposable.from(view, provider, registerHostCommands(store, () => createSshConnectOptions(deps.context, deps.log), deps.log));
+  // Refresh: re-read ssh_config and the runs, and probe every listed host again (GPUs change when a host is
+  // rebuilt). Returns the rows as the view shows them.
+  const refresh = vscode.commands.registerCommand(REFRESH_HOSTS_COMMAND, async (): Promise<HostRow[]> => {
+    const hosts = api.known();
+    if (vscode.workspace.isTrusted && hosts.length > 0) {
+      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Checking the GPUs of your hosts', cancellable: true }, async (progress, token) => {
+        const ac = new AbortController();
+        token.onCancellationRequested(() => ac.abort());
+        // Two at a time: quick over several hosts, without a burst of connections (or host-key prompts).
+        const queue = [...hosts];
+        const worker = async (): Promise<void> => {
+          for (let h = queue.shift(); h && !ac.signal.aborted; h = queue.shift()) {
+            progress.report({ message: h.host });
+            try { await api.prober.probeNow(h.host, ac.signal); } catch (err) { deps.log.warn(`host ${h.host}: GPU probe failed: ${(err as Error).message}`); }
+          }
+        };
+        await Promise.all([worker(), worker()]);
+      });
+    }
+    provider.refresh();
+    return api.known().map(hostRow);
+  });
+  return vscode.Disposable.from(view, provider, refresh, registerHostCommands(store, api.prober, deps.log));
 }

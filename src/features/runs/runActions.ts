@@ -11,6 +11,7 @@ import { isTerminal } from '../../core/runs/runRecord';
 import { PANEL_COMMANDS } from '../panels/registerPanels';
 import { OPEN_RUN_PANELS_COMMAND } from './runStatusBar';
 import { START_COMMAND, SECRET_NAMES } from './startTraining';
+import type { StartAgain } from './startTraining';
 
 export const RUN_COMMANDS = {
   select: 'remoteFinetune.selectRun',
@@ -102,7 +103,10 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.runAgain, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.specPath);
       if (!r?.specPath) return;
-      await vscode.commands.executeCommand(START_COMMAND, vscode.Uri.file(r.specPath));
+      // Again means the same GPU and, for an SSH run, the same host: no pickers, only the confirmation (a cloud
+      // run's instance is gone, so its GPU's offers are shown).
+      const again: StartAgain = { ...(r.gpu ? { gpu: r.gpu } : {}), ...(r.provider === 'ssh' && r.host ? { host: r.host } : {}) };
+      await vscode.commands.executeCommand(START_COMMAND, vscode.Uri.file(r.specPath), again);
     }),
     // A host named by the caller (a view action, a test) skips the prompt.
     reg(RUN_COMMANDS.findOnHost, async (arg?: unknown) => {

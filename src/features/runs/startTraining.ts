@@ -7,7 +7,11 @@ import { join, relative } from 'node:path';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
 import type { TargetChoice, TargetSources } from './targets';
-import { gpuMatches } from './targets';
+import { gpuMatches, hostGpuWarning, probedGpuNames } from '../../core/hosts/gpuCheck';
+import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
+import { fixForProblem, validateSettingValue } from '../../core/runs/targetFixes';
+import type { TargetFix } from '../../core/runs/targetFixes';
+import { ADD_HOST_COMMAND } from '../hosts/addHostCommand';
 import { offersForTarget } from '../../core/runs/targetOffers';
 import type { TargetSpec } from '../../core/providers/registry';
 import { runLength } from '../../core/runs/runLength';
@@ -79,9 +83,15 @@ async function checkPlan(plan: RunPlan): Promise<boolean> {
 
 interface TargetItem extends vscode.QuickPickItem {
   readonly choice?: TargetChoice;
+  /** Not a target: adds a host, or sets a cloud's missing credential; the picker comes back after. */
+  readonly action?: { readonly kind: 'addHost' } | { readonly kind: 'fix'; readonly fix: TargetFix };
 }
 
-async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: TargetSources, fitText: string): Promise<TargetChoice | undefined> {
+type TargetPick = TargetChoice | NonNullable<TargetItem['action']>;
+
+export const ADD_SSH_HOST_LABEL = '$(add) Add SSH host…';
+
+async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: TargetSources, fitText: string, activeHost?: string): Promise<TargetPick | undefined> {
   const qp = vscode.window.createQuickPick<TargetItem>();
   qp.title = `Where should ${plan.name} run? — ${fitText}`;
   qp.placeholder = 'An SSH host you have, or a new instance (cheapest first)';
@@ -90,19 +100,23 @@ async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: Targe
   qp.busy = true;
   const items: TargetItem[] = [];
   const specHost = plan.target.provider === 'ssh' || plan.target.provider === 'local' ? plan.target.host : undefined;
-  const hosts = [...sources.sshHosts()];
-  if (typeof specHost === 'string' && !hosts.some((h) => h.host === specHost)) hosts.unshift({ host: specHost });
-  if (hosts.length > 0) items.push({ label: 'SSH hosts', kind: vscode.QuickPickItemKind.Separator });
+  // Whatever the spec's provider: the person's own hosts (saved, ssh_config, past runs) are always a choice.
+  const hosts = sources.sshHosts(typeof specHost === 'string' ? specHost : undefined, gpus);
+  items.push({ label: 'SSH hosts', kind: vscode.QuickPickItemKind.Separator });
   for (const h of hosts) {
-    const match = h.gpus?.some((g) => gpus.some((want) => gpuMatches(g, want)));
+    const names = h.probe ? probedGpuNames(h.probe.probe) : undefined;
+    const match = names?.some((g) => gpus.some((want) => gpuMatches(g, want)));
     items.push({
       label: `$(server) ${h.host}`,
-      description: h.gpus ? (h.gpus.length > 0 ? h.gpus.join(', ') : 'no NVIDIA GPU') : 'not probed yet',
-      detail: h.gpus && !match ? `has no ${gpus.join('/')}` : undefined,
-      choice: { kind: 'ssh', host: h.host, ...(h.gpus ? { gpus: h.gpus } : {}) },
+      description: `${gpuSummary(h)} · ${sourcesText(h.sources)}`,
+      ...(names && !match ? { detail: names.length > 0 ? `has no ${gpus.join('/')}` : 'no NVIDIA GPU found when last probed' } : {}),
+      choice: { kind: 'ssh', host: h.host, ...(names ? { gpus: names } : {}) },
     });
   }
+  items.push({ label: ADD_SSH_HOST_LABEL, description: 'from ~/.ssh/config or user@host[:port]', alwaysShow: true, action: { kind: 'addHost' } });
   qp.items = items;
+  const active = items.find((i) => i.choice?.kind === 'ssh' && i.choice.host === activeHost);
+  if (active) qp.activeItems = [active];
   qp.show();
   // The spec's target decides which clouds, where, what type and how many GPUs are offered.
   const target = plan.target as Partial<TargetSpec>;
@@ -118,13 +132,20 @@ async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: Targe
         choice: { kind: 'cloud', provider, offer },
       });
     }
-    for (const p of [...problems, ...more]) all.push({ label: `$(warning) ${p}`, alwaysShow: true });
+    const all2 = [...problems, ...more];
+    const fixes = all2.map((p) => ({ p, fix: fixForProblem(p) }));
+    if (fixes.some((f) => f.fix)) all.push({ label: 'Clouds to set up', kind: vscode.QuickPickItemKind.Separator });
+    for (const { fix } of fixes) if (fix) all.push({ label: `$(key) ${fix.label}`, detail: fix.detail, alwaysShow: true, action: { kind: 'fix', fix: fix.fix } });
+    for (const { p, fix } of fixes) if (!fix) all.push({ label: `$(warning) ${p}`, alwaysShow: true });
+    const keep = qp.activeItems[0];
     qp.items = all;
+    if (keep && all.includes(keep)) qp.activeItems = [keep];
     qp.busy = false;
   }, () => { qp.busy = false; });
-  const picked = await new Promise<TargetChoice | undefined>((resolve) => {
+  const picked = await new Promise<TargetPick | undefined>((resolve) => {
     qp.onDidAccept(() => {
-      const c = qp.selectedItems[0]?.choice;
+      const item = qp.selectedItems[0] ?? qp.activeItems[0];
+      const c = item?.choice ?? item?.action;
       if (c) { resolve(c); qp.hide(); }
     });
     qp.onDidHide(() => resolve(undefined));
@@ -134,31 +155,86 @@ async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: Targe
   return picked;
 }
 
+async function applyFix(fix: TargetFix): Promise<void> {
+  if (fix.kind === 'command') { await vscode.commands.executeCommand(fix.command); return; }
+  if (fix.kind === 'openSettings') { await vscode.commands.executeCommand('workbench.action.openSettings', fix.query); return; }
+  const value = await vscode.window.showInputBox({ title: fix.prompt, prompt: `Saved as ${fix.setting} in your user settings`, placeHolder: fix.placeHolder, ignoreFocusOut: true, validateInput: (v) => validateSettingValue(fix.setting, v) });
+  if (value === undefined) return;
+  const dot = fix.setting.indexOf('.');
+  await vscode.workspace.getConfiguration(fix.setting.slice(0, dot)).update(fix.setting.slice(dot + 1), value.trim(), vscode.ConfigurationTarget.Global);
+}
+
+/**
+ * The target picker without dead ends: "Add SSH host…" adds one and comes back with it highlighted; a cloud
+ * item that lacks its key or region asks for it and comes back with that cloud's offers.
+ */
+async function chooseTarget(plan: RunPlan, gpus: readonly string[], sources: TargetSources, fitText: string): Promise<TargetChoice | undefined> {
+  let activeHost: string | undefined;
+  for (;;) {
+    const pick = await pickTarget(plan, gpus, sources, fitText, activeHost);
+    if (!pick) return undefined;
+    if (pick.kind === 'ssh' || pick.kind === 'cloud') return pick;
+    if (pick.kind === 'fix') { await applyFix(pick.fix); continue; }
+    const before = new Set(sources.sshHosts().filter((h) => h.sources.includes('saved')).map((h) => h.host));
+    await vscode.commands.executeCommand(ADD_HOST_COMMAND);
+    activeHost = sources.sshHosts().find((h) => h.sources.includes('saved') && !before.has(h.host))?.host ?? activeHost;
+  }
+}
+
+/** Run Again's arguments: the last run's GPU and SSH host (a cloud run's instance is gone: its GPU only). */
+export interface StartAgain {
+  readonly gpu?: string;
+  readonly host?: string;
+}
+
+function againOf(v: unknown): StartAgain | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { gpu, host } = v as { gpu?: unknown; host?: unknown };
+  return {
+    ...(typeof gpu === 'string' && (GPU_IDS as readonly string[]).includes(gpu) ? { gpu } : {}),
+    ...(typeof host === 'string' && host.trim() !== '' ? { host: host.trim() } : {}),
+  };
+}
+
+/** Before starting on an SSH host: its GPUs (cached or probed now) against the run's; false when the person declined. */
+async function confirmHostGpu(sources: TargetSources, host: string, gpus: readonly string[]): Promise<boolean> {
+  const outcome = await sources.ensureProbe(host);
+  if (!outcome) return false;
+  const warn = hostGpuWarning(host, outcome, gpus);
+  if (!warn) return true;
+  return (await showWarningMessage(warn.message, { modal: true, detail: warn.detail }, 'Start Anyway')) === 'Start Anyway';
+}
+
 async function gatherSecrets(context: vscode.ExtensionContext): Promise<Record<string, string | undefined>> {
   const out: Record<string, string | undefined> = {};
   for (const [envName, secretName] of Object.entries(SECRET_NAMES)) out[envName] = await context.secrets.get(secretName);
   return out;
 }
 
-export async function startTraining(deps: FeatureDeps, runs: RunServices, sources: TargetSources, a100: boolean, arg?: unknown): Promise<void> {
+/** Resolves with the new run's id, or undefined when nothing was started. */
+export async function startTraining(deps: FeatureDeps, runs: RunServices, sources: TargetSources, a100: boolean, arg?: unknown, again?: StartAgain): Promise<string | undefined> {
   if (!vscode.workspace.isTrusted) {
     void showErrorMessage('Starting a run connects to hosts and runs code: trust this workspace first. Config checks work without trust.');
-    return;
+    return undefined;
   }
   const uri = await pickSpec(arg);
-  if (!uri) return;
+  if (!uri) return undefined;
   const doc = await vscode.workspace.openTextDocument(uri);
   if (doc.isDirty) await doc.save();
   // "on A100" checks the spec for the A100 it will get, not for the spec's own target.gpu (a T4 spec's
   // "T4 has no bf16" must not block a run on an A100).
-  const plan = planRun(uri.fsPath, doc.getText(), nodeFiles, a100 ? { gpu: A100[0] } : {});
-  if (!(await checkPlan(plan))) return;
+  // Run Again checks for the GPU the last run had, like "on A100" does.
+  const gpuOverride = a100 ? A100[0] : again?.gpu;
+  const plan = planRun(uri.fsPath, doc.getText(), nodeFiles, gpuOverride ? { gpu: gpuOverride } : {});
+  if (!(await checkPlan(plan))) return undefined;
 
   let gpus: readonly string[] = A100;
-  if (!a100) {
+  if (!a100 && again?.gpu) {
+    gpus = [again.gpu];
+  } else if (!a100) {
     const current = typeof plan.target.gpu === 'string' ? plan.target.gpu : undefined;
     const pick = await pickGpu(current);
-    if (!pick) return;
+    if (!pick) return undefined;
     gpus = [pick];
   }
   const fits = fitOn(plan, gpus, nodeFiles);
@@ -167,10 +243,11 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   if (fits.length > 0 && fits.every((f) => f.fits === false)) {
     const advice = fits[fits.length - 1]?.estimate?.advice.map((a) => a.title).join('; ');
     const go = await showWarningMessage(`The estimate says this run does not fit: ${fitText}`, { modal: true, detail: advice ? `Cheapest fixes: ${advice}` : undefined }, 'Start Anyway');
-    if (go !== 'Start Anyway') return;
+    if (go !== 'Start Anyway') return undefined;
   }
-  const choice = await pickTarget(plan, gpus, sources, fitText);
-  if (!choice) return;
+  const choice: TargetChoice | undefined = again?.host ? { kind: 'ssh', host: again.host } : await chooseTarget(plan, gpus, sources, fitText);
+  if (!choice) return undefined;
+  if (choice.kind === 'ssh' && !(await confirmHostGpu(sources, choice.host, gpus))) return undefined;
 
   // Price × the run's estimated hours (steps, tokens per step, the GPU class's throughput, the estimator's model size).
   const priceLine = choice.kind === 'cloud'
@@ -186,11 +263,11 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   const envRead = plan.envFile ? readEnvFileWithin(plan.envFile, root) : undefined;
   if (envRead && 'error' in envRead) {
     void showErrorMessage(`${plan.name} was not started: ${envRead.error}.`);
-    return;
+    return undefined;
   }
   const envLine = envRead ? `\nThe variables of ${vscode.workspace.asRelativePath(envRead.path)} are written to the host as a 0600 file (never on a command line).` : '';
   const ok = await showInformationMessage(`Start ${plan.name} on ${where}?`, { modal: true, detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).${envLine}` }, 'Start');
-  if (ok !== 'Start') return;
+  if (ok !== 'Start') return undefined;
 
   const envText = envRead?.text;
   const { env, dropped } = dropUnneededSecrets(collectEnv(envText, await gatherSecrets(deps.context)), plan.spec);
@@ -202,7 +279,7 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
     const key = await ensureCloudKey(join(runs.storageDir, 'keys', 'cloud_ed25519'));
     target = { kind: 'cloud', provider: choice.provider, offer: choice.offer, sshPublicKey: key.publicKey, identityFile: key.privateKeyPath };
   }
-  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Fine-Tune: ${plan.name}`, cancellable: true }, async (progress, token) => {
+  return await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Fine-Tune: ${plan.name}`, cancellable: true }, async (progress, token): Promise<string | undefined> => {
     const abort = new AbortController();
     token.onCancellationRequested(() => abort.abort());
     try {
@@ -215,11 +292,13 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
       runs.panels.select(rec.id);
       void vscode.commands.executeCommand(PANEL_COMMANDS.logs);
       void showInformationMessage(`${plan.name} is running on ${rec.host ?? where}. It keeps running if VS Code closes; reopen to reattach.`);
+      return rec.id;
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
       deps.log.error(`start ${plan.name}: ${msg}`);
       if (abort.signal.aborted) void showWarningMessage(`${plan.name} was cancelled${choice.kind === 'cloud' ? '; its instance was torn down' : ''}.`);
       else void showErrorMessage(`${plan.name} did not start: ${msg}`);
+      return undefined;
     }
   });
 }
@@ -227,6 +306,7 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
 export function registerStartTraining(deps: FeatureDeps, runs: RunServices, sources: TargetSources): vscode.Disposable {
   return vscode.Disposable.from(
     vscode.commands.registerCommand(START_A100_COMMAND, (arg?: unknown) => startTraining(deps, runs, sources, true, arg)),
-    vscode.commands.registerCommand(START_COMMAND, (arg?: unknown) => startTraining(deps, runs, sources, false, arg)),
+    // A second argument (Run Again) names the GPU and host to reuse: no pickers for what the last run had.
+    vscode.commands.registerCommand(START_COMMAND, (arg?: unknown, again?: unknown) => startTraining(deps, runs, sources, false, arg, againOf(again))),
   );
 }

@@ -2,16 +2,16 @@
 // offers sorted by price with capacity. The composition root supplies the sources.
 import type { Offer, Provider } from '../../core/providers/types';
 import type { TargetSpec } from '../../core/providers/registry';
+import type { KnownHostEntry } from '../../core/hosts/knownHosts';
+import type { ProbeOutcome } from '../../core/hosts/gpuCheck';
 
-export interface KnownHost {
-  /** ssh_config alias or user@host[:port]. */
-  readonly host: string;
-  /** Probed GPU names, e.g. ["NVIDIA A100-SXM4-40GB"]; undefined when never probed. */
-  readonly gpus?: readonly string[];
-}
+export { gpuMatches } from '../../core/hosts/gpuCheck';
 
 export interface TargetSources {
-  sshHosts(): readonly KnownHost[];
+  /** Saved, ssh_config and past runs' hosts with their last probe; the spec's host and hosts with `wanted` first. */
+  sshHosts(specHost?: string, wanted?: readonly string[]): readonly KnownHostEntry[];
+  /** The picked host's GPUs: a fresh cached probe or a new one; undefined when the person cancelled the probe. */
+  ensureProbe(host: string): Promise<ProbeOutcome | undefined>;
   /**
    * Cloud providers the user has credentials for; a provider that cannot be built is left out with its reason.
    * With a target, the ones it names (an EC2 region, a GCP zone from the run spec) instead of the settings'.
@@ -22,10 +22,3 @@ export interface TargetSources {
 export type TargetChoice =
   | { readonly kind: 'ssh'; readonly host: string; readonly gpus?: readonly string[] }
   | { readonly kind: 'cloud'; readonly provider: Provider; readonly offer: Offer };
-
-/** Whether a probed GPU name is of the catalog family asked for ("A100" matches "NVIDIA A100-SXM4-80GB"). */
-export function gpuMatches(probed: string, family: string): boolean {
-  const norm = (s: string): string => s.toUpperCase().replace(/[^A-Z0-9]/g, '');
-  const fam = norm(family.replace(/-\d+GB$/i, ''));
-  return norm(probed).includes(fam);
-}
