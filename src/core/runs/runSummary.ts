@@ -46,11 +46,17 @@ export function runDurationMs(r: Pick<RunRecord, 'createdAt' | 'updatedAt' | 'fi
 }
 
 /** The Runs view row: start time, status, step, loss, duration, GPU, cost. */
+/** The status as the row says it: a run waiting in its host's queue says so, with its place. */
+function statusWords(r: RunRecord): string {
+  if (r.status === 'running' && r.queuePosition !== undefined) return r.queuePosition === 1 ? 'queued (next)' : `queued (#${r.queuePosition})`;
+  return r.status;
+}
+
 export function runDescription(r: RunRecord, now: number = Date.now()): string {
   const parts: string[] = [];
   const start = startLabel(r, now);
   if (start) parts.push(start);
-  parts.push(r.status);
+  parts.push(statusWords(r));
   if (r.lastStep !== undefined) parts.push(`step ${r.lastStep}`);
   if (r.lastLoss !== undefined) parts.push(`loss ${r.lastLoss.toFixed(4)}`);
   const ms = runDurationMs(r, now);
@@ -69,9 +75,10 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
   if (started !== undefined) lines.push(`Started ${new Date(started).toLocaleString()}`);
   const ms = runDurationMs(r, now);
   if (ms !== undefined) lines.push(`Duration ${formatDuration(ms)}${isTerminal(r.status) ? '' : ' so far'}`);
-  const progress = [r.status, ...(r.lastStep !== undefined ? [`step ${r.lastStep}`] : []), ...(r.lastLoss !== undefined ? [`loss ${r.lastLoss.toFixed(4)}`] : []),
+  const progress = [statusWords(r), ...(r.lastStep !== undefined ? [`step ${r.lastStep}`] : []), ...(r.lastLoss !== undefined ? [`loss ${r.lastLoss.toFixed(4)}`] : []),
     ...(r.costUsd !== undefined ? [`$${r.costUsd.toFixed(2)}`] : [])];
   lines.push(progress.join(' · '));
+  if (r.gpuIndices && r.gpuIndices.length > 0) lines.push(`GPU${r.gpuIndices.length > 1 ? 's' : ''} ${r.gpuIndices.join(', ')} of the host (CUDA_VISIBLE_DEVICES)`);
   if (r.artifactsDir) lines.push(`Adapter ${r.artifactsDir}`);
   if (r.failure) lines.push(`${r.failure.message}${r.failure.hint ? `\nFix: ${r.failure.hint}` : ''}`);
   return lines;

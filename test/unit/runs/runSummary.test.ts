@@ -117,3 +117,13 @@ test('the extension log line of an ended run: outcome, step, loss, length and th
   assert.equal(endLogLine({ record: rec({ status: 'failed', lastStep: 12, finishedAt: iso(START + 30_000) }), failure: { message: 'CUDA out of memory' } }),
     '[rft-20261125-164105-ab12] demo failed: CUDA out of memory (step 12, 30s)');
 });
+
+test('a run waiting in its host queue says so with its place; the GPUs it was given are in the tooltip', () => {
+  const now = START + 5_000;
+  assert.match(runDescription(rec({ queuePosition: 1 }), now), / · queued \(next\) · /);
+  assert.match(runDescription(rec({ queuePosition: 3 }), now), / · queued \(#3\) · /);
+  assert.match(runDescription(rec({ gpuIndices: [1] }), now), / · running · /);
+  // A stale position on an ended record is not shown.
+  assert.match(runDescription(rec({ status: 'stopped', queuePosition: 2, finishedAt: iso(now) }), now), / · stopped · /);
+  assert.ok(runTooltipLines(rec({ gpuIndices: [0, 1] }), now).includes('GPUs 0, 1 of the host (CUDA_VISIBLE_DEVICES)'));
+});
