@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { bestOffer, compareOffers, gpuMatches, matchesQuery, sortOffers } from '../../../src/core/providers/offers';
-import { lambdaGpuOf } from '../../../src/core/providers/lambda';
+import { lambdaGpuOf } from '../../../src/core/providers/lambdaCatalog';
 import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2Catalog';
 import { GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from '../../../src/core/providers/gcpCatalog';
 import { parseSshTarget } from '../../../src/core/providers/registry';
