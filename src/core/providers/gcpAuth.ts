@@ -7,6 +7,7 @@
 import { createSign } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_RETRY, requestJson } from './http';
@@ -128,4 +129,29 @@ export async function applicationDefaultCredentials(env: NodeJS.ProcessEnv = pro
   }
   if (onGoogleCloud(env)) return metadataServerTokenSource(env, quota);
   return gcloudTokenSource();
+}
+
+/**
+ * ADC resolved on first use, so building providers (the extension's activation, a CLI command) never reads
+ * credential files. The quota project is known once a token was asked for, which every API call does first.
+ */
+export function lazyApplicationDefaultCredentials(env: NodeJS.ProcessEnv = process.env): TokenSource {
+  let source: Promise<TokenSource> | undefined;
+  let resolved: TokenSource | undefined;
+  const get = (): Promise<TokenSource> => (source ??= applicationDefaultCredentials(env).then((s) => (resolved = s)));
+  return {
+    describe: 'Application Default Credentials',
+    get quotaProjectId(): string | undefined {
+      return resolved?.quotaProjectId;
+    },
+    token: async (signal) => (await get()).token(signal),
+    account: async (signal) => (await get()).account?.(signal),
+  };
+}
+
+/** Whether ADC has something to read: a key file, gcloud's well-known file, or (on a Google Cloud VM) the metadata server. */
+export function applicationDefaultCredentialsPresent(env: NodeJS.ProcessEnv = process.env): boolean {
+  const file = env.GOOGLE_APPLICATION_CREDENTIALS;
+  const wellKnown = join(env.CLOUDSDK_CONFIG ?? join(env.HOME ?? homedir(), '.config', 'gcloud'), 'application_default_credentials.json');
+  return (!!file && existsSync(file)) || existsSync(wellKnown) || onGoogleCloud(env);
 }

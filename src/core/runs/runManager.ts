@@ -29,7 +29,7 @@ import type { DownloadProgress } from './artifacts';
 import { instanceHostKeyAlias, sshTargetOf } from './sshTarget';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
 import { launchRequestFor } from './targetOffers';
-import type { TargetSpec } from '../providers/registry';
+import type { TargetSpec } from '../providers/targetSpec';
 
 /** The spec's target block, as the launch reads it. */
 function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec> | undefined {

@@ -9,7 +9,7 @@ import type { RunServices } from './runServices';
 import type { TargetChoice, TargetSources } from './targets';
 import { gpuMatches } from './targets';
 import { offersForTarget } from '../../core/runs/targetOffers';
-import type { TargetSpec } from '../../core/providers/registry';
+import type { TargetSpec } from '../../core/providers/targetSpec';
 import { runLength } from '../../core/runs/runLength';
 import { launchCost } from '../../core/runs/launchCost';
 import { countExamples } from '../../core/runs/dataExamples';

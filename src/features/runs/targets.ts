@@ -1,7 +1,7 @@
 // Where a run can go, as the Start Training picker lists it: SSH hosts (probed GPUs shown) and cloud
 // offers sorted by price with capacity. The composition root supplies the sources.
 import type { Offer, Provider } from '../../core/providers/types';
-import type { TargetSpec } from '../../core/providers/registry';
+import type { TargetSpec } from '../../core/providers/targetSpec';
 
 export interface KnownHost {
   /** ssh_config alias or user@host[:port]. */
