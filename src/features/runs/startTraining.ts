@@ -23,7 +23,6 @@ import { PANEL_COMMANDS } from '../panels/registerPanels';
 
 export const START_A100_COMMAND = 'remoteFinetune.startTrainingA100';
 export const START_COMMAND = 'remoteFinetune.startTraining';
-export const RUN_AGAIN_COMMAND = 'remoteFinetune.runAgain';
 /** Secret-store names of the tokens a run's env file gets. */
 export const SECRET_NAMES: Readonly<Record<string, string>> = {
   HF_TOKEN: 'remoteFinetune.hf.token',
