@@ -18,14 +18,15 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
   const started = performance.now();
   const log = createExtensionLog();
   context.subscriptions.push(log);
+  const connectOptions = createSshConnectOptions(context, log);
   const runs = createRunServices(context, {
-    connectOptions: createSshConnectOptions(context, log),
+    connectOptions,
     sync: sshSync(join(context.globalStorageUri.fsPath, 'sync-cache')),
     ledger: cloudProvidersFor(context).ledger,
     providerFor: (r) => cloudProvidersFor(context).providerFor(r),
     log,
   });
-  const deps: FeatureDeps = { context, log, runContext: runs.panels };
+  const deps: FeatureDeps = { context, log, connectOptions, runContext: runs.panels };
 
   context.subscriptions.push(
     registerShowLogCommand(deps),

@@ -4,7 +4,8 @@
 // flags and the environment (LAMBDA_API_KEY, AWS_REGION, GOOGLE_CLOUD_PROJECT, Application Default
 // Credentials). Only reads. Exit 0 with offers, 1 with none, 2 on bad usage.
 import type { CliCommand, CliIo } from '../command';
-import { estimateRunCost, formatUsd } from '../../core/providers/cost';
+import { estimateRunCost } from '../../core/providers/cost';
+import { offerLabel } from '../../core/providers/offerLabel';
 import { lazyApplicationDefaultCredentials } from '../../core/providers/gcpAuth';
 import { CLOUD_LABELS, createProviderSelection, resolveCloudSettings } from '../../core/providers/providerSelection';
 import type { SetupHints } from '../../core/providers/providerSelection';
@@ -115,13 +116,10 @@ export const offersCommand: CliCommand = {
         spot: o.spot, capacity: o.capacity, pricePerHour: o.pricePerHour, runUsd: Math.round(cost.totalUsd * 100) / 100, runBasis: cost.basis,
       })))}\n`);
     } else if (rows.length > 0) {
-      const lines = rows.map(({ offer: o, cost }) => [
-        `${o.gpuCount}× ${o.gpu}${o.vramGiB ? ` ${o.vramGiB} GB` : ''}`, `${formatUsd(o.pricePerHour)}/h${o.spot ? ' spot' : ''}`, `${o.provider} ${o.instanceType}`,
-        o.zone ?? o.region, o.capacity === 'available' ? 'capacity now' : o.capacity === 'unknown' ? 'capacity not published' : 'no capacity now',
-        `about ${formatUsd(cost.totalUsd)} for ${parsed.hours} h`,
-      ]);
-      const widths = lines[0]!.map((_, c) => Math.max(...lines.map((l) => l[c]!.length)));
-      io.stdout(lines.map((l) => l.map((cell, c) => (c === l.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n');
+      // The words of the editor's offer picker, one offer a line.
+      const labels = rows.map(({ offer }) => offerLabel(offer, parsed.hours));
+      const w = Math.max(...labels.map((l) => l.label.length));
+      io.stdout(labels.map((l) => `${l.label.padEnd(w)}  ${l.description}  ${l.detail}`).join('\n') + '\n');
     } else {
       io.stdout(`no ${parsed.gpu} offers\n`);
     }

@@ -3,7 +3,6 @@ import type { FeatureDeps } from '../deps';
 import { HostStore } from './hostStore';
 import { HostsTreeProvider, HOSTS_VIEW_ID } from './hostsView';
 import { registerHostCommands } from './addHostCommand';
-import { createSshConnectOptions } from './sshPrompts';
 
 /** The hosts store other features read (Start Training lists its hosts); one per extension host. */
 let sharedStore: HostStore | undefined;
@@ -16,5 +15,5 @@ export function registerHosts(deps: FeatureDeps): vscode.Disposable {
   const store = hostStoreFor(deps.context);
   const provider = new HostsTreeProvider(store);
   const view = vscode.window.createTreeView(HOSTS_VIEW_ID, { treeDataProvider: provider });
-  return vscode.Disposable.from(view, provider, registerHostCommands(store, () => createSshConnectOptions(deps.context, deps.log), deps.log));
+  return vscode.Disposable.from(view, provider, registerHostCommands(store, () => deps.connectOptions, deps.log));
 }
