@@ -35,6 +35,8 @@ export function moduleFacts(file: string, text: string, resolveSpec: (from: stri
   };
   /** `export { x }` of a local x: the local declaration names it too, and gives the kind. */
   const localExports = new Map<string, string>();
+  /** `export { x } from './y'` makes no local binding: a local x is another (imported) one, not a use of this export. */
+  const reexported = new Set<string>();
   const imports = new Map<string, Set<string>>();
   const take = (spec: ts.Expression | ts.TypeNode | undefined, names: readonly string[]): void => {
     const s = spec && ts.isStringLiteralLike(spec) ? spec.text : spec && ts.isLiteralTypeNode(spec) && ts.isStringLiteral(spec.literal) ? spec.literal.text : undefined;
@@ -57,7 +59,7 @@ export function moduleFacts(file: string, text: string, resolveSpec: (from: stri
         // Re-exports: this file exports the names, and uses them of the other.
         if (!st.exportClause) take(st.moduleSpecifier, ['*']);
         else if (ts.isNamespaceExport(st.exportClause)) { take(st.moduleSpecifier, ['*']); add(st.exportClause.name.text, 'value'); }
-        else for (const e of st.exportClause.elements) { take(st.moduleSpecifier, [(e.propertyName ?? e.name).text]); add(e.name.text, st.isTypeOnly || e.isTypeOnly ? 'type' : 'value', e.name); }
+        else for (const e of st.exportClause.elements) { take(st.moduleSpecifier, [(e.propertyName ?? e.name).text]); add(e.name.text, st.isTypeOnly || e.isTypeOnly ? 'type' : 'value', e.name); reexported.add(e.name.text); }
       } else if (st.exportClause && ts.isNamedExports(st.exportClause)) {
         for (const e of st.exportClause.elements) {
           add(e.name.text, st.isTypeOnly || e.isTypeOnly ? 'type' : 'value', e.name);
@@ -112,7 +114,7 @@ export function moduleFacts(file: string, text: string, resolveSpec: (from: stri
     ts.forEachChild(n, count);
   };
   count(sf);
-  for (const [name, d] of declared) exports.set(name, { kind: d.kind, usedInFile: (mentions.get(name) ?? 0) > 0 });
+  for (const [name, d] of declared) exports.set(name, { kind: d.kind, usedInFile: !reexported.has(name) && (mentions.get(name) ?? 0) > 0 });
   return { exports, imports };
 }
 

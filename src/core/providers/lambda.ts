@@ -14,9 +14,9 @@ import { matchesQuery } from './offers';
 import { lambdaGpuOf } from './lambdaCatalog';
 import type { LambdaInstanceType } from './lambdaCatalog';
 
-export const LAMBDA_API_BASE = 'https://cloud.lambda.ai/api/v1';
+const LAMBDA_API_BASE = 'https://cloud.lambda.ai/api/v1';
 /** Lambda tag keys are letters, digits and dashes: the run id tag under a dash name. */
-export const LAMBDA_RUN_TAG = 'remote-finetune-run-id';
+const LAMBDA_RUN_TAG = 'remote-finetune-run-id';
 
 export interface LambdaOptions {
   readonly apiKey: string;

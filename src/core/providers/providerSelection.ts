@@ -37,7 +37,7 @@ export interface CloudSettings {
   readonly sshPort: number;
 }
 
-export const DEFAULT_GCP_ZONE = 'us-central1-a';
+const DEFAULT_GCP_ZONE = 'us-central1-a';
 
 export function resolveCloudSettings(values: CloudSettingValues, env: NodeJS.ProcessEnv = process.env): CloudSettings {
   const given = (v: string | undefined): string | undefined => v?.trim() || undefined;

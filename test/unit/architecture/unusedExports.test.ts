@@ -47,6 +47,8 @@ test('the reader tells imported, re-exported, dynamically loaded, locally used a
       'export function usesLocal(l: Local): number { return l.x; }',
       "export { renamed as alias } from './b';",
       'const inner = 2; export { inner };',
+      "import { alsoDead } from './b'; export { alsoDead } from './b';",
+      'export const usesImport = alsoDead;',
     ].join('\n'),
     'src/b.ts': "export const renamed = 1; export const alsoDead = 2;\nexport type OnlyTyped = number;",
     'src/c.ts': "export const viaStar = 1;",
@@ -64,7 +66,8 @@ test('the reader tells imported, re-exported, dynamically loaded, locally used a
   const f = factsOf(files);
   assert.deepEqual(f.get('src/a.ts')!.exports.get('Local'), { kind: 'type', usedInFile: true });
   assert.deepEqual(f.get('src/a.ts')!.exports.get('dead'), { kind: 'value', usedInFile: false });
-  assert.deepEqual(dead(f), ['src/a.ts#dead', 'src/a.ts#DeadType', 'src/a.ts#inner', 'src/b.ts#alsoDead'].sort((a, b) => a.localeCompare(b)));
+  // A re-export nobody imports is dead even where the file uses its own import of the same name.
+  assert.deepEqual(dead(f), ['src/a.ts#alsoDead', 'src/a.ts#dead', 'src/a.ts#DeadType', 'src/a.ts#inner', 'src/a.ts#usesImport'].sort((a, b) => a.localeCompare(b)));
   // A new export nobody uses makes the check fail; an allowed entry point does not.
   const grown = factsOf({ ...files, 'src/d.ts': `${files['src/d.ts']}\nexport const RUN_AGAIN = 'x';` });
   assert.ok(dead(grown).includes('src/d.ts#RUN_AGAIN'));
