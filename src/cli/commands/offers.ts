@@ -104,10 +104,12 @@ export const offersCommand: CliCommand = {
     }, env);
     const selection = createProviderSelection(lazyApplicationDefaultCredentials(env), undefined, CLI_HINTS);
     const found = selection.offerProviders(settings, parsed.target);
-    const { offers, problems } = await offersForTarget(found.providers, [parsed.gpu], parsed.target, AbortSignal.timeout(60_000));
-    // A provider named by --provider that is not configured says why; the others' missing setup is only noise then.
     const cloud = parsed.cloud;
-    const notes = [...found.problems.filter((p) => !cloud || p.startsWith(`${CLOUD_LABELS[cloud]}:`)), ...problems];
+    // With --provider, only that cloud is asked, and only its missing setup is worth saying.
+    const providers = found.providers.filter((p) => !cloud || p.kind === cloud);
+    const setup = found.problems.filter((p) => !cloud || p.startsWith(`${CLOUD_LABELS[cloud]}:`));
+    const { offers, problems } = providers.length > 0 ? await offersForTarget(providers, [parsed.gpu], parsed.target, AbortSignal.timeout(60_000)) : { offers: [], problems: [] };
+    const notes = [...setup, ...problems];
     for (const n of notes) io.stderr(`remote-finetune: ${n}\n`);
     const rows = offers.map(({ offer: o }) => ({ offer: o, cost: estimateRunCost(o, parsed.hours) }));
     if (parsed.format === 'json') {

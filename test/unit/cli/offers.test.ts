@@ -39,6 +39,12 @@ test('cli offers: nothing configured lists no offers (exit 1) and says what each
   assert.equal(c.out.join(''), 'no A100 offers\n');
 });
 
+test('cli offers: a named cloud without its setup says only what that cloud needs', async () => {
+  const c = capture(bareEnv());
+  assert.equal(await main(['offers', '--gpu', 'T4', '--provider', 'ec2'], c.io), 1);
+  assert.equal(c.err.join(''), 'remote-finetune: AWS EC2: no region (pass --region or set AWS_REGION)\n');
+});
+
 test('cli offers: Lambda offers from its API, cheapest launchable first, with the cost of the planned hours', async () => {
   const emu = await new LambdaEmulator('secret-key-for-cli').start();
   try {
