@@ -18,14 +18,15 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
   const started = performance.now();
   const log = createExtensionLog();
   context.subscriptions.push(log);
+  const connectOptions = createSshConnectOptions(context, log);
   const runs = createRunServices(context, {
-    connectOptions: createSshConnectOptions(context, log),
+    connectOptions,
     sync: sshSync(join(context.globalStorageUri.fsPath, 'sync-cache')),
     ledger: cloudProvidersFor(context).ledger,
     providerFor: (r) => cloudProvidersFor(context).providerFor(r),
     log,
   });
-  const deps: FeatureDeps = { context, log, runContext: runs.panels };
+  const deps: FeatureDeps = { context, log, connectOptions, runContext: runs.panels };
   // Hosts of past SSH runs (newest first) join the Hosts view and the target picker.
   const runHosts = {
     list: () => runs.store.all().filter((r) => r.provider === 'ssh' && r.host).sort((a, b) => b.createdAt.localeCompare(a.createdAt)).map((r) => r.host!),

@@ -10,4 +10,6 @@ export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly cwd: string;
+  /** The environment cloud credentials and regions are read from; process.env when absent. */
+  readonly env?: NodeJS.ProcessEnv;
 }

@@ -35,6 +35,7 @@ if (require.main === module) {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
     cwd: process.cwd(),
+    env: process.env,
   };
   main(process.argv.slice(2), io).then(
     (code) => { process.exitCode = code; },

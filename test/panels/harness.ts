@@ -9,7 +9,7 @@ import { chromium } from 'playwright-core';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { extname, join, normalize, resolve } from 'node:path';
-import { makeNonce, panelHtml } from '../../src/features/panels/webviewHtml';
+import { makeNonce, panelHtml } from '../../src/core/webview/webviewHtml';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];

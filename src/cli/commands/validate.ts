@@ -76,14 +76,14 @@ function expand(p: string, out: string[], depth = 0): void {
   }
 }
 
-export function toCli(file: string, text: string | undefined, d: ConfigDiagnostic, index?: LineIndex): CliDiagnostic {
+function toCli(file: string, text: string | undefined, d: ConfigDiagnostic, index?: LineIndex): CliDiagnostic {
   const li = index ?? new LineIndex(text ?? '');
   const s = li.positionAt(d.start);
   const e = li.positionAt(d.end);
   return { file, line: s.line + 1, column: s.character + 1, endLine: e.line + 1, endColumn: e.character + 1, severity: d.severity, code: d.code, message: d.message };
 }
 
-export function formatText(ds: readonly CliDiagnostic[]): string {
+function formatText(ds: readonly CliDiagnostic[]): string {
   return ds.map((d) => `${d.file}:${d.line}:${d.column}: ${d.severity} ${d.code}: ${d.message}\n`).join('');
 }
 

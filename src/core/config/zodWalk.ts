@@ -47,16 +47,6 @@ export function objectShapes(s: z.ZodType): Array<Record<string, z.ZodType>> {
   return [];
 }
 
-/** True when the object takes keys beyond its shape (loose objects, records, catchall). */
-export function allowsExtraKeys(s: z.ZodType): boolean {
-  const d = def(unwrap(s));
-  if (d.type === 'record') return true;
-  if (d.type === 'object') {
-    const c = d.catchall ? def(d.catchall).type : undefined;
-    return c !== undefined && c !== 'never';
-  }
-  return false;
-}
 
 /** The schema of the value at `path` below `s`. */
 export function schemaAt(s: z.ZodType, path: readonly PathSegment[]): z.ZodType | undefined {

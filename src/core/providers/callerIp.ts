@@ -3,7 +3,7 @@
 import { ProviderError } from './types';
 import type { ProviderKind } from './types';
 
-export async function publicIpv4(signal?: AbortSignal): Promise<string> {
+async function publicIpv4(signal?: AbortSignal): Promise<string> {
   const res = await fetch('https://checkip.amazonaws.com/', { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(10_000)]) : AbortSignal.timeout(10_000) });
   return (await res.text()).trim();
 }

@@ -25,7 +25,7 @@ export function billedSeconds(seconds: number, rule: BillingRule): number {
 }
 
 /** USD, rounded to the cent (half up), so records and the UI agree. */
-export function roundUsd(usd: number): number {
+function roundUsd(usd: number): number {
   return Math.round((usd + Number.EPSILON) * 100) / 100;
 }
 

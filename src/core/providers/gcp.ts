@@ -14,7 +14,7 @@ import { callerIpv4 } from './callerIp';
 import { memberOf, noAccountError, OSLOGIN_BASE, osLoginRefusal, osLoginState, posixUser } from './gcpOsLogin';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
-export const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
+const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
 const RUN_LABEL = 'remote-finetune-run';
 
 export interface GcpOptions {

@@ -7,6 +7,7 @@
 import { createSign } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_RETRY, requestJson } from './http';
@@ -16,7 +17,6 @@ import { externalAccountTokenSource, isExternalAccount } from './gcpExternalAcco
 import { metadataServerTokenSource, onGoogleCloud } from './gcpMetadataCredentials';
 import { ProviderError } from './types';
 
-export { COMPUTE_SCOPE } from './gcpToken';
 export type { TokenSource } from './gcpToken';
 
 /** Where Google's endpoints are, for tests that stand doubles in for them. */
@@ -48,7 +48,7 @@ function b64url(data: string | Buffer): string {
 }
 
 /** The signed JWT a service account presents to the token endpoint (RFC 7523). */
-export function serviceAccountAssertion(key: ServiceAccountKey, scope: string, nowSeconds: number, tokenUri = key.token_uri ?? GOOGLE_TOKEN_URI): string {
+function serviceAccountAssertion(key: ServiceAccountKey, scope: string, nowSeconds: number, tokenUri = key.token_uri ?? GOOGLE_TOKEN_URI): string {
   const header = b64url(JSON.stringify({ alg: 'RS256', typ: 'JWT', ...(key.private_key_id ? { kid: key.private_key_id } : {}) }));
   const claims = b64url(JSON.stringify({ iss: key.client_email, scope, aud: tokenUri, iat: nowSeconds, exp: nowSeconds + 3600 }));
   const signer = createSign('RSA-SHA256');
@@ -65,7 +65,7 @@ export function serviceAccountTokenSource(key: ServiceAccountKey, scope = COMPUT
   };
 }
 
-export function authorizedUserTokenSource(user: AuthorizedUser, tokenUri = GOOGLE_TOKEN_URI, quotaProjectId = user.quota_project_id): TokenSource {
+function authorizedUserTokenSource(user: AuthorizedUser, tokenUri = GOOGLE_TOKEN_URI, quotaProjectId = user.quota_project_id): TokenSource {
   const cache = new CachedToken((signal) => exchange(tokenUri, { grant_type: 'refresh_token', client_id: user.client_id, client_secret: user.client_secret, refresh_token: user.refresh_token }, signal));
   const token = (signal?: AbortSignal): Promise<string> => cache.get(signal);
   let email: Promise<string | undefined> | undefined;
@@ -80,7 +80,7 @@ export function authorizedUserTokenSource(user: AuthorizedUser, tokenUri = GOOGL
 }
 
 /** `gcloud auth print-access-token`: the token arrives on stdout, never as an argument. */
-export function gcloudTokenSource(gcloud = 'gcloud'): TokenSource {
+function gcloudTokenSource(gcloud = 'gcloud'): TokenSource {
   const cache = new CachedToken(
     (signal) =>
       new Promise((resolve, reject) => {
@@ -128,4 +128,29 @@ export async function applicationDefaultCredentials(env: NodeJS.ProcessEnv = pro
   }
   if (onGoogleCloud(env)) return metadataServerTokenSource(env, quota);
   return gcloudTokenSource();
+}
+
+/**
+ * ADC resolved on first use, so building providers (the extension's activation, a CLI command) never reads
+ * credential files. The quota project is known once a token was asked for, which every API call does first.
+ */
+export function lazyApplicationDefaultCredentials(env: NodeJS.ProcessEnv = process.env): TokenSource {
+  let source: Promise<TokenSource> | undefined;
+  let resolved: TokenSource | undefined;
+  const get = (): Promise<TokenSource> => (source ??= applicationDefaultCredentials(env).then((s) => (resolved = s)));
+  return {
+    describe: 'Application Default Credentials',
+    get quotaProjectId(): string | undefined {
+      return resolved?.quotaProjectId;
+    },
+    token: async (signal) => (await get()).token(signal),
+    account: async (signal) => (await get()).account?.(signal),
+  };
+}
+
+/** Whether ADC has something to read: a key file, gcloud's well-known file, or (on a Google Cloud VM) the metadata server. */
+export function applicationDefaultCredentialsPresent(env: NodeJS.ProcessEnv = process.env): boolean {
+  const file = env.GOOGLE_APPLICATION_CREDENTIALS;
+  const wellKnown = join(env.CLOUDSDK_CONFIG ?? join(env.HOME ?? homedir(), '.config', 'gcloud'), 'application_default_credentials.json');
+  return (!!file && existsSync(file)) || existsSync(wellKnown) || onGoogleCloud(env);
 }

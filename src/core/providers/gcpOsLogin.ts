@@ -12,7 +12,7 @@ export const OSLOGIN_BASE = 'https://oslogin.googleapis.com/v1';
 type MetadataItems = ReadonlyArray<{ readonly key?: string; readonly value?: string }> | undefined;
 
 /** true / false when the key is set (value "true", any case), undefined when absent: instance first, then project. */
-export function metadataFlag(key: string, instance: MetadataItems, project: MetadataItems): boolean {
+function metadataFlag(key: string, instance: MetadataItems, project: MetadataItems): boolean {
   const read = (items: MetadataItems): boolean | undefined => {
     const v = items?.find((i) => i.key === key)?.value;
     return v === undefined ? undefined : v.toLowerCase() === 'true';

@@ -11,10 +11,12 @@ import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, OWNER_TAG, ProviderError, runIdFromName, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 import { matchesQuery } from './offers';
+import { lambdaGpuOf } from './lambdaCatalog';
+import type { LambdaInstanceType } from './lambdaCatalog';
 
-export const LAMBDA_API_BASE = 'https://cloud.lambda.ai/api/v1';
+const LAMBDA_API_BASE = 'https://cloud.lambda.ai/api/v1';
 /** Lambda tag keys are letters, digits and dashes: the run id tag under a dash name. */
-export const LAMBDA_RUN_TAG = 'remote-finetune-run-id';
+const LAMBDA_RUN_TAG = 'remote-finetune-run-id';
 
 export interface LambdaOptions {
   readonly apiKey: string;
@@ -27,14 +29,6 @@ export interface LambdaOptions {
   readonly sshPort?: number;
   /** This person's owner id: tagged on launch; listOwned then offers only instances carrying it (or none). */
   readonly ownerId?: string;
-}
-
-interface LambdaInstanceType {
-  readonly name: string;
-  readonly description?: string;
-  readonly gpu_description?: string;
-  readonly price_cents_per_hour: number;
-  readonly specs?: { readonly vcpus?: number; readonly memory_gib?: number; readonly gpus?: number };
 }
 
 interface LambdaInstanceTypeEntry {
@@ -56,33 +50,6 @@ interface LambdaInstance {
 function ownerOf(i: LambdaInstance): string | undefined {
   const v = i.tags?.find((t) => t.key === OWNER_ID_TAG || t.key === OWNER_TAG)?.value;
   return v && v !== 'true' ? v : undefined;
-}
-
-const KNOWN_GPUS: ReadonlyArray<[RegExp, string, number]> = [
-  [/a100_80gb/, 'A100-80GB', 80],
-  [/a100/, 'A100-40GB', 40],
-  [/h100/, 'H100', 80],
-  [/h200/, 'H200', 141],
-  [/gh200/, 'GH200', 96],
-  [/b200/, 'B200', 180],
-  [/a6000/, 'A6000', 48],
-  [/rtx6000/, 'RTX6000', 24],
-  [/a10(?!0)/, 'A10', 24],
-  [/v100/, 'V100', 16],
-];
-
-/** Reads GPU model, count and memory from a Lambda instance type (gpu_8x_a100_80gb_sxm4 → 8 × A100-80GB). */
-export function lambdaGpuOf(t: LambdaInstanceType): { gpu: string; count: number; vramGiB: number } {
-  const m = /^gpu_(\d+)x_(.+)$/.exec(t.name);
-  const count = t.specs?.gpus ?? (m ? Number(m[1]) : 1);
-  const model = m?.[2] ?? t.name;
-  const fromDescription = /(\d+)\s*GB/i.exec(t.gpu_description ?? '');
-  // gh200 also matches h200's pattern, so test the longer names first.
-  const ordered = [...KNOWN_GPUS].sort((a, b) => b[1].length - a[1].length);
-  const known = ordered.find(([re]) => re.test(model));
-  const vram = fromDescription ? Number(fromDescription[1]) : (known?.[2] ?? 0);
-  const gpu = known ? (known[1] === 'A100-40GB' && vram >= 80 ? 'A100-80GB' : known[1]) : model.toUpperCase();
-  return { gpu, count, vramGiB: vram };
 }
 
 function stateOf(status: string): InstanceState {

@@ -19,7 +19,7 @@ import { followRun } from './runFollow';
 import { finishRun } from './runFinish';
 import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
 
-export type { RunFinished, RunManagerDeps, RunTarget, StartRequest, SyncFn } from './runTypes';
+export type { RunFinished, RunManagerDeps, RunTarget, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from './runPaths';
 export { runnerCommand } from './runStart';
 

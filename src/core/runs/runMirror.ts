@@ -14,8 +14,6 @@ export const MIRRORED_FILES: ReadonlyArray<{ readonly key: keyof TailOffsets; re
   { key: 'events', name: 'events.jsonl' },
   { key: 'gpu', name: 'gpu.csv' },
 ];
-/** gpu_procs.csv is a snapshot the sampler rewrites, not an append-only stream, so it has no offset. */
-export const EXTRA_FILES = ['gpu_procs.csv'] as const;
 
 export interface MirrorCallbacks {
   /** New complete lines of one file, as bytes appended to the local copy. */

@@ -4,7 +4,7 @@
 import { shellCommand, shellQuote } from '../ssh/quote';
 import { startDetached, remoteRoot } from '../ssh/runs';
 import type { Instance } from '../providers/types';
-import type { TargetSpec } from '../providers/registry';
+import type { TargetSpec } from '../providers/targetSpec';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
 import { provisionGuarded } from './teardown';
 import type { RunRecord, RunStatus } from './runRecord';

@@ -3,7 +3,7 @@
 // them as written. A spec that names ssh or local leaves the cloud offers open (the picker lists the host
 // first); one that names a cloud lists only that cloud's offers.
 import { compareOffers, matchesQuery } from '../providers/offers';
-import type { TargetSpec } from '../providers/registry';
+import type { TargetSpec } from '../providers/targetSpec';
 import type { LaunchRequest, Offer, OfferQuery, Provider, ProviderKind } from '../providers/types';
 
 const CLOUDS: readonly ProviderKind[] = ['lambda', 'ec2', 'gcp'];

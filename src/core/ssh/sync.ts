@@ -6,7 +6,7 @@
 // sent are ever deleted: what a run wrote on the host (checkpoints, outputs) is left alone.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { basename, join } from 'node:path';
 import type { SshSession } from './session';
 import { shellQuote } from './quote';
@@ -54,12 +54,6 @@ export interface SyncResult {
   readonly unchanged: number;
   readonly warnings: readonly LargeContentWarning[];
   readonly cancelled: boolean;
-}
-
-/** A remote dir for a workspace: ~/.remote-finetune/workspaces/<name>-<short hash of the local path>. */
-export function defaultRemoteDir(localRoot: string): string {
-  const name = basename(localRoot).replace(/[^A-Za-z0-9._-]/g, '_') || 'workspace';
-  return `.remote-finetune/workspaces/${name}-${createHash('sha256').update(localRoot).digest('hex').slice(0, 8)}`;
 }
 
 

@@ -107,7 +107,6 @@ export const runEvent = z.discriminatedUnion('type', [
 ]);
 
 export type RunEvent = z.infer<typeof runEvent>;
-export type RunEventType = RunEvent['type'];
 
 export type ParsedEventLine =
   | { readonly ok: true; readonly event: RunEvent }

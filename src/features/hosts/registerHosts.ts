@@ -4,7 +4,6 @@ import { HostStore } from './hostStore';
 import { HostsTreeProvider, HOSTS_VIEW_ID, hostRow } from './hostsView';
 import type { HostRow } from './hostsView';
 import { registerHostCommands, REFRESH_HOSTS_COMMAND } from './addHostCommand';
-import { createSshConnectOptions } from './sshPrompts';
 import { createHostProber, probeCacheFor } from './hostProbe';
 import type { HostProber } from './hostProbe';
 import { listKnownHosts } from './knownHostList';
@@ -34,7 +33,7 @@ export function hostsApiFor(deps: FeatureDeps, runHosts: RunHosts): HostsApi {
   if (!sharedApi) {
     const store = hostStoreFor(deps.context);
     const cache = probeCacheFor(deps.context);
-    const prober = createHostProber(store, cache, () => createSshConnectOptions(deps.context, deps.log), deps.log);
+    const prober = createHostProber(store, cache, () => deps.connectOptions, deps.log);
     sharedApi = { prober, known: (spec, wanted) => listKnownHosts(store, cache, () => runHosts.list(), spec, wanted) };
   }
   return sharedApi;

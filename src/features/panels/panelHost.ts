@@ -2,7 +2,7 @@
 // "ready", validates every inbound message with zod before dispatch, and reattaches after a reload.
 import * as vscode from 'vscode';
 import type { z } from 'zod';
-import { makeNonce, panelHtml } from './webviewHtml';
+import { makeNonce, panelHtml } from '../../core/webview/webviewHtml';
 import { validate } from './messages';
 
 export interface PanelKind {

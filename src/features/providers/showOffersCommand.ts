@@ -3,23 +3,13 @@
 // It only reads; launching is Start Training's job.
 import * as vscode from 'vscode';
 import { showWarningMessage } from '../notify';
-import { estimateRunCost, formatUsd } from '../../core/providers/cost';
+import { offerLabel } from '../../core/providers/offerLabel';
 import { sortOffers } from '../../core/providers/offers';
 import type { Offer } from '../../core/providers/types';
 import type { CloudProviders } from './cloudProviders';
 
 export const SHOW_OFFERS_COMMAND = 'remoteFinetune.showCloudOffers';
 const GPUS = ['T4', 'L4', 'A10G', 'A10', 'V100', 'A100', 'A100-80GB', 'H100'];
-
-export function offerLabel(o: Offer, hours: number): { label: string; description: string; detail: string } {
-  const est = estimateRunCost(o, hours);
-  const capacity = o.capacity === 'available' ? 'capacity now' : o.capacity === 'unknown' ? 'capacity not published' : 'no capacity now';
-  return {
-    label: `${o.gpuCount}× ${o.gpu} ${o.vramGiB ? `${o.vramGiB} GB` : ''}`.trim(),
-    description: `${formatUsd(o.pricePerHour)}/h${o.spot ? ' spot' : ''} · ${o.provider} ${o.instanceType} · ${o.zone ?? o.region}`,
-    detail: `${capacity} · about ${formatUsd(est.totalUsd)} for ${hours} h of training (${est.basis})`,
-  };
-}
 
 export function registerShowOffersCommand(cloud: CloudProviders, refuseUntrusted: () => boolean, log: vscode.LogOutputChannel): vscode.Disposable {
   return vscode.commands.registerCommand(SHOW_OFFERS_COMMAND, async (args?: { gpu?: string; hours?: number }): Promise<number> => {

@@ -13,7 +13,7 @@ import { fixForProblem, validateSettingValue } from '../../core/runs/targetFixes
 import type { TargetFix } from '../../core/runs/targetFixes';
 import { ADD_HOST_COMMAND } from '../hosts/addHostCommand';
 import { offersForTarget } from '../../core/runs/targetOffers';
-import type { TargetSpec } from '../../core/providers/registry';
+import type { TargetSpec } from '../../core/providers/targetSpec';
 import { runLength } from '../../core/runs/runLength';
 import { launchCost } from '../../core/runs/launchCost';
 import { countExamples } from '../../core/runs/dataExamples';
@@ -27,7 +27,6 @@ import { PANEL_COMMANDS } from '../panels/registerPanels';
 
 export const START_A100_COMMAND = 'remoteFinetune.startTrainingA100';
 export const START_COMMAND = 'remoteFinetune.startTraining';
-export const RUN_AGAIN_COMMAND = 'remoteFinetune.runAgain';
 /** Secret-store names of the tokens a run's env file gets. */
 export const SECRET_NAMES: Readonly<Record<string, string>> = {
   HF_TOKEN: 'remoteFinetune.hf.token',

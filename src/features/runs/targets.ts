@@ -1,11 +1,10 @@
 // Where a run can go, as the Start Training picker lists it: SSH hosts (probed GPUs shown) and cloud
 // offers sorted by price with capacity. The composition root supplies the sources.
 import type { Offer, Provider } from '../../core/providers/types';
-import type { TargetSpec } from '../../core/providers/registry';
+import type { TargetSpec } from '../../core/providers/targetSpec';
 import type { KnownHostEntry } from '../../core/hosts/knownHosts';
 import type { ProbeOutcome } from '../../core/hosts/gpuCheck';
 
-export { gpuMatches } from '../../core/hosts/gpuCheck';
 
 export interface TargetSources {
   /** Saved, ssh_config and past runs' hosts with their last probe; the spec's host and hosts with `wanted` first. */

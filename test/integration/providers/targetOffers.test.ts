@@ -4,7 +4,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchRequestFor, offersForTarget } from '../../../src/core/runs/targetOffers';
-import type { TargetSpec } from '../../../src/core/providers/registry';
+import type { TargetSpec } from '../../../src/core/providers/targetSpec';
 import { makeRig } from './harness';
 import type { CloudRig } from './harness';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { contentSecurityPolicy, makeNonce, panelHtml } from '../../../src/features/panels/webviewHtml';
+import { contentSecurityPolicy, makeNonce, panelHtml } from '../../../src/core/webview/webviewHtml';
 
 test('CSP: default-src none, scripts only with the nonce, resources only from the webview source', () => {
   const csp = contentSecurityPolicy('https://file+.vscode-resource.vscode-cdn.net', 'abc');

@@ -2,10 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { bestOffer, compareOffers, gpuMatches, matchesQuery, sortOffers } from '../../../src/core/providers/offers';
-import { lambdaGpuOf } from '../../../src/core/providers/lambda';
+import { lambdaGpuOf } from '../../../src/core/providers/lambdaCatalog';
 import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2Catalog';
 import { GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from '../../../src/core/providers/gcpCatalog';
-import { parseSshTarget } from '../../../src/core/providers/registry';
 import { instanceNameFor, runIdFromName } from '../../../src/core/providers/types';
 import type { Capacity, Offer, ProviderKind } from '../../../src/core/providers/types';
 
@@ -85,10 +84,3 @@ test('offers: instance names from run ids are valid GCP names and read back', ()
   }));
 });
 
-test('offers: SSH targets parse user@host[:port]', () => {
-  assert.deepEqual(parseSshTarget('ubuntu@132.145.138.210'), { user: 'ubuntu', host: '132.145.138.210', port: 22 });
-  assert.deepEqual(parseSshTarget('me@box:2222'), { user: 'me', host: 'box', port: 2222 });
-  assert.deepEqual(parseSshTarget('root@[::1]:22'), { user: 'root', host: '::1', port: 22 });
-  assert.equal(parseSshTarget('a@b:99999'), undefined);
-  assert.equal(parseSshTarget(''), undefined);
-});

@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
-import { probeSshBanner } from '../../../src/core/providers/sshProbe';
-import { SshHostProvider } from '../../../src/core/providers/sshHost';
+import { probeSshBanner, waitForSshViaDescribe } from '../../../src/core/providers/sshProbe';
 import { ProviderError } from '../../../src/core/providers/types';
+import type { Instance, Provider } from '../../../src/core/providers/types';
 
 async function serve(onConnect: (write: (s: string) => void) => void): Promise<{ server: Server; port: number }> {
   const server = createServer((sock) => {
@@ -55,8 +55,14 @@ test('sshProbe: an abort ends the probe at once', async () => {
   }
 });
 
-test('sshHost: waits until the host answers, never owns or terminates it', async () => {
-  // Refused first (sshd not up yet), then a banner once it listens.
+/** A provider whose instance runs at once at host:port; only describe is asked for. */
+function runningAt(host: string, port: number): Provider {
+  const instance: Instance = { provider: 'ec2', id: 'i-1', region: 'r', instanceType: 't', state: 'running', publicIp: host, sshPort: port, sshUser: 'ubuntu', spot: false };
+  const unused = (): never => { throw new Error('not asked for'); };
+  return { kind: 'ec2', canStop: true, describe: async () => instance, listOffers: unused, launch: unused, waitForSsh: unused, terminate: unused, stop: unused, listOwned: unused };
+}
+
+test('waitForSshViaDescribe: waits until sshd answers on the instance, times out when it never does', async () => {
   const first = await serve(() => undefined);
   const port = first.port;
   await new Promise<void>((r) => first.server.close(() => r()));
@@ -66,15 +72,11 @@ test('sshHost: waits until the host answers, never owns or terminates it', async
     late.listen(port, '127.0.0.1');
   }, 150);
   try {
-    const p = new SshHostProvider({ host: '127.0.0.1', port, user: 'ubuntu' });
     const t0 = Date.now();
-    const i = await p.waitForSsh('x', { timeoutMs: 5000, intervalMs: 30 });
+    const i = await waitForSshViaDescribe(runningAt('127.0.0.1', port), 'i-1', { timeoutMs: 5000, intervalMs: 30 });
     assert.ok(Date.now() - t0 >= 100, 'it waited for the listener');
     assert.equal(i.sshPort, port);
-    assert.deepEqual(await p.listOwned(), []);
-    await p.terminate();
-    await assert.rejects(p.stop(), (e: unknown) => e instanceof ProviderError && e.code === 'unsupported');
-    await assert.rejects(new SshHostProvider({ host: '127.0.0.2', port, user: 'u' }).waitForSsh('x', { timeoutMs: 300, intervalMs: 50 }), (e: unknown) => e instanceof ProviderError && e.code === 'timeout');
+    await assert.rejects(waitForSshViaDescribe(runningAt('127.0.0.2', port), 'i-1', { timeoutMs: 300, intervalMs: 50 }), (e: unknown) => e instanceof ProviderError && e.code === 'timeout');
   } finally {
     clearTimeout(timer);
     late?.close();

@@ -21,10 +21,6 @@ export function custom(tag: string, attrs: Attrs = {}, ...children: ReadonlyArra
   return node;
 }
 
-export function setText(node: Element, text: string): void {
-  node.textContent = text;
-}
-
 /** Renders the empty state: a message and buttons for the host's actions. */
 export function renderEmpty(
   root: HTMLElement,

@@ -10,27 +10,17 @@ import type { GpuId, GpuInfo } from '../../gpu/catalog';
 import { GPU_CATALOG, findGpu } from '../../gpu/catalog';
 import { EC2_GPU_TYPES } from '../../providers/ec2Catalog';
 import { GCP_GPU_SHAPES } from '../../providers/gcpCatalog';
-import { lambdaGpuOf } from '../../providers/lambda';
+import { LAMBDA_INSTANCE_TYPE_NAMES, lambdaGpuOf } from '../../providers/lambdaCatalog';
 
 export type ProvisionedProvider = 'lambda' | 'ec2' | 'gcp';
 
 const NAMES: Readonly<Record<ProvisionedProvider, string>> = { lambda: 'Lambda', ec2: 'EC2', gcp: 'GCP' };
 
-/**
- * Lambda Cloud's on-demand instance types (docs.lambda.ai, 2025), read through the provider's own
- * name → GPU mapping so the two cannot disagree on what a name means. Its A10 is not the A10G and
- * GH200/B200/A6000/RTX 6000 are outside the catalog: none of them is a catalog id a spec can name.
- */
-const LAMBDA_INSTANCE_TYPES = [
-  'gpu_1x_a10', 'gpu_1x_a6000', 'gpu_1x_rtx6000', 'gpu_8x_v100', 'gpu_1x_a100', 'gpu_1x_a100_sxm4', 'gpu_2x_a100', 'gpu_4x_a100', 'gpu_8x_a100',
-  'gpu_8x_a100_80gb_sxm4', 'gpu_1x_h100_pcie', 'gpu_1x_h100_sxm5', 'gpu_2x_h100_sxm5', 'gpu_4x_h100_sxm5', 'gpu_8x_h100_sxm5', 'gpu_1x_gh200', 'gpu_8x_b200_sxm6',
-];
-
 /** Catalog GPU → the GPU counts one machine of this provider has. */
 export function providerGpus(p: ProvisionedProvider): ReadonlyMap<GpuId, readonly number[]> {
   const rows: Array<{ gpu: string; count: number }> = p === 'ec2' ? EC2_GPU_TYPES.map((t) => ({ gpu: t.gpu, count: t.gpuCount }))
     : p === 'gcp' ? GCP_GPU_SHAPES.map((s) => ({ gpu: s.gpu, count: s.gpuCount }))
-    : LAMBDA_INSTANCE_TYPES.map((name) => lambdaGpuOf({ name, price_cents_per_hour: 0 }));
+    : LAMBDA_INSTANCE_TYPE_NAMES.map((name) => lambdaGpuOf({ name, price_cents_per_hour: 0 }));
   const out = new Map<GpuId, number[]>();
   for (const r of rows) {
     const g = findGpu(r.gpu);

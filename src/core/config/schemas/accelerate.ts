@@ -98,5 +98,3 @@ export const accelerateSchema = z.strictObject({
   fp16: bool.optional().describe('Old form of mixed_precision: fp16 (accelerate converts it when loading).'),
   dynamo_backend: z.string().optional().describe('Old form of dynamo_config.dynamo_backend (accelerate converts it when loading).'),
 });
-
-export type AccelerateConfig = z.infer<typeof accelerateSchema>;

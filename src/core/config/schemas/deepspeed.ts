@@ -144,5 +144,3 @@ export const deepSpeedSchema = z.strictObject({
   timers: z.record(z.string(), z.unknown()).optional().describe('Engine timers.'),
   torch_autocast: z.record(z.string(), z.unknown()).optional().describe('torch.autocast mixed precision inside DeepSpeed.'),
 });
-
-export type DeepSpeedConfig = z.infer<typeof deepSpeedSchema>;

@@ -146,5 +146,3 @@ export const runSpecSchema = z.strictObject({
   outputs: runSpecOutputs.optional().describe('Where outputs go and what comes back.'),
   teardown: runSpecTeardown.optional().describe('Instance teardown when the run ends or idles.'),
 });
-
-export type RunSpec = z.infer<typeof runSpecSchema>;

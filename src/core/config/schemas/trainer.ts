@@ -20,5 +20,3 @@ const typed = {
 };
 
 export const trainerSchema = z.strictObject({ ...typed, ...knownKeyFields(typed) });
-
-export const TRAINER_KEYS: readonly string[] = Object.keys(trainerSchema.shape);
