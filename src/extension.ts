@@ -7,23 +7,27 @@ import { registerPanels } from './features/panels/registerPanels';
 import { registerConfig } from './features/config/registerConfig';
 import { createRunServices } from './features/runs/runServices';
 import { registerRuns } from './features/runs/registerRuns';
-import { registerHosts, hostsApiFor } from './features/hosts/registerHosts';
+import { registerHosts, createHostsApi } from './features/hosts/registerHosts';
+import { HostStore } from './features/hosts/hostStore';
 import { registerProviders } from './features/providers/registerProviders';
 import { createSshConnectOptions } from './features/hosts/sshPrompts';
 import { sshSync } from './core/runs/runSync';
-import { cloudProvidersFor } from './features/providers/cloudProviders';
+import { createCloudProviders } from './features/providers/cloudProviders';
 import type { FeatureDeps } from './features/deps';
 
 export function activate(context: vscode.ExtensionContext): { activationMs: number } {
   const started = performance.now();
   const log = createExtensionLog();
   context.subscriptions.push(log);
+  // Every service once, here: the features get them, never build their own.
   const connectOptions = createSshConnectOptions(context, log);
+  const cloud = createCloudProviders(context);
+  context.subscriptions.push(cloud);
   const runs = createRunServices(context, {
     connectOptions,
     sync: sshSync(join(context.globalStorageUri.fsPath, 'sync-cache')),
-    ledger: cloudProvidersFor(context).ledger,
-    providerFor: (r) => cloudProvidersFor(context).providerFor(r),
+    ledger: cloud.ledger,
+    providerFor: (r) => cloud.providerFor(r),
     log,
   });
   const deps: FeatureDeps = { context, log, connectOptions, runContext: runs.panels };
@@ -32,18 +36,19 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
     list: () => runs.store.all().filter((r) => r.provider === 'ssh' && r.host).sort((a, b) => b.createdAt.localeCompare(a.createdAt)).map((r) => r.host!),
     onDidChange: (l: () => void) => runs.store.onDidChange(() => l()),
   };
-  const hosts = hostsApiFor(deps, runHosts);
+  const hostStore = new HostStore(context.globalState);
+  const hosts = createHostsApi(deps, hostStore, runHosts);
 
   context.subscriptions.push(
     registerShowLogCommand(deps),
     registerPanels(deps),
     registerConfig(deps),
-    registerHosts(deps, runHosts),
-    registerProviders(deps),
+    registerHosts(deps, hostStore, hosts, runHosts),
+    registerProviders(deps, cloud),
     registerRuns(deps, runs, {
       sshHosts: (spec, wanted) => hosts.known(spec, wanted),
       ensureProbe: (host) => hosts.prober.ensureProbe(host),
-      cloudProviders: (target) => cloudProvidersFor(context).cloudProviders(target),
+      cloudProviders: (target) => cloud.cloudProviders(target),
     }),
   );
 

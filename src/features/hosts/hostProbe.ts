@@ -6,16 +6,10 @@ import { connect } from '../../core/ssh/session';
 import type { ConnectOptions } from '../../core/ssh/session';
 import { probeGpus, describeGpus } from '../../core/ssh/gpuProbe';
 import type { GpuProbeResult } from '../../core/ssh/gpuProbe';
-import { ProbeCache, isFresh } from '../../core/hosts/probeCache';
+import type { ProbeCache} from '../../core/hosts/probeCache';
+import { isFresh } from '../../core/hosts/probeCache';
 import type { ProbeOutcome } from '../../core/hosts/gpuCheck';
 import type { HostStore } from './hostStore';
-
-/** One cache per extension host, shared by the Hosts view and Start Training. */
-let sharedCache: ProbeCache | undefined;
-export function probeCacheFor(context: vscode.ExtensionContext): ProbeCache {
-  sharedCache ??= new ProbeCache(context.globalState);
-  return sharedCache;
-}
 
 export interface HostProber {
   readonly cache: ProbeCache;

@@ -1,20 +1,15 @@
 import * as vscode from 'vscode';
 import type { FeatureDeps } from '../deps';
-import { HostStore } from './hostStore';
+import type { HostStore } from './hostStore';
 import { HostsTreeProvider, HOSTS_VIEW_ID, hostRow } from './hostsView';
 import type { HostRow } from './hostsView';
 import { registerHostCommands, REFRESH_HOSTS_COMMAND } from './addHostCommand';
-import { createHostProber, probeCacheFor } from './hostProbe';
+import { createHostProber } from './hostProbe';
+import { ProbeCache } from '../../core/hosts/probeCache';
 import type { HostProber } from './hostProbe';
 import { listKnownHosts } from './knownHostList';
 import type { KnownHostEntry } from '../../core/hosts/knownHosts';
 
-/** The hosts store other features read (Start Training lists its hosts); one per extension host. */
-let sharedStore: HostStore | undefined;
-export function hostStoreFor(context: vscode.ExtensionContext): HostStore {
-  sharedStore ??= new HostStore(context.globalState);
-  return sharedStore;
-}
 
 /** Hosts of past runs (newest first), from the run store the composition root owns. */
 export interface RunHosts {
@@ -28,20 +23,15 @@ export interface HostsApi {
   known(spec?: string, wanted?: readonly string[]): KnownHostEntry[];
 }
 
-let sharedApi: HostsApi | undefined;
-export function hostsApiFor(deps: FeatureDeps, runHosts: RunHosts): HostsApi {
-  if (!sharedApi) {
-    const store = hostStoreFor(deps.context);
-    const cache = probeCacheFor(deps.context);
-    const prober = createHostProber(store, cache, () => deps.connectOptions, deps.log);
-    sharedApi = { prober, known: (spec, wanted) => listKnownHosts(store, cache, () => runHosts.list(), spec, wanted) };
-  }
-  return sharedApi;
+/** Built once by the composition root over its host store; Start Training and the Hosts view share it. */
+export function createHostsApi(deps: FeatureDeps, store: HostStore, runHosts: RunHosts): HostsApi {
+  // One cache, shared by the Hosts view and Start Training through this API.
+  const cache = new ProbeCache(deps.context.globalState);
+  const prober = createHostProber(store, cache, () => deps.connectOptions, deps.log);
+  return { prober, known: (spec, wanted) => listKnownHosts(store, cache, () => runHosts.list(), spec, wanted) };
 }
 
-export function registerHosts(deps: FeatureDeps, runHosts: RunHosts): vscode.Disposable {
-  const store = hostStoreFor(deps.context);
-  const api = hostsApiFor(deps, runHosts);
+export function registerHosts(deps: FeatureDeps, store: HostStore, api: HostsApi, runHosts: RunHosts): vscode.Disposable {
   const provider = new HostsTreeProvider(() => api.known(), [
     (l) => store.onDidChange(l), (l) => api.prober.cache.onDidChange(l), (l) => runHosts.onDidChange(l),
   ]);

@@ -40,13 +40,7 @@ function settings(key: string | undefined): CloudSettings {
   });
 }
 
-/** One set per extension host, shared by the orphan sweep and the run lifecycle (providerFor, offers). */
-let shared: CloudProviders | undefined;
-export function cloudProvidersFor(context: vscode.ExtensionContext): CloudProviders {
-  shared ??= createCloudProviders(context);
-  return shared;
-}
-
+/** One set per extension host (the composition root builds it), shared by the orphan sweep and the run lifecycle. */
 export function createCloudProviders(context: vscode.ExtensionContext): CloudProviders {
   const ledger = new Ledger(join(context.globalStorageUri.fsPath, 'instances.json'));
   let key: string | undefined;
@@ -71,9 +65,6 @@ export function createCloudProviders(context: vscode.ExtensionContext): CloudPro
       await keyLoaded;
       return selection.reconcileProviders(settings(key), await ledger.entries());
     },
-    dispose: () => {
-      sub.dispose();
-      if (shared?.ledger === ledger) shared = undefined;
-    },
+    dispose: () => sub.dispose(),
   };
 }

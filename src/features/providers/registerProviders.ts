@@ -15,7 +15,7 @@ import type { Orphan } from '../../core/runs/teardown';
 import { RunStore } from '../../core/runs/runStore';
 import { isTerminal } from '../../core/runs/runRecord';
 import type { FeatureDeps } from '../deps';
-import { cloudProvidersFor, LAMBDA_KEY_SECRET } from './cloudProviders';
+import { LAMBDA_KEY_SECRET } from './cloudProviders';
 import type { CloudProviders } from './cloudProviders';
 import { registerShowOffersCommand } from './showOffersCommand';
 
@@ -77,9 +77,8 @@ async function offerTermination(cloud: CloudProviders, orphans: readonly Orphan[
   else if (choice === 'Show Log') log.show(false);
 }
 
-export function registerProviders(deps: FeatureDeps): vscode.Disposable {
+export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vscode.Disposable {
   const { context, log } = deps;
-  const cloud = cloudProvidersFor(context);
   const storageDir = context.globalStorageUri.fsPath;
 
   const setKey = vscode.commands.registerCommand(SET_LAMBDA_KEY_COMMAND, async (): Promise<boolean> => {

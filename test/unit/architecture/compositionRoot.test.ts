@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 
 const REPO = join(__dirname, '../../..');
 /** Built only in src/extension.ts. */
-const ROOT_ONLY = ['createSshConnectOptions'];
+const ROOT_ONLY = ['createSshConnectOptions', 'createCloudProviders', 'createRunServices', 'createHostsApi', 'new HostStore'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((e) => {
@@ -19,7 +19,7 @@ function sources(dir: string): string[] {
 
 /** The files that call `name(` (a call, not its declaration or an import of it). */
 function callers(files: ReadonlyMap<string, string>, name: string): string[] {
-  const call = new RegExp(`(?<!function\\s)\\b${name}\\s*\\(`);
+  const call = new RegExp(`(?<!function\\s)\\b${name.replace(' ', '\\s+')}\\s*\\(`);
   return [...files].filter(([, text]) => call.test(text)).map(([f]) => f).sort();
 }
 
@@ -32,7 +32,13 @@ test('the call-site check finds a second builder (proven on made-up files)', () 
   assert.deepEqual(callers(fake, 'createSshConnectOptions'), ['src/extension.ts', 'src/features/hosts/registerHosts.ts']);
 });
 
-test('SSH connect options are built once, in the composition root', () => {
+// Module-level caches (`let shared…; shared ??= …`) are how a feature builds a second, hidden root.
+test('features hold no module-level service singletons', () => {
+  const offenders = sources(join(REPO, 'src/features')).filter((f) => /^let \w+\s*:[^=\n]*\|\s*undefined;\s*$/m.test(readFileSync(f, 'utf8')));
+  assert.deepEqual(offenders.map((f) => relative(REPO, f)), []);
+});
+
+test('SSH connect options, cloud providers, run services and the host store are built once, in the composition root', () => {
   const files = new Map(sources(join(REPO, 'src')).map((f) => [relative(REPO, f).split('\\').join('/'), readFileSync(f, 'utf8')]));
   for (const name of ROOT_ONLY) assert.deepEqual(callers(files, name), ['src/extension.ts'], name);
 });
