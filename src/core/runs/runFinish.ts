@@ -14,6 +14,8 @@ import { rootOf } from './runPaths';
 import type { RunManagerContext, RunFinished } from './runTypes';
 
 /** Reads how the run ended (events.jsonl's finished and error lines, then the wrapper's exit code). */
+const DOWNLOAD_ATTEMPTS = 2;
+
 function runOutcome(ctx: RunManagerContext, rec: RunRecord, exitCode: number | undefined): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string } {
   const eventsFile = join(rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
   let finished: Extract<RunEvent, { type: 'finished' }> | undefined;
@@ -51,12 +53,19 @@ export async function finishRun(ctx: RunManagerContext, runId: string): Promise<
   });
   if (out.status === 'completed' && rec.workspaceDir) {
     for (const f of artifactPlan(rec.outputs, runId, rec.workspaceDir, out.adapterPath)) {
-      try {
-        const { bytes } = await ctx.downloadArtifacts(runId, f.remote, f.local);
-        ctx.deps.log?.(`[${runId}] downloaded ${f.item} ${f.remote} to ${f.local} (${(bytes / 1e6).toFixed(1)} MB)`);
-        if (f.item === 'adapter') updated = store.update(runId, { artifactsDir: f.local });
-      } catch (err) {
-        ctx.deps.log?.(`[${runId}] ${f.item} download failed: ${(err as Error).message}`);
+      // Twice at most: a channel cut mid-transfer (a dropped link, a connection the host closed) is worth one
+      // more try on a fresh connection; the unpacking writes into the same folder, file by file.
+      for (let attempt = 1; attempt <= DOWNLOAD_ATTEMPTS; attempt++) {
+        try {
+          const { bytes } = await ctx.downloadArtifacts(runId, f.remote, f.local);
+          ctx.deps.log?.(`[${runId}] downloaded ${f.item} ${f.remote} to ${f.local} (${(bytes / 1e6).toFixed(1)} MB)`);
+          if (f.item === 'adapter') updated = store.update(runId, { artifactsDir: f.local });
+          break;
+        } catch (err) {
+          const last = attempt === DOWNLOAD_ATTEMPTS;
+          ctx.deps.log?.(`[${runId}] ${f.item} download failed${last ? '' : ', trying once more'}: ${(err as Error).message}`);
+          if (!last) await new Promise((r) => setTimeout(r, 1000));
+        }
       }
     }
     if (rec.outputs?.download?.includes('logs')) copyLogs(rec.localDir ?? ctx.localDirOf(runId), join(rec.workspaceDir, localOutputsDir(rec.outputs.dir), runId, 'logs'));
