@@ -13,6 +13,9 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
+      // Prettier (npm run format) wraps code at 160; what it cannot wrap is a long string or template (a
+      // message), a regular expression or a URL, which stay whole so they can be searched for.
+      'max-len': ['error', { code: 160, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true }],
     },
   },
   // The layers (test/unit/architecture/importGraph.test.ts checks the whole graph, cycles too; these rules say
@@ -22,38 +25,60 @@ export default tseslint.config(
     // into the features, the extension, the CLI or the webview protocol.
     files: ['src/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: [{ name: 'vscode', message: 'src/core must not import vscode; put editor code in src/features.' }],
-        patterns: [{ group: ['**/features/**', '**/extension', '**/cli/**', '**/protocol/**', '**/webview/**'], message: 'src/core imports only src/core (and libraries).' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'src/core must not import vscode; put editor code in src/features.' }],
+          patterns: [
+            {
+              group: ['**/features/**', '**/extension', '**/cli/**', '**/protocol/**', '**/webview/**'],
+              message: 'src/core imports only src/core (and libraries).',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['src/cli/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: [{ name: 'vscode', message: 'src/cli must not import vscode.' }],
-        patterns: [{ group: ['**/features/**', '**/extension', '**/webview/**'], message: 'The CLI is built on src/core only.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'src/cli must not import vscode.' }],
+          patterns: [{ group: ['**/features/**', '**/extension', '**/webview/**'], message: 'The CLI is built on src/core only.' }],
+        },
+      ],
     },
   },
   {
     // The message protocol is shared by the extension and the webviews: it depends on nothing of ours.
     files: ['src/protocol/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: [{ name: 'vscode', message: 'src/protocol must not import vscode.' }],
-        patterns: [{ group: ['../*', '!./*'], message: 'src/protocol imports nothing outside itself.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'src/protocol must not import vscode.' }],
+          patterns: [{ group: ['../*', '!./*'], message: 'src/protocol imports nothing outside itself.' }],
+        },
+      ],
     },
   },
   {
     files: ['webview/src/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: [{ name: 'vscode', message: 'A webview runs in a browser: no vscode module.' }],
-        patterns: [{ group: ['**/src/core/**', '**/src/features/**', '**/src/cli/**', '**/extension'], message: 'A webview imports only src/protocol and its own files.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'A webview runs in a browser: no vscode module.' }],
+          patterns: [
+            {
+              group: ['**/src/core/**', '**/src/features/**', '**/src/cli/**', '**/extension'],
+              message: 'A webview imports only src/protocol and its own files.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -62,10 +87,14 @@ export default tseslint.config(
     files: ['src/features/**/*.ts', 'src/extension.ts'],
     ignores: ['src/features/notify.ts'],
     rules: {
-      'no-restricted-syntax': ['error',
+      'no-restricted-syntax': [
+        'error',
         { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' },
-        { selector: "MemberExpression[property.name=/^show(Error|Warning|Information)Message$/][object.property.name='window']",
-          message: 'Use the same-named function of src/features/notify.ts (link-free text).' }],
+        {
+          selector: "MemberExpression[property.name=/^show(Error|Warning|Information)Message$/][object.property.name='window']",
+          message: 'Use the same-named function of src/features/notify.ts (link-free text).',
+        },
+      ],
     },
   },
   {

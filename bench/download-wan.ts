@@ -23,34 +23,51 @@ async function main(): Promise<void> {
   const local = mkdtempSync(join(tmpdir(), 'rft-bench-down-'));
   let n = 0;
   try {
-    const check = (dir: string): void => { if (statSync(join(dir, 'model.safetensors')).size !== bytes) throw new Error(`short download into ${dir}`); };
-    const result = await measurePairs(pairs, async () => {
-      const dest = join(local, `ours-${n++}`);
-      const host = bench.newHost();
-      const ms = await timeMs(async () => { await downloadFolder(await host.session(), remote, dest); });
-      host.close();
-      check(dest);
-      rmSync(dest, { recursive: true, force: true });
-      return bytes / 1048576 / (ms / 1000);
-    }, async () => {
-      const dest = join(local, `scp-${n}`);
-      const ms = await timeMs(() => runTool('scp', ['-r', ...bench.scpArgv(), `${bench.dest}:${remote}`, dest]));
-      check(dest);
-      rmSync(dest, { recursive: true, force: true });
-      return bytes / 1048576 / (ms / 1000);
-    });
+    const check = (dir: string): void => {
+      if (statSync(join(dir, 'model.safetensors')).size !== bytes) throw new Error(`short download into ${dir}`);
+    };
+    const result = await measurePairs(
+      pairs,
+      async () => {
+        const dest = join(local, `ours-${n++}`);
+        const host = bench.newHost();
+        const ms = await timeMs(async () => {
+          await downloadFolder(await host.session(), remote, dest);
+        });
+        host.close();
+        check(dest);
+        rmSync(dest, { recursive: true, force: true });
+        return bytes / 1048576 / (ms / 1000);
+      },
+      async () => {
+        const dest = join(local, `scp-${n}`);
+        const ms = await timeMs(() => runTool('scp', ['-r', ...bench.scpArgv(), `${bench.dest}:${remote}`, dest]));
+        check(dest);
+        rmSync(dest, { recursive: true, force: true });
+        return bytes / 1048576 / (ms / 1000);
+      },
+    );
     printTable(`download of a checkpoint folder (${mb} MiB file) over ${bench.link ?? 'loopback'}, ${pairs} pairs (MiB/s, higher is better)`, [
       ['ours (downloadFolder: stripes + tar)', median(result.ours)],
       ['scp -r', median(result.reference)],
       ['ours, each', result.ours.map((x) => x.toFixed(1)).join(' ')],
       ['scp, each', result.reference.map((x) => x.toFixed(1)).join(' ')],
     ]);
-    printVerdict({ bench: 'download-wan', metric: `throughput MiB/s (${mb} MiB checkpoint)`, ours: median(result.ours), reference: median(result.reference), goal: '>= 2.0',
-      extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs } });
+    printVerdict({
+      bench: 'download-wan',
+      metric: `throughput MiB/s (${mb} MiB checkpoint)`,
+      ours: median(result.ours),
+      reference: median(result.reference),
+      goal: '>= 2.0',
+      extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs },
+    });
   } finally {
     rmSync(local, { recursive: true, force: true });
     await bench.stop();
   }
 }
 
-void main().catch((err: unknown) => { console.error(err); process.exit(1); });
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -39,7 +39,14 @@ async function main(): Promise<void> {
       for (let i = 0; i < 10; i++) writeFileSync(treeFilePath(local, Math.floor((i * files) / 10) + 7), `# edit ${round}.${i}\n${'x'.repeat(5000 + i)}\n`);
     };
     // Each side syncs the same 10 edits: edit, ours, rsync; edit again, ours, rsync; …
-    const edited = await measurePairs(pairs, async () => { editTen(); return await ours(10); }, rsync);
+    const edited = await measurePairs(
+      pairs,
+      async () => {
+        editTen();
+        return await ours(10);
+      },
+      rsync,
+    );
     const rU = median(unchanged.ours) / median(unchanged.reference);
     const rE = median(edited.ours) / median(edited.reference);
     printTable(`re-sync of ${files} files (${mb} MB) over loopback sshd, ${pairs} pairs (ms, lower is better)`, [
@@ -56,9 +63,19 @@ async function main(): Promise<void> {
     ]);
     const worse = rE >= rU ? edited : unchanged;
     printVerdict({
-      bench: 'resync', metric: `re-sync time ms, worse of unchanged/10-edited (${rE >= rU ? '10 edited' : 'unchanged'})`,
-      ours: median(worse.ours), reference: median(worse.reference), goal: '<= 1.0',
-      extra: { cipher: bench.cipher, ssh2_native_crypto: ssh2NativeCrypto(), unchanged_ratio: Math.round(rU * 1000) / 1000, edited_ratio: Math.round(rE * 1000) / 1000, files, pairs },
+      bench: 'resync',
+      metric: `re-sync time ms, worse of unchanged/10-edited (${rE >= rU ? '10 edited' : 'unchanged'})`,
+      ours: median(worse.ours),
+      reference: median(worse.reference),
+      goal: '<= 1.0',
+      extra: {
+        cipher: bench.cipher,
+        ssh2_native_crypto: ssh2NativeCrypto(),
+        unchanged_ratio: Math.round(rU * 1000) / 1000,
+        edited_ratio: Math.round(rE * 1000) / 1000,
+        files,
+        pairs,
+      },
     });
   } finally {
     rmSync(local, { recursive: true, force: true });
@@ -66,4 +83,7 @@ async function main(): Promise<void> {
   }
 }
 
-void main().catch((err: unknown) => { console.error(err); process.exit(1); });
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

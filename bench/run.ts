@@ -5,7 +5,9 @@ import { RESULTS_FILE, parseVerdict, recordVerdict } from './lib/results';
 import { join } from 'node:path';
 
 const name = process.argv[2];
-const available = readdirSync(__dirname).filter((f) => f.endsWith('.ts') && f !== 'run.ts').map((f) => f.replace(/\.ts$/, ''));
+const available = readdirSync(__dirname)
+  .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
+  .map((f) => f.replace(/\.ts$/, ''));
 if (!name || !existsSync(join(__dirname, `${name}.ts`))) {
   console.error(`usage: npm run bench -- <name>\navailable: ${available.join(', ')}`);
   process.exit(2);
@@ -14,13 +16,22 @@ if (!name || !existsSync(join(__dirname, `${name}.ts`))) {
 const preload = process.env.RFT_BENCH_NATIVE_CRYPTO === '0' ? ['--require', join(__dirname, 'lib', 'noNativeCrypto.cjs')] : [];
 // Output goes through as it comes; the last line, the verdict, is also recorded in bench/results/latest.jsonl
 // (the README's figures are made from that file), unless RFT_BENCH_RECORD=0 (trial runs at small sizes).
-const child = spawn(process.execPath, [...preload, '--import', 'tsx', '--expose-gc', join(__dirname, `${name}.ts`), ...process.argv.slice(3)], { stdio: ['inherit', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [...preload, '--import', 'tsx', '--expose-gc', join(__dirname, `${name}.ts`), ...process.argv.slice(3)], {
+  stdio: ['inherit', 'pipe', 'inherit'],
+});
 let tail = '';
-child.stdout.on('data', (d: Buffer) => { process.stdout.write(d); tail = (tail + d.toString()).slice(-65536); });
+child.stdout.on('data', (d: Buffer) => {
+  process.stdout.write(d);
+  tail = (tail + d.toString()).slice(-65536);
+});
 child.on('close', (code) => {
   const last = tail.trim().split('\n').pop() ?? '';
   if (process.env.RFT_BENCH_RECORD !== '0' && last.startsWith('{')) {
-    try { recordVerdict(parseVerdict(last), join(__dirname, '..', RESULTS_FILE)); } catch (e) { console.error(`not recorded: ${(e as Error).message}`); }
+    try {
+      recordVerdict(parseVerdict(last), join(__dirname, '..', RESULTS_FILE));
+    } catch (e) {
+      console.error(`not recorded: ${(e as Error).message}`);
+    }
   }
   process.exit(code ?? 1);
 });

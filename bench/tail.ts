@@ -16,7 +16,10 @@ function makeLog(path: string, mb: number): number {
   const lines: string[] = [];
   for (let i = 0; i < 10_000; i++) lines.push(`step ${i} loss=${(2 / (1 + i / 1000)).toFixed(5)} lr=2e-4 grad_norm=${(i % 97) / 10} ${'·'.repeat(i % 40)}\n`);
   const block = Buffer.from(lines.join(''));
-  while (total < mb * 1_000_000) { writeSync(fd, block); total += block.length; }
+  while (total < mb * 1_000_000) {
+    writeSync(fd, block);
+    total += block.length;
+  }
   closeSync(fd);
   return total;
 }
@@ -47,21 +50,27 @@ async function main(): Promise<void> {
   const log = join(bench.sshd.home, 'output.log');
   const bytes = makeLog(log, mb);
   try {
-    const ingest = await measurePairs(pairs, async () => {
-      const host = bench.newHost();
-      let got = 0;
-      const ms = await timeMs(async () => {
-        for await (const item of tailFile(host, log)) if (item.kind === 'data') got += item.data.length;
-      });
-      host.close();
-      if (got !== bytes) throw new Error(`tail got ${got} of ${bytes}`);
-      return bytes / 1048576 / (ms / 1000);
-    }, async () => {
-      let got = 0;
-      const ms = await timeMs(async () => { got = await runTool('ssh', [...bench.sshArgv(), `cat ${log}`], { stdoutTo: 'count' }); });
-      if (got !== bytes) throw new Error(`cat got ${got} of ${bytes}`);
-      return bytes / 1048576 / (ms / 1000);
-    });
+    const ingest = await measurePairs(
+      pairs,
+      async () => {
+        const host = bench.newHost();
+        let got = 0;
+        const ms = await timeMs(async () => {
+          for await (const item of tailFile(host, log)) if (item.kind === 'data') got += item.data.length;
+        });
+        host.close();
+        if (got !== bytes) throw new Error(`tail got ${got} of ${bytes}`);
+        return bytes / 1048576 / (ms / 1000);
+      },
+      async () => {
+        let got = 0;
+        const ms = await timeMs(async () => {
+          got = await runTool('ssh', [...bench.sshArgv(), `cat ${log}`], { stdoutTo: 'count' });
+        });
+        if (got !== bytes) throw new Error(`cat got ${got} of ${bytes}`);
+        return bytes / 1048576 / (ms / 1000);
+      },
+    );
 
     // Latency at 5 MB/s for 10 s.
     const live = join(bench.sshd.home, 'live.log');
@@ -102,7 +111,11 @@ async function main(): Promise<void> {
       ['live: latency max ms', latencies.reduce((a, b) => Math.max(a, b), 0)],
     ]);
     printVerdict({
-      bench: 'tail', metric: `ingest MiB/s (${mb} MB log) vs ssh host cat`, ours: median(ingest.ours), reference: median(ingest.reference), goal: '>= 0.8',
+      bench: 'tail',
+      metric: `ingest MiB/s (${mb} MB log) vs ssh host cat`,
+      ours: median(ingest.ours),
+      reference: median(ingest.reference),
+      goal: '>= 0.8',
       checks: [{ name: 'p95 line latency ms at 5 MB/s', value: p95, goal: '< 250' }],
       extra: { cipher: bench.cipher, ssh2_native_crypto: ssh2NativeCrypto(), live_lines: latencies.length, pairs },
     });
@@ -112,4 +125,7 @@ async function main(): Promise<void> {
   }
 }
 
-void main().catch((err: unknown) => { console.error(err); process.exit(1); });
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -17,25 +17,42 @@ const ROOT = resolve(__dirname, '..');
 const PAIRS = Number(process.env.RFT_BENCH_PAIRS ?? 5);
 const STEPS = Number(process.env.RFT_BENCH_STEPS ?? 60);
 
-const venv = execFileSync('bash', [join(ROOT, 'scripts/ensure-training-venv.sh'), 'hf5-torch2.6plus'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+const venv = execFileSync('bash', [join(ROOT, 'scripts/ensure-training-venv.sh'), 'hf5-torch2.6plus'], {
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'inherit'],
+}).trim();
 const python = join(venv, 'bin', 'python');
 const dir = mkdtempSync(join(tmpdir(), 'rft-bench-trainer-'));
 const env = {
-  ...process.env, HF_HUB_OFFLINE: '1', HF_DATASETS_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false', HF_HOME: join(dir, 'hf'),
+  ...process.env,
+  HF_HUB_OFFLINE: '1',
+  HF_DATASETS_OFFLINE: '1',
+  TOKENIZERS_PARALLELISM: 'false',
+  HF_HOME: join(dir, 'hf'),
   PATH: `${join(ROOT, 'test/support/standins')}:${process.env.PATH ?? ''}`,
 };
 const model = join(dir, 'model');
 const ws = join(dir, 'ws');
 mkdirSync(join(ws, 'data'), { recursive: true });
-execFileSync(python, ['-c', [
-  'import sys; from tests_training import tiny',
-  `tok = tiny.build_tokenizer(${JSON.stringify(join(dir, 'tok'))})`,
-  `tiny.build_model(${JSON.stringify(model)}, "llama", tok)`,
-  `tiny.write_data(${JSON.stringify(join(ws, 'data/train.jsonl'))}, "text-jsonl", 256)`,
-].join('\n')], { cwd: join(ROOT, 'python-runner'), env: { ...env, PYTHONPATH: join(ROOT, 'python-runner') }, stdio: ['ignore', 'ignore', 'inherit'] });
+execFileSync(
+  python,
+  [
+    '-c',
+    [
+      'import sys; from tests_training import tiny',
+      `tok = tiny.build_tokenizer(${JSON.stringify(join(dir, 'tok'))})`,
+      `tiny.build_model(${JSON.stringify(model)}, "llama", tok)`,
+      `tiny.write_data(${JSON.stringify(join(ws, 'data/train.jsonl'))}, "text-jsonl", 256)`,
+    ].join('\n'),
+  ],
+  { cwd: join(ROOT, 'python-runner'), env: { ...env, PYTHONPATH: join(ROOT, 'python-runner') }, stdio: ['ignore', 'ignore', 'inherit'] },
+);
 
 function plain(i: number): number {
-  const r = spawnSync(python, [join(__dirname, 'lib/plain_trainer.py'), model, join(ws, 'data/train.jsonl'), join(dir, `plain-${i}`), String(STEPS)], { env, encoding: 'utf8' });
+  const r = spawnSync(python, [join(__dirname, 'lib/plain_trainer.py'), model, join(ws, 'data/train.jsonl'), join(dir, `plain-${i}`), String(STEPS)], {
+    env,
+    encoding: 'utf8',
+  });
   const line = r.stdout.split('\n').find((l) => l.startsWith('RFT_PLAIN '));
   if (r.status !== 0 || !line) throw new Error(`plain trainer failed (${r.status}): ${r.stderr.slice(-2000)}`);
   return (JSON.parse(line.slice('RFT_PLAIN '.length)) as { train_steps_per_second: number }).train_steps_per_second;
@@ -45,17 +62,38 @@ function ours(i: number): number {
   const runDir = join(dir, 'home/.remote-finetune/runs', `bench-${i}`);
   mkdirSync(runDir, { recursive: true });
   const spec = {
-    version: 1, name: 'bench', method: 'lora-bf16', model: { id: model, attn_implementation: 'sdpa' },
+    version: 1,
+    name: 'bench',
+    method: 'lora-bf16',
+    model: { id: model, attn_implementation: 'sdpa' },
     data: { train: 'data/train.jsonl', max_seq_length: 64 },
     lora: { r: 8, alpha: 16, dropout: 0.0, target_modules: 'all-linear' },
-    trainer: { max_steps: STEPS, per_device_batch_size: 4, gradient_accumulation: 1, learning_rate: 5e-3, lr_scheduler: 'constant', logging_steps: 1,
-      save_steps: 100000, precision: 'bf16', optimizer: 'adamw_torch', gradient_checkpointing: false, seed: 7 },
-    target: { provider: 'ssh' }, outputs: { dir: `outputs-${i}` },
+    trainer: {
+      max_steps: STEPS,
+      per_device_batch_size: 4,
+      gradient_accumulation: 1,
+      learning_rate: 5e-3,
+      lr_scheduler: 'constant',
+      logging_steps: 1,
+      save_steps: 100000,
+      precision: 'bf16',
+      optimizer: 'adamw_torch',
+      gradient_checkpointing: false,
+      seed: 7,
+    },
+    target: { provider: 'ssh' },
+    outputs: { dir: `outputs-${i}` },
   };
   writeFileSync(join(runDir, 'spec.json'), JSON.stringify(spec));
-  const r = spawnSync(python, ['-m', 'remote_finetune', 'run', '--run-dir', runDir, '--workdir', ws, '--no-watchdog'],
-    { cwd: runDir, env: { ...env, PYTHONPATH: join(ROOT, 'python-runner'), PYTHONSAFEPATH: '1' }, encoding: 'utf8' });
-  const events = readFileSync(join(runDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; extra?: Record<string, number> });
+  const r = spawnSync(python, ['-m', 'remote_finetune', 'run', '--run-dir', runDir, '--workdir', ws, '--no-watchdog'], {
+    cwd: runDir,
+    env: { ...env, PYTHONPATH: join(ROOT, 'python-runner'), PYTHONSAFEPATH: '1' },
+    encoding: 'utf8',
+  });
+  const events = readFileSync(join(runDir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; extra?: Record<string, number> });
   const sps = events.find((e) => e.type === 'metrics' && e.extra?.train_steps_per_second !== undefined)?.extra?.train_steps_per_second;
   if (r.status !== 0 || sps === undefined) throw new Error(`runner failed (${r.status}): ${readFileSync(join(runDir, 'output.log'), 'utf8').slice(-2000)}`);
   return sps;
@@ -75,8 +113,16 @@ try {
 const mo = median(a);
 const mr = median(b);
 printTable(`trainer-overhead: ${STEPS} steps of a tiny Llama (BF16 LoRA, CPU), ${PAIRS} pairs, medians`, [
-  ['python -m remote_finetune (steps/s)', mo], ['plain HF Trainer script (steps/s)', mr], ['ratio', mo / mr],
+  ['python -m remote_finetune (steps/s)', mo],
+  ['plain HF Trainer script (steps/s)', mr],
+  ['ratio', mo / mr],
 ]);
-const pass = printVerdict({ bench: 'trainer-overhead', metric: 'training steps/s, runner / plain Trainer', ours: mo, reference: mr, goal: '>= 0.95',
-  extra: { pairs: PAIRS, steps: STEPS, device: 'cpu' } });
+const pass = printVerdict({
+  bench: 'trainer-overhead',
+  metric: 'training steps/s, runner / plain Trainer',
+  ours: mo,
+  reference: mr,
+  goal: '>= 0.95',
+  extra: { pairs: PAIRS, steps: STEPS, device: 'cpu' },
+});
 process.exit(pass ? 0 : 1);

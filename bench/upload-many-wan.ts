@@ -4,5 +4,9 @@
 import { uploadManyBench } from './upload-many';
 import { wanLink } from './lib/wan';
 
-void uploadManyBench({ name: 'upload-many-wan', wan: wanLink(), goal: '<= 0.5', scpLimitS: Number(process.env.RFT_BENCH_SCP_R_LIMIT_S ?? 300) })
-  .catch((err: unknown) => { console.error(err); process.exit(1); });
+void uploadManyBench({ name: 'upload-many-wan', wan: wanLink(), goal: '<= 0.5', scpLimitS: Number(process.env.RFT_BENCH_SCP_R_LIMIT_S ?? 300) }).catch(
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -23,30 +23,38 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
   makeTree(local, files, mb * 1_000_000);
   let n = 0;
   try {
-    const result = await measurePairs(pairs, async () => {
-      const dir = `ours-${n++}`;
-      const host = bench.newHost();
-      const ms = await timeMs(async () => {
-        const r = await syncWorkspace(await host.session(), { localRoot: local, remoteDir: dir });
-        if (r.uploaded !== files) throw new Error(`sent ${r.uploaded} of ${files}`);
-      });
-      host.close();
-      rmSync(join(bench.sshd.home, dir), { recursive: true, force: true });
-      rmSync(join(bench.sshd.home, `.${dir}.rft-manifest.json`), { force: true });
-      return ms;
-    }, async () => {
-      const dir = join(bench.sshd.home, `rsync-${n}`);
-      const ms = await timeMs(() => runTool('rsync', ['-a', '-e', bench.rsyncRsh(), `${local}/`, `${bench.dest}:${dir}/`]));
-      rmSync(dir, { recursive: true, force: true });
-      return ms;
-    });
+    const result = await measurePairs(
+      pairs,
+      async () => {
+        const dir = `ours-${n++}`;
+        const host = bench.newHost();
+        const ms = await timeMs(async () => {
+          const r = await syncWorkspace(await host.session(), { localRoot: local, remoteDir: dir });
+          if (r.uploaded !== files) throw new Error(`sent ${r.uploaded} of ${files}`);
+        });
+        host.close();
+        rmSync(join(bench.sshd.home, dir), { recursive: true, force: true });
+        rmSync(join(bench.sshd.home, `.${dir}.rft-manifest.json`), { force: true });
+        return ms;
+      },
+      async () => {
+        const dir = join(bench.sshd.home, `rsync-${n}`);
+        const ms = await timeMs(() => runTool('rsync', ['-a', '-e', bench.rsyncRsh(), `${local}/`, `${bench.dest}:${dir}/`]));
+        rmSync(dir, { recursive: true, force: true });
+        return ms;
+      },
+    );
     const scpDir = join(bench.sshd.home, 'scp-r');
     const limitMs = (opts.scpLimitS ?? Number.POSITIVE_INFINITY) * 1000;
     let scpTimedOut = false;
-    const scpMs = await timeMs(() => runTool('scp', ['-r', ...bench.scpArgv(), local, `${bench.dest}:${scpDir}`], Number.isFinite(limitMs) ? { timeoutMs: limitMs } : {}).catch((e: unknown) => {
-      if (!(e instanceof Error && /timed out/.test(e.message))) throw e;
-      scpTimedOut = true;
-    }));
+    const scpMs = await timeMs(() =>
+      runTool('scp', ['-r', ...bench.scpArgv(), local, `${bench.dest}:${scpDir}`], Number.isFinite(limitMs) ? { timeoutMs: limitMs } : {}).catch(
+        (e: unknown) => {
+          if (!(e instanceof Error && /timed out/.test(e.message))) throw e;
+          scpTimedOut = true;
+        },
+      ),
+    );
     rmSync(scpDir, { recursive: true, force: true });
     printTable(`first sync of ${files} files (${mb} MB) over ${bench.link ?? 'loopback'} sshd, ${pairs} pairs (ms, lower is better)`, [
       ['ours (2 tar streams over exec channels)', median(result.ours)],
@@ -55,14 +63,30 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
       ['ours, each', result.ours.map((x) => x.toFixed(0)).join(' ')],
       ['rsync, each', result.reference.map((x) => x.toFixed(0)).join(' ')],
     ]);
-    printVerdict({ bench: opts.name, metric: `first sync time ms (${files} files, ${mb} MB)`, ours: median(result.ours), reference: median(result.reference), goal: opts.goal, extra: {
-      cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ssh2_native_crypto: ssh2NativeCrypto(),
-      scp_r_ms: Math.round(scpMs), [scpTimedOut ? 'scp_r_ratio_at_most' : 'scp_r_ratio']: Math.round((median(result.ours) / scpMs) * 1000) / 1000, files, pairs,
-    } });
+    printVerdict({
+      bench: opts.name,
+      metric: `first sync time ms (${files} files, ${mb} MB)`,
+      ours: median(result.ours),
+      reference: median(result.reference),
+      goal: opts.goal,
+      extra: {
+        cipher: bench.cipher,
+        ...(bench.link ? { link: bench.link } : {}),
+        ssh2_native_crypto: ssh2NativeCrypto(),
+        scp_r_ms: Math.round(scpMs),
+        [scpTimedOut ? 'scp_r_ratio_at_most' : 'scp_r_ratio']: Math.round((median(result.ours) / scpMs) * 1000) / 1000,
+        files,
+        pairs,
+      },
+    });
   } finally {
     rmSync(local, { recursive: true, force: true });
     await bench.stop();
   }
 }
 
-if (require.main === module) void uploadManyBench({ name: 'upload-many', goal: '<= 1.0' }).catch((err: unknown) => { console.error(err); process.exit(1); });
+if (require.main === module)
+  void uploadManyBench({ name: 'upload-many', goal: '<= 1.0' }).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });

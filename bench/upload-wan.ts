@@ -3,4 +3,7 @@
 import { uploadBench } from './upload';
 import { wanLink } from './lib/wan';
 
-void uploadBench({ name: 'upload-wan', wan: wanLink(), goal: '>= 2.0' }).catch((err: unknown) => { console.error(err); process.exit(1); });
+void uploadBench({ name: 'upload-wan', wan: wanLink(), goal: '>= 2.0' }).catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

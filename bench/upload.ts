@@ -20,35 +20,54 @@ export async function uploadBench(opts: { name: string; wan?: ShapingOptions; go
   const bytes = statSync(file).size;
   let n = 0;
   try {
-    const result = await measurePairs(pairs, async () => {
-      const dir = `bench-ours-${n++}`;
-      const host = bench.newHost();
-      const ms = await timeMs(async () => {
-        // RFT_BENCH_STRIPES: a trial knob to compare stripe counts; unset, the sync decides as it does for users.
-        await syncWorkspace(await host.session(), { localRoot: local, remoteDir: dir, ...(process.env.RFT_BENCH_STRIPES ? { stripes: Number(process.env.RFT_BENCH_STRIPES) } : {}) });
-      });
-      host.close();
-      if (statSync(join(bench.sshd.home, dir, 'model.safetensors')).size !== bytes) throw new Error('short upload');
-      rmSync(join(bench.sshd.home, dir), { recursive: true, force: true });
-      return bytes / 1048576 / (ms / 1000);
-    }, async () => {
-      const target = join(bench.sshd.home, `scp-${n}.bin`);
-      const ms = await timeMs(() => runTool('scp', [...bench.scpArgv(), file, `${bench.dest}:${target}`]));
-      if (statSync(target).size !== bytes) throw new Error('short scp');
-      rmSync(target, { force: true });
-      return bytes / 1048576 / (ms / 1000);
-    });
+    const result = await measurePairs(
+      pairs,
+      async () => {
+        const dir = `bench-ours-${n++}`;
+        const host = bench.newHost();
+        const ms = await timeMs(async () => {
+          // RFT_BENCH_STRIPES: a trial knob to compare stripe counts; unset, the sync decides as it does for users.
+          await syncWorkspace(await host.session(), {
+            localRoot: local,
+            remoteDir: dir,
+            ...(process.env.RFT_BENCH_STRIPES ? { stripes: Number(process.env.RFT_BENCH_STRIPES) } : {}),
+          });
+        });
+        host.close();
+        if (statSync(join(bench.sshd.home, dir, 'model.safetensors')).size !== bytes) throw new Error('short upload');
+        rmSync(join(bench.sshd.home, dir), { recursive: true, force: true });
+        return bytes / 1048576 / (ms / 1000);
+      },
+      async () => {
+        const target = join(bench.sshd.home, `scp-${n}.bin`);
+        const ms = await timeMs(() => runTool('scp', [...bench.scpArgv(), file, `${bench.dest}:${target}`]));
+        if (statSync(target).size !== bytes) throw new Error('short scp');
+        rmSync(target, { force: true });
+        return bytes / 1048576 / (ms / 1000);
+      },
+    );
     printTable(`upload of one ${mb} MiB file over ${bench.link ?? 'loopback'} sshd, ${pairs} pairs (MiB/s, higher is better)`, [
       ['ours (sync: byte ranges over 4 exec channels, stripes.ts)', median(result.ours)],
       ['scp', median(result.reference)],
       ['ours, each', result.ours.map((x) => x.toFixed(1)).join(' ')],
       ['scp, each', result.reference.map((x) => x.toFixed(1)).join(' ')],
     ]);
-    printVerdict({ bench: opts.name, metric: `throughput MiB/s (${mb} MiB file)`, ours: median(result.ours), reference: median(result.reference), goal: opts.goal, extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs } });
+    printVerdict({
+      bench: opts.name,
+      metric: `throughput MiB/s (${mb} MiB file)`,
+      ours: median(result.ours),
+      reference: median(result.reference),
+      goal: opts.goal,
+      extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs },
+    });
   } finally {
     rmSync(local, { recursive: true, force: true });
     await bench.stop();
   }
 }
 
-if (require.main === module) void uploadBench({ name: 'upload', goal: '>= 1.0' }).catch((err: unknown) => { console.error(err); process.exit(1); });
+if (require.main === module)
+  void uploadBench({ name: 'upload', goal: '>= 1.0' }).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -15,7 +15,24 @@ import { jsonSchemaFor } from '../src/core/config/jsonSchemas';
 import type { ConfigKind } from '../src/core/config/types';
 import { measurePairs, median, percentile, printTable, printVerdict, timeMs } from './lib/pairs';
 
-const AXOLOTL_HEAD = ['# Axolotl QLoRA config with a long dataset mix', 'base_model: NousResearch/Llama-2-7b-hf', 'adapter: qlora', 'load_in_4bit: true', 'lora_r: 32', 'lora_alpha: 64', 'lora_dropout: 0.05', 'lora_target_linear: true', 'sequence_len: 2048', 'micro_batch_size: 2', 'gradient_accumulation_steps: 4', 'num_epochs: 3', 'learning_rate: 0.0002', 'optimizer: paged_adamw_8bit', 'bf16: auto', 'gradient_checkpointing: true'];
+const AXOLOTL_HEAD = [
+  '# Axolotl QLoRA config with a long dataset mix',
+  'base_model: NousResearch/Llama-2-7b-hf',
+  'adapter: qlora',
+  'load_in_4bit: true',
+  'lora_r: 32',
+  'lora_alpha: 64',
+  'lora_dropout: 0.05',
+  'lora_target_linear: true',
+  'sequence_len: 2048',
+  'micro_batch_size: 2',
+  'gradient_accumulation_steps: 4',
+  'num_epochs: 3',
+  'learning_rate: 0.0002',
+  'optimizer: paged_adamw_8bit',
+  'bf16: auto',
+  'gradient_checkpointing: true',
+];
 
 /** An Axolotl config mixing many datasets: the long configs people really write. */
 function axolotlConfig(lines: number): string {
@@ -28,7 +45,16 @@ function axolotlConfig(lines: number): string {
 
 /** The same mix written with what only the full YAML parser reads: an anchor merged into every dataset, block scalars. */
 function axolotlAnchored(lines: number): string {
-  const out = [...AXOLOTL_HEAD, 'chat_template_jinja: |', '  {% for m in messages %}{{ m.role }}: {{ m.content }}', '  {% endfor %}', 'dataset_defaults: &ds', '  type: alpaca', '  split: train', 'datasets:'];
+  const out = [
+    ...AXOLOTL_HEAD,
+    'chat_template_jinja: |',
+    '  {% for m in messages %}{{ m.role }}: {{ m.content }}',
+    '  {% endfor %}',
+    'dataset_defaults: &ds',
+    '  type: alpaca',
+    '  split: train',
+    'datasets:',
+  ];
   for (let i = 0; out.length < lines; i++) {
     out.push(`  - path: org/dataset-${i}`, '    <<: *ds', `    shards: ${(i % 7) + 1}`, '    ds_type: >-', `      json`);
   }
@@ -63,7 +89,13 @@ function planted(c: Case, text: string): string {
 
 const CASES: readonly Case[] = [
   { name: 'axolotl', kind: 'axolotl', file: 'axolotl.yml', make: axolotlConfig, plant: { from: 'path: org/dataset-', to: 'path: 4' } },
-  { name: 'sweep', kind: 'sweep', file: 'wandb_sweep.yaml', make: sweepConfig, plant: { from: 'distribution: log_uniform_values', to: 'distribution: log_uniformish' } },
+  {
+    name: 'sweep',
+    kind: 'sweep',
+    file: 'wandb_sweep.yaml',
+    make: sweepConfig,
+    plant: { from: 'distribution: log_uniform_values', to: 'distribution: log_uniformish' },
+  },
   { name: 'axolotl-anchors', kind: 'axolotl', file: 'axolotl.yml', make: axolotlAnchored, plant: { from: 'path: org/dataset-', to: 'path: 4' } },
 ];
 
@@ -76,12 +108,22 @@ function plantedAt(text: string, c: Case): { line: number; start: number; end: n
 
 async function main(): Promise<void> {
   const ls = getLanguageService({
-    schemaRequestService: async (uri: string) => { throw new Error(`unexpected schema request ${uri}`); },
+    schemaRequestService: async (uri: string) => {
+      throw new Error(`unexpected schema request ${uri}`);
+    },
     workspaceContext: { resolveRelativePath: (rel: string) => rel },
   } as unknown as Parameters<typeof getLanguageService>[0]);
   ls.configure({
-    validate: true, hover: false, completion: false, format: false, isKubernetes: false,
-    schemas: [...new Set(CASES.map((c) => c.kind))].map((kind) => ({ uri: `file:///schemas/${kind}.schema.json`, fileMatch: [`/**/${CASES.find((c) => c.kind === kind)!.file}`], schema: jsonSchemaFor(kind)! })),
+    validate: true,
+    hover: false,
+    completion: false,
+    format: false,
+    isKubernetes: false,
+    schemas: [...new Set(CASES.map((c) => c.kind))].map((kind) => ({
+      uri: `file:///schemas/${kind}.schema.json`,
+      fileMatch: [`/**/${CASES.find((c) => c.kind === kind)!.file}`],
+      schema: jsonSchemaFor(kind)!,
+    })),
   } as unknown as Parameters<typeof ls.configure>[0]);
 
   let version = 0;
@@ -96,7 +138,8 @@ async function main(): Promise<void> {
   const ours = (c: Case, text: string, at: { start: number; end: number }, fastYaml: boolean): number => {
     // No size limit for the full parser: what the editor's background check and the CLI run on a big file.
     const d = validateText(text, { fileName: `/ws/${c.file}`, fastYaml, libraryParseLimit: Infinity }).diagnostics;
-    if (!d.some((x) => x.start >= at.start && x.start < at.end)) throw new Error(`${c.name}: we missed the planted error (fast path ${fastYaml ? 'on' : 'off'}): ${JSON.stringify(d.slice(0, 3))}`);
+    if (!d.some((x) => x.start >= at.start && x.start < at.end))
+      throw new Error(`${c.name}: we missed the planted error (fast path ${fastYaml ? 'on' : 'off'}): ${JSON.stringify(d.slice(0, 3))}`);
     return d.length;
   };
 
@@ -105,9 +148,17 @@ async function main(): Promise<void> {
   for (const c of CASES) {
     const text = planted(c, c.make(5000));
     const at = plantedAt(text, c);
-    for (let i = 0; i < 3; i++) { ours(c, text, at, true); ours(c, text, at, false); await theirs(c, text, at); } // warm all three
+    for (let i = 0; i < 3; i++) {
+      ours(c, text, at, true);
+      ours(c, text, at, false);
+      await theirs(c, text, at);
+    } // warm all three
     for (const fast of [true, false]) {
-      const r = await measurePairs(15, () => timeMs(() => ours(c, text, at, fast)), () => timeMs(() => theirs(c, text, at)));
+      const r = await measurePairs(
+        15,
+        () => timeMs(() => ours(c, text, at, fast)),
+        () => timeMs(() => theirs(c, text, at)),
+      );
       const om = median(r.ours);
       const rm = median(r.reference);
       const label = `${c.name} 5,000 lines, fast path ${fast ? 'on' : 'off'}`;
@@ -139,7 +190,9 @@ async function main(): Promise<void> {
   printVerdict({
     bench: 'validate',
     metric: `median ms to validate a 5,000-line config with a planted error (worst of ${CASES.map((c) => c.name).join(', ')})`,
-    ours: on.o, reference: on.r, goal: '<= 0.5',
+    ours: on.o,
+    reference: on.r,
+    goal: '<= 0.5',
     checks: [{ name: 'p95 ms to validate a 300-line config (worst case)', value: Math.max(...small.map((s) => s.on)), goal: '< 5' }],
     extra: {
       worst_case: on.name,
@@ -152,4 +205,7 @@ async function main(): Promise<void> {
   });
 }
 
-void main().catch((e: unknown) => { console.error(e); process.exit(1); });
+void main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

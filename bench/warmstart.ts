@@ -33,21 +33,37 @@ async function main(): Promise<void> {
   makeTree(join(ws, 'src'), 500, 5 * 1024 * 1024);
   makeRandomFile(join(ws, 'data.bin'), 20);
   const storage = mkdtempSync(join(tmpdir(), 'rft-bench-warm-store-'));
-  const spec = { version: 1, name: 'warm', command: `python3 train.py ${SCRIPT_ARGS}`, target: { provider: 'ssh', host: bench.client.alias }, outputs: { dir: 'outputs', download: [] as string[] } };
-  const manager = (): RunManager => new RunManager({
-    store: new RunStore(join(storage, 'runs.json')), storageDir: storage,
-    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'bench',
-    connectOptions: bench.client.options, ledger: new Ledger(join(storage, 'instances.json')),
-    sync: sshSync(join(storage, 'sync-cache')),
-  });
+  const spec = {
+    version: 1,
+    name: 'warm',
+    command: `python3 train.py ${SCRIPT_ARGS}`,
+    target: { provider: 'ssh', host: bench.client.alias },
+    outputs: { dir: 'outputs', download: [] as string[] },
+  };
+  const manager = (): RunManager =>
+    new RunManager({
+      store: new RunStore(join(storage, 'runs.json')),
+      storageDir: storage,
+      runnerDir: join(REPO, 'python-runner'),
+      runnerVersion: 'bench',
+      connectOptions: bench.client.options,
+      ledger: new Ledger(join(storage, 'instances.json')),
+      sync: sshSync(join(storage, 'sync-cache')),
+    });
 
   /** Ours: Start → the first line in the local mirror. */
   const ours = async (): Promise<void> => {
     const m = manager();
     try {
       const rec = await m.start({
-        specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name: 'warm', workspaceDir: ws,
-        env: {}, target: { kind: 'ssh', host: bench.client.alias }, teardown: { policy: 'terminate' },
+        specPath: join(ws, 'finetune.yaml'),
+        specText: JSON.stringify(spec),
+        spec,
+        name: 'warm',
+        workspaceDir: ws,
+        env: {},
+        target: { kind: 'ssh', host: bench.client.alias },
+        teardown: { policy: 'terminate' },
       });
       const log = join(m.localDirOf(rec.id), 'output.log');
       const deadline = Date.now() + 30_000;
@@ -70,10 +86,17 @@ async function main(): Promise<void> {
     await new Promise<void>((res, rej) => {
       const tail = spawn('ssh', [...bench.sshArgv(), `tail -n +1 -F ${remoteRef}/${log}`], { stdio: ['ignore', 'pipe', 'ignore'] });
       let out = '';
-      const timer = setTimeout(() => { tail.kill('SIGKILL'); rej(new Error('no first line from tail -F')); }, 30_000);
+      const timer = setTimeout(() => {
+        tail.kill('SIGKILL');
+        rej(new Error('no first line from tail -F'));
+      }, 30_000);
       tail.stdout.on('data', (d: Buffer) => {
         out += d.toString();
-        if (out.includes(FIRST_LINE)) { clearTimeout(timer); tail.kill('SIGTERM'); res(); }
+        if (out.includes(FIRST_LINE)) {
+          clearTimeout(timer);
+          tail.kill('SIGTERM');
+          res();
+        }
       });
     });
   };
@@ -81,16 +104,31 @@ async function main(): Promise<void> {
   // Warm both: the first sync of each (and our runner and venv-free own-script bootstrap) is not timed.
   await ours();
   await byHand();
-  const r = await measurePairs(PAIRS, () => timeMs(ours), () => timeMs(byHand));
+  const r = await measurePairs(
+    PAIRS,
+    () => timeMs(ours),
+    () => timeMs(byHand),
+  );
   const om = median(r.ours);
   const rm = median(r.reference);
   printTable(`warmstart: Start on an already-synced SSH host → first log line here (${PAIRS} pairs, A B alternating)`, [
-    ['ours median (ms)', om], ['by hand (rsync + ssh nohup + ssh tail -F) median (ms)', rm],
+    ['ours median (ms)', om],
+    ['by hand (rsync + ssh nohup + ssh tail -F) median (ms)', rm],
     ['ours min / max (ms)', `${Math.min(...r.ours).toFixed(0)} / ${Math.max(...r.ours).toFixed(0)}`],
     ['by hand min / max (ms)', `${Math.min(...r.reference).toFixed(0)} / ${Math.max(...r.reference).toFixed(0)}`],
   ]);
   await bench.stop();
-  printVerdict({ bench: 'warmstart', metric: 'ms from Start to the first log line here (already-synced SSH host)', ours: om, reference: rm, goal: '<= 1.0', extra: { cipher: bench.cipher, files: 502, pairs: PAIRS } });
+  printVerdict({
+    bench: 'warmstart',
+    metric: 'ms from Start to the first log line here (already-synced SSH host)',
+    ours: om,
+    reference: rm,
+    goal: '<= 1.0',
+    extra: { cipher: bench.cipher, files: 502, pairs: PAIRS },
+  });
 }
 
-void main().catch((e: unknown) => { console.error(e); process.exit(1); });
+void main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

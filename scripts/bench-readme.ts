@@ -13,7 +13,10 @@ function main(): number {
     return 2;
   }
   if (process.argv.includes('--check')) {
-    if (next !== readme) { console.error('bench:readme: the README table differs from bench/results/latest.jsonl; run npm run bench:readme'); return 1; }
+    if (next !== readme) {
+      console.error('bench:readme: the README table differs from bench/results/latest.jsonl; run npm run bench:readme');
+      return 1;
+    }
     return 0;
   }
   writeFileSync('README.md', next);

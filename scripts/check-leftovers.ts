@@ -17,4 +17,10 @@ async function main(): Promise<number> {
   return 1;
 }
 
-main().then((c) => process.exit(c), (e: unknown) => { console.error(e); process.exit(1); });
+main().then(
+  (c) => process.exit(c),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

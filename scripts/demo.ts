@@ -25,7 +25,13 @@ function stopAll(signal: NodeJS.Signals): void {
   stopping = true;
   console.log(`\n${signal}: stopping code-server and the demo host…`);
   void (async () => {
-    for (const s of stops.reverse()) { try { await s(); } catch { /* keep stopping the rest */ } }
+    for (const s of stops.reverse()) {
+      try {
+        await s();
+      } catch {
+        /* keep stopping the rest */
+      }
+    }
     process.exit(0);
   })();
 }
@@ -48,7 +54,7 @@ async function main(): Promise<void> {
   installVsix(entry, vsix, extensionsDir, userDataDir);
 
   // The demo host's "GPU image" Python: CPU torch and the real Hugging Face libraries, for the built-in trainer.
-  console.log('preparing the demo host\'s Python with torch and the Hugging Face libraries (once, then cached)…');
+  console.log("preparing the demo host's Python with torch and the Hugging Face libraries (once, then cached)…");
   const python = trainingPython();
   if (stopping) return;
 
@@ -73,20 +79,28 @@ async function main(): Promise<void> {
   const previous = existsSync(settingsPath) ? (JSON.parse(readFileSync(settingsPath, 'utf8')) as Record<string, unknown>) : {};
   const port = Number(process.env.RFT_DEMO_PORT ?? 0) || undefined;
   const cs = await startCodeServer(entry, {
-    folder: ws, extensionsDir, userDataDir, ...(port ? { port } : {}),
+    folder: ws,
+    extensionsDir,
+    userDataDir,
+    ...(port ? { port } : {}),
     settings: { ...previous, 'remoteFinetune.ssh.configFile': client.sshConfigPath },
   });
   stops.push(() => cs.stop());
   if (stopping) return;
-  console.log([
-    '',
-    `Remote Fine-Tune demo: open ${cs.url}?folder=${encodeURIComponent(ws)}`,
-    `  Demo host: "${DEMO_HOST}" (this machine over SSH on 127.0.0.1:${sshd.port}, remote HOME ${sshd.home})`,
-    '  Try: open demo-host-builtin-lora/finetune.yaml (the built-in trainer, real LoRA on a tiny model) or',
-    '       demo-host-own-script/finetune.yaml (your own script), then "Fine-Tune: Start Training…" → demo-host.',
-    '  Ctrl+C stops code-server and the demo host.',
-  ].join('\n'));
+  console.log(
+    [
+      '',
+      `Remote Fine-Tune demo: open ${cs.url}?folder=${encodeURIComponent(ws)}`,
+      `  Demo host: "${DEMO_HOST}" (this machine over SSH on 127.0.0.1:${sshd.port}, remote HOME ${sshd.home})`,
+      '  Try: open demo-host-builtin-lora/finetune.yaml (the built-in trainer, real LoRA on a tiny model) or',
+      '       demo-host-own-script/finetune.yaml (your own script), then "Fine-Tune: Start Training…" → demo-host.',
+      '  Ctrl+C stops code-server and the demo host.',
+    ].join('\n'),
+  );
   await new Promise(() => undefined);
 }
 
-main().catch((e: unknown) => { console.error(e instanceof Error ? e.message : e); process.exit(1); });
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

@@ -12,13 +12,15 @@ const files = [];
 function walk(dir) {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) { if (name !== 'fixtures' && name !== 'node_modules' && !excluded.includes(p)) walk(p); }
-    else if (name.endsWith('.test.ts')) files.push(p);
+    if (statSync(p).isDirectory()) {
+      if (name !== 'fixtures' && name !== 'node_modules' && !excluded.includes(p)) walk(p);
+    } else if (name.endsWith('.test.ts')) files.push(p);
   }
 }
 for (const r of roots) {
   if (!existsSync(r)) continue;
-  if (statSync(r).isDirectory()) walk(r); else files.push(r);
+  if (statSync(r).isDirectory()) walk(r);
+  else files.push(r);
 }
 files.sort();
 if (files.length === 0) {

@@ -22,27 +22,101 @@ const CODE_SERVER_VERSION = process.env.CODE_SERVER_VERSION ?? '4.100.3';
  * manager; `null` means the platform has it built in or there is no package (the hint says what to do).
  */
 export const REQUIREMENTS = [
-  { id: 'sshd', why: 'the loopback SSH host (OpenSSH server)', for: ['test', 'demo'], check: { program: 'sshd', env: 'SSHD_PATH', sbin: true },
-    packages: { apt: 'openssh-server', dnf: 'openssh-server', brew: null }, hint: { brew: 'macOS: System Settings → General → Sharing → Remote Login' } },
-  { id: 'ssh', why: 'the OpenSSH client (ssh, scp, ssh-keygen)', for: ['test', 'demo'], check: { programs: ['ssh', 'scp', 'ssh-keygen'] },
-    packages: { apt: 'openssh-client', dnf: 'openssh-clients', brew: 'openssh' } },
-  { id: 'rsync', why: 'the reference for sync benchmarks and tests', for: ['test'], check: { program: 'rsync' }, packages: { apt: 'rsync', dnf: 'rsync', brew: 'rsync' } },
-  { id: 'tmux', why: 'detached runs on the loopback host', for: ['test', 'demo'], check: { program: 'tmux' }, packages: { apt: 'tmux', dnf: 'tmux', brew: 'tmux' } },
-  { id: 'procps', why: 'ps and pgrep on the loopback host', for: ['test', 'demo'], check: { programs: ['ps', 'pgrep'] }, packages: { apt: 'procps', dnf: 'procps-ng', brew: null } },
+  {
+    id: 'sshd',
+    why: 'the loopback SSH host (OpenSSH server)',
+    for: ['test', 'demo'],
+    check: { program: 'sshd', env: 'SSHD_PATH', sbin: true },
+    packages: { apt: 'openssh-server', dnf: 'openssh-server', brew: null },
+    hint: { brew: 'macOS: System Settings → General → Sharing → Remote Login' },
+  },
+  {
+    id: 'ssh',
+    why: 'the OpenSSH client (ssh, scp, ssh-keygen)',
+    for: ['test', 'demo'],
+    check: { programs: ['ssh', 'scp', 'ssh-keygen'] },
+    packages: { apt: 'openssh-client', dnf: 'openssh-clients', brew: 'openssh' },
+  },
+  {
+    id: 'rsync',
+    why: 'the reference for sync benchmarks and tests',
+    for: ['test'],
+    check: { program: 'rsync' },
+    packages: { apt: 'rsync', dnf: 'rsync', brew: 'rsync' },
+  },
+  {
+    id: 'tmux',
+    why: 'detached runs on the loopback host',
+    for: ['test', 'demo'],
+    check: { program: 'tmux' },
+    packages: { apt: 'tmux', dnf: 'tmux', brew: 'tmux' },
+  },
+  {
+    id: 'procps',
+    why: 'ps and pgrep on the loopback host',
+    for: ['test', 'demo'],
+    check: { programs: ['ps', 'pgrep'] },
+    packages: { apt: 'procps', dnf: 'procps-ng', brew: null },
+  },
   { id: 'git', why: 'workspace fixtures with a git index', for: ['test'], check: { program: 'git' }, packages: { apt: 'git', dnf: 'git', brew: 'git' } },
-  { id: 'chromium', why: 'the browser that drives VS Code and the panels', for: ['test'], check: { program: 'chromium', env: 'CHROMIUM_PATH', fixed: '/usr/bin/chromium' },
-    packages: { apt: 'chromium', dnf: 'chromium', brew: null }, hint: { brew: 'set CHROMIUM_PATH to a Chromium or Chrome binary' } },
-  { id: 'ripgrep', why: "VS Code's search, bundled into the cached code-server", for: ['test', 'demo'], check: { program: 'rg' }, packages: { apt: 'ripgrep', dnf: 'ripgrep', brew: 'ripgrep' } },
-  { id: 'python', why: 'Python 3 with venv for the runner and its training venv', for: ['test', 'demo'], check: { python: true },
-    packages: { apt: ['python3', 'python3-venv'], dnf: 'python3', brew: 'python' } },
+  {
+    id: 'chromium',
+    why: 'the browser that drives VS Code and the panels',
+    for: ['test'],
+    check: { program: 'chromium', env: 'CHROMIUM_PATH', fixed: '/usr/bin/chromium' },
+    packages: { apt: 'chromium', dnf: 'chromium', brew: null },
+    hint: { brew: 'set CHROMIUM_PATH to a Chromium or Chrome binary' },
+  },
+  {
+    id: 'ripgrep',
+    why: "VS Code's search, bundled into the cached code-server",
+    for: ['test', 'demo'],
+    check: { program: 'rg' },
+    packages: { apt: 'ripgrep', dnf: 'ripgrep', brew: 'ripgrep' },
+  },
+  {
+    id: 'python',
+    why: 'Python 3 with venv for the runner and its training venv',
+    for: ['test', 'demo'],
+    check: { python: true },
+    packages: { apt: ['python3', 'python3-venv'], dnf: 'python3', brew: 'python' },
+  },
   // code-server's native modules (kerberos, keytar, native-keymap) are rebuilt once when it is cached.
-  { id: 'code-server-build', why: "headers and compilers to build code-server's native modules (once, then cached)", for: ['test', 'demo'],
+  {
+    id: 'code-server-build',
+    why: "headers and compilers to build code-server's native modules (once, then cached)",
+    for: ['test', 'demo'],
     check: { codeServerBuild: true },
-    packages: { apt: ['libkrb5-dev', 'libsecret-1-dev', 'libx11-dev', 'libxkbfile-dev', 'make', 'g++'], dnf: ['krb5-devel', 'libsecret-devel', 'libX11-devel', 'libxkbfile-devel', 'make', 'gcc-c++'], brew: null } },
-  { id: 'busybox', why: 'the BusyBox tar case of the sync test', for: ['test'], optional: true, check: { program: 'busybox' }, packages: { apt: 'busybox', dnf: 'busybox', brew: null } },
-  { id: 'bsdtar', why: 'the bsdtar case of the sync test', for: ['test'], optional: true, check: { program: 'bsdtar' }, packages: { apt: 'libarchive-tools', dnf: 'bsdtar', brew: null } },
-  { id: 'shells', why: 'login shells other than sh (zsh, fish, tcsh) for the command-quoting tests', for: ['test'], optional: true,
-    check: { programs: ['zsh', 'fish', 'tcsh'] }, packages: { apt: ['zsh', 'fish', 'tcsh'], dnf: ['zsh', 'fish', 'tcsh'], brew: ['zsh', 'fish', 'tcsh'] } },
+    packages: {
+      apt: ['libkrb5-dev', 'libsecret-1-dev', 'libx11-dev', 'libxkbfile-dev', 'make', 'g++'],
+      dnf: ['krb5-devel', 'libsecret-devel', 'libX11-devel', 'libxkbfile-devel', 'make', 'gcc-c++'],
+      brew: null,
+    },
+  },
+  {
+    id: 'busybox',
+    why: 'the BusyBox tar case of the sync test',
+    for: ['test'],
+    optional: true,
+    check: { program: 'busybox' },
+    packages: { apt: 'busybox', dnf: 'busybox', brew: null },
+  },
+  {
+    id: 'bsdtar',
+    why: 'the bsdtar case of the sync test',
+    for: ['test'],
+    optional: true,
+    check: { program: 'bsdtar' },
+    packages: { apt: 'libarchive-tools', dnf: 'bsdtar', brew: null },
+  },
+  {
+    id: 'shells',
+    why: 'login shells other than sh (zsh, fish, tcsh) for the command-quoting tests',
+    for: ['test'],
+    optional: true,
+    check: { programs: ['zsh', 'fish', 'tcsh'] },
+    packages: { apt: ['zsh', 'fish', 'tcsh'], dnf: ['zsh', 'fish', 'tcsh'], brew: ['zsh', 'fish', 'tcsh'] },
+  },
 ];
 
 const HEADERS = ['/usr/include/krb5.h', '/usr/include/libsecret-1/libsecret/secret.h', '/usr/include/X11/Xlib.h', '/usr/include/X11/extensions/XKBfile.h'];
@@ -51,7 +125,12 @@ const HEADERS = ['/usr/include/krb5.h', '/usr/include/libsecret-1/libsecret/secr
 export function findProgram(name, path = process.env.PATH ?? '', extra = []) {
   for (const dir of [...path.split(delimiter).filter(Boolean), ...extra]) {
     const p = join(dir, name);
-    try { accessSync(p, constants.X_OK); return p; } catch { /* not here */ }
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      /* not here */
+    }
   }
   return undefined;
 }
@@ -100,11 +179,20 @@ function packagesOf(reqs, manager) {
 export function installCommand(manager, packages, root) {
   const sudo = root ? '' : 'sudo ';
   switch (manager) {
-    case 'apt': return { argv: [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...packages]],
-      line: `${sudo}apt-get update && ${sudo}apt-get install -y --no-install-recommends ${packages.join(' ')}` };
-    case 'dnf': return { argv: [['dnf', 'install', '-y', ...packages]], line: `${sudo}dnf install -y ${packages.join(' ')}` };
-    case 'brew': return { argv: undefined, line: `brew install ${packages.join(' ')}` };
-    default: return { argv: undefined, line: undefined };
+    case 'apt':
+      return {
+        argv: [
+          ['apt-get', 'update', '-qq'],
+          ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...packages],
+        ],
+        line: `${sudo}apt-get update && ${sudo}apt-get install -y --no-install-recommends ${packages.join(' ')}`,
+      };
+    case 'dnf':
+      return { argv: [['dnf', 'install', '-y', ...packages]], line: `${sudo}dnf install -y ${packages.join(' ')}` };
+    case 'brew':
+      return { argv: undefined, line: `brew install ${packages.join(' ')}` };
+    default:
+      return { argv: undefined, line: undefined };
   }
 }
 
@@ -133,14 +221,17 @@ function explain(plan, manager) {
   if (plan.required.length > 0) lines.push(`preflight: these are needed and missing:\n${describe(plan.required)}`);
   if (plan.optional.length > 0) lines.push(`preflight: optional, missing (the tests that need them skip and say why):\n${describe(plan.optional)}`);
   if (plan.line) lines.push(`Install them with:\n  ${plan.line}`);
-  else if (!manager) lines.push('No apt-get, dnf or brew was found: install the programs above with your system\'s package manager.');
+  else if (!manager) lines.push("No apt-get, dnf or brew was found: install the programs above with your system's package manager.");
   for (const h of plan.hints ?? []) lines.push(`  (${h})`);
   return lines.join('\n');
 }
 
 /** Runs the preflight for `purpose`; returns the exit code. */
 export function main(purpose, env = process.env, log = console.log) {
-  if (purpose !== 'test' && purpose !== 'demo') { log('usage: node scripts/preflight.mjs test|demo'); return 2; }
+  if (purpose !== 'test' && purpose !== 'demo') {
+    log('usage: node scripts/preflight.mjs test|demo');
+    return 2;
+  }
   const reqs = REQUIREMENTS.filter((r) => r.for.includes(purpose));
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const manager = detectManager(env.PATH, process.platform);
@@ -151,7 +242,12 @@ export function main(purpose, env = process.env, log = console.log) {
     for (const argv of plan.argv) {
       // The package manager's progress is kept back and shown only when it fails: hundreds of unpack lines
       // would bury the test output.
-      const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 64 << 20, env: { ...env, DEBIAN_FRONTEND: 'noninteractive' } });
+      const r = spawnSync(argv[0], argv.slice(1), {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        encoding: 'utf8',
+        maxBuffer: 64 << 20,
+        env: { ...env, DEBIAN_FRONTEND: 'noninteractive' },
+      });
       if (r.status !== 0) {
         const out = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
         log(`preflight: \`${argv.join(' ')}\` failed (${r.error ? r.error.message : `exit ${r.status}`})${out ? `:\n${out}` : ''}`);
@@ -161,13 +257,22 @@ export function main(purpose, env = process.env, log = console.log) {
     }
     missing = reqs.filter((r) => !isMet(r, env));
     plan = decide({ missing, manager, root: false });
-    if (plan.required.length > 0) { log(`preflight: still missing after the install:\n${explain(plan, manager)}`); return 2; }
+    if (plan.required.length > 0) {
+      log(`preflight: still missing after the install:\n${explain(plan, manager)}`);
+      return 2;
+    }
   } else if (missing.length > 0) {
     log(explain(plan, manager));
     if (plan.action === 'print') return 2;
   }
   // sshd refuses to start without its privilege separation directory, which lives on a tmpfs on Debian.
-  if (root && process.platform === 'linux' && !existsSync('/run/sshd')) { try { mkdirSync('/run/sshd', { mode: 0o755 }); } catch { /* sshd will say */ } }
+  if (root && process.platform === 'linux' && !existsSync('/run/sshd')) {
+    try {
+      mkdirSync('/run/sshd', { mode: 0o755 });
+    } catch {
+      /* sshd will say */
+    }
+  }
   log(`preflight (${purpose}): ready${plan.optional.length ? ` (${plan.optional.length} optional missing)` : ''}`);
   return 0;
 }

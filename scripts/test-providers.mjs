@@ -15,7 +15,9 @@ const r = spawnSync(process.execPath, ['scripts/node-tests.mjs', '--serial', 'te
 });
 // EC2 against moto (an implementation of EC2's API by others), from test/integration/providers/ec2Moto.test.ts.
 const moto = existsSync(motoReport) ? JSON.parse(readFileSync(motoReport, 'utf8')) : undefined;
-const motoLine = moto ? `ec2 against moto ${moto.version}: ${moto.passed} passed, ${moto.failed} failed` : 'ec2 against moto: did not run (moto could not be installed or started)';
+const motoLine = moto
+  ? `ec2 against moto ${moto.version}: ${moto.passed} passed, ${moto.failed} failed`
+  : 'ec2 against moto: did not run (moto could not be installed or started)';
 if (!existsSync(report)) {
   console.log(motoLine);
   console.log('orphaned instances: unknown (the fault matrix did not finish)');
@@ -25,7 +27,10 @@ const t = JSON.parse(readFileSync(report, 'utf8'));
 console.log('\nfault matrix (provider, case, instances launched / still billing, running or stopped / kept by policy):');
 for (const row of t.rows ?? []) console.log(`  ${row}`);
 // The control case (a launch with no guard, SSH never answering) must show one orphan, reported apart from the totals.
-if (t.control) console.log(`control (unguarded launch, SSH never answers): ${t.control.orphaned} of ${t.control.launched} launched left billing, as it should be without the guard`);
+if (t.control)
+  console.log(
+    `control (unguarded launch, SSH never answers): ${t.control.orphaned} of ${t.control.launched} launched left billing, as it should be without the guard`,
+  );
 console.log(motoLine);
 console.log(`orphaned instances: ${t.orphaned} of ${t.launched} launched across ${t.cases} fault cases (running or stopped, kept by policy excluded)`);
 process.exit(r.status ?? 1);

@@ -33,7 +33,12 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
   const deps: FeatureDeps = { context, log, connectOptions, runContext: runs.panels };
   // Hosts of past SSH runs (newest first) join the Hosts view and the target picker.
   const runHosts = {
-    list: () => runs.store.all().filter((r) => r.provider === 'ssh' && r.host).sort((a, b) => b.createdAt.localeCompare(a.createdAt)).map((r) => r.host!),
+    list: () =>
+      runs.store
+        .all()
+        .filter((r) => r.provider === 'ssh' && r.host)
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+        .map((r) => r.host!),
     onDidChange: (l: () => void) => runs.store.onDidChange(() => l()),
   };
   const hostStore = new HostStore(context.globalState);

@@ -6,11 +6,7 @@ export interface PairResult {
   readonly reference: number[];
 }
 
-export async function measurePairs(
-  pairs: number,
-  ours: () => Promise<number>,
-  reference: () => Promise<number>,
-): Promise<PairResult> {
+export async function measurePairs(pairs: number, ours: () => Promise<number>, reference: () => Promise<number>): Promise<PairResult> {
   const result: PairResult = { ours: [], reference: [] };
   for (let i = 0; i < pairs; i++) {
     result.ours.push(await ours());
@@ -64,10 +60,14 @@ export function meets(value: number, goal: string): boolean {
   if (!m) throw new Error(`bad goal ${goal}`);
   const bound = Number(m[2]);
   switch (m[1]) {
-    case '<=': return value <= bound;
-    case '>=': return value >= bound;
-    case '<': return value < bound;
-    default: return value > bound;
+    case '<=':
+      return value <= bound;
+    case '>=':
+      return value >= bound;
+    case '<':
+      return value < bound;
+    default:
+      return value > bound;
   }
 }
 
@@ -80,9 +80,19 @@ export function printVerdict(v: Verdict): boolean {
   const round = (n: number): number => Math.round(n * 10000) / 10000;
   const checks = (v.checks ?? []).map((c) => ({ name: c.name, value: round(c.value), goal: c.goal, pass: meets(c.value, c.goal) }));
   const pass = meets(ratio, v.goal) && checks.every((c) => c.pass);
-  console.log(JSON.stringify({
-    bench: v.bench, metric: v.metric, ours: round(v.ours), reference: round(v.reference), ratio: round(ratio), goal: v.goal, pass,
-    ...(checks.length > 0 ? { checks } : {}), date: new Date().toISOString().slice(0, 10), ...(v.extra ?? {}),
-  }));
+  console.log(
+    JSON.stringify({
+      bench: v.bench,
+      metric: v.metric,
+      ours: round(v.ours),
+      reference: round(v.reference),
+      ratio: round(ratio),
+      goal: v.goal,
+      pass,
+      ...(checks.length > 0 ? { checks } : {}),
+      date: new Date().toISOString().slice(0, 10),
+      ...(v.extra ?? {}),
+    }),
+  );
   return pass;
 }

@@ -24,19 +24,27 @@ export interface VerdictLine {
 /** Parses one verdict line; throws naming what is missing or wrong. */
 export function parseVerdict(line: string): VerdictLine {
   let v: unknown;
-  try { v = JSON.parse(line); } catch { throw new Error(`not a JSON verdict line: ${line.slice(0, 120)}`); }
+  try {
+    v = JSON.parse(line);
+  } catch {
+    throw new Error(`not a JSON verdict line: ${line.slice(0, 120)}`);
+  }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('a verdict line must be a JSON object');
   const o = v as Record<string, unknown>;
   const missing = REQUIRED.filter((k) => o[k] === undefined);
   if (missing.length > 0) throw new Error(`verdict of ${String(o.bench ?? '?')} lacks ${missing.join(', ')}`);
-  for (const k of ['ours', 'reference', 'ratio'] as const) if (typeof o[k] !== 'number' || !Number.isFinite(o[k])) throw new Error(`verdict of ${String(o.bench)}: ${k} is not a finite number`);
+  for (const k of ['ours', 'reference', 'ratio'] as const)
+    if (typeof o[k] !== 'number' || !Number.isFinite(o[k])) throw new Error(`verdict of ${String(o.bench)}: ${k} is not a finite number`);
   if (typeof o.pass !== 'boolean') throw new Error(`verdict of ${String(o.bench)}: pass is not true/false`);
   return o as unknown as VerdictLine;
 }
 
 export function readResults(path = RESULTS_FILE): VerdictLine[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').map(parseVerdict);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map(parseVerdict);
 }
 
 /** Replaces (or adds) the bench's line in the results file. */
@@ -52,11 +60,16 @@ function fmt(n: number): string {
 
 /** The README table: one row per bench, its goals (the ratio's and every check's) and whether each was met. */
 export function renderTable(results: readonly VerdictLine[]): string {
-  const rows = ['| bench | measures | ours | reference | ratio | goal | other goals | pass | cipher / link | date |', '|---|---|---|---|---|---|---|---|---|---|'];
+  const rows = [
+    '| bench | measures | ours | reference | ratio | goal | other goals | pass | cipher / link | date |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
   for (const v of results) {
     const checks = (v.checks ?? []).map((c) => `${c.name}: ${fmt(c.value)} (${c.goal}) ${c.pass ? 'met' : 'missed'}`).join('; ') || '–';
     const where = [v.cipher, v.link].filter(Boolean).join(', ') || '–';
-    rows.push(`| ${v.bench} | ${v.metric} | ${fmt(v.ours)} | ${fmt(v.reference)} | **${v.ratio.toFixed(2)}** | ${v.goal} | ${checks} | ${v.pass ? 'yes' : '**no**'} | ${where} | ${v.date} |`);
+    rows.push(
+      `| ${v.bench} | ${v.metric} | ${fmt(v.ours)} | ${fmt(v.reference)} | **${v.ratio.toFixed(2)}** | ${v.goal} | ${checks} | ${v.pass ? 'yes' : '**no**'} | ${where} | ${v.date} |`,
+    );
   }
   return rows.join('\n');
 }

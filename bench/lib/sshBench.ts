@@ -73,11 +73,14 @@ export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promi
       const stderr = await new Promise<string>((resolve) => {
         const child = spawn('ssh', ['-v', ...base, dest, 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
         let err = '';
-        child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+        child.stderr.on('data', (d: Buffer) => {
+          err += d.toString();
+        });
         child.on('close', () => resolve(err));
       });
       const theirs = /kex: client->server cipher: (\S+)/.exec(stderr)?.[1];
-      if (ours !== cipher || theirs !== cipher) throw new Error(`cipher not pinned: ours negotiated ${ours ?? '?'}, OpenSSH ${theirs ?? '?'}, wanted ${cipher}`);
+      if (ours !== cipher || theirs !== cipher)
+        throw new Error(`cipher not pinned: ours negotiated ${ours ?? '?'}, OpenSSH ${theirs ?? '?'}, wanted ${cipher}`);
       console.log(`cipher: ${cipher} on both sides (checked in each tool's handshake)`);
     },
     newHost: () => new SshHost({ host: client.alias }, client.options),
@@ -85,7 +88,10 @@ export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promi
     scpArgv: () => ['-q', ...base.map((a) => (a === '-p' ? '-P' : a))],
     rsyncRsh: () => ['ssh', ...base].join(' '),
     ...(proxy ? { link: `${proxy.options.rttMs} ms RTT, ${proxy.options.bitsPerSecond / 1e6} Mbit/s (shaping proxy)` } : {}),
-    stop: async () => { await proxy?.close(); await sshd.stop(); },
+    stop: async () => {
+      await proxy?.close();
+      await sshd.stop();
+    },
   };
   await host.verifyCipher();
   return host;
@@ -95,12 +101,21 @@ export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promi
 export function runTool(cmd: string, args: readonly string[], opts: { stdoutTo?: 'ignore' | 'count'; timeoutMs?: number } = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', opts.stdoutTo === 'count' ? 'pipe' : 'ignore', 'pipe'] });
-    const timer = opts.timeoutMs ? setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${cmd} timed out after ${opts.timeoutMs} ms`)); }, opts.timeoutMs) : undefined;
+    const timer = opts.timeoutMs
+      ? setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`${cmd} timed out after ${opts.timeoutMs} ms`));
+        }, opts.timeoutMs)
+      : undefined;
     child.on('exit', () => clearTimeout(timer));
     let bytes = 0;
     let err = '';
-    child.stdout?.on('data', (d: Buffer) => { bytes += d.length; });
-    child.stderr?.on('data', (d: Buffer) => { err += d.toString(); });
+    child.stdout?.on('data', (d: Buffer) => {
+      bytes += d.length;
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve(bytes) : reject(new Error(`${cmd} exited ${code}: ${err.slice(0, 500)}`))));
   });
@@ -129,7 +144,7 @@ export function makeTree(root: string, files: number, totalBytes: number): void 
   for (let i = 0; i < files; i++) {
     const path = treeFilePath(root, i);
     if (i % 100 === 0) mkdirSync(dirname(path), { recursive: true });
-    const size = Math.floor(mean * (0.2 + 1.6 * ((i * 7919) % 1000) / 1000));
+    const size = Math.floor(mean * (0.2 + (1.6 * ((i * 7919) % 1000)) / 1000));
     const fd = openSync(path, 'w');
     writeSync(fd, pool, (i * 31) % 4096, size);
     closeSync(fd);

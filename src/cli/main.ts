@@ -38,7 +38,12 @@ if (require.main === module) {
     env: process.env,
   };
   main(process.argv.slice(2), io).then(
-    (code) => { process.exitCode = code; },
-    (err: unknown) => { process.stderr.write(`remote-finetune: ${err instanceof Error ? err.message : String(err)}\n`); process.exitCode = 2; },
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`remote-finetune: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 2;
+    },
   );
 }

@@ -8,7 +8,9 @@ type RawShow = (message: string, ...rest: unknown[]) => Thenable<unknown>;
 
 function safe(raw: () => RawShow): Show {
   return ((message: string, ...rest: unknown[]) => {
-    const clean = rest.map((r) => (typeof r === 'object' && r !== null && 'detail' in r && typeof r.detail === 'string' ? { ...r, detail: notificationSafe(r.detail) } : r));
+    const clean = rest.map((r) =>
+      typeof r === 'object' && r !== null && 'detail' in r && typeof r.detail === 'string' ? { ...r, detail: notificationSafe(r.detail) } : r,
+    );
     return raw()(notificationSafe(message), ...clean);
   }) as Show;
 }

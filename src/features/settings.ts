@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 /** The extension's user-only settings and their types (package.json declares the same, machine-scoped). */
 interface UserSettingTypes {
   'wandb.baseUrl': string;
-  'remotePython': string;
+  remotePython: string;
   'ssh.configFile': string;
   'lambda.apiUrl': string;
   'aws.region': string;
@@ -23,8 +23,18 @@ interface UserSettingTypes {
 type UserSettingKey = keyof UserSettingTypes;
 
 const USER_SETTING_KEYS: readonly UserSettingKey[] = [
-  'wandb.baseUrl', 'remotePython', 'ssh.configFile', 'lambda.apiUrl', 'aws.region', 'gcp.project', 'gcp.zone', 'cloud.sshPort',
-  'cloud.reconcileOnStartup', 'notify.webhookUrl', 'notify.ntfyTopic', 'notify.ntfyServer',
+  'wandb.baseUrl',
+  'remotePython',
+  'ssh.configFile',
+  'lambda.apiUrl',
+  'aws.region',
+  'gcp.project',
+  'gcp.zone',
+  'cloud.sshPort',
+  'cloud.reconcileOnStartup',
+  'notify.webhookUrl',
+  'notify.ntfyTopic',
+  'notify.ntfyServer',
 ];
 
 export const USER_ONLY_SETTINGS: readonly string[] = USER_SETTING_KEYS.map((k) => `remoteFinetune.${k}`);

@@ -27,9 +27,7 @@ export interface ActionMessage {
 }
 
 /** Where a panel's data comes from; stored in the webview state so a reload reattaches to the same source. */
-export type SourceDescriptor =
-  | { readonly kind: 'active' }
-  | { readonly kind: 'local'; readonly path: string };
+export type SourceDescriptor = { readonly kind: 'active' } | { readonly kind: 'local'; readonly path: string };
 
 /** Upper bound on any single string the host accepts from a webview (copy of a whole screen of log). */
 export const MAX_WEBVIEW_TEXT = 8 * 1024 * 1024;

@@ -43,7 +43,15 @@ let userDataDir: string;
 /** The cached venv with CPU torch and the newest lock (scripts/ensure-training-venv.sh): the host's "GPU image" Python. */
 let trainingPython: string;
 
-interface StoredRun { id: string; name: string; status: string; remoteDir?: string; localDir?: string; artifactsDir?: string; exitCode?: number | null }
+interface StoredRun {
+  id: string;
+  name: string;
+  status: string;
+  remoteDir?: string;
+  localDir?: string;
+  artifactsDir?: string;
+  exitCode?: number | null;
+}
 
 function storedRuns(): StoredRun[] {
   const file = join(userDataDir, 'User/globalStorage/remote-finetune.remote-finetune/runs.json');
@@ -63,9 +71,18 @@ async function waitFor<T>(what: string, fn: () => T | undefined, timeoutMs: numb
 
 function spec(name: string, steps: number, sleep: number, cloud = false): string {
   return [
-    'version: 1', `name: ${name}`, `command: "python train.py --steps ${steps} --sleep ${sleep}"`,
-    'target:', ...(cloud ? ['  provider: lambda', '  region: us-east-1'] : ['  provider: ssh', `  host: ${HOST_ALIAS}`]), '  gpu: A100-40GB',
-    'outputs:', '  dir: outputs', '  download: [adapter]', 'teardown:', '  policy: terminate', '',
+    'version: 1',
+    `name: ${name}`,
+    `command: "python train.py --steps ${steps} --sleep ${sleep}"`,
+    'target:',
+    ...(cloud ? ['  provider: lambda', '  region: us-east-1'] : ['  provider: ssh', `  host: ${HOST_ALIAS}`]),
+    '  gpu: A100-40GB',
+    'outputs:',
+    '  dir: outputs',
+    '  download: [adapter]',
+    'teardown:',
+    '  policy: terminate',
+    '',
   ].join('\n');
 }
 
@@ -77,10 +94,14 @@ async function metricsWithPoints(page: Page, minPoints: number, timeoutMs: numbe
       try {
         const got = await f.evaluate(() => {
           const root = document.querySelector('[data-points]');
-          return root ? { points: Number(root.getAttribute('data-points')), desc: root.querySelector('.charts')?.getAttribute('aria-description') ?? '' } : undefined;
+          return root
+            ? { points: Number(root.getAttribute('data-points')), desc: root.querySelector('.charts')?.getAttribute('aria-description') ?? '' }
+            : undefined;
         });
         if (got && got.points >= minPoints) return got.desc;
-      } catch { /* a frame that navigated away */ }
+      } catch {
+        /* a frame that navigated away */
+      }
     }
     if (Date.now() > deadline) throw new Error(`the metrics panel showed fewer than ${minPoints} steps within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 500));
@@ -135,7 +156,11 @@ before(async () => {
   // The emulated cloud "installs" the launch's SSH key on its instance, as Lambda does with ssh_key_names.
   const authorized = new Set<string>();
   authorizeTimer = setInterval(() => {
-    for (const k of lambda.keys) if (!authorized.has(k.public_key)) { authorized.add(k.public_key); sshd.authorize(k.public_key); }
+    for (const k of lambda.keys)
+      if (!authorized.has(k.public_key)) {
+        authorized.add(k.public_key);
+        sshd.authorize(k.public_key);
+      }
   }, 100);
   const vsix = buildVsix();
   const entry = ensureCodeServer();
@@ -145,25 +170,37 @@ before(async () => {
   mkdirSync(extensionsDir, { recursive: true });
   installVsix(entry, vsix, extensionsDir, userDataDir);
   const client = clientFor(sshd, {
-    alias: HOST_ALIAS, knownHostsInConfig: true, dir: base,
+    alias: HOST_ALIAS,
+    knownHostsInConfig: true,
+    dir: base,
     // The emulated instance's address: the person's ssh_config names the user for it, as for any host.
     extraConfig: ['Host 127.0.0.1', `  User ${sshd.user}`],
   });
   ws = join(base, 'ws');
   cpSync(join(REPO_ROOT, 'examples'), ws, { recursive: true });
-  for (const [dir, steps, sleep, cloud] of [['e2e-cloud', 12, 0.2, true], ['e2e-run', 12, 0.2, false], ['e2e-reload', 40, 0.25, false]] as const) {
+  for (const [dir, steps, sleep, cloud] of [
+    ['e2e-cloud', 12, 0.2, true],
+    ['e2e-run', 12, 0.2, false],
+    ['e2e-reload', 40, 0.25, false],
+  ] as const) {
     mkdirSync(join(ws, dir), { recursive: true });
     cpSync(join(REPO_ROOT, 'examples/demo-host-own-script/train.py'), join(ws, dir, 'train.py'));
     writeFileSync(join(ws, dir, 'finetune.yaml'), spec(dir, steps, sleep, cloud));
   }
   // The built-in trainer's example, with its tiny Llama-shaped model built here (random weights, no hub).
   buildTinyModel(trainingPython, join(ws, 'demo-host-builtin-lora', 'tiny-model'));
-  writeFileSync(join(ws, 'demo-host-builtin-lora', 'finetune.yaml'),
+  writeFileSync(
+    join(ws, 'demo-host-builtin-lora', 'finetune.yaml'),
     // Long enough (about 20 s of steps here) that the metrics panel is seen filling while the run is live.
-    readFileSync(join(ws, 'demo-host-builtin-lora', 'finetune.yaml'), 'utf8').replace('host: demo-host', `host: ${HOST_ALIAS}`)
-      .replace('max_steps: 30', `max_steps: ${BUILTIN_STEPS}`).replace('save_steps: 10', 'save_steps: 100'));
+    readFileSync(join(ws, 'demo-host-builtin-lora', 'finetune.yaml'), 'utf8')
+      .replace('host: demo-host', `host: ${HOST_ALIAS}`)
+      .replace('max_steps: 30', `max_steps: ${BUILTIN_STEPS}`)
+      .replace('save_steps: 10', 'save_steps: 100'),
+  );
   cs = await startCodeServer(entry, {
-    folder: ws, extensionsDir, userDataDir,
+    folder: ws,
+    extensionsDir,
+    userDataDir,
     settings: {
       'remoteFinetune.ssh.configFile': client.sshConfigPath,
       'remoteFinetune.lambda.apiUrl': `${lambda.url}/api/v1`,
@@ -181,161 +218,211 @@ after(async () => {
   await sshd?.stop();
 });
 
-test('e2e: Start Training on A100 on a new (emulated) Lambda instance: progress, live logs, A100, completion, adapter, instance terminated', { timeout: 420_000 }, async () => {
-  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-  try {
-    await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
-    await waitForWorkbench(page);
-    // No run yet: the commands that act on one are not in the palette (issue 18.7).
-    assert.equal(await paletteLists(page, 'Fine-Tune: Run Again'), false, 'Run Again is hidden before any run');
-    assert.equal(await paletteLists(page, 'Fine-Tune: Stop Run'), false, 'Stop Run is hidden before any run');
-    // The API key goes into VS Code's secret storage through the extension's own command.
-    await runCommand(page, 'Fine-Tune: Set Lambda Cloud API Key');
-    const keyInput = page.locator('.quick-input-widget input[type="password"]');
-    await keyInput.waitFor();
-    await keyInput.fill(LAMBDA_KEY);
-    await keyInput.press('Enter');
-    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-    await openFile(page, 'e2e-cloud/finetune.yaml');
-    await startOnHost(page, /lambda gpu_1x_a100\b/);
-    await waitForNotification(page, /launching gpu_1x_a100 on lambda|connecting|syncing/, 60_000);
-    await page.screenshot({ path: join(OUT, 'cloud-progress.png') });
-    // Lambda publishes no host keys: the new instance's key is shown once, under the instance's own name (a
-    // recycled address is a new host, not a changed key), with the fingerprint to compare.
-    const dialog = page.locator('.monaco-dialog-box', { hasText: /authenticity of host rft-lambda-/ }).first();
-    await dialog.waitFor({ timeout: 120_000 });
-    assert.ok((await dialog.innerText()).includes(sshd.hostKeyFingerprint), 'the dialog shows the host key fingerprint');
-    await clickDialogButton(page, /Trust and Connect/);
-    await frameWithText(page, /line \d+ of the run/, 120_000);
-    await runCommand(page, 'Fine-Tune: Show GPU Dashboard');
-    await frameWithText(page, /A100/, 60_000);
-    const text = await waitForNotification(page, /e2e-cloud completed/, 180_000);
-    assert.match(text, /adapter downloaded/);
-    assert.match(text, /Instance terminated/);
-    const run = storedRuns().find((r) => r.name === 'e2e-cloud');
-    assert.equal(run?.status, 'completed');
-    assert.ok(run?.artifactsDir && existsSync(join(run.artifactsDir, 'adapter_config.json')), 'adapter downloaded');
-    // In the emulated cloud: one instance was launched for the run, and it is terminated.
-    const launched = [...lambda.instances.values()];
-    assert.equal(launched.length, 1);
-    assert.equal(lambda.billing().length, 0, 'no instance left running');
-    assert.ok(lambda.calls.includes('terminate'));
-    // A run exists now (ended): Run Again is offered, Stop Run (no live run) still is not.
-    assert.equal(await paletteLists(page, 'Fine-Tune: Run Again'), true, 'Run Again is listed once a run exists');
-    assert.equal(await paletteLists(page, 'Fine-Tune: Stop Run'), false, 'Stop Run needs a live run');
-  } finally {
-    await page.screenshot({ path: join(OUT, 'cloud-end.png') }).catch(() => undefined);
-    await page.close();
-  }
-});
+test(
+  'e2e: Start Training on A100 on a new (emulated) Lambda instance: progress, live logs, A100, completion, adapter, instance terminated',
+  { timeout: 420_000 },
+  async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+    try {
+      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
+      await waitForWorkbench(page);
+      // No run yet: the commands that act on one are not in the palette (issue 18.7).
+      assert.equal(await paletteLists(page, 'Fine-Tune: Run Again'), false, 'Run Again is hidden before any run');
+      assert.equal(await paletteLists(page, 'Fine-Tune: Stop Run'), false, 'Stop Run is hidden before any run');
+      // The API key goes into VS Code's secret storage through the extension's own command.
+      await runCommand(page, 'Fine-Tune: Set Lambda Cloud API Key');
+      const keyInput = page.locator('.quick-input-widget input[type="password"]');
+      await keyInput.waitFor();
+      await keyInput.fill(LAMBDA_KEY);
+      await keyInput.press('Enter');
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+      await openFile(page, 'e2e-cloud/finetune.yaml');
+      await startOnHost(page, /lambda gpu_1x_a100\b/);
+      await waitForNotification(page, /launching gpu_1x_a100 on lambda|connecting|syncing/, 60_000);
+      await page.screenshot({ path: join(OUT, 'cloud-progress.png') });
+      // Lambda publishes no host keys: the new instance's key is shown once, under the instance's own name (a
+      // recycled address is a new host, not a changed key), with the fingerprint to compare.
+      const dialog = page.locator('.monaco-dialog-box', { hasText: /authenticity of host rft-lambda-/ }).first();
+      await dialog.waitFor({ timeout: 120_000 });
+      assert.ok((await dialog.innerText()).includes(sshd.hostKeyFingerprint), 'the dialog shows the host key fingerprint');
+      await clickDialogButton(page, /Trust and Connect/);
+      await frameWithText(page, /line \d+ of the run/, 120_000);
+      await runCommand(page, 'Fine-Tune: Show GPU Dashboard');
+      await frameWithText(page, /A100/, 60_000);
+      const text = await waitForNotification(page, /e2e-cloud completed/, 180_000);
+      assert.match(text, /adapter downloaded/);
+      assert.match(text, /Instance terminated/);
+      const run = storedRuns().find((r) => r.name === 'e2e-cloud');
+      assert.equal(run?.status, 'completed');
+      assert.ok(run?.artifactsDir && existsSync(join(run.artifactsDir, 'adapter_config.json')), 'adapter downloaded');
+      // In the emulated cloud: one instance was launched for the run, and it is terminated.
+      const launched = [...lambda.instances.values()];
+      assert.equal(launched.length, 1);
+      assert.equal(lambda.billing().length, 0, 'no instance left running');
+      assert.ok(lambda.calls.includes('terminate'));
+      // A run exists now (ended): Run Again is offered, Stop Run (no live run) still is not.
+      assert.equal(await paletteLists(page, 'Fine-Tune: Run Again'), true, 'Run Again is listed once a run exists');
+      assert.equal(await paletteLists(page, 'Fine-Tune: Stop Run'), false, 'Stop Run needs a live run');
+    } finally {
+      await page.screenshot({ path: join(OUT, 'cloud-end.png') }).catch(() => undefined);
+      await page.close();
+    }
+  },
+);
 
-test('e2e: Start Training on A100 runs an own script on the SSH host: progress, live logs, A100 on the GPU panel, completion, adapter', { timeout: 420_000 }, async () => {
-  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-  try {
-    await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
-    await waitForWorkbench(page);
-    await openFile(page, 'e2e-run/finetune.yaml');
-    await startOnHost(page);
-    // Progress of the stages is reported in a notification.
-    await waitForNotification(page, /Fine-Tune: e2e-run|syncing|connecting|running/, 60_000);
-    // The log panel opens on the run and streams its lines.
-    const logFrame = await frameWithText(page, /line \d+ of the run/, 120_000);
-    assert.ok(logFrame);
-    await page.screenshot({ path: join(OUT, 'start-training-log.png') });
-    // The GPU panel shows the (stand-in) A100.
-    await runCommand(page, 'Fine-Tune: Show GPU Dashboard');
-    await frameWithText(page, /A100/, 60_000);
-    await page.screenshot({ path: join(OUT, 'start-training-gpu.png') });
-    // The run completes and the adapter comes back into the workspace.
-    const text = await waitForNotification(page, /e2e-run completed/, 180_000);
-    assert.match(text, /adapter downloaded/);
-    const run = storedRuns().find((r) => r.name === 'e2e-run');
-    assert.equal(run?.status, 'completed');
-    assert.ok(run?.artifactsDir && existsSync(join(run.artifactsDir, 'adapter_config.json')), 'adapter downloaded into the workspace');
-    assert.ok(run.artifactsDir.startsWith(join(ws, 'e2e-run', 'outputs')));
-    // The end notification's buttons (issue 18.3); Reveal Adapter shows the downloaded adapter in the Explorer.
-    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: /e2e-run completed/ }).first();
-    const buttons = (await toast.locator('.monaco-button').allInnerTexts()).map((b) => b.trim()).filter((b) => b);
-    assert.deepEqual(buttons, ['Reveal Adapter', 'Open Metrics', 'Show Logs']);
-    await toast.locator('.monaco-button', { hasText: 'Reveal Adapter' }).click();
-    await page.locator('.explorer-folders-view .monaco-list-row.selected, .explorer-folders-view .monaco-list-row.focused', { hasText: 'adapter' }).first().waitFor({ timeout: 30_000 });
-    await page.screenshot({ path: join(OUT, 'reveal-adapter.png') });
-    // The extension log records the download and the end, with step, loss, length and the adapter's place.
-    const log = await waitFor('the end of e2e-run in the extension log', () => {
-      const t = extensionLogText();
-      return t.includes(`[${run.id}] e2e-run completed`) ? t : undefined;
-    }, 30_000);
-    assert.match(log, new RegExp(`\\[${run.id}\\] downloaded adapter \\S+ to \\S+ \\([\\d.]+ MB\\)`));
-    assert.match(log, new RegExp(`\\[${run.id}\\] e2e-run completed \\(step 12, loss [\\d.]+, [^)]+\\); adapter at ${run.artifactsDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    // The status bar keeps the run as finished, at its last step: 12 steps end at step 12.
-    await page.locator('.statusbar-item', { hasText: /e2e-run finished · step 12 · loss [\d.]+/ }).first().waitFor({ timeout: 30_000 });
-    // The Runs view lists it under its host: start time, completed, step, loss, duration, GPU.
-    await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().click();
-    const row = page.locator('.monaco-list-row', { hasText: 'e2e-run' }).filter({ hasText: /\d\d:\d\d:\d\d · completed · step 12 · loss [\d.]+ · (\d+s|\d+m \d\ds) · A100-40GB/ }).first();
-    await row.waitFor({ timeout: 30_000 });
-    await page.locator('.monaco-list-row', { hasText: HOST_ALIAS }).first().waitFor();
-  } finally {
-    await page.screenshot({ path: join(OUT, 'start-training-end.png') }).catch(() => undefined);
-    await page.close();
-  }
-});
+test(
+  'e2e: Start Training on A100 runs an own script on the SSH host: progress, live logs, A100 on the GPU panel, completion, adapter',
+  { timeout: 420_000 },
+  async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+    try {
+      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
+      await waitForWorkbench(page);
+      await openFile(page, 'e2e-run/finetune.yaml');
+      await startOnHost(page);
+      // Progress of the stages is reported in a notification.
+      await waitForNotification(page, /Fine-Tune: e2e-run|syncing|connecting|running/, 60_000);
+      // The log panel opens on the run and streams its lines.
+      const logFrame = await frameWithText(page, /line \d+ of the run/, 120_000);
+      assert.ok(logFrame);
+      await page.screenshot({ path: join(OUT, 'start-training-log.png') });
+      // The GPU panel shows the (stand-in) A100.
+      await runCommand(page, 'Fine-Tune: Show GPU Dashboard');
+      await frameWithText(page, /A100/, 60_000);
+      await page.screenshot({ path: join(OUT, 'start-training-gpu.png') });
+      // The run completes and the adapter comes back into the workspace.
+      const text = await waitForNotification(page, /e2e-run completed/, 180_000);
+      assert.match(text, /adapter downloaded/);
+      const run = storedRuns().find((r) => r.name === 'e2e-run');
+      assert.equal(run?.status, 'completed');
+      assert.ok(run?.artifactsDir && existsSync(join(run.artifactsDir, 'adapter_config.json')), 'adapter downloaded into the workspace');
+      assert.ok(run.artifactsDir.startsWith(join(ws, 'e2e-run', 'outputs')));
+      // The end notification's buttons (issue 18.3); Reveal Adapter shows the downloaded adapter in the Explorer.
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: /e2e-run completed/ }).first();
+      const buttons = (await toast.locator('.monaco-button').allInnerTexts()).map((b) => b.trim()).filter((b) => b);
+      assert.deepEqual(buttons, ['Reveal Adapter', 'Open Metrics', 'Show Logs']);
+      await toast.locator('.monaco-button', { hasText: 'Reveal Adapter' }).click();
+      await page
+        .locator('.explorer-folders-view .monaco-list-row.selected, .explorer-folders-view .monaco-list-row.focused', { hasText: 'adapter' })
+        .first()
+        .waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: join(OUT, 'reveal-adapter.png') });
+      // The extension log records the download and the end, with step, loss, length and the adapter's place.
+      const log = await waitFor(
+        'the end of e2e-run in the extension log',
+        () => {
+          const t = extensionLogText();
+          return t.includes(`[${run.id}] e2e-run completed`) ? t : undefined;
+        },
+        30_000,
+      );
+      assert.match(log, new RegExp(`\\[${run.id}\\] downloaded adapter \\S+ to \\S+ \\([\\d.]+ MB\\)`));
+      assert.match(
+        log,
+        new RegExp(
+          `\\[${run.id}\\] e2e-run completed \\(step 12, loss [\\d.]+, [^)]+\\); adapter at ${run.artifactsDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+        ),
+      );
+      // The status bar keeps the run as finished, at its last step: 12 steps end at step 12.
+      await page
+        .locator('.statusbar-item', { hasText: /e2e-run finished · step 12 · loss [\d.]+/ })
+        .first()
+        .waitFor({ timeout: 30_000 });
+      // The Runs view lists it under its host: start time, completed, step, loss, duration, GPU.
+      await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().click();
+      const row = page
+        .locator('.monaco-list-row', { hasText: 'e2e-run' })
+        .filter({ hasText: /\d\d:\d\d:\d\d · completed · step 12 · loss [\d.]+ · (\d+s|\d+m \d\ds) · A100-40GB/ })
+        .first();
+      await row.waitFor({ timeout: 30_000 });
+      await page.locator('.monaco-list-row', { hasText: HOST_ALIAS }).first().waitFor();
+    } finally {
+      await page.screenshot({ path: join(OUT, 'start-training-end.png') }).catch(() => undefined);
+      await page.close();
+    }
+  },
+);
 
-test('e2e: the built-in trainer (no own script) through Start Training…: bootstrap on the host, real training of a tiny model, live loss in the metrics panel, adapter downloaded and reloadable', { timeout: 600_000 }, async () => {
-  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-  try {
-    await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
-    await waitForWorkbench(page);
-    await openFile(page, 'demo-host-builtin-lora/finetune.yaml');
-    // Enter on the GPU picker keeps the spec's GPU (A100-40GB), highlighted for that.
-    await startTrainingVia(page, 'Fine-Tune: Start Training…', HOST_ALIAS, join(OUT, 'builtin-target-failed.png'), 'spec');
-    // Real steps of the real Trainer: the log panel (opened at start) shows its loss lines, then the metrics
-    // panel fills while the run is still running.
-    await frameWithText(page, /'loss': '\d/, 240_000);
-    await runCommand(page, 'Fine-Tune: Show Training Metrics');
-    const desc = await metricsWithPoints(page, 3, 120_000);
-    assert.equal(storedRuns().find((r) => r.name === 'demo-builtin-lora')?.status, 'running', 'the panel filled while the run was live');
-    assert.match(desc, /^step \d+, loss \d+(\.\d+)?$/, desc);
-    await page.screenshot({ path: join(OUT, 'builtin-metrics.png') });
-    const text = await waitForNotification(page, /demo-builtin-lora completed/, 300_000);
-    assert.match(text, /adapter downloaded/);
-    const run = storedRuns().find((r) => r.name === 'demo-builtin-lora');
-    assert.equal(run?.status, 'completed');
-    assert.equal((run as { gpu?: string }).gpu, 'A100-40GB', 'the spec\'s GPU, kept with Enter');
-    // events.jsonl mirrored: started → metrics (finite, falling loss) → checkpoint → finished at step 30.
-    const events = readFileSync(join(run.localDir!, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    const kinds = events.map((e) => e.type).filter((k) => k === 'started' || k === 'metrics' || k === 'checkpoint' || k === 'finished');
-    assert.equal(kinds[0], 'started');
-    assert.equal(kinds[kinds.length - 1], 'finished');
-    assert.ok(kinds.includes('checkpoint'), `a checkpoint event: ${kinds.join(',')}`);
-    const losses = events.filter((e) => e.type === 'metrics' && typeof e.loss === 'number').map((e) => e.loss as number);
-    assert.ok(losses.length >= 10 && losses.every(Number.isFinite), `losses: ${losses.join(',')}`);
-    const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-    assert.ok(mean(losses.slice(-5)) < mean(losses.slice(0, 5)), `loss falls: ${losses.join(',')}`);
-    assert.equal(Math.max(...events.filter((e) => e.type === 'metrics').map((e) => e.step as number)), BUILTIN_STEPS, `a ${BUILTIN_STEPS}-step run ends at step ${BUILTIN_STEPS}`);
-    assert.deepEqual(events.filter((e) => e.type === 'warning').map((e) => e.message), [], 'the example runs without a warning');
-    // The bootstrap built the run's venv on the host on top of RFT_PYTHON, with the lock for its torch.
-    const boot = readFileSync(join(run.remoteDir!.replace(/^~\//, `${sshd.home}/`), 'bootstrap.json'), 'utf8').trim().split('\n').filter((l) => l.startsWith('{')).pop()!;
-    const chosen = JSON.parse(boot) as { lock?: string; python?: string; base_python?: string };
-    assert.equal(chosen.lock, 'hf5-torch2.6plus.txt');
-    assert.equal(chosen.base_python, trainingPython);
-    assert.ok(chosen.python?.startsWith(sshd.home), `the run's venv lives on the host: ${chosen.python}`);
-    // The adapter came back into the workspace and loads with peft onto the base model.
-    assert.ok(run.artifactsDir && existsSync(join(run.artifactsDir, 'adapter_config.json')), 'adapter downloaded');
-    assert.ok(run.artifactsDir.startsWith(join(ws, 'demo-host-builtin-lora', 'outputs')));
-    const probe = [
-      'import sys, torch', 'from transformers import AutoModelForCausalLM', 'from peft import PeftModel',
-      'base = AutoModelForCausalLM.from_pretrained(sys.argv[1])', 'm = PeftModel.from_pretrained(base, sys.argv[2])',
-      'n = sum(p.numel() for k, p in m.named_parameters() if "lora_" in k)',
-      'out = m(torch.tensor([[1, 2, 3, 4]])).logits', 'assert torch.isfinite(out).all()', 'print("RELOADED", n)',
-    ].join('\n');
-    const reloaded = execFileSync(trainingPython, ['-c', probe, join(ws, 'demo-host-builtin-lora', 'tiny-model'), run.artifactsDir], { encoding: 'utf8' });
-    const n = Number(/RELOADED (\d+)/.exec(reloaded)?.[1]);
-    assert.ok(n > 0, `LoRA parameters in the reloaded adapter: ${reloaded}`);
-  } finally {
-    await page.screenshot({ path: join(OUT, 'builtin-end.png') }).catch(() => undefined);
-    await page.close();
-  }
-});
+test(
+  'e2e: the built-in trainer (no own script) through Start Training…: bootstrap on the host, real training of a tiny model, live loss in the metrics panel, adapter downloaded and reloadable',
+  { timeout: 600_000 },
+  async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+    try {
+      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
+      await waitForWorkbench(page);
+      await openFile(page, 'demo-host-builtin-lora/finetune.yaml');
+      // Enter on the GPU picker keeps the spec's GPU (A100-40GB), highlighted for that.
+      await startTrainingVia(page, 'Fine-Tune: Start Training…', HOST_ALIAS, join(OUT, 'builtin-target-failed.png'), 'spec');
+      // Real steps of the real Trainer: the log panel (opened at start) shows its loss lines, then the metrics
+      // panel fills while the run is still running.
+      await frameWithText(page, /'loss': '\d/, 240_000);
+      await runCommand(page, 'Fine-Tune: Show Training Metrics');
+      const desc = await metricsWithPoints(page, 3, 120_000);
+      assert.equal(storedRuns().find((r) => r.name === 'demo-builtin-lora')?.status, 'running', 'the panel filled while the run was live');
+      assert.match(desc, /^step \d+, loss \d+(\.\d+)?$/, desc);
+      await page.screenshot({ path: join(OUT, 'builtin-metrics.png') });
+      const text = await waitForNotification(page, /demo-builtin-lora completed/, 300_000);
+      assert.match(text, /adapter downloaded/);
+      const run = storedRuns().find((r) => r.name === 'demo-builtin-lora');
+      assert.equal(run?.status, 'completed');
+      assert.equal((run as { gpu?: string }).gpu, 'A100-40GB', "the spec's GPU, kept with Enter");
+      // events.jsonl mirrored: started → metrics (finite, falling loss) → checkpoint → finished at step 30.
+      const events = readFileSync(join(run.localDir!, 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const kinds = events.map((e) => e.type).filter((k) => k === 'started' || k === 'metrics' || k === 'checkpoint' || k === 'finished');
+      assert.equal(kinds[0], 'started');
+      assert.equal(kinds[kinds.length - 1], 'finished');
+      assert.ok(kinds.includes('checkpoint'), `a checkpoint event: ${kinds.join(',')}`);
+      const losses = events.filter((e) => e.type === 'metrics' && typeof e.loss === 'number').map((e) => e.loss as number);
+      assert.ok(losses.length >= 10 && losses.every(Number.isFinite), `losses: ${losses.join(',')}`);
+      const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+      assert.ok(mean(losses.slice(-5)) < mean(losses.slice(0, 5)), `loss falls: ${losses.join(',')}`);
+      assert.equal(
+        Math.max(...events.filter((e) => e.type === 'metrics').map((e) => e.step as number)),
+        BUILTIN_STEPS,
+        `a ${BUILTIN_STEPS}-step run ends at step ${BUILTIN_STEPS}`,
+      );
+      assert.deepEqual(
+        events.filter((e) => e.type === 'warning').map((e) => e.message),
+        [],
+        'the example runs without a warning',
+      );
+      // The bootstrap built the run's venv on the host on top of RFT_PYTHON, with the lock for its torch.
+      const boot = readFileSync(join(run.remoteDir!.replace(/^~\//, `${sshd.home}/`), 'bootstrap.json'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .pop()!;
+      const chosen = JSON.parse(boot) as { lock?: string; python?: string; base_python?: string };
+      assert.equal(chosen.lock, 'hf5-torch2.6plus.txt');
+      assert.equal(chosen.base_python, trainingPython);
+      assert.ok(chosen.python?.startsWith(sshd.home), `the run's venv lives on the host: ${chosen.python}`);
+      // The adapter came back into the workspace and loads with peft onto the base model.
+      assert.ok(run.artifactsDir && existsSync(join(run.artifactsDir, 'adapter_config.json')), 'adapter downloaded');
+      assert.ok(run.artifactsDir.startsWith(join(ws, 'demo-host-builtin-lora', 'outputs')));
+      const probe = [
+        'import sys, torch',
+        'from transformers import AutoModelForCausalLM',
+        'from peft import PeftModel',
+        'base = AutoModelForCausalLM.from_pretrained(sys.argv[1])',
+        'm = PeftModel.from_pretrained(base, sys.argv[2])',
+        'n = sum(p.numel() for k, p in m.named_parameters() if "lora_" in k)',
+        'out = m(torch.tensor([[1, 2, 3, 4]])).logits',
+        'assert torch.isfinite(out).all()',
+        'print("RELOADED", n)',
+      ].join('\n');
+      const reloaded = execFileSync(trainingPython, ['-c', probe, join(ws, 'demo-host-builtin-lora', 'tiny-model'), run.artifactsDir], { encoding: 'utf8' });
+      const n = Number(/RELOADED (\d+)/.exec(reloaded)?.[1]);
+      assert.ok(n > 0, `LoRA parameters in the reloaded adapter: ${reloaded}`);
+    } finally {
+      await page.screenshot({ path: join(OUT, 'builtin-end.png') }).catch(() => undefined);
+      await page.close();
+    }
+  },
+);
 
 test('e2e: a run survives Developer: Reload Window mid-run and reattaches with no lost or repeated line', { timeout: 420_000 }, async () => {
   const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
@@ -348,16 +435,23 @@ test('e2e: a run survives Developer: Reload Window mid-run and reattaches with n
     const before = storedRuns().find((r) => r.name === 'e2e-reload');
     assert.equal(before?.status, 'running');
     // The status bar follows the active run: its name, step and loss.
-    await page.locator('.statusbar-item', { hasText: /e2e-reload · step \d+ · loss [\d.]+/ }).first().waitFor({ timeout: 60_000 });
+    await page
+      .locator('.statusbar-item', { hasText: /e2e-reload · step \d+ · loss [\d.]+/ })
+      .first()
+      .waitFor({ timeout: 60_000 });
     await runCommand(page, 'Developer: Reload Window');
     await waitForWorkbench(page);
-    const done = await waitFor('the reloaded window to finish the run', () => {
-      const r = storedRuns().find((x) => x.name === 'e2e-reload');
-      return r && r.status === 'completed' ? r : undefined;
-    }, 240_000);
+    const done = await waitFor(
+      'the reloaded window to finish the run',
+      () => {
+        const r = storedRuns().find((x) => x.name === 'e2e-reload');
+        return r && r.status === 'completed' ? r : undefined;
+      },
+      240_000,
+    );
     const local = readFileSync(join(done.localDir!, 'output.log'), 'utf8');
     const remote = readFileSync(join(done.remoteDir!.replace(/^~\//, `${sshd.home}/`), 'output.log'), 'utf8');
-    assert.equal(local, remote, 'the mirrored log equals the host\'s byte for byte');
+    assert.equal(local, remote, "the mirrored log equals the host's byte for byte");
     for (let i = 1; i <= 40; i++) assert.equal(local.split(`line ${i} of the run\n`).length - 1, 1, `line ${i} exactly once`);
     await page.screenshot({ path: join(OUT, 'reattach-after-reload.png') });
   } finally {
@@ -365,28 +459,32 @@ test('e2e: a run survives Developer: Reload Window mid-run and reattaches with n
   }
 });
 
-test('e2e: the Runs view after the runs tells them apart: start time, status, step, loss, duration and GPU on each row (screenshot)', { timeout: 120_000 }, async () => {
-  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-  try {
-    await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
-    await waitForWorkbench(page);
-    await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().click();
-    const ended = storedRuns().filter((r) => r.status === 'completed');
-    assert.ok(ended.length >= 3, `three or more runs ended: ${ended.map((r) => r.name).join(', ')}`);
-    let texts: string[] = [];
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline) {
-      texts = await runsViewRows(page);
-      if (texts.length >= ended.length) break;
-      await new Promise((r) => setTimeout(r, 500));
+test(
+  'e2e: the Runs view after the runs tells them apart: start time, status, step, loss, duration and GPU on each row (screenshot)',
+  { timeout: 120_000 },
+  async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+    try {
+      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
+      await waitForWorkbench(page);
+      await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().click();
+      const ended = storedRuns().filter((r) => r.status === 'completed');
+      assert.ok(ended.length >= 3, `three or more runs ended: ${ended.map((r) => r.name).join(', ')}`);
+      let texts: string[] = [];
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        texts = await runsViewRows(page);
+        if (texts.length >= ended.length) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      assert.ok(texts.length >= 3, `rows: ${JSON.stringify(texts)}`);
+      const shape = /(\d\d:\d\d:\d\d) · completed · step \d+ · loss [\d.]+ · (\d+s|\d+m \d\ds|\d+h \d\dm) · A100-\d+GB/;
+      const parsed = texts.map((t) => shape.exec(t.replace(/\s+/g, ' ')));
+      parsed.forEach((m, i) => assert.ok(m, `row ${i}: ${texts[i]}`));
+      assert.equal(new Set(parsed.map((m) => m![1])).size, parsed.length, `each run has its own start time: ${JSON.stringify(texts)}`);
+      await page.screenshot({ path: join(OUT, 'runs-view-after-runs.png') });
+    } finally {
+      await page.close();
     }
-    assert.ok(texts.length >= 3, `rows: ${JSON.stringify(texts)}`);
-    const shape = /(\d\d:\d\d:\d\d) · completed · step \d+ · loss [\d.]+ · (\d+s|\d+m \d\ds|\d+h \d\dm) · A100-\d+GB/;
-    const parsed = texts.map((t) => shape.exec(t.replace(/\s+/g, ' ')));
-    parsed.forEach((m, i) => assert.ok(m, `row ${i}: ${texts[i]}`));
-    assert.equal(new Set(parsed.map((m) => m![1])).size, parsed.length, `each run has its own start time: ${JSON.stringify(texts)}`);
-    await page.screenshot({ path: join(OUT, 'runs-view-after-runs.png') });
-  } finally {
-    await page.close();
-  }
-});
+  },
+);

@@ -11,13 +11,35 @@ test('vsix: npm run package builds remote-finetune-<version>.vsix with only what
   const files = listVsix(vsix);
   // vsce stores the README as readme.md.
   const inExt = files.filter((f) => f.startsWith('extension/')).map((f) => f.slice('extension/'.length).replace(/^README\.md$/i, 'readme.md'));
-  for (const must of ['package.json', 'readme.md', 'dist/extension.js', 'dist/configWorker.js', 'dist/cli.js', 'dist/vendor/ssh2.js', 'dist/vendor/client-ec2.js', 'dist/vendor/client-ssm.js', 'media/icon.png']) {
+  for (const must of [
+    'package.json',
+    'readme.md',
+    'dist/extension.js',
+    'dist/configWorker.js',
+    'dist/cli.js',
+    'dist/vendor/ssh2.js',
+    'dist/vendor/client-ec2.js',
+    'dist/vendor/client-ssm.js',
+    'media/icon.png',
+  ]) {
     assert.ok(inExt.includes(must), `${must} is missing from the VSIX`);
   }
-  assert.ok(inExt.some((f) => f.startsWith('python-runner/') && f.endsWith('.py')), 'python-runner must ship inside the VSIX');
-  const forbidden = inExt.filter((f) =>
-    f.startsWith('src/') || f.startsWith('test/') || f.startsWith('node_modules/') || f.startsWith('bench/') ||
-    f.endsWith('.map') || f.endsWith('.ts') || f.includes('/tests/') || f.includes('__pycache__') || f.startsWith('.ci/'));
+  assert.ok(
+    inExt.some((f) => f.startsWith('python-runner/') && f.endsWith('.py')),
+    'python-runner must ship inside the VSIX',
+  );
+  const forbidden = inExt.filter(
+    (f) =>
+      f.startsWith('src/') ||
+      f.startsWith('test/') ||
+      f.startsWith('node_modules/') ||
+      f.startsWith('bench/') ||
+      f.endsWith('.map') ||
+      f.endsWith('.ts') ||
+      f.includes('/tests/') ||
+      f.includes('__pycache__') ||
+      f.startsWith('.ci/'),
+  );
   assert.deepEqual(forbidden, [], 'sources, tests, maps and node_modules stay out of the VSIX');
   console.log(`vsix: ${inExt.length} files`);
   // Heavy libraries load lazily: the activation bundle only names their vendor files, it does not hold them.

@@ -15,7 +15,14 @@ import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 const NS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 const STATE_CODE: Record<string, number> = { pending: 0, running: 16, terminating: 32, terminated: 48, stopping: 64, stopped: 80 };
-const STATE_NAME: Record<string, string> = { pending: 'pending', running: 'running', terminating: 'shutting-down', terminated: 'terminated', stopping: 'stopping', stopped: 'stopped' };
+const STATE_NAME: Record<string, string> = {
+  pending: 'pending',
+  running: 'running',
+  terminating: 'shutting-down',
+  terminated: 'terminated',
+  stopping: 'stopping',
+  stopped: 'stopped',
+};
 
 /** Image ids in EC2's format (ami- and 17 hex digits): clients check it. */
 export const AMI = { pt25old: 'ami-0a25000000000a001', pt27: 'ami-0a27000000000a002', pt25: 'ami-0a25000000000a003', ubuntu: 'ami-0b22000000000b004' } as const;
@@ -42,13 +49,31 @@ function filters(p: Params): Map<string, string[]> {
 }
 
 function glob(pattern: string, s: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(s);
 }
 
-interface KeyPair { name: string; id: string; material: string; visibleAt: number }
+interface KeyPair {
+  name: string;
+  id: string;
+  material: string;
+  visibleAt: number;
+}
 /** vpcId absent: the default VPC (groups made by tests before networks were modelled). */
-interface Group { id: string; name: string; description: string; cidrs: Array<{ proto: string; from: number; to: number; cidr: string }>; visibleAt: number; tags: Record<string, string>; vpcId?: string }
+interface Group {
+  id: string;
+  name: string;
+  description: string;
+  cidrs: Array<{ proto: string; from: number; to: number; cidr: string }>;
+  visibleAt: number;
+  tags: Record<string, string>;
+  vpcId?: string;
+}
 
 export class Ec2Emulator extends EmulatorBase {
   readonly keyPairs: KeyPair[] = [];
@@ -61,7 +86,12 @@ export class Ec2Emulator extends EmulatorBase {
    * date is a PyTorch 2.5 image, while the SSM parameter of the newest PyTorch names the 2.7 one.
    */
   readonly images = [
-    { id: AMI.pt25old, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20250101', date: '2025-01-01T00:00:00.000Z', root: '/dev/sda1' },
+    {
+      id: AMI.pt25old,
+      name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20250101',
+      date: '2025-01-01T00:00:00.000Z',
+      root: '/dev/sda1',
+    },
     { id: AMI.pt27, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.7 (Ubuntu 22.04) 20250920', date: '2025-09-20T00:00:00.000Z', root: '/dev/sda1' },
     { id: AMI.pt25, name: 'Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.5 (Ubuntu 22.04) 20251001', date: '2025-10-01T00:00:00.000Z', root: '/dev/sda1' },
     { id: AMI.ubuntu, name: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20251005', date: '2025-10-05T00:00:00.000Z', root: '/dev/sda1' },
@@ -103,11 +133,17 @@ export class Ec2Emulator extends EmulatorBase {
   }
 
   private error(res: ServerResponse, status: number, code: string, message: string): void {
-    send(res, status, 'text/xml;charset=UTF-8', `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${esc(message)}</Message></Error></Errors><RequestID>${randomBytes(8).toString('hex')}</RequestID></Response>`);
+    send(
+      res,
+      status,
+      'text/xml;charset=UTF-8',
+      `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${esc(message)}</Message></Error></Errors><RequestID>${randomBytes(8).toString('hex')}</RequestID></Response>`,
+    );
   }
 
   protected writeFault(_op: string, fault: Fault, res: ServerResponse): void {
-    if (fault.kind === 'capacity') this.error(res, 500, 'InsufficientInstanceCapacity', 'We currently do not have sufficient capacity in the Availability Zone you requested.');
+    if (fault.kind === 'capacity')
+      this.error(res, 500, 'InsufficientInstanceCapacity', 'We currently do not have sufficient capacity in the Availability Zone you requested.');
     else if (fault.kind === 'status') {
       if (fault.body) send(res, fault.status, fault.contentType ?? 'text/xml;charset=UTF-8', fault.body);
       else if (fault.status === 503 || fault.status === 429) this.error(res, 503, 'RequestLimitExceeded', 'Request limit exceeded.');
@@ -117,26 +153,41 @@ export class Ec2Emulator extends EmulatorBase {
 
   /** A fault answering with one of EC2's own error codes (docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html). */
   static errorFault(status: number, code: string, message: string): Fault {
-    return { kind: 'status', status, body: `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${esc(message)}</Message></Error></Errors><RequestID>${randomBytes(8).toString('hex')}</RequestID></Response>` };
+    return {
+      kind: 'status',
+      status,
+      body: `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${esc(message)}</Message></Error></Errors><RequestID>${randomBytes(8).toString('hex')}</RequestID></Response>`,
+    };
   }
 
   private ok(res: ServerResponse, action: string, inner: string): void {
-    send(res, 200, 'text/xml;charset=UTF-8', `<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response xmlns="${NS}"><requestId>${randomBytes(8).toString('hex')}</requestId>${inner}</${action}Response>`);
+    send(
+      res,
+      200,
+      'text/xml;charset=UTF-8',
+      `<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response xmlns="${NS}"><requestId>${randomBytes(8).toString('hex')}</requestId>${inner}</${action}Response>`,
+    );
   }
 
   private instanceXml(i: EmulatedInstance): string {
     this.refresh(i);
-    const tags = Object.entries(i.tags).map(([k, v]) => `<item><key>${esc(k)}</key><value>${esc(v)}</value></item>`).join('');
+    const tags = Object.entries(i.tags)
+      .map(([k, v]) => `<item><key>${esc(k)}</key><value>${esc(v)}</value></item>`)
+      .join('');
     const r = i.request as Params;
-    return `<item><instanceId>${i.id}</instanceId><imageId>${esc(r.get('ImageId') ?? '')}</imageId>` +
+    return (
+      `<item><instanceId>${i.id}</instanceId><imageId>${esc(r.get('ImageId') ?? '')}</imageId>` +
       `<instanceState><code>${STATE_CODE[i.state]}</code><name>${STATE_NAME[i.state]}</name></instanceState>` +
       `<keyName>${esc(r.get('KeyName') ?? '')}</keyName><amiLaunchIndex>0</amiLaunchIndex><instanceType>${i.type}</instanceType>` +
       `<launchTime>${new Date(i.launchedAt).toISOString()}</launchTime><placement><availabilityZone>${i.zone}</availabilityZone><tenancy>default</tenancy></placement>` +
       (r.get('@subnet') ? `<subnetId>${r.get('@subnet')}</subnetId><vpcId>${r.get('@vpc') ?? ''}</vpcId>` : '') +
       (i.state === 'running' && i.ip ? `<ipAddress>${i.ip}</ipAddress>` : '') +
       (i.spot ? '<instanceLifecycle>spot</instanceLifecycle>' : '') +
-      (i.reclaimed ? '<stateReason><code>Server.SpotInstanceTermination</code><message>Server.SpotInstanceTermination: Spot instance termination</message></stateReason>' : '') +
-      `<tagSet>${tags}</tagSet></item>`;
+      (i.reclaimed
+        ? '<stateReason><code>Server.SpotInstanceTermination</code><message>Server.SpotInstanceTermination: Spot instance termination</message></stateReason>'
+        : '') +
+      `<tagSet>${tags}</tagSet></item>`
+    );
   }
 
   protected route(op: string, req: IncomingMessage, body: string, res: ServerResponse, fault: Fault | undefined): void {
@@ -147,19 +198,28 @@ export class Ec2Emulator extends EmulatorBase {
     switch (op) {
       case 'DescribeInstanceTypeOfferings': {
         const wanted = f.get('instance-type') ?? EC2_EMULATED_TYPES;
-        const items = EC2_EMULATED_TYPES.filter((t) => wanted.includes(t)).flatMap((t) => ['a', 'b'].map((z) => `<item><instanceType>${t}</instanceType><locationType>availability-zone</locationType><location>${this.region}${z}</location></item>`));
+        const items = EC2_EMULATED_TYPES.filter((t) => wanted.includes(t)).flatMap((t) =>
+          ['a', 'b'].map(
+            (z) => `<item><instanceType>${t}</instanceType><locationType>availability-zone</locationType><location>${this.region}${z}</location></item>`,
+          ),
+        );
         this.ok(res, op, `<instanceTypeOfferingSet>${items.join('')}</instanceTypeOfferingSet>`);
         return;
       }
       case 'DescribeSpotPriceHistory': {
         const types = list(p, 'InstanceType');
         const now = Date.now();
-        const items = EC2_EMULATED_TYPES.filter((t) => types.length === 0 || types.includes(t)).flatMap((t, n) => [
-          // Older and newer quotes per zone: the client must take the latest of each zone.
-          { z: 'a', price: 0.2 + n * 0.1, at: now - 1800_000 },
-          { z: 'a', price: 0.25 + n * 0.1, at: now - 60_000 },
-          { z: 'b', price: 0.22 + n * 0.1, at: now - 60_000 },
-        ].map((q) => `<item><instanceType>${t}</instanceType><productDescription>Linux/UNIX</productDescription><spotPrice>${q.price.toFixed(6)}</spotPrice><timestamp>${new Date(q.at).toISOString()}</timestamp><availabilityZone>${this.region}${q.z}</availabilityZone></item>`));
+        const items = EC2_EMULATED_TYPES.filter((t) => types.length === 0 || types.includes(t)).flatMap((t, n) =>
+          [
+            // Older and newer quotes per zone: the client must take the latest of each zone.
+            { z: 'a', price: 0.2 + n * 0.1, at: now - 1800_000 },
+            { z: 'a', price: 0.25 + n * 0.1, at: now - 60_000 },
+            { z: 'b', price: 0.22 + n * 0.1, at: now - 60_000 },
+          ].map(
+            (q) =>
+              `<item><instanceType>${t}</instanceType><productDescription>Linux/UNIX</productDescription><spotPrice>${q.price.toFixed(6)}</spotPrice><timestamp>${new Date(q.at).toISOString()}</timestamp><availabilityZone>${this.region}${q.z}</availabilityZone></item>`,
+          ),
+        );
         this.ok(res, op, `<spotPriceHistorySet>${items.join('')}</spotPriceHistorySet><nextToken/>`);
         return;
       }
@@ -170,8 +230,15 @@ export class Ec2Emulator extends EmulatorBase {
         const unknown = ids.find((id) => !this.images.some((i) => i.id === id));
         if (unknown) return this.error(res, 400, 'InvalidAMIID.NotFound', `The image id '[${unknown}]' does not exist`);
         const names = f.get('name') ?? ['*'];
-        const imgs = ids.length ? this.images.filter((i) => ids.includes(i.id)) : owners.includes('amazon') ? this.images.filter((i) => names.some((n) => glob(n, i.name))) : [];
-        const items = imgs.map((i) => `<item><imageId>${i.id}</imageId><name>${esc(i.name)}</name><imageState>available</imageState><creationDate>${i.date}</creationDate><architecture>x86_64</architecture><rootDeviceName>${i.root}</rootDeviceName><imageOwnerAlias>amazon</imageOwnerAlias></item>`);
+        const imgs = ids.length
+          ? this.images.filter((i) => ids.includes(i.id))
+          : owners.includes('amazon')
+            ? this.images.filter((i) => names.some((n) => glob(n, i.name)))
+            : [];
+        const items = imgs.map(
+          (i) =>
+            `<item><imageId>${i.id}</imageId><name>${esc(i.name)}</name><imageState>available</imageState><creationDate>${i.date}</creationDate><architecture>x86_64</architecture><rootDeviceName>${i.root}</rootDeviceName><imageOwnerAlias>amazon</imageOwnerAlias></item>`,
+        );
         this.ok(res, op, `<imagesSet>${items.join('')}</imagesSet>`);
         return;
       }
@@ -179,9 +246,14 @@ export class Ec2Emulator extends EmulatorBase {
         const names = list(p, 'KeyName');
         const found = this.keyPairs.filter((k) => (names.length === 0 || names.includes(k.name)) && k.visibleAt <= Date.now());
         const missing = names.find((n) => !found.some((k) => k.name === n));
-        if (missing && this.keyPairs.some((k) => k.name === missing)) return this.lagError(res, 'InvalidKeyPair.NotFound', `The key pair '${missing}' does not exist`);
+        if (missing && this.keyPairs.some((k) => k.name === missing))
+          return this.lagError(res, 'InvalidKeyPair.NotFound', `The key pair '${missing}' does not exist`);
         if (missing) return this.error(res, 400, 'InvalidKeyPair.NotFound', `The key pair '${missing}' does not exist`);
-        this.ok(res, op, `<keySet>${found.map((k) => `<item><keyPairId>${k.id}</keyPairId><keyName>${esc(k.name)}</keyName><keyFingerprint>00:00</keyFingerprint></item>`).join('')}</keySet>`);
+        this.ok(
+          res,
+          op,
+          `<keySet>${found.map((k) => `<item><keyPairId>${k.id}</keyPairId><keyName>${esc(k.name)}</keyName><keyFingerprint>00:00</keyFingerprint></item>`).join('')}</keySet>`,
+        );
         return;
       }
       case 'ImportKeyPair': {
@@ -198,25 +270,53 @@ export class Ec2Emulator extends EmulatorBase {
         const names = f.get('group-name');
         const ids = list(p, 'GroupId');
         const vpcs = f.get('vpc-id');
-        const gs = this.groups.filter((g) => (!names || names.includes(g.name)) && (!ids.length || ids.includes(g.id)) && (!vpcs || vpcs.includes(g.vpcId ?? 'vpc-0default')) && g.visibleAt <= Date.now());
+        const gs = this.groups.filter(
+          (g) =>
+            (!names || names.includes(g.name)) &&
+            (!ids.length || ids.includes(g.id)) &&
+            (!vpcs || vpcs.includes(g.vpcId ?? 'vpc-0default')) &&
+            g.visibleAt <= Date.now(),
+        );
         const missing = ids.find((id) => !gs.some((g) => g.id === id));
         if (missing) return this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${missing}' does not exist`);
-        const perms = (g: Group): string => g.cidrs.map((c) => `<item><ipProtocol>${esc(c.proto)}</ipProtocol><fromPort>${c.from}</fromPort><toPort>${c.to}</toPort><groups/><ipRanges><item><cidrIp>${esc(c.cidr)}</cidrIp></item></ipRanges><ipv6Ranges/><prefixListIds/></item>`).join('');
-        const tagSet = (g: Group): string => Object.entries(g.tags).map(([k, v]) => `<item><key>${esc(k)}</key><value>${esc(v)}</value></item>`).join('');
-        this.ok(res, op, `<securityGroupInfo>${gs.map((g) => `<item><ownerId>123456789012</ownerId><groupId>${g.id}</groupId><groupName>${esc(g.name)}</groupName><groupDescription>${esc(g.description)}</groupDescription><vpcId>${g.vpcId ?? 'vpc-0default'}</vpcId><ipPermissions>${perms(g)}</ipPermissions><ipPermissionsEgress/><tagSet>${tagSet(g)}</tagSet></item>`).join('')}</securityGroupInfo>`);
+        const perms = (g: Group): string =>
+          g.cidrs
+            .map(
+              (c) =>
+                `<item><ipProtocol>${esc(c.proto)}</ipProtocol><fromPort>${c.from}</fromPort><toPort>${c.to}</toPort><groups/><ipRanges><item><cidrIp>${esc(c.cidr)}</cidrIp></item></ipRanges><ipv6Ranges/><prefixListIds/></item>`,
+            )
+            .join('');
+        const tagSet = (g: Group): string =>
+          Object.entries(g.tags)
+            .map(([k, v]) => `<item><key>${esc(k)}</key><value>${esc(v)}</value></item>`)
+            .join('');
+        this.ok(
+          res,
+          op,
+          `<securityGroupInfo>${gs.map((g) => `<item><ownerId>123456789012</ownerId><groupId>${g.id}</groupId><groupName>${esc(g.name)}</groupName><groupDescription>${esc(g.description)}</groupDescription><vpcId>${g.vpcId ?? 'vpc-0default'}</vpcId><ipPermissions>${perms(g)}</ipPermissions><ipPermissionsEgress/><tagSet>${tagSet(g)}</tagSet></item>`).join('')}</securityGroupInfo>`,
+        );
         return;
       }
       case 'CreateSecurityGroup': {
         const tags: Record<string, string> = {};
-        for (let m = 1; p.has(`TagSpecification.1.Tag.${m}.Key`); m++) tags[p.get(`TagSpecification.1.Tag.${m}.Key`)!] = p.get(`TagSpecification.1.Tag.${m}.Value`) ?? '';
-        const g: Group = { id: `sg-${randomBytes(8).toString('hex')}`, name: p.get('GroupName') ?? '', description: p.get('GroupDescription') ?? '', cidrs: [] as Group['cidrs'], visibleAt: Date.now() + this.consistencyMs, tags };
+        for (let m = 1; p.has(`TagSpecification.1.Tag.${m}.Key`); m++)
+          tags[p.get(`TagSpecification.1.Tag.${m}.Key`)!] = p.get(`TagSpecification.1.Tag.${m}.Value`) ?? '';
+        const g: Group = {
+          id: `sg-${randomBytes(8).toString('hex')}`,
+          name: p.get('GroupName') ?? '',
+          description: p.get('GroupDescription') ?? '',
+          cidrs: [] as Group['cidrs'],
+          visibleAt: Date.now() + this.consistencyMs,
+          tags,
+        };
         if (!g.description) return this.error(res, 400, 'MissingParameter', 'The request must contain the parameter groupDescription');
         // Without VpcId the group goes to the default VPC; an account without one is refused (EC2-Classic is gone).
         const vpcId = p.get('VpcId') ?? this.net.defaultVpc?.id;
         if (!vpcId) return this.error(res, 400, 'VPCIdNotSpecified', 'No default VPC for this user');
         if (!this.net.vpcs.some((v) => v.id === vpcId)) return this.error(res, 400, 'InvalidVpcID.NotFound', `The vpc ID '${vpcId}' does not exist`);
         g.vpcId = vpcId;
-        if (this.groups.some((x) => x.name === g.name && (x.vpcId ?? 'vpc-0default') === vpcId)) return this.error(res, 400, 'InvalidGroup.Duplicate', `The security group '${g.name}' already exists for VPC '${vpcId}'`);
+        if (this.groups.some((x) => x.name === g.name && (x.vpcId ?? 'vpc-0default') === vpcId))
+          return this.error(res, 400, 'InvalidGroup.Duplicate', `The security group '${g.name}' already exists for VPC '${vpcId}'`);
         this.groups.push(g);
         this.ok(res, op, `<return>true</return><groupId>${g.id}</groupId>`);
         return;
@@ -229,13 +329,25 @@ export class Ec2Emulator extends EmulatorBase {
         const rules: Group['cidrs'] = [];
         for (let n = 1; p.has(`IpPermissions.${n}.IpProtocol`); n++) {
           for (const cidr of collectCidrs(p, n)) {
-            rules.push({ proto: p.get(`IpPermissions.${n}.IpProtocol`) ?? '', from: Number(p.get(`IpPermissions.${n}.FromPort`)), to: Number(p.get(`IpPermissions.${n}.ToPort`)), cidr });
+            rules.push({
+              proto: p.get(`IpPermissions.${n}.IpProtocol`) ?? '',
+              from: Number(p.get(`IpPermissions.${n}.FromPort`)),
+              to: Number(p.get(`IpPermissions.${n}.ToPort`)),
+              cidr,
+            });
           }
         }
-        const same = (a: Group['cidrs'][number], b: Group['cidrs'][number]): boolean => a.proto === b.proto && a.from === b.from && a.to === b.to && a.cidr === b.cidr;
+        const same = (a: Group['cidrs'][number], b: Group['cidrs'][number]): boolean =>
+          a.proto === b.proto && a.from === b.from && a.to === b.to && a.cidr === b.cidr;
         if (op === 'AuthorizeSecurityGroupIngress') {
           const dup = rules.find((r) => g.cidrs.some((c) => same(c, r)));
-          if (dup) return this.error(res, 400, 'InvalidPermission.Duplicate', `the specified rule "peer: ${dup.cidr}, TCP, from port: ${dup.from}, to port: ${dup.to}, ALLOW" already exists`);
+          if (dup)
+            return this.error(
+              res,
+              400,
+              'InvalidPermission.Duplicate',
+              `the specified rule "peer: ${dup.cidr}, TCP, from port: ${dup.from}, to port: ${dup.to}, ALLOW" already exists`,
+            );
           g.cidrs.push(...rules);
         } else {
           const unknown = rules.find((r) => !g.cidrs.some((c) => same(c, r)));
@@ -250,19 +362,30 @@ export class Ec2Emulator extends EmulatorBase {
         const known = token ? this.tokens.get(token) : undefined;
         if (known && this.instances.has(known)) {
           // Idempotent launch: the same token answers with the same instance.
-          this.ok(res, op, `<reservationId>r-${known}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(this.instances.get(known)!)}</instancesSet>`);
+          this.ok(
+            res,
+            op,
+            `<reservationId>r-${known}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(this.instances.get(known)!)}</instancesSet>`,
+          );
           return;
         }
         const type = p.get('InstanceType') ?? '';
         if (!EC2_EMULATED_TYPES.includes(type)) return this.error(res, 400, 'InvalidParameterValue', `Invalid value '${type}' for InstanceType.`);
-        if (!this.images.some((i) => i.id === p.get('ImageId'))) return this.error(res, 400, 'InvalidAMIID.NotFound', `The image id '[${p.get('ImageId') ?? ''}]' does not exist`);
+        if (!this.images.some((i) => i.id === p.get('ImageId')))
+          return this.error(res, 400, 'InvalidAMIID.NotFound', `The image id '[${p.get('ImageId') ?? ''}]' does not exist`);
         const key = this.keyPairs.find((k) => k.name === p.get('KeyName'));
         if (!key) return this.error(res, 400, 'InvalidKeyPair.NotFound', `The key pair '${p.get('KeyName') ?? ''}' does not exist`);
         if (key.visibleAt > Date.now()) return this.lagError(res, 'InvalidKeyPair.NotFound', `The key pair '${key.name}' does not exist`);
         // The network: a subnet named on the first network interface (or top level), else the default VPC's.
         const nic = p.has('NetworkInterface.1.DeviceIndex') || p.has('NetworkInterface.1.SubnetId');
         const topGroups = list(p, 'SecurityGroupId');
-        if (nic && topGroups.length) return this.error(res, 400, 'InvalidParameterCombination', 'Network interfaces and an instance-level security groups may not be specified on the same request');
+        if (nic && topGroups.length)
+          return this.error(
+            res,
+            400,
+            'InvalidParameterCombination',
+            'Network interfaces and an instance-level security groups may not be specified on the same request',
+          );
         const groupIds = nic ? list(p, 'NetworkInterface.1.SecurityGroupId') : topGroups;
         const subnetId = p.get('NetworkInterface.1.SubnetId') ?? p.get('SubnetId');
         const placementZone = p.get('Placement.AvailabilityZone');
@@ -270,37 +393,64 @@ export class Ec2Emulator extends EmulatorBase {
         if (subnetId && !subnet) return this.error(res, 400, 'InvalidSubnetID.NotFound', `The subnet ID '${subnetId}' does not exist`);
         if (!subnet) {
           const dv = this.net.defaultVpc;
-          if (!dv) return this.error(res, 400, 'VPCIdNotSpecified', 'No default VPC for this user. GroupName is only supported for EC2-Classic and default VPC.');
-          subnet = this.net.subnets.find((x) => x.vpcId === dv.id && x.defaultForAz && (!placementZone || x.zone === placementZone)) ?? this.net.subnets.find((x) => x.vpcId === dv.id);
+          if (!dv)
+            return this.error(res, 400, 'VPCIdNotSpecified', 'No default VPC for this user. GroupName is only supported for EC2-Classic and default VPC.');
+          subnet =
+            this.net.subnets.find((x) => x.vpcId === dv.id && x.defaultForAz && (!placementZone || x.zone === placementZone)) ??
+            this.net.subnets.find((x) => x.vpcId === dv.id);
           if (!subnet) return this.error(res, 400, 'MissingInput', `No subnets found for the default VPC '${dv.id}'. Please specify a subnet.`);
         }
-        if (placementZone && placementZone !== subnet.zone) return this.error(res, 400, 'InvalidParameterValue', `Value (${placementZone}) for parameter availabilityZone is invalid. Subnet '${subnet.id}' is in the availability zone ${subnet.zone}`);
+        if (placementZone && placementZone !== subnet.zone)
+          return this.error(
+            res,
+            400,
+            'InvalidParameterValue',
+            `Value (${placementZone}) for parameter availabilityZone is invalid. Subnet '${subnet.id}' is in the availability zone ${subnet.zone}`,
+          );
         for (const gid of groupIds) {
           const g = this.groups.find((x) => x.id === gid);
           if (!g) return this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${gid}' does not exist`);
-          if (g.visibleAt > Date.now()) return this.lagError(res, 'InvalidGroup.NotFound', `The security group '${gid}' does not exist in VPC '${g.vpcId ?? 'vpc-0default'}'`);
-          if ((g.vpcId ?? 'vpc-0default') !== subnet.vpcId) return this.error(res, 400, 'InvalidParameter', `Security group ${gid} and subnet ${subnet.id} belong to different networks.`);
+          if (g.visibleAt > Date.now())
+            return this.lagError(res, 'InvalidGroup.NotFound', `The security group '${gid}' does not exist in VPC '${g.vpcId ?? 'vpc-0default'}'`);
+          if ((g.vpcId ?? 'vpc-0default') !== subnet.vpcId)
+            return this.error(res, 400, 'InvalidParameter', `Security group ${gid} and subnet ${subnet.id} belong to different networks.`);
         }
         if (fault?.kind === 'capacity') return this.writeFault(op, fault, res);
         // A public address only when asked for or when the subnet hands them out; reachable only through an internet gateway.
-        const wantsPublic = p.get('NetworkInterface.1.AssociatePublicIpAddress') === 'true' || (p.get('NetworkInterface.1.AssociatePublicIpAddress') === undefined && subnet.mapPublicIp);
+        const wantsPublic =
+          p.get('NetworkInterface.1.AssociatePublicIpAddress') === 'true' ||
+          (p.get('NetworkInterface.1.AssociatePublicIpAddress') === undefined && subnet.mapPublicIp);
         const ip = !wantsPublic ? '' : this.net.reachable(subnet) ? this.instanceIp : '127.0.0.2';
         p.set('@subnet', subnet.id);
         p.set('@vpc', subnet.vpcId);
         const tags: Record<string, string> = {};
         for (let n = 1; p.has(`TagSpecification.${n}.ResourceType`); n++) {
           if (p.get(`TagSpecification.${n}.ResourceType`) !== 'instance') continue;
-          for (let m = 1; p.has(`TagSpecification.${n}.Tag.${m}.Key`); m++) tags[p.get(`TagSpecification.${n}.Tag.${m}.Key`)!] = p.get(`TagSpecification.${n}.Tag.${m}.Value`) ?? '';
+          for (let m = 1; p.has(`TagSpecification.${n}.Tag.${m}.Key`); m++)
+            tags[p.get(`TagSpecification.${n}.Tag.${m}.Key`)!] = p.get(`TagSpecification.${n}.Tag.${m}.Value`) ?? '';
         }
         const id = `i-${randomBytes(8).toString('hex')}`;
         this.instances.set(id, {
-          id, name: tags.Name ?? '', type, region: this.region, zone: subnet.zone, state: 'pending', ip,
-          tags, spot: p.get('InstanceMarketOptions.MarketType') === 'spot', launchedAt: Date.now(), request: p,
+          id,
+          name: tags.Name ?? '',
+          type,
+          region: this.region,
+          zone: subnet.zone,
+          state: 'pending',
+          ip,
+          tags,
+          spot: p.get('InstanceMarketOptions.MarketType') === 'spot',
+          launchedAt: Date.now(),
+          request: p,
         });
         if (token) this.tokens.set(token, id);
         this.visibleAt.set(id, Date.now() + this.consistencyMs);
         if (this.withheld(fault, res)) return;
-        this.ok(res, op, `<reservationId>r-${id}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(this.instances.get(id)!)}</instancesSet>`);
+        this.ok(
+          res,
+          op,
+          `<reservationId>r-${id}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(this.instances.get(id)!)}</instancesSet>`,
+        );
         return;
       }
       case 'DescribeVpcs':
@@ -315,7 +465,10 @@ export class Ec2Emulator extends EmulatorBase {
       case 'DescribeInstances': {
         const ids = list(p, 'InstanceId');
         const missing = ids.find((id) => !this.instances.has(id) || !this.visible(id));
-        if (missing) return (this.instances.has(missing) ? this.lagError(res, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`) : this.error(res, 400, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`));
+        if (missing)
+          return this.instances.has(missing)
+            ? this.lagError(res, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`)
+            : this.error(res, 400, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`);
         let all = [...this.instances.values()].filter((i) => this.visible(i.id)).map((i) => this.refresh(i));
         if (ids.length) all = all.filter((i) => ids.includes(i.id));
         for (const [name, values] of f) {
@@ -323,7 +476,9 @@ export class Ec2Emulator extends EmulatorBase {
           else if (name === 'instance-state-name') all = all.filter((i) => values.includes(STATE_NAME[i.state] ?? ''));
           else if (name.startsWith('tag:')) all = all.filter((i) => values.includes(i.tags[name.slice(4)] ?? '\u0000'));
         }
-        const items = all.map((i) => `<item><reservationId>r-${i.id}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(i)}</instancesSet></item>`);
+        const items = all.map(
+          (i) => `<item><reservationId>r-${i.id}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(i)}</instancesSet></item>`,
+        );
         this.ok(res, op, `<reservationSet>${items.join('')}</reservationSet>`);
         return;
       }
@@ -332,7 +487,10 @@ export class Ec2Emulator extends EmulatorBase {
         const ids = list(p, 'InstanceId');
         // Inside the window this answer does not mean terminated: nothing happens to the instance.
         const missing = ids.find((id) => !this.instances.has(id) || !this.visible(id));
-        if (missing) return (this.instances.has(missing) ? this.lagError(res, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`) : this.error(res, 400, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`));
+        if (missing)
+          return this.instances.has(missing)
+            ? this.lagError(res, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`)
+            : this.error(res, 400, 'InvalidInstanceID.NotFound', `The instance ID '${missing}' does not exist`);
         const items = ids.map((id) => {
           const i = this.instances.get(id)!;
           const prev = i.state;
@@ -343,7 +501,8 @@ export class Ec2Emulator extends EmulatorBase {
           }
           return `<item><instanceId>${id}</instanceId><currentState><code>${STATE_CODE[i.state]}</code><name>${STATE_NAME[i.state]}</name></currentState><previousState><code>${STATE_CODE[prev]}</code><name>${STATE_NAME[prev]}</name></previousState></item>`;
         });
-        if (items.includes(undefined)) return this.error(res, 400, 'UnsupportedOperation', 'You can\'t stop the Spot Instance because it is a one-time Spot Instance request.');
+        if (items.includes(undefined))
+          return this.error(res, 400, 'UnsupportedOperation', "You can't stop the Spot Instance because it is a one-time Spot Instance request.");
         if (this.withheld(fault, res)) return;
         this.ok(res, op, `<instancesSet>${items.join('')}</instancesSet>`);
         return;

@@ -6,9 +6,26 @@
 // public address in a subnet without one gets the address, but nothing reaches it.
 import { randomBytes } from 'node:crypto';
 
-export interface Vpc { id: string; cidr: string; isDefault: boolean }
-export interface Subnet { id: string; vpcId: string; zone: string; cidr: string; mapPublicIp: boolean; defaultForAz: boolean }
-export interface RouteTable { id: string; vpcId: string; main: boolean; subnetIds: string[]; routes: Array<{ dest: string; gatewayId: string }> }
+export interface Vpc {
+  id: string;
+  cidr: string;
+  isDefault: boolean;
+}
+export interface Subnet {
+  id: string;
+  vpcId: string;
+  zone: string;
+  cidr: string;
+  mapPublicIp: boolean;
+  defaultForAz: boolean;
+}
+export interface RouteTable {
+  id: string;
+  vpcId: string;
+  main: boolean;
+  subnetIds: string[];
+  routes: Array<{ dest: string; gatewayId: string }>;
+}
 
 function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -24,8 +41,26 @@ export class Ec2Networks {
   constructor(private readonly region: string) {
     const vpc: Vpc = { id: 'vpc-0default', cidr: '172.31.0.0/16', isDefault: true };
     this.vpcs.push(vpc);
-    ['a', 'b'].forEach((z, n) => this.subnets.push({ id: `subnet-0default${z}`, vpcId: vpc.id, zone: `${region}${z}`, cidr: `172.31.${n * 16}.0/20`, mapPublicIp: true, defaultForAz: true }));
-    this.routeTables.push({ id: 'rtb-0default', vpcId: vpc.id, main: true, subnetIds: [], routes: [{ dest: vpc.cidr, gatewayId: 'local' }, { dest: '0.0.0.0/0', gatewayId: 'igw-0default' }] });
+    ['a', 'b'].forEach((z, n) =>
+      this.subnets.push({
+        id: `subnet-0default${z}`,
+        vpcId: vpc.id,
+        zone: `${region}${z}`,
+        cidr: `172.31.${n * 16}.0/20`,
+        mapPublicIp: true,
+        defaultForAz: true,
+      }),
+    );
+    this.routeTables.push({
+      id: 'rtb-0default',
+      vpcId: vpc.id,
+      main: true,
+      subnetIds: [],
+      routes: [
+        { dest: vpc.cidr, gatewayId: 'local' },
+        { dest: '0.0.0.0/0', gatewayId: 'igw-0default' },
+      ],
+    });
   }
 
   get defaultVpc(): Vpc | undefined {
@@ -49,9 +84,26 @@ export class Ec2Networks {
     const vpc: Vpc = { id: `vpc-${hex(9)}`, cidr: `10.${this.vpcs.length}.0.0/16`, isDefault: false };
     this.vpcs.push(vpc);
     this.routeTables.push({ id: `rtb-${hex(9)}`, vpcId: vpc.id, main: true, subnetIds: [], routes: [{ dest: vpc.cidr, gatewayId: 'local' }] });
-    const subnets = options.zones.map((z, n) => ({ id: `subnet-${hex(9)}`, vpcId: vpc.id, zone: `${this.region}${z}`, cidr: `10.${this.vpcs.length - 1}.${n}.0/24`, mapPublicIp: options.mapPublicIp ?? false, defaultForAz: false }));
+    const subnets = options.zones.map((z, n) => ({
+      id: `subnet-${hex(9)}`,
+      vpcId: vpc.id,
+      zone: `${this.region}${z}`,
+      cidr: `10.${this.vpcs.length - 1}.${n}.0/24`,
+      mapPublicIp: options.mapPublicIp ?? false,
+      defaultForAz: false,
+    }));
     this.subnets.push(...subnets);
-    if (options.public) this.routeTables.push({ id: `rtb-${hex(9)}`, vpcId: vpc.id, main: false, subnetIds: subnets.map((s) => s.id), routes: [{ dest: vpc.cidr, gatewayId: 'local' }, { dest: '0.0.0.0/0', gatewayId: `igw-${hex(9)}` }] });
+    if (options.public)
+      this.routeTables.push({
+        id: `rtb-${hex(9)}`,
+        vpcId: vpc.id,
+        main: false,
+        subnetIds: subnets.map((s) => s.id),
+        routes: [
+          { dest: vpc.cidr, gatewayId: 'local' },
+          { dest: '0.0.0.0/0', gatewayId: `igw-${hex(9)}` },
+        ],
+      });
     return { vpc, subnets };
   }
 
@@ -72,11 +124,14 @@ export class Ec2Networks {
   }
 
   describeSubnets(filters: Map<string, string[]>, ids: string[]): string {
-    const ss = this.subnets.filter((s) => (!ids.length || ids.includes(s.id))
-      && (!filters.get('vpc-id') || filters.get('vpc-id')!.includes(s.vpcId))
-      && (!filters.get('availability-zone') || filters.get('availability-zone')!.includes(s.zone))
-      && (!filters.get('default-for-az') || filters.get('default-for-az')!.includes(String(s.defaultForAz)))
-      && (!filters.get('state') || filters.get('state')!.includes('available')));
+    const ss = this.subnets.filter(
+      (s) =>
+        (!ids.length || ids.includes(s.id)) &&
+        (!filters.get('vpc-id') || filters.get('vpc-id')!.includes(s.vpcId)) &&
+        (!filters.get('availability-zone') || filters.get('availability-zone')!.includes(s.zone)) &&
+        (!filters.get('default-for-az') || filters.get('default-for-az')!.includes(String(s.defaultForAz))) &&
+        (!filters.get('state') || filters.get('state')!.includes('available')),
+    );
     return `<subnetSet>${ss.map((s) => `<item><subnetId>${s.id}</subnetId><subnetArn>arn:aws:ec2:${this.region}:123456789012:subnet/${s.id}</subnetArn><state>available</state><ownerId>123456789012</ownerId><vpcId>${s.vpcId}</vpcId><cidrBlock>${s.cidr}</cidrBlock><availableIpAddressCount>250</availableIpAddressCount><availabilityZone>${s.zone}</availabilityZone><defaultForAz>${s.defaultForAz}</defaultForAz><mapPublicIpOnLaunch>${s.mapPublicIp}</mapPublicIpOnLaunch><tagSet/></item>`).join('')}</subnetSet>`;
   }
 
@@ -84,12 +139,28 @@ export class Ec2Networks {
     const bySubnet = filters.get('association.subnet-id');
     const byVpc = filters.get('vpc-id');
     const main = filters.get('association.main');
-    const rs = this.routeTables.filter((r) => (!bySubnet || r.subnetIds.some((s) => bySubnet.includes(s))) && (!byVpc || byVpc.includes(r.vpcId)) && (!main || main.includes(String(r.main))));
-    const routes = (r: RouteTable): string => r.routes.map((x) => `<item><destinationCidrBlock>${x.dest}</destinationCidrBlock><gatewayId>${esc(x.gatewayId)}</gatewayId><state>active</state><origin>${x.gatewayId === 'local' ? 'CreateRouteTable' : 'CreateRoute'}</origin></item>`).join('');
-    const assocs = (r: RouteTable): string => [
-      ...(r.main ? [`<item><routeTableAssociationId>rtbassoc-${r.id.slice(4)}m</routeTableAssociationId><routeTableId>${r.id}</routeTableId><main>true</main><associationState><state>associated</state></associationState></item>`] : []),
-      ...r.subnetIds.map((s) => `<item><routeTableAssociationId>rtbassoc-${s.slice(7)}</routeTableAssociationId><routeTableId>${r.id}</routeTableId><subnetId>${s}</subnetId><main>false</main><associationState><state>associated</state></associationState></item>`),
-    ].join('');
+    const rs = this.routeTables.filter(
+      (r) => (!bySubnet || r.subnetIds.some((s) => bySubnet.includes(s))) && (!byVpc || byVpc.includes(r.vpcId)) && (!main || main.includes(String(r.main))),
+    );
+    const routes = (r: RouteTable): string =>
+      r.routes
+        .map(
+          (x) =>
+            `<item><destinationCidrBlock>${x.dest}</destinationCidrBlock><gatewayId>${esc(x.gatewayId)}</gatewayId><state>active</state><origin>${x.gatewayId === 'local' ? 'CreateRouteTable' : 'CreateRoute'}</origin></item>`,
+        )
+        .join('');
+    const assocs = (r: RouteTable): string =>
+      [
+        ...(r.main
+          ? [
+              `<item><routeTableAssociationId>rtbassoc-${r.id.slice(4)}m</routeTableAssociationId><routeTableId>${r.id}</routeTableId><main>true</main><associationState><state>associated</state></associationState></item>`,
+            ]
+          : []),
+        ...r.subnetIds.map(
+          (s) =>
+            `<item><routeTableAssociationId>rtbassoc-${s.slice(7)}</routeTableAssociationId><routeTableId>${r.id}</routeTableId><subnetId>${s}</subnetId><main>false</main><associationState><state>associated</state></associationState></item>`,
+        ),
+      ].join('');
     return `<routeTableSet>${rs.map((r) => `<item><routeTableId>${r.id}</routeTableId><vpcId>${r.vpcId}</vpcId><ownerId>123456789012</ownerId><routeSet>${routes(r)}</routeSet><associationSet>${assocs(r)}</associationSet><propagatingVgwSet/><tagSet/></item>`).join('')}</routeTableSet>`;
   }
 }

@@ -55,14 +55,26 @@ export class GcpEmulator extends EmulatorBase {
 
   constructor(options: EmulatorOptions = {}) {
     super(options);
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
     this.privateKeyPem = privateKey;
     this.oauth = new GoogleTokens(() => `${this.url}/token`, { email: this.clientEmail, publicKeyPem: publicKey });
   }
 
   /** A service-account key file as the IAM console downloads it, pointing at this emulator's token endpoint. */
   serviceAccountJson(): string {
-    return JSON.stringify({ type: 'service_account', project_id: this.project, private_key_id: 'k1', private_key: this.privateKeyPem, client_email: this.clientEmail, client_id: '1', token_uri: `${this.url}/token` });
+    return JSON.stringify({
+      type: 'service_account',
+      project_id: this.project,
+      private_key_id: 'k1',
+      private_key: this.privateKeyPem,
+      client_email: this.clientEmail,
+      client_id: '1',
+      token_uri: `${this.url}/token`,
+    });
   }
 
   protected override handlesCapacityInRoute(): boolean {
@@ -103,8 +115,24 @@ export class GcpEmulator extends EmulatorBase {
    * Compute Engine answers its limits with 403 and a reason (cloud.google.com/compute/docs/api/errors):
    * quotaExceeded for a project/region quota, rateLimitExceeded for too many API requests.
    */
-  static readonly QUOTA_EXCEEDED: Fault = { kind: 'status', status: 403, body: JSON.stringify({ error: { code: 403, message: "Quota 'NVIDIA_L4_GPUS' exceeded.  Limit: 0.0 in region us-central1.", errors: [{ message: "Quota 'NVIDIA_L4_GPUS' exceeded.  Limit: 0.0 in region us-central1.", domain: 'usageLimits', reason: 'quotaExceeded' }] } }) };
-  static readonly RATE_LIMITED_403: Fault = { kind: 'status', status: 403, body: JSON.stringify({ error: { code: 403, message: 'Rate Limit Exceeded', errors: [{ message: 'Rate Limit Exceeded', domain: 'usageLimits', reason: 'rateLimitExceeded' }] } }) };
+  static readonly QUOTA_EXCEEDED: Fault = {
+    kind: 'status',
+    status: 403,
+    body: JSON.stringify({
+      error: {
+        code: 403,
+        message: "Quota 'NVIDIA_L4_GPUS' exceeded.  Limit: 0.0 in region us-central1.",
+        errors: [{ message: "Quota 'NVIDIA_L4_GPUS' exceeded.  Limit: 0.0 in region us-central1.", domain: 'usageLimits', reason: 'quotaExceeded' }],
+      },
+    }),
+  };
+  static readonly RATE_LIMITED_403: Fault = {
+    kind: 'status',
+    status: 403,
+    body: JSON.stringify({
+      error: { code: 403, message: 'Rate Limit Exceeded', errors: [{ message: 'Rate Limit Exceeded', domain: 'usageLimits', reason: 'rateLimitExceeded' }] },
+    }),
+  };
 
   protected writeFault(_op: string, fault: Fault, res: ServerResponse): void {
     if (fault.kind === 'status' && fault.body) send(res, fault.status, fault.contentType ?? 'application/json', fault.body);
@@ -117,14 +145,27 @@ export class GcpEmulator extends EmulatorBase {
   private opJson(o: Operation): unknown {
     const done = Date.now() >= o.doneAt;
     return {
-      kind: 'compute#operation', id: o.name, name: o.name, zone: `${this.url}/compute/v1/projects/${this.project}/zones/${o.zone}`, operationType: o.operationType,
-      targetLink: o.targetLink, status: done ? 'DONE' : 'RUNNING', progress: done ? 100 : 0,
+      kind: 'compute#operation',
+      id: o.name,
+      name: o.name,
+      zone: `${this.url}/compute/v1/projects/${this.project}/zones/${o.zone}`,
+      operationType: o.operationType,
+      targetLink: o.targetLink,
+      status: done ? 'DONE' : 'RUNNING',
+      progress: done ? 100 : 0,
       ...(done && o.error ? { error: { errors: [o.error] }, httpErrorStatusCode: 503, httpErrorMessage: 'SERVICE UNAVAILABLE' } : {}),
     };
   }
 
   private newOp(zone: string, type: string, name: string, error?: Operation['error']): Operation {
-    const o = { name: `operation-${Date.now()}-${randomBytes(6).toString('hex')}`, zone, operationType: type, targetLink: `${this.url}/compute/v1/projects/${this.project}/zones/${zone}/instances/${name}`, doneAt: Date.now() + this.opMs, error };
+    const o = {
+      name: `operation-${Date.now()}-${randomBytes(6).toString('hex')}`,
+      zone,
+      operationType: type,
+      targetLink: `${this.url}/compute/v1/projects/${this.project}/zones/${zone}/instances/${name}`,
+      doneAt: Date.now() + this.opMs,
+      error,
+    };
     this.operations.push(o);
     return o;
   }
@@ -132,13 +173,24 @@ export class GcpEmulator extends EmulatorBase {
   private instanceJson(i: EmulatedInstance): unknown {
     this.refresh(i);
     const body = i.request as { machineType: string; guestAccelerators?: unknown[]; scheduling?: unknown; labels?: Record<string, string>; metadata?: unknown };
-    const status = { pending: 'STAGING', running: 'RUNNING', stopping: 'STOPPING', stopped: 'TERMINATED', terminating: 'STOPPING', terminated: 'TERMINATED' }[i.state];
+    const status = { pending: 'STAGING', running: 'RUNNING', stopping: 'STOPPING', stopped: 'TERMINATED', terminating: 'STOPPING', terminated: 'TERMINATED' }[
+      i.state
+    ];
     return {
-      kind: 'compute#instance', id: i.id, name: i.name, zone: `${this.url}/compute/v1/projects/${this.project}/zones/${i.zone}`, status,
+      kind: 'compute#instance',
+      id: i.id,
+      name: i.name,
+      zone: `${this.url}/compute/v1/projects/${this.project}/zones/${i.zone}`,
+      status,
       machineType: `${this.url}/compute/v1/projects/${this.project}/zones/${i.zone}/machineTypes/${body.machineType.split('/').pop() ?? ''}`,
-      guestAccelerators: body.guestAccelerators ?? [], scheduling: body.scheduling, labels: body.labels ?? {}, metadata: body.metadata,
+      guestAccelerators: body.guestAccelerators ?? [],
+      scheduling: body.scheduling,
+      labels: body.labels ?? {},
+      metadata: body.metadata,
       creationTimestamp: new Date(i.launchedAt).toISOString(),
-      networkInterfaces: [{ network: 'global/networks/default', accessConfigs: i.state === 'running' ? [{ type: 'ONE_TO_ONE_NAT', natIP: i.ip }] : [{ type: 'ONE_TO_ONE_NAT' }] }],
+      networkInterfaces: [
+        { network: 'global/networks/default', accessConfigs: i.state === 'running' ? [{ type: 'ONE_TO_ONE_NAT', natIP: i.ip }] : [{ type: 'ONE_TO_ONE_NAT' }] },
+      ],
     };
   }
 
@@ -169,7 +221,10 @@ export class GcpEmulator extends EmulatorBase {
       return v === undefined ? undefined : v.toLowerCase() === 'true';
     };
     if (flag(items) ?? flag(this.projectMetadata) ?? false) return this.osLogin.authorizedKeys(user, this.project);
-    return (items.find((m) => m.key === 'ssh-keys')?.value ?? '').split('\n').filter((l) => l.startsWith(`${user}:`)).map((l) => l.slice(user.length + 1).trim());
+    return (items.find((m) => m.key === 'ssh-keys')?.value ?? '')
+      .split('\n')
+      .filter((l) => l.startsWith(`${user}:`))
+      .map((l) => l.slice(user.length + 1).trim());
   }
 
   /** Deleted instances, kept for the tests' accounting. */
@@ -185,7 +240,14 @@ export class GcpEmulator extends EmulatorBase {
       // oauth2.googleapis.com/tokeninfo: the token's account (email) when it was granted userinfo.email.
       const who = this.oauth.principalOf(`Bearer ${new URL(req.url ?? '/', this.url).searchParams.get('access_token') ?? ''}`);
       if (!who) return json(400, { error: 'invalid_token', error_description: 'Invalid Value' });
-      return json(200, { azp: 'client', aud: 'client', scope: 'https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/cloud-platform openid', expires_in: '3500', access_type: 'offline', ...(who.kind !== 'federated' ? { email: who.email, email_verified: 'true' } : {}) });
+      return json(200, {
+        azp: 'client',
+        aud: 'client',
+        scope: 'https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/cloud-platform openid',
+        expires_in: '3500',
+        access_type: 'offline',
+        ...(who.kind !== 'federated' ? { email: who.email, email_verified: 'true' } : {}),
+      });
     }
     if (op === 'generate-access-token') {
       if (userProject) this.oauth.quotaHeaderOnTokenCalls++;
@@ -206,14 +268,25 @@ export class GcpEmulator extends EmulatorBase {
       case 'oslogin-import':
       case 'oslogin-profile': {
         const user = decodeURIComponent(/\/users\/([^/:]+)/.exec(url.pathname)?.[1] ?? '');
-        return answer(op === 'oslogin-import' ? this.osLogin.importKey(principal, user, url.searchParams.get('projectId'), body) : this.osLogin.loginProfile(principal, user, url.searchParams.get('projectId')));
+        return answer(
+          op === 'oslogin-import'
+            ? this.osLogin.importKey(principal, user, url.searchParams.get('projectId'), body)
+            : this.osLogin.loginProfile(principal, user, url.searchParams.get('projectId')),
+        );
       }
       case 'project-get':
-        if (decodeURIComponent(parts[4] ?? '') !== this.project) return this.err(res, 404, 'notFound', `The resource 'projects/${parts[4] ?? ''}' was not found`);
-        json(200, { kind: 'compute#project', name: this.project, id: '123456789012', commonInstanceMetadata: { kind: 'compute#metadata', fingerprint: 'f1', items: this.projectMetadata } });
+        if (decodeURIComponent(parts[4] ?? '') !== this.project)
+          return this.err(res, 404, 'notFound', `The resource 'projects/${parts[4] ?? ''}' was not found`);
+        json(200, {
+          kind: 'compute#project',
+          name: this.project,
+          id: '123456789012',
+          commonInstanceMetadata: { kind: 'compute#metadata', fingerprint: 'f1', items: this.projectMetadata },
+        });
         return;
       case 'instance-test-permissions': {
-        if (!byName(decodeURIComponent(parts[8] ?? ''))) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}' was not found`);
+        if (!byName(decodeURIComponent(parts[8] ?? '')))
+          return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}' was not found`);
         const asked = (JSON.parse(body || '{}') as { permissions?: string[] }).permissions ?? [];
         const mayLogin = principal.kind !== 'federated' && this.osLogin.loginRole.has(principal.email);
         json(200, { permissions: asked.filter((x) => !/^compute\.instances\.os(Admin)?Login$/.test(x) || mayLogin) });
@@ -223,25 +296,56 @@ export class GcpEmulator extends EmulatorBase {
         json(200, { kind: 'compute#acceleratorTypeList', items: GCP_ZONE_ACCELERATORS.map((name) => ({ kind: 'compute#acceleratorType', name, zone })) });
         return;
       case 'insert': {
-        const input = JSON.parse(body) as { name: string; machineType?: string; scheduling?: { provisioningModel?: string; onHostMaintenance?: string }; labels?: Record<string, string>; disks?: Array<{ initializeParams?: { sourceImage?: string; diskSizeGb?: string } }> };
+        const input = JSON.parse(body) as {
+          name: string;
+          machineType?: string;
+          scheduling?: { provisioningModel?: string; onHostMaintenance?: string };
+          labels?: Record<string, string>;
+          disks?: Array<{ initializeParams?: { sourceImage?: string; diskSizeGb?: string } }>;
+        };
         const requestId = url.searchParams.get('requestId');
         const prior = requestId ? this.requestIds.get(requestId) : undefined;
         if (prior) return json(200, this.opJson(this.operations.find((o) => o.name === prior)!));
-        if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(input.name)) return this.err(res, 400, 'invalid', `Invalid value for field 'resource.name': '${input.name}'.`);
-        if (input.scheduling?.onHostMaintenance !== 'TERMINATE') return this.err(res, 400, 'invalid', 'Instances with guest accelerators do not support live migration.');
+        if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(input.name))
+          return this.err(res, 400, 'invalid', `Invalid value for field 'resource.name': '${input.name}'.`);
+        if (input.scheduling?.onHostMaintenance !== 'TERMINATE')
+          return this.err(res, 400, 'invalid', 'Instances with guest accelerators do not support live migration.');
         // The boot disk's image is resolved at insert: a retired family or image fails the insert itself.
         const boot = input.disks?.[0]?.initializeParams;
         const image = boot?.sourceImage ? resolveSourceImage(this.images, boot.sourceImage) : undefined;
-        if (boot?.sourceImage && !image) return this.err(res, 404, 'notFound', `The resource '${boot.sourceImage.replace(/^https:\/\/[^/]+\/compute\/v1\//, '')}' was not found`);
-        if (image && boot?.diskSizeGb && Number(boot.diskSizeGb) < image.diskSizeGb) return this.err(res, 400, 'invalid', `Invalid value for field 'resource.disks[0].initializeParams.diskSizeGb': '${boot.diskSizeGb}'. Requested disk size cannot be smaller than the image size (${image.diskSizeGb} GB)`);
-        if ([...this.instances.values()].some((i) => i.name === input.name && i.zone === zone)) return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/zones/${zone}/instances/${input.name}' already exists`);
+        if (boot?.sourceImage && !image)
+          return this.err(res, 404, 'notFound', `The resource '${boot.sourceImage.replace(/^https:\/\/[^/]+\/compute\/v1\//, '')}' was not found`);
+        if (image && boot?.diskSizeGb && Number(boot.diskSizeGb) < image.diskSizeGb)
+          return this.err(
+            res,
+            400,
+            'invalid',
+            `Invalid value for field 'resource.disks[0].initializeParams.diskSizeGb': '${boot.diskSizeGb}'. Requested disk size cannot be smaller than the image size (${image.diskSizeGb} GB)`,
+          );
+        if ([...this.instances.values()].some((i) => i.name === input.name && i.zone === zone))
+          return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/zones/${zone}/instances/${input.name}' already exists`);
         if (fault?.kind === 'capacity') {
-          const o = this.newOp(zone, 'insert', input.name, { code: 'ZONE_RESOURCE_POOL_EXHAUSTED', message: `The zone '${zone}' does not have enough resources available to fulfill the request.` });
+          const o = this.newOp(zone, 'insert', input.name, {
+            code: 'ZONE_RESOURCE_POOL_EXHAUSTED',
+            message: `The zone '${zone}' does not have enough resources available to fulfill the request.`,
+          });
           if (requestId) this.requestIds.set(requestId, o.name);
           return json(200, this.opJson(o));
         }
         const id = String(BigInt(`0x${randomBytes(7).toString('hex')}`));
-        this.instances.set(id, { id, name: input.name, type: input.machineType ?? '', region: zone.replace(/-[a-z]$/, ''), zone, state: 'pending', ip: this.instanceIp, tags: input.labels ?? {}, spot: input.scheduling?.provisioningModel === 'SPOT', launchedAt: Date.now() + this.opMs, request: input });
+        this.instances.set(id, {
+          id,
+          name: input.name,
+          type: input.machineType ?? '',
+          region: zone.replace(/-[a-z]$/, ''),
+          zone,
+          state: 'pending',
+          ip: this.instanceIp,
+          tags: input.labels ?? {},
+          spot: input.scheduling?.provisioningModel === 'SPOT',
+          launchedAt: Date.now() + this.opMs,
+          request: input,
+        });
         const o = this.newOp(zone, 'insert', input.name);
         if (requestId) this.requestIds.set(requestId, o.name);
         if (this.withheld(fault, res)) return;
@@ -273,7 +377,8 @@ export class GcpEmulator extends EmulatorBase {
       case 'firewall-insert': {
         const b = JSON.parse(body || '{}') as Record<string, unknown>;
         const name = String(b.name ?? '');
-        if (this.firewalls.has(name)) return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/global/firewalls/${name}' already exists`);
+        if (this.firewalls.has(name))
+          return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/global/firewalls/${name}' already exists`);
         this.firewalls.set(name, { kind: 'compute#firewall', ...b, selfLink: `${this.url}/compute/v1/projects/${this.project}/global/firewalls/${name}` });
         const o = this.newOp('', 'insert', name);
         json(200, this.opJson(o));
@@ -288,10 +393,21 @@ export class GcpEmulator extends EmulatorBase {
       }
       case 'guest-attributes': {
         const i = byName(decodeURIComponent(parts[8] ?? ''));
-        const enabled = ((i?.request as { metadata?: { items?: Array<{ key: string; value: string }> } } | undefined)?.metadata?.items ?? [])
-          .some((m) => m.key === 'enable-guest-attributes' && m.value.toUpperCase() === 'TRUE');
-        if (!i || !enabled || this.guestHostKeys.length === 0) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}/guestAttributes/hostkeys/' was not found`);
-        json(200, { kind: 'compute#guestAttributes', queryPath: 'hostkeys/', queryValue: { items: this.guestHostKeys.map((l) => ({ namespace: 'hostkeys', key: l.split(' ')[0], value: l.split(' ')[1] })) } });
+        const enabled = ((i?.request as { metadata?: { items?: Array<{ key: string; value: string }> } } | undefined)?.metadata?.items ?? []).some(
+          (m) => m.key === 'enable-guest-attributes' && m.value.toUpperCase() === 'TRUE',
+        );
+        if (!i || !enabled || this.guestHostKeys.length === 0)
+          return this.err(
+            res,
+            404,
+            'notFound',
+            `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}/guestAttributes/hostkeys/' was not found`,
+          );
+        json(200, {
+          kind: 'compute#guestAttributes',
+          queryPath: 'hostkeys/',
+          queryValue: { items: this.guestHostKeys.map((l) => ({ namespace: 'hostkeys', key: l.split(' ')[0], value: l.split(' ')[1] })) },
+        });
         return;
       }
       case 'image-from-family': {

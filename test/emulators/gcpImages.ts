@@ -15,9 +15,28 @@ export interface GceImage {
 export const DLVM_PROJECT = 'deeplearning-platform-release';
 
 export const GCE_IMAGES: GceImage[] = [
-  { project: DLVM_PROJECT, name: 'common-cu124-v20250110-debian-11-py310', family: 'common-cu124-debian-11-py310', diskSizeGb: 50, created: '2025-01-10T00:00:00.000-08:00', deprecated: 'DEPRECATED' },
-  { project: DLVM_PROJECT, name: 'pytorch-2-7-cu128-v20250801-ubuntu-2204-nvidia-570', family: 'pytorch-2-7-cu128-ubuntu-2204-nvidia-570', diskSizeGb: 100, created: '2025-08-01T00:00:00.000-07:00' },
-  { project: DLVM_PROJECT, name: 'pytorch-2-7-cu128-v20250925-ubuntu-2204-nvidia-570', family: 'pytorch-2-7-cu128-ubuntu-2204-nvidia-570', diskSizeGb: 100, created: '2025-09-25T00:00:00.000-07:00' },
+  {
+    project: DLVM_PROJECT,
+    name: 'common-cu124-v20250110-debian-11-py310',
+    family: 'common-cu124-debian-11-py310',
+    diskSizeGb: 50,
+    created: '2025-01-10T00:00:00.000-08:00',
+    deprecated: 'DEPRECATED',
+  },
+  {
+    project: DLVM_PROJECT,
+    name: 'pytorch-2-7-cu128-v20250801-ubuntu-2204-nvidia-570',
+    family: 'pytorch-2-7-cu128-ubuntu-2204-nvidia-570',
+    diskSizeGb: 100,
+    created: '2025-08-01T00:00:00.000-07:00',
+  },
+  {
+    project: DLVM_PROJECT,
+    name: 'pytorch-2-7-cu128-v20250925-ubuntu-2204-nvidia-570',
+    family: 'pytorch-2-7-cu128-ubuntu-2204-nvidia-570',
+    diskSizeGb: 100,
+    created: '2025-09-25T00:00:00.000-07:00',
+  },
 ];
 
 export function imageFromFamily(images: readonly GceImage[], project: string, family: string): GceImage | undefined {
@@ -35,8 +54,15 @@ export function resolveSourceImage(images: readonly GceImage[], source: string):
 
 export function imageJson(base: string, i: GceImage): unknown {
   return {
-    kind: 'compute#image', id: String(Math.abs([...i.name].reduce((h, c) => (h * 31 + c.charCodeAt(0)) | 0, 7))), creationTimestamp: i.created,
-    name: i.name, family: i.family, status: 'READY', sourceType: 'RAW', diskSizeGb: String(i.diskSizeGb), architecture: 'X86_64',
+    kind: 'compute#image',
+    id: String(Math.abs([...i.name].reduce((h, c) => (h * 31 + c.charCodeAt(0)) | 0, 7))),
+    creationTimestamp: i.created,
+    name: i.name,
+    family: i.family,
+    status: 'READY',
+    sourceType: 'RAW',
+    diskSizeGb: String(i.diskSizeGb),
+    architecture: 'X86_64',
     selfLink: `${base}/compute/v1/projects/${i.project}/global/images/${i.name}`,
     ...(i.deprecated ? { deprecated: { state: i.deprecated } } : {}),
   };

@@ -19,7 +19,11 @@ export class GcpMetadataServer {
   impostor = false;
   readonly requests: Array<{ path: string; flavor: string | undefined }> = [];
 
-  constructor(private readonly tokens: GoogleTokens, readonly projectId: string, serviceAccount = '123456789012-compute@developer.gserviceaccount.com') {
+  constructor(
+    private readonly tokens: GoogleTokens,
+    readonly projectId: string,
+    serviceAccount = '123456789012-compute@developer.gserviceaccount.com',
+  ) {
     this.serviceAccount = serviceAccount;
   }
 
@@ -29,7 +33,11 @@ export class GcpMetadataServer {
   }
 
   private reply(res: ServerResponse, status: number, type: string, body: string): void {
-    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...(this.impostor ? {} : { 'metadata-flavor': 'Google', server: 'Metadata Server for VM' }) });
+    res.writeHead(status, {
+      'content-type': type,
+      'content-length': Buffer.byteLength(body),
+      ...(this.impostor ? {} : { 'metadata-flavor': 'Google', server: 'Metadata Server for VM' }),
+    });
     res.end(body);
   }
 
@@ -39,11 +47,24 @@ export class GcpMetadataServer {
       const flavor = req.headers['metadata-flavor'] === undefined ? undefined : String(req.headers['metadata-flavor']);
       this.requests.push({ path: url.pathname, flavor });
       if (this.impostor) return this.reply(res, 200, 'text/html', '<html>Sign in to the network</html>');
-      if (req.headers['x-forwarded-for'] !== undefined) return this.reply(res, 403, 'text/html; charset=UTF-8', 'Your client does not have permission to get URL from this server. Request with X-Forwarded-For header is not allowed.');
-      if (flavor !== 'Google') return this.reply(res, 403, 'text/html; charset=UTF-8', `Your client does not have permission to get URL ${url.pathname} from this server. Missing Metadata-Flavor:Google header.`);
+      if (req.headers['x-forwarded-for'] !== undefined)
+        return this.reply(
+          res,
+          403,
+          'text/html; charset=UTF-8',
+          'Your client does not have permission to get URL from this server. Request with X-Forwarded-For header is not allowed.',
+        );
+      if (flavor !== 'Google')
+        return this.reply(
+          res,
+          403,
+          'text/html; charset=UTF-8',
+          `Your client does not have permission to get URL ${url.pathname} from this server. Missing Metadata-Flavor:Google header.`,
+        );
       const sa = /^\/computeMetadata\/v1\/instance\/service-accounts\/(default|[^/]+@[^/]+)\/(token|email)$/.exec(url.pathname);
       if (sa) {
-        if (!this.serviceAccount || (sa[1] !== 'default' && sa[1] !== this.serviceAccount)) return this.reply(res, 404, 'text/html; charset=UTF-8', 'Not Found');
+        if (!this.serviceAccount || (sa[1] !== 'default' && sa[1] !== this.serviceAccount))
+          return this.reply(res, 404, 'text/html; charset=UTF-8', 'Not Found');
         if (sa[2] === 'email') return this.reply(res, 200, 'application/text', this.serviceAccount);
         const token = this.tokens.issue({ kind: 'service-account', email: this.serviceAccount });
         return this.reply(res, 200, 'application/json', JSON.stringify({ access_token: token, expires_in: 3599, token_type: 'Bearer' }));

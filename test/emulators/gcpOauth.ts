@@ -37,7 +37,10 @@ export class GoogleTokens {
   quotaHeaderOnTokenCalls = 0;
 
   /** tokenUri: the audience a service-account JWT must name (known once the emulator listens). */
-  constructor(private readonly tokenUri: () => string, private readonly serviceAccount: { email: string; publicKeyPem: string }) {}
+  constructor(
+    private readonly tokenUri: () => string,
+    private readonly serviceAccount: { email: string; publicKeyPem: string },
+  ) {}
 
   static key(p: Principal): string {
     return p.kind === 'federated' ? `principal://iam.googleapis.com/${p.pool}/subject/${p.subject}` : p.email;
@@ -57,7 +60,25 @@ export class GoogleTokens {
   userProjectDenied(p: Principal, project: string): OauthAnswer | undefined {
     if (this.quotaProjects.get(GoogleTokens.key(p))?.has(project)) return undefined;
     const message = `Caller does not have required permission to use project ${project}. Grant the caller the roles/serviceusage.serviceUsageConsumer role, or a custom role with the serviceusage.services.use permission, by visiting https://console.developers.google.com/iam-admin/iam/admin?project=${project} and then retry. Propagation of the new permission may take a few minutes.`;
-    return { status: 403, body: { error: { code: 403, message, errors: [{ message, domain: 'global', reason: 'forbidden' }], status: 'PERMISSION_DENIED', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'USER_PROJECT_DENIED', domain: 'googleapis.com', metadata: { consumer: `projects/${project}` } }] } } };
+    return {
+      status: 403,
+      body: {
+        error: {
+          code: 403,
+          message,
+          errors: [{ message, domain: 'global', reason: 'forbidden' }],
+          status: 'PERMISSION_DENIED',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+              reason: 'USER_PROJECT_DENIED',
+              domain: 'googleapis.com',
+              metadata: { consumer: `projects/${project}` },
+            },
+          ],
+        },
+      },
+    };
   }
 
   private verifyAssertion(assertion: string): boolean {
@@ -67,7 +88,12 @@ export class GoogleTokens {
     v.update(`${h}.${c}`);
     if (!v.verify(this.serviceAccount.publicKeyPem, Buffer.from(sig, 'base64url'))) return false;
     const claims = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as { iss?: string; aud?: string; scope?: string; exp?: number };
-    return claims.iss === this.serviceAccount.email && claims.aud === this.tokenUri() && /auth\/(compute|cloud-platform)/.test(claims.scope ?? '') && (claims.exp ?? 0) > Date.now() / 1000;
+    return (
+      claims.iss === this.serviceAccount.email &&
+      claims.aud === this.tokenUri() &&
+      /auth\/(compute|cloud-platform)/.test(claims.scope ?? '') &&
+      (claims.exp ?? 0) > Date.now() / 1000
+    );
   }
 
   /** POST oauth2.googleapis.com/token. */
@@ -101,11 +127,16 @@ export class GoogleTokens {
     if (form.get('grant_type') !== STS_GRANT) return bad('unsupported_grant_type', `Invalid value for "grant_type": ${form.get('grant_type') ?? ''}`);
     if (form.get('requested_token_type') !== ACCESS_TOKEN_TYPE) return bad('invalid_request', 'Invalid value for "requested_token_type".');
     const type = form.get('subject_token_type') ?? '';
-    if (!/^urn:ietf:params:oauth:token-type:(jwt|id_token|saml2|access_token)$|^urn:ietf:params:aws:token-type:aws4_request$/.test(type)) return bad('invalid_request', 'Invalid value for "subject_token_type".');
+    if (!/^urn:ietf:params:oauth:token-type:(jwt|id_token|saml2|access_token)$|^urn:ietf:params:aws:token-type:aws4_request$/.test(type))
+      return bad('invalid_request', 'Invalid value for "subject_token_type".');
     if (!form.get('scope')) return bad('invalid_request', 'The "scope" parameter is required.');
     const audience = form.get('audience') ?? '';
     const provider = this.poolProviders.get(audience);
-    if (!provider) return bad('invalid_target', 'The target service indicated by the "audience" parameters is invalid. This might either be because the pool or provider is disabled or deleted or because it doesn\'t exist.');
+    if (!provider)
+      return bad(
+        'invalid_target',
+        'The target service indicated by the "audience" parameters is invalid. This might either be because the pool or provider is disabled or deleted or because it doesn\'t exist.',
+      );
     const subject = provider.get(form.get('subject_token') ?? '');
     if (!subject) return bad('invalid_grant', 'The audience in ID Token does not match the expected audience.');
     const pool = audience.replace(/^\/\/iam\.googleapis\.com\//, '').replace(/\/providers\/[^/]+$/, '');
@@ -116,13 +147,46 @@ export class GoogleTokens {
   /** POST iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/{email}:generateAccessToken. */
   generateAccessToken(email: string, authorization: string | undefined, body: string): OauthAnswer {
     const caller = this.principalOf(authorization);
-    if (!caller) return { status: 401, body: { error: { code: 401, message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.', status: 'UNAUTHENTICATED' } } };
+    if (!caller)
+      return {
+        status: 401,
+        body: {
+          error: {
+            code: 401,
+            message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+            status: 'UNAUTHENTICATED',
+          },
+        },
+      };
     const input = JSON.parse(body || '{}') as { scope?: string[]; lifetime?: string };
     if (!input.scope?.length) return { status: 400, body: { error: { code: 400, message: 'Scope required.', status: 'INVALID_ARGUMENT' } } };
     if (!this.impersonators.get(email)?.has(GoogleTokens.key(caller))) {
-      return { status: 403, body: { error: { code: 403, message: "Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).", status: 'PERMISSION_DENIED', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'IAM_PERMISSION_DENIED', domain: 'iam.googleapis.com', metadata: { permission: 'iam.serviceAccounts.getAccessToken' } }] } } };
+      return {
+        status: 403,
+        body: {
+          error: {
+            code: 403,
+            message: "Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).",
+            status: 'PERMISSION_DENIED',
+            details: [
+              {
+                '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+                reason: 'IAM_PERMISSION_DENIED',
+                domain: 'iam.googleapis.com',
+                metadata: { permission: 'iam.serviceAccounts.getAccessToken' },
+              },
+            ],
+          },
+        },
+      };
     }
     const seconds = Number(/^(\d+)s$/.exec(input.lifetime ?? '3600s')?.[1] ?? 3600);
-    return { status: 200, body: { accessToken: this.issue({ kind: 'service-account', email }), expireTime: new Date(Date.now() + seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z') } };
+    return {
+      status: 200,
+      body: {
+        accessToken: this.issue({ kind: 'service-account', email }),
+        expireTime: new Date(Date.now() + seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z'),
+      },
+    };
   }
 }

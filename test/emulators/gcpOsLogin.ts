@@ -33,7 +33,10 @@ export class OsLogin {
   static usernameOf(email: string): string {
     const sa = /^[^@]+@[^@]+\.iam\.gserviceaccount\.com$|^\d+-compute@developer\.gserviceaccount\.com$/.test(email);
     if (sa) return `sa_${BigInt(`0x${createHash('sha256').update(email).digest('hex').slice(0, 15)}`).toString()}`;
-    return email.toLowerCase().replace(/[^a-z0-9]/g, '_').slice(0, 32);
+    return email
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '_')
+      .slice(0, 32);
   }
 
   profileOf(email: string): Profile {
@@ -49,11 +52,29 @@ export class OsLogin {
     const projects = project ? [project] : [...p.projects];
     return {
       name: String(p.uid * 7),
-      posixAccounts: projects.filter((x) => p.projects.has(x)).map((x) => ({
-        primary: true, username: p.username, uid: String(p.uid), gid: String(p.uid), homeDirectory: `/home/${p.username}`,
-        operatingSystemType: 'LINUX', accountId: x, name: `users/${p.email}/projects/${x}`,
-      })),
-      sshPublicKeys: Object.fromEntries([...p.keys.entries()].map(([fp, k]) => [fp, { key: k.key, fingerprint: fp, name: `users/${p.email}/sshPublicKeys/${fp}`, ...(k.expirationTimeUsec ? { expirationTimeUsec: k.expirationTimeUsec } : {}) }])),
+      posixAccounts: projects
+        .filter((x) => p.projects.has(x))
+        .map((x) => ({
+          primary: true,
+          username: p.username,
+          uid: String(p.uid),
+          gid: String(p.uid),
+          homeDirectory: `/home/${p.username}`,
+          operatingSystemType: 'LINUX',
+          accountId: x,
+          name: `users/${p.email}/projects/${x}`,
+        })),
+      sshPublicKeys: Object.fromEntries(
+        [...p.keys.entries()].map(([fp, k]) => [
+          fp,
+          {
+            key: k.key,
+            fingerprint: fp,
+            name: `users/${p.email}/sshPublicKeys/${fp}`,
+            ...(k.expirationTimeUsec ? { expirationTimeUsec: k.expirationTimeUsec } : {}),
+          },
+        ]),
+      ),
     };
   }
 
@@ -66,7 +87,8 @@ export class OsLogin {
     if (caller.kind === 'federated' || caller.email !== user) return this.deny();
     const input = JSON.parse(body || '{}') as { key?: string; expirationTimeUsec?: string };
     const key = (input.key ?? '').trim();
-    if (!/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256) [A-Za-z0-9+/=]+/.test(key)) return { status: 400, body: { error: { code: 400, message: 'Invalid SSH key.', status: 'INVALID_ARGUMENT' } } };
+    if (!/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256) [A-Za-z0-9+/=]+/.test(key))
+      return { status: 400, body: { error: { code: 400, message: 'Invalid SSH key.', status: 'INVALID_ARGUMENT' } } };
     const p = this.profileOf(user);
     const fp = createHash('sha256').update(key.split(/\s+/).slice(0, 2).join(' ')).digest('hex');
     p.keys.set(fp, { key, ...(input.expirationTimeUsec ? { expirationTimeUsec: input.expirationTimeUsec } : {}) });

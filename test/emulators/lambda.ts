@@ -10,13 +10,62 @@ import { EmulatorBase, send } from './server';
 import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 export const LAMBDA_TYPES = [
-  { name: 'gpu_1x_a10', description: '1x A10 (24 GB PCIe)', gpu_description: 'A10 (24 GB PCIe)', price_cents_per_hour: 75, specs: { vcpus: 30, memory_gib: 200, storage_gib: 1400, gpus: 1 }, regions: ['us-east-1', 'us-west-1'] },
-  { name: 'gpu_1x_a100', description: '1x A100 (40 GB PCIe)', gpu_description: 'A100 (40 GB PCIe)', price_cents_per_hour: 129, specs: { vcpus: 30, memory_gib: 200, storage_gib: 512, gpus: 1 }, regions: ['us-east-1'] },
-  { name: 'gpu_1x_a100_sxm4', description: '1x A100 (40 GB SXM4)', gpu_description: 'A100 (40 GB SXM4)', price_cents_per_hour: 129, specs: { vcpus: 30, memory_gib: 200, storage_gib: 512, gpus: 1 }, regions: ['us-west-2'] },
-  { name: 'gpu_8x_a100', description: '8x A100 (40 GB SXM4)', gpu_description: 'A100 (40 GB SXM4)', price_cents_per_hour: 1032, specs: { vcpus: 124, memory_gib: 1800, storage_gib: 6000, gpus: 8 }, regions: [] },
-  { name: 'gpu_8x_a100_80gb_sxm4', description: '8x A100 (80 GB SXM4)', gpu_description: 'A100 (80 GB SXM4)', price_cents_per_hour: 1432, specs: { vcpus: 240, memory_gib: 1800, storage_gib: 19500, gpus: 8 }, regions: ['us-east-1'] },
-  { name: 'gpu_1x_h100_pcie', description: '1x H100 (80 GB PCIe)', gpu_description: 'H100 (80 GB PCIe)', price_cents_per_hour: 249, specs: { vcpus: 26, memory_gib: 200, storage_gib: 1000, gpus: 1 }, regions: ['us-west-3'] },
-  { name: 'gpu_1x_gh200', description: '1x GH200 (96 GB)', gpu_description: 'GH200 (96 GB)', price_cents_per_hour: 149, specs: { vcpus: 64, memory_gib: 432, storage_gib: 4000, gpus: 1 }, regions: ['us-east-3'] },
+  {
+    name: 'gpu_1x_a10',
+    description: '1x A10 (24 GB PCIe)',
+    gpu_description: 'A10 (24 GB PCIe)',
+    price_cents_per_hour: 75,
+    specs: { vcpus: 30, memory_gib: 200, storage_gib: 1400, gpus: 1 },
+    regions: ['us-east-1', 'us-west-1'],
+  },
+  {
+    name: 'gpu_1x_a100',
+    description: '1x A100 (40 GB PCIe)',
+    gpu_description: 'A100 (40 GB PCIe)',
+    price_cents_per_hour: 129,
+    specs: { vcpus: 30, memory_gib: 200, storage_gib: 512, gpus: 1 },
+    regions: ['us-east-1'],
+  },
+  {
+    name: 'gpu_1x_a100_sxm4',
+    description: '1x A100 (40 GB SXM4)',
+    gpu_description: 'A100 (40 GB SXM4)',
+    price_cents_per_hour: 129,
+    specs: { vcpus: 30, memory_gib: 200, storage_gib: 512, gpus: 1 },
+    regions: ['us-west-2'],
+  },
+  {
+    name: 'gpu_8x_a100',
+    description: '8x A100 (40 GB SXM4)',
+    gpu_description: 'A100 (40 GB SXM4)',
+    price_cents_per_hour: 1032,
+    specs: { vcpus: 124, memory_gib: 1800, storage_gib: 6000, gpus: 8 },
+    regions: [],
+  },
+  {
+    name: 'gpu_8x_a100_80gb_sxm4',
+    description: '8x A100 (80 GB SXM4)',
+    gpu_description: 'A100 (80 GB SXM4)',
+    price_cents_per_hour: 1432,
+    specs: { vcpus: 240, memory_gib: 1800, storage_gib: 19500, gpus: 8 },
+    regions: ['us-east-1'],
+  },
+  {
+    name: 'gpu_1x_h100_pcie',
+    description: '1x H100 (80 GB PCIe)',
+    gpu_description: 'H100 (80 GB PCIe)',
+    price_cents_per_hour: 249,
+    specs: { vcpus: 26, memory_gib: 200, storage_gib: 1000, gpus: 1 },
+    regions: ['us-west-3'],
+  },
+  {
+    name: 'gpu_1x_gh200',
+    description: '1x GH200 (96 GB)',
+    gpu_description: 'GH200 (96 GB)',
+    price_cents_per_hour: 149,
+    specs: { vcpus: 64, memory_gib: 432, storage_gib: 4000, gpus: 1 },
+    regions: ['us-east-3'],
+  },
 ] as const;
 
 interface LambdaKey {
@@ -38,7 +87,10 @@ export class LambdaEmulator extends EmulatorBase {
   rateLimited = 0;
   private readonly health = new Map<string, 'unhealthy' | 'preempted'>();
 
-  constructor(readonly apiKey: string, options: EmulatorOptions & { launchWindowMs?: number } = {}) {
+  constructor(
+    readonly apiKey: string,
+    options: EmulatorOptions & { launchWindowMs?: number } = {},
+  ) {
     super(options);
     this.launchWindowMs = options.launchWindowMs ?? 12_000;
   }
@@ -78,23 +130,49 @@ export class LambdaEmulator extends EmulatorBase {
 
   protected writeFault(_op: string, fault: Fault, res: ServerResponse): void {
     if (fault.kind === 'capacity') {
-      send(res, 400, 'application/json', JSON.stringify({ error: { code: 'instance-operations/launch/insufficient-capacity', message: 'Not enough capacity to fulfill launch request.', suggestion: 'Choose an instance type with more availability, or try again later.' } }));
+      send(
+        res,
+        400,
+        'application/json',
+        JSON.stringify({
+          error: {
+            code: 'instance-operations/launch/insufficient-capacity',
+            message: 'Not enough capacity to fulfill launch request.',
+            suggestion: 'Choose an instance type with more availability, or try again later.',
+          },
+        }),
+      );
     } else if (fault.kind === 'status') {
       if (fault.status === 429) {
         res.setHeader('retry-after', String(fault.retryAfter ?? 0));
         send(res, 429, 'application/json', JSON.stringify({ error: { code: 'global/rate-limited', message: 'Too many requests' } }));
-      } else send(res, fault.status, fault.contentType ?? 'application/json', fault.body ?? JSON.stringify({ error: { code: 'global/unknown', message: 'Internal server error' } }));
+      } else
+        send(
+          res,
+          fault.status,
+          fault.contentType ?? 'application/json',
+          fault.body ?? JSON.stringify({ error: { code: 'global/unknown', message: 'Internal server error' } }),
+        );
     }
   }
 
   private view(i: EmulatedInstance): unknown {
     this.refresh(i);
     const t = LAMBDA_TYPES.find((x) => x.name === i.type);
-    const status = this.health.get(i.id) ?? { pending: 'booting', running: 'active', stopping: 'active', stopped: 'active', terminating: 'terminating', terminated: 'terminated' }[i.state];
+    const status =
+      this.health.get(i.id) ??
+      { pending: 'booting', running: 'active', stopping: 'active', stopped: 'active', terminating: 'terminating', terminated: 'terminated' }[i.state];
     return {
-      id: i.id, name: i.name, ip: i.state === 'running' ? i.ip : null, status, ssh_key_names: (i.request as { ssh_key_names?: string[] }).ssh_key_names ?? [],
-      file_system_names: [], region: { name: i.region, description: i.region },
-      instance_type: t ? { name: t.name, description: t.description, gpu_description: t.gpu_description, price_cents_per_hour: t.price_cents_per_hour, specs: t.specs } : undefined,
+      id: i.id,
+      name: i.name,
+      ip: i.state === 'running' ? i.ip : null,
+      status,
+      ssh_key_names: (i.request as { ssh_key_names?: string[] }).ssh_key_names ?? [],
+      file_system_names: [],
+      region: { name: i.region, description: i.region },
+      instance_type: t
+        ? { name: t.name, description: t.description, gpu_description: t.gpu_description, price_cents_per_hour: t.price_cents_per_hour, specs: t.specs }
+        : undefined,
       hostname: `${i.ip.replace(/\./g, '-')}.cloud.lambdalabs.com`,
       // Launch tags come back on the instance, as the API's Instance object carries them.
       tags: (i.request as { tags?: Array<{ key: string; value: string }> }).tags ?? [],
@@ -150,8 +228,17 @@ export class LambdaEmulator extends EmulatorBase {
         }
         const id = randomBytes(16).toString('hex');
         this.instances.set(id, {
-          id, name: String(input.name ?? ''), type: type.name, region: String(input.region_name), zone: '', state: 'pending', ip: this.instanceIp,
-          tags: {}, spot: false, launchedAt: Date.now(), request: input,
+          id,
+          name: String(input.name ?? ''),
+          type: type.name,
+          region: String(input.region_name),
+          zone: '',
+          state: 'pending',
+          ip: this.instanceIp,
+          tags: {},
+          spot: false,
+          launchedAt: Date.now(),
+          request: input,
         });
         if (this.withheld(fault, res)) return;
         json(200, { data: { instance_ids: [id] } });

@@ -23,22 +23,40 @@ export class SsmParameters {
   /** Handles one AmazonSSM.* request; the action is the X-Amz-Target suffix. */
   handle(action: string, body: string, res: ServerResponse): void {
     if (this.denied) {
-      return this.error(res, 'AccessDeniedException', `User: arn:aws:iam::123456789012:user/trainer is not authorized to perform: ssm:${action} on resource: arn:aws:ssm:${this.region}::parameter/aws/service/deeplearning because no identity-based policy allows the ssm:${action} action`);
+      return this.error(
+        res,
+        'AccessDeniedException',
+        `User: arn:aws:iam::123456789012:user/trainer is not authorized to perform: ssm:${action} on resource: arn:aws:ssm:${this.region}::parameter/aws/service/deeplearning because no identity-based policy allows the ssm:${action} action`,
+      );
     }
     if (action !== 'GetParameters') return this.error(res, 'InvalidAction', `Unknown operation ${action}`);
     const input = JSON.parse(body || '{}') as { Names?: string[] };
     const names = input.Names ?? [];
     this.calls.push(names);
     if (names.length === 0 || names.length > 10) {
-      return this.error(res, 'ValidationException', `1 validation error detected: Value '[${names.join(', ')}]' at 'names' failed to satisfy constraint: Member must have length ${names.length === 0 ? 'greater than or equal to 1' : 'less than or equal to 10'}`);
+      return this.error(
+        res,
+        'ValidationException',
+        `1 validation error detected: Value '[${names.join(', ')}]' at 'names' failed to satisfy constraint: Member must have length ${names.length === 0 ? 'greater than or equal to 1' : 'less than or equal to 10'}`,
+      );
     }
     const found = names.filter((n) => this.values.has(n));
-    send(res, 200, 'application/x-amz-json-1.1', JSON.stringify({
-      Parameters: found.map((n) => ({
-        Name: n, Type: 'String', Value: this.values.get(n), Version: 42, LastModifiedDate: Date.now() / 1000,
-        ARN: `arn:aws:ssm:${this.region}::parameter${n}`, DataType: 'text',
-      })),
-      InvalidParameters: names.filter((n) => !this.values.has(n)),
-    }));
+    send(
+      res,
+      200,
+      'application/x-amz-json-1.1',
+      JSON.stringify({
+        Parameters: found.map((n) => ({
+          Name: n,
+          Type: 'String',
+          Value: this.values.get(n),
+          Version: 42,
+          LastModifiedDate: Date.now() / 1000,
+          ARN: `arn:aws:ssm:${this.region}::parameter${n}`,
+          DataType: 'text',
+        })),
+        InvalidParameters: names.filter((n) => !this.values.has(n)),
+      }),
+    );
   }
 }

@@ -19,8 +19,7 @@ export interface EmulatedWandbRun {
 }
 
 export type WandbFault =
-  | { readonly kind: 'status'; readonly status: number; readonly retryAfter?: string }
-  | { readonly kind: 'graphqlError'; readonly message: string };
+  { readonly kind: 'status'; readonly status: number; readonly retryAfter?: string } | { readonly kind: 'graphqlError'; readonly message: string };
 
 export class WandbEmulator {
   readonly apiKey: string;
@@ -87,14 +86,21 @@ export class WandbEmulator {
     const op = /^\s*query\s+(\w+)/.exec(query)?.[1] ?? 'anonymous';
     this.calls.push(op);
     const fault = this.faults.shift();
-    if (fault?.kind === 'status') return send(fault.status, { errors: [{ message: `injected ${fault.status}` }] }, fault.retryAfter ? { 'retry-after': fault.retryAfter } : {});
+    if (fault?.kind === 'status')
+      return send(fault.status, { errors: [{ message: `injected ${fault.status}` }] }, fault.retryAfter ? { 'retry-after': fault.retryAfter } : {});
     if (fault?.kind === 'graphqlError') return send(200, { data: null, errors: [{ message: fault.message }] });
     const v = parsed.variables ?? {};
     if (op === 'Viewer') return send(200, { data: { viewer: { id: 'VXNlcjox', entity: this.viewerEntity } } });
     const runs = this.projects.get(`${String(v.entity)}/${String(v.project)}`);
     if (!runs) return send(200, { data: { project: null } });
     const run = runs.find((r) => r.name === v.name);
-    const runFields = (r: EmulatedWandbRun): Record<string, unknown> => ({ id: Buffer.from(`Run:${r.name}`).toString('base64'), name: r.name, displayName: r.displayName, state: r.state, historyLineCount: r.history.length });
+    const runFields = (r: EmulatedWandbRun): Record<string, unknown> => ({
+      id: Buffer.from(`Run:${r.name}`).toString('base64'),
+      name: r.name,
+      displayName: r.displayName,
+      state: r.state,
+      historyLineCount: r.history.length,
+    });
     switch (op) {
       case 'Run':
         return send(200, { data: { project: { run: run ? runFields(run) : null } } });
@@ -113,7 +119,10 @@ export class WandbEmulator {
         if (!run) return send(200, { data: { project: { run: null } } });
         const min = Number(v.minStep);
         const max = Number(v.maxStep);
-        const page = run.history.filter((h) => Number(h._step) >= min && Number(h._step) < max).slice(0, Number(v.pageSize)).map((h) => JSON.stringify(h));
+        const page = run.history
+          .filter((h) => Number(h._step) >= min && Number(h._step) < max)
+          .slice(0, Number(v.pageSize))
+          .map((h) => JSON.stringify(h));
         return send(200, { data: { project: { run: { history: page } } } });
       }
       case 'Runs': {
@@ -121,10 +130,16 @@ export class WandbEmulator {
         const start = typeof v.cursor === 'string' ? Number(Buffer.from(v.cursor, 'base64').toString()) : 0;
         const slice = runs.slice(start, start + per);
         const end = start + slice.length;
-        return send(200, { data: { project: { runs: {
-          edges: slice.map((r, i) => ({ node: runFields(r), cursor: Buffer.from(String(start + i + 1)).toString('base64') })),
-          pageInfo: { endCursor: slice.length ? Buffer.from(String(end)).toString('base64') : null, hasNextPage: end < runs.length },
-        } } } });
+        return send(200, {
+          data: {
+            project: {
+              runs: {
+                edges: slice.map((r, i) => ({ node: runFields(r), cursor: Buffer.from(String(start + i + 1)).toString('base64') })),
+                pageInfo: { endCursor: slice.length ? Buffer.from(String(end)).toString('base64') : null, hasNextPage: end < runs.length },
+              },
+            },
+          },
+        });
       }
       default:
         return send(200, { errors: [{ message: `Cannot query field in operation ${op}` }] });
@@ -136,7 +151,13 @@ export class WandbEmulator {
 export function trainerHistory(steps: number): Array<Record<string, unknown>> {
   const rows: Array<Record<string, unknown>> = [];
   for (let s = 0; s < steps; s++) {
-    const row: Record<string, unknown> = { _step: s, 'train/loss': 2.5 * Math.exp(-s / 200) + 0.3, 'train/learning_rate': 2e-4 * (1 - s / steps), 'train/grad_norm': 1 + Math.sin(s / 7) * 0.2, 'train/global_step': s };
+    const row: Record<string, unknown> = {
+      _step: s,
+      'train/loss': 2.5 * Math.exp(-s / 200) + 0.3,
+      'train/learning_rate': 2e-4 * (1 - s / steps),
+      'train/grad_norm': 1 + Math.sin(s / 7) * 0.2,
+      'train/global_step': s,
+    };
     if (s % 10 === 0) row['eval/loss'] = 2.6 * Math.exp(-s / 220) + 0.35;
     rows.push(row);
   }

@@ -29,7 +29,9 @@ export function ensureCodeServer(): string {
 
 /** Installs a VSIX into an extensions dir with code-server's own installer. */
 export function installVsix(entry: string, vsix: string, extensionsDir: string, userDataDir: string): void {
-  const r = spawnSync(process.execPath, [entry, '--extensions-dir', extensionsDir, '--user-data-dir', userDataDir, '--install-extension', vsix, '--force'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [entry, '--extensions-dir', extensionsDir, '--user-data-dir', userDataDir, '--install-extension', vsix, '--force'], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`installing ${vsix} failed: ${r.stdout}\n${r.stderr}`);
 }
 
@@ -65,10 +67,25 @@ export async function startCodeServer(entry: string, opts: StartOptions): Promis
   const port = opts.port ?? (await freePort());
   const host = opts.host ?? '127.0.0.1';
   const logPath = join(base, 'code-server.log');
-  const child: ChildProcess = spawn(process.execPath, [
-    entry, '--auth', 'none', '--bind-addr', `${host}:${port}`, '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, opts.folder,
-  ], { env: { ...process.env, ...opts.env }, stdio: opts.inheritOutput ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      entry,
+      '--auth',
+      'none',
+      '--bind-addr',
+      `${host}:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--user-data-dir',
+      userDataDir,
+      '--extensions-dir',
+      extensionsDir,
+      opts.folder,
+    ],
+    { env: { ...process.env, ...opts.env }, stdio: opts.inheritOutput ? 'inherit' : ['ignore', 'pipe', 'pipe'] },
+  );
   const logChunks: string[] = [];
   child.stdout?.on('data', (d: Buffer) => logChunks.push(d.toString()));
   child.stderr?.on('data', (d: Buffer) => logChunks.push(d.toString()));
@@ -79,13 +96,24 @@ export async function startCodeServer(entry: string, opts: StartOptions): Promis
     try {
       const res = await fetch(`${url}healthz`);
       if (res.ok) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) { child.kill('SIGKILL'); throw new Error(`code-server did not answer on ${url}:\n${logChunks.join('')}`); }
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`code-server did not answer on ${url}:\n${logChunks.join('')}`);
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
   return {
-    port, url, userDataDir, extensionsDir,
-    logFile: () => { writeFileSync(logPath, logChunks.join('')); return logPath; },
+    port,
+    url,
+    userDataDir,
+    extensionsDir,
+    logFile: () => {
+      writeFileSync(logPath, logChunks.join(''));
+      return logPath;
+    },
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise<void>((r) => child.once('exit', () => r()));

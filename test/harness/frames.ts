@@ -8,7 +8,9 @@ export async function frameWithText(page: Page, text: string | RegExp, timeoutMs
       try {
         const body = await f.evaluate(() => document.body?.innerText ?? '');
         if (typeof text === 'string' ? body.includes(text) : text.test(body)) return f;
-      } catch { /* a frame that navigated away */ }
+      } catch {
+        /* a frame that navigated away */
+      }
     }
     if (Date.now() > deadline) throw new Error(`no frame shows ${String(text)} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 500));
@@ -17,7 +19,9 @@ export async function frameWithText(page: Page, text: string | RegExp, timeoutMs
 
 /** Clicks the first button of a modal dialog whose label matches. */
 export async function clickDialogButton(page: Page, label: RegExp, timeoutMs = 30_000): Promise<string> {
-  const button = page.locator('.monaco-dialog-box .dialog-buttons a.monaco-button, .monaco-dialog-box .dialog-buttons .monaco-button', { hasText: label }).first();
+  const button = page
+    .locator('.monaco-dialog-box .dialog-buttons a.monaco-button, .monaco-dialog-box .dialog-buttons .monaco-button', { hasText: label })
+    .first();
   await button.waitFor({ timeout: timeoutMs });
   const text = await button.innerText();
   await button.click();

@@ -38,7 +38,10 @@ export async function openFile(page: Page, rel: string, contains = 'version'): P
   const input = page.locator('.quick-input-widget input');
   await input.waitFor();
   await input.fill(rel);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: rel.split('/').pop()! }).first().waitFor();
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: rel.split('/').pop()! })
+    .first()
+    .waitFor();
   await input.press('Enter');
   await page.locator('.monaco-editor .view-lines', { hasText: contains }).first().waitFor();
 }

@@ -17,7 +17,9 @@ const skip = missingPrerequisite();
 if (skip) console.log(`# skipping the GPU panel tests: ${skip}`);
 let browser: Browser;
 const dir = mkdtempSync(join(tmpdir(), 'rft-gpupanel-'));
-before(async () => { if (!skip) browser = await launchBrowser(); });
+before(async () => {
+  if (!skip) browser = await launchBrowser();
+});
 after(async () => {
   await browser?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -38,12 +40,14 @@ function attach(p: PanelPage, src: LocalRunDataSource): void {
 }
 
 const canvasHashes = (p: PanelPage): Promise<string[]> =>
-  p.page.evaluate(() => [...document.querySelectorAll('canvas')].map((c) => {
-    const d = c.toDataURL();
-    let h = 0;
-    for (let i = 0; i < d.length; i++) h = (h * 31 + d.charCodeAt(i)) | 0;
-    return `${d.length}:${h}`;
-  }));
+  p.page.evaluate(() =>
+    [...document.querySelectorAll('canvas')].map((c) => {
+      const d = c.toDataURL();
+      let h = 0;
+      for (let i = 0; i < d.length; i++) h = (h * 31 + d.charCodeAt(i)) | 0;
+      return `${d.length}:${h}`;
+    }),
+  );
 
 test('per-GPU charts update live from a growing gpu.csv; processes are listed', { skip }, async () => {
   const p = await openPanel(browser, 'gpu');
@@ -59,14 +63,16 @@ test('per-GPU charts update live from a growing gpu.csv; processes are listed', 
   await p.page.waitForFunction(() => document.querySelectorAll('section.gpu').length === 2);
   await p.page.waitForFunction(() => /Utilisation \d+ %/.test(document.querySelector('section.gpu .stats')?.textContent ?? ''));
   assert.equal(await p.page.evaluate(() => document.querySelectorAll('section.gpu canvas').length), 10, 'five charts per GPU');
-  assert.match(await p.page.textContent('#processes') ?? '', /4242.*python train\.py.*20480 MiB/);
+  assert.match((await p.page.textContent('#processes')) ?? '', /4242.*python train\.py.*20480 MiB/);
   await new Promise((r) => setTimeout(r, 300));
   const before = await canvasHashes(p);
   await p.page.screenshot({ path: join(SHOTS, 'gpu-before.png'), fullPage: true });
   let more = '';
   for (let i = 120; i < 180; i++) for (const g of [0, 1]) more += csvLine(t0 + i, g, 'NVIDIA A100-SXM4-40GB', 95, 30000 + i * 10);
   appendFileSync(gpu, more);
-  await p.page.waitForFunction(() => /Memory 31790 \/ 40960 MiB/.test(document.querySelector('section.gpu .stats')?.textContent ?? ''), undefined, { timeout: 10_000 });
+  await p.page.waitForFunction(() => /Memory 31790 \/ 40960 MiB/.test(document.querySelector('section.gpu .stats')?.textContent ?? ''), undefined, {
+    timeout: 10_000,
+  });
   await new Promise((r) => setTimeout(r, 300));
   const afterHashes = await canvasHashes(p);
   const changed = afterHashes.filter((h, i) => h !== before[i]).length;
@@ -80,22 +86,32 @@ test('per-GPU charts update live from a growing gpu.csv; processes are listed', 
 
 test('clear states for "no GPU" and "host unreachable"', { skip }, async () => {
   const p = await openPanel(browser, 'gpu');
-  await p.post({ type: 'init', title: 'GPUs of run-1', host: 'lambda-a100' }, { type: 'hostState', state: { kind: 'noGpu', detail: 'nvidia-smi: No devices were found' } });
-  await p.page.waitForFunction(() => /No NVIDIA GPU on this host: nvidia-smi: No devices were found/.test(document.getElementById('hostState')?.textContent ?? ''));
+  await p.post(
+    { type: 'init', title: 'GPUs of run-1', host: 'lambda-a100' },
+    { type: 'hostState', state: { kind: 'noGpu', detail: 'nvidia-smi: No devices were found' } },
+  );
+  await p.page.waitForFunction(() =>
+    /No NVIDIA GPU on this host: nvidia-smi: No devices were found/.test(document.getElementById('hostState')?.textContent ?? ''),
+  );
   await p.page.screenshot({ path: join(SHOTS, 'gpu-no-gpu.png') });
   await p.post({ type: 'hostState', state: { kind: 'unreachable', detail: 'connection timed out', since: Date.now() - 60_000 } });
   await p.page.waitForFunction(() => /Host unreachable since .*connection timed out/.test(document.getElementById('hostState')?.textContent ?? ''));
   assert.equal(await p.page.getAttribute('#hostState', 'role'), 'status');
   await p.page.screenshot({ path: join(SHOTS, 'gpu-unreachable.png') });
-  await p.post({ type: 'hostState', state: { kind: 'gpuLost', detail: 'A GPU stopped responding (it fell off the bus or needs a reset): reset the GPU or reboot the host.' } });
-  await p.page.waitForFunction(() => /GPU lost: A GPU stopped responding .* The charts stop at the last sample\./.test(document.getElementById('hostState')?.textContent ?? ''));
+  await p.post({
+    type: 'hostState',
+    state: { kind: 'gpuLost', detail: 'A GPU stopped responding (it fell off the bus or needs a reset): reset the GPU or reboot the host.' },
+  });
+  await p.page.waitForFunction(() =>
+    /GPU lost: A GPU stopped responding .* The charts stop at the last sample\./.test(document.getElementById('hostState')?.textContent ?? ''),
+  );
   await p.close();
 });
 
 test('a remembered time window is restored, and changing it is saved with setState', { skip }, async () => {
   const p = await openPanel(browser, 'gpu', { state: { windowS: 900 } });
   await p.post({ type: 'init', title: 'GPUs', host: 'h' });
-  await p.page.waitForFunction(() => (document.getElementById('window') as HTMLElement & { value: string } | null)?.value === '900');
+  await p.page.waitForFunction(() => (document.getElementById('window') as (HTMLElement & { value: string }) | null)?.value === '900');
   await p.page.evaluate(() => {
     const dd = document.getElementById('window') as HTMLElement & { value: string };
     dd.value = '60';
@@ -109,15 +125,32 @@ test('XSS corpus through GPU names, process names and host state details leaves 
   const p = await openPanel(browser, 'gpu');
   const now = Date.now();
   await p.post({ type: 'init', title: XSS_CORPUS[0]!, host: XSS_CORPUS[1]! });
-  await p.post({ type: 'samples', samples: XSS_CORPUS.map((name, i) => ({ t: now, index: i, name, utilizationPct: 50, memoryUsedMiB: 1, memoryTotalMiB: 2, temperatureC: 40, powerW: 100, powerLimitW: null, smClockMHz: null })) });
-  await p.post({ type: 'processes', processes: XSS_CORPUS.map((name, i) => ({ gpu: XSS_CORPUS[(i + 3) % XSS_CORPUS.length]!, pid: i, name, usedMemoryMiB: null })) });
+  await p.post({
+    type: 'samples',
+    samples: XSS_CORPUS.map((name, i) => ({
+      t: now,
+      index: i,
+      name,
+      utilizationPct: 50,
+      memoryUsedMiB: 1,
+      memoryTotalMiB: 2,
+      temperatureC: 40,
+      powerW: 100,
+      powerLimitW: null,
+      smClockMHz: null,
+    })),
+  });
+  await p.post({
+    type: 'processes',
+    processes: XSS_CORPUS.map((name, i) => ({ gpu: XSS_CORPUS[(i + 3) % XSS_CORPUS.length]!, pid: i, name, usedMemoryMiB: null })),
+  });
   await p.post({ type: 'hostState', state: { kind: 'noGpu', detail: XSS_CORPUS[2]! } });
   // One card per corpus entry, each with its charts: on a loaded 2-core machine that can take well over the
   // default 30 s (CI saw it), so the wait is generous; the assertion is about what is injected, not speed.
   await p.page.waitForFunction((n) => document.querySelectorAll('section.gpu').length === n, XSS_CORPUS.length, { timeout: 180_000 });
   await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(await injectedElements(p.page), []);
-  assert.match(await p.page.textContent('#processes') ?? '', /<img src=x onerror="window.__xss=1">/);
+  assert.match((await p.page.textContent('#processes')) ?? '', /<img src=x onerror="window.__xss=1">/);
   await p.page.screenshot({ path: join(SHOTS, 'gpu-xss.png') });
   assert.deepEqual(p.pageErrors, []);
   await p.close();

@@ -12,12 +12,26 @@ import { extname, join, normalize, resolve } from 'node:path';
 import { makeNonce, panelHtml } from '../../src/core/webview/webviewHtml';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 export const ORIGIN = 'http://panel.test';
 export const ROOT = resolve(__dirname, '../..');
 export const SHOTS = join(ROOT, '.test-output', 'panels');
 
-const TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.map': 'application/json', '.ttf': 'font/ttf', '.woff2': 'font/woff2', '.svg': 'image/svg+xml' };
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.map': 'application/json',
+  '.ttf': 'font/ttf',
+  '.woff2': 'font/woff2',
+  '.svg': 'image/svg+xml',
+};
 
 /** Why the panel tests cannot run here, or undefined when they can. */
 export function missingPrerequisite(): string | undefined {
@@ -54,7 +68,11 @@ export interface PanelPage {
   close(): Promise<void>;
 }
 
-export async function openPanel(browser: Browser, bundle: 'log' | 'gpu' | 'metrics', opts: { state?: unknown; width?: number; height?: number } = {}): Promise<PanelPage> {
+export async function openPanel(
+  browser: Browser,
+  bundle: 'log' | 'gpu' | 'metrics',
+  opts: { state?: unknown; width?: number; height?: number } = {},
+): Promise<PanelPage> {
   const page = await browser.newPage({ viewport: { width: opts.width ?? 1100, height: opts.height ?? 760 } });
   const sent: unknown[] = [];
   const cspViolations: string[] = [];
@@ -78,10 +96,15 @@ export async function openPanel(browser: Browser, bundle: 'log' | 'gpu' | 'metri
   // Anything else (a remote image, a javascript: navigation) must never load.
   await page.route(/^(?!http:\/\/panel\.test\/).*/, (route) => route.abort());
   const panel: PanelPage = {
-    page, sent, cspViolations, pageErrors,
+    page,
+    sent,
+    cspViolations,
+    pageErrors,
     onMessage: () => undefined,
     async post(...messages) {
-      await page.evaluate((ms) => { for (const m of ms) window.postMessage(m, '*'); }, messages);
+      await page.evaluate((ms) => {
+        for (const m of ms) window.postMessage(m, '*');
+      }, messages);
     },
     async waitForSent(type, count = 1, timeoutMs = 10_000) {
       const t0 = Date.now();
@@ -103,7 +126,11 @@ export async function openPanel(browser: Browser, bundle: 'log' | 'gpu' | 'metri
     if (/Content Security Policy|Refused to/.test(t)) cspViolations.push(t);
   });
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  if (process.env.RFT_PANEL_DEBUG) { page.on('console', (m) => console.log('console:', m.text())); page.on('pageerror', (e) => console.log('pageerror:', String(e))); page.on('requestfailed', (r) => console.log('failed:', r.url())); }
+  if (process.env.RFT_PANEL_DEBUG) {
+    page.on('console', (m) => console.log('console:', m.text()));
+    page.on('pageerror', (e) => console.log('pageerror:', String(e)));
+    page.on('requestfailed', (r) => console.log('failed:', r.url()));
+  }
   // A string, not a function: tsx compiles test functions with esbuild's keepNames, whose __name helper
   // does not exist in the page. __name is defined here too so page.evaluate callbacks can use named helpers.
   await page.addInitScript(`(() => {
@@ -133,12 +160,15 @@ export async function openPanel(browser: Browser, bundle: 'log' | 'gpu' | 'metri
 export async function injectedElements(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const found: string[] = [];
-    const sel = 'img, iframe, object, embed, svg, math, form:not([role]), a[href], script:not([nonce]), link:not([rel="stylesheet"]), meta[http-equiv]:not([http-equiv="Content-Security-Policy"]), [onerror], [onload], [onclick], [onmouseover], [onfocus], [srcdoc], marquee, details[open], x-evil';
+    const sel =
+      'img, iframe, object, embed, svg, math, form:not([role]), a[href], script:not([nonce]), link:not([rel="stylesheet"]), meta[http-equiv]:not([http-equiv="Content-Security-Policy"]), [onerror], [onload], [onclick], [onmouseover], [onfocus], [srcdoc], marquee, details[open], x-evil';
     for (const el of document.querySelectorAll(sel)) found.push(el.outerHTML.slice(0, 120));
     // Shadow roots of toolkit components too.
     for (const host of document.querySelectorAll('*')) {
       const sr = host.shadowRoot;
-      if (sr) for (const el of sr.querySelectorAll('img, iframe, script, a[href], [onerror], [onload], [onclick], x-evil')) found.push(`shadow:${el.outerHTML.slice(0, 120)}`);
+      if (sr)
+        for (const el of sr.querySelectorAll('img, iframe, script, a[href], [onerror], [onload], [onclick], x-evil'))
+          found.push(`shadow:${el.outerHTML.slice(0, 120)}`);
     }
     if ((window as unknown as { __xss?: unknown }).__xss !== undefined) found.push('window.__xss was set');
     return found;
@@ -151,7 +181,7 @@ export const XSS_CORPUS: readonly string[] = [
   '<script>window.__xss=2</script>',
   '"><svg onload=window.__xss=3>',
   '<a href="javascript:window.__xss=4">click</a>',
-  "javascript:window.__xss=5",
+  'javascript:window.__xss=5',
   '<iframe srcdoc="<script>parent.__xss=6</script>"></iframe>',
   '<x-evil onclick="window.__xss=7">x</x-evil>',
   '</textarea></style></title><img src=x onerror=window.__xss=8>',
@@ -163,4 +193,6 @@ export const XSS_CORPUS: readonly string[] = [
 ];
 
 /** Invalid UTF-8 as raw bytes (lone continuation bytes, truncated sequences, overlongs). */
-export const INVALID_UTF8 = Buffer.from([0x3c, 0x69, 0x6d, 0x67, 0x20, 0xc0, 0xaf, 0x3e, 0xff, 0xfe, 0x80, 0xe2, 0x82, 0x0a, 0xed, 0xa0, 0x80, 0x3c, 0x2f, 0x62, 0x3e, 0x0a]);
+export const INVALID_UTF8 = Buffer.from([
+  0x3c, 0x69, 0x6d, 0x67, 0x20, 0xc0, 0xaf, 0x3e, 0xff, 0xfe, 0x80, 0xe2, 0x82, 0x0a, 0xed, 0xa0, 0x80, 0x3c, 0x2f, 0x62, 0x3e, 0x0a,
+]);

@@ -16,7 +16,9 @@ if (skip) console.log(`# skipping the log panel tests: ${skip}`);
 let browser: Browser;
 const dir = mkdtempSync(join(tmpdir(), 'rft-logpanel-'));
 
-before(async () => { if (!skip) browser = await launchBrowser(); });
+before(async () => {
+  if (!skip) browser = await launchBrowser();
+});
 after(async () => {
   await browser?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -39,18 +41,25 @@ test('the ready handshake comes first; then ANSI colours and tqdm carriage-retur
   const p = await openPanel(browser, 'log');
   assert.deepEqual(p.sent[0], { type: 'ready' });
   const file = join(dir, 'ansi.log');
-  writeFileSync(file, [
-    '\x1b[31mred error text\x1b[0m and \x1b[32mgreen\x1b[0m',
-    'Epoch 1: ' + Array.from({ length: 11 }, (_, i) => `\r${String(i * 10).padStart(3)}%|${'█'.repeat(i)}${' '.repeat(10 - i)}| ${i * 10}/100`).join('') + '\n',
-    'after the bar',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      '\x1b[31mred error text\x1b[0m and \x1b[32mgreen\x1b[0m',
+      'Epoch 1: ' +
+        Array.from({ length: 11 }, (_, i) => `\r${String(i * 10).padStart(3)}%|${'█'.repeat(i)}${' '.repeat(10 - i)}| ${i * 10}/100`).join('') +
+        '\n',
+      'after the bar',
+      '',
+    ].join('\n'),
+  );
   const host = await streamFile(p, file);
   const rows = await waitForRow(p, (r) => r.some((x) => x.includes('after the bar')), 'bar never finished');
   const barRow = rows.find((r) => r.includes('/100')) ?? '';
   assert.match(barRow, /100%\|██████████\| 100\/100/);
   assert.ok(!barRow.includes(' 50%'), `a carriage return must overwrite: ${barRow}`);
-  const red = await p.page.evaluate(() => [...document.querySelectorAll('.xterm-rows span')].some((s) => s.className.includes('xterm-fg-1') && s.textContent?.includes('red error')));
+  const red = await p.page.evaluate(() =>
+    [...document.querySelectorAll('.xterm-rows span')].some((s) => s.className.includes('xterm-fg-1') && s.textContent?.includes('red error')),
+  );
   assert.ok(red, 'the red SGR run keeps its colour class');
   await p.post({ type: 'status', state: 'ended', text: 'Run completed (exit code 0).' });
   await p.page.waitForFunction(() => /Run completed \(exit code 0\)/.test(document.getElementById('status')?.textContent ?? ''));
@@ -104,7 +113,9 @@ test('1,000,000 lines stream with flow control and bounded memory, and the last 
   await waitForRow(p, (r) => r.some((x) => x.startsWith('L1000000 INFO')), 'last line not shown');
   await p.page.screenshot({ path: join(SHOTS, 'log-million-lines.png') });
   const mid = samples.find(([f]) => f >= 0.2)?.[1] ?? samples[0]![1];
-  console.log(`# ${N} lines, ${(size / 1e6).toFixed(1)} MB in ${seconds.toFixed(1)} s (${(size / 1e6 / seconds).toFixed(1)} MB/s); heap at 20%: ${(mid / 1e6).toFixed(1)} MB, at the end: ${(endHeap / 1e6).toFixed(1)} MB; max in flight ${host.streamer.stats.maxInFlightBytes} B`);
+  console.log(
+    `# ${N} lines, ${(size / 1e6).toFixed(1)} MB in ${seconds.toFixed(1)} s (${(size / 1e6 / seconds).toFixed(1)} MB/s); heap at 20%: ${(mid / 1e6).toFixed(1)} MB, at the end: ${(endHeap / 1e6).toFixed(1)} MB; max in flight ${host.streamer.stats.maxInFlightBytes} B`,
+  );
   assert.ok(host.streamer.stats.maxInFlightBytes <= windowBytes, 'never more than the window in flight');
   assert.ok(endHeap < 120e6, `heap ${endHeap} must stay bounded (the file is ${size} bytes)`);
   assert.ok(endHeap - mid < 40e6, `heap grew ${(endHeap - mid) / 1e6} MB from 20% to 100%: not bounded`);
@@ -143,11 +154,25 @@ test('signatures are highlighted with their hint; filter by level, first error, 
     dd.value = 'error';
     dd.dispatchEvent(new Event('change'));
   });
-  const errRows = await waitForRow(p, (r) => !r.some((x) => x.includes('info line')) && r.some((x) => x.includes('CUDA out of memory')), 'not only errors under "Errors only"');
+  const errRows = await waitForRow(
+    p,
+    (r) => !r.some((x) => x.includes('info line')) && r.some((x) => x.includes('CUDA out of memory')),
+    'not only errors under "Errors only"',
+  );
   assert.ok(errRows.some((x) => x.includes('CUDA out of memory')));
   assert.ok(!errRows.some((x) => x.includes('deprecated flag')));
-  const highlighted = await p.page.evaluate(() => [...document.querySelectorAll('.xterm-rows span')].some((s) => s.className.includes('xterm-bg-1') && (s.textContent ?? '').includes('CUDA out of memory')));
-  assert.ok(highlighted, `the matched line is drawn on a red background: ${await p.page.evaluate(() => [...document.querySelectorAll('.xterm-rows > div')].filter((d) => (d.textContent ?? '').includes('CUDA')).map((d) => d.innerHTML).join(' | '))}`);
+  const highlighted = await p.page.evaluate(() =>
+    [...document.querySelectorAll('.xterm-rows span')].some((s) => s.className.includes('xterm-bg-1') && (s.textContent ?? '').includes('CUDA out of memory')),
+  );
+  assert.ok(
+    highlighted,
+    `the matched line is drawn on a red background: ${await p.page.evaluate(() =>
+      [...document.querySelectorAll('.xterm-rows > div')]
+        .filter((d) => (d.textContent ?? '').includes('CUDA'))
+        .map((d) => d.innerHTML)
+        .join(' | '),
+    )}`,
+  );
   await p.page.screenshot({ path: join(SHOTS, 'log-errors-only.png') });
 
   // Copy with no selection copies the lines shown; it goes to the host (which owns the clipboard).
@@ -167,7 +192,7 @@ test('signatures are highlighted with their hint; filter by level, first error, 
   await p.page.keyboard.press('Control+f');
   await p.page.keyboard.type('info line 450');
   await p.page.keyboard.press('Enter');
-  await p.page.waitForFunction(() => (document.querySelector('.xterm-selection div') !== null));
+  await p.page.waitForFunction(() => document.querySelector('.xterm-selection div') !== null);
 
   // Open full log goes to the host.
   await p.page.click('#openFull');
@@ -193,37 +218,45 @@ test('view state survives a reload: the new page restores filter, search and pau
   await p.close();
 });
 
-test('XSS corpus through log lines (tags, handlers, javascript: and OSC 8 links, very long lines, invalid UTF-8) leaves no injected element', { skip }, async () => {
-  const p = await openPanel(browser, 'log');
-  const file = join(dir, 'xss.log');
-  writeFileSync(file, '');
-  for (const s of XSS_CORPUS) appendFileSync(file, `ERROR ${s}\n`);
-  appendFileSync(file, INVALID_UTF8);
-  appendFileSync(file, `ERROR ${XSS_CORPUS[0]}\n`);
-  appendFileSync(file, 'END OF CORPUS\n');
-  const host = await streamFile(p, file);
-  await waitForRow(p, (r) => r.some((x) => x.includes('END OF CORPUS')), 'corpus did not finish');
-  // Clicking the OSC 8 link text must not navigate or run anything.
-  await p.page.evaluate(() => {
-    for (const s of document.querySelectorAll('.xterm-rows span')) if ((s.textContent ?? '').includes('OSC 8 link')) (s as HTMLElement).click();
-  });
-  assert.deepEqual(await injectedElements(p.page), []);
-  const rows = (await rowsText(p)).join('\n');
-  assert.ok(rows.includes('<img src=x onerror="window.__xss=1">'), 'the markup is shown as text');
-  const joined = (await rowsText(p)).join('');
-  assert.ok(joined.includes('line cut here; the rest is in the full log'), `a very long line is cut, not drawn whole: ${joined.slice(-600)}`);
-  assert.ok(rows.includes('\ufffd'), 'invalid UTF-8 shows as U+FFFD');
-  await p.page.screenshot({ path: join(SHOTS, 'log-xss.png') });
-  assert.deepEqual(p.pageErrors, []);
-  host.dispose();
-  await p.close();
-});
+test(
+  'XSS corpus through log lines (tags, handlers, javascript: and OSC 8 links, very long lines, invalid UTF-8) leaves no injected element',
+  { skip },
+  async () => {
+    const p = await openPanel(browser, 'log');
+    const file = join(dir, 'xss.log');
+    writeFileSync(file, '');
+    for (const s of XSS_CORPUS) appendFileSync(file, `ERROR ${s}\n`);
+    appendFileSync(file, INVALID_UTF8);
+    appendFileSync(file, `ERROR ${XSS_CORPUS[0]}\n`);
+    appendFileSync(file, 'END OF CORPUS\n');
+    const host = await streamFile(p, file);
+    await waitForRow(p, (r) => r.some((x) => x.includes('END OF CORPUS')), 'corpus did not finish');
+    // Clicking the OSC 8 link text must not navigate or run anything.
+    await p.page.evaluate(() => {
+      for (const s of document.querySelectorAll('.xterm-rows span')) if ((s.textContent ?? '').includes('OSC 8 link')) (s as HTMLElement).click();
+    });
+    assert.deepEqual(await injectedElements(p.page), []);
+    const rows = (await rowsText(p)).join('\n');
+    assert.ok(rows.includes('<img src=x onerror="window.__xss=1">'), 'the markup is shown as text');
+    const joined = (await rowsText(p)).join('');
+    assert.ok(joined.includes('line cut here; the rest is in the full log'), `a very long line is cut, not drawn whole: ${joined.slice(-600)}`);
+    assert.ok(rows.includes('\ufffd'), 'invalid UTF-8 shows as U+FFFD');
+    await p.page.screenshot({ path: join(SHOTS, 'log-xss.png') });
+    assert.deepEqual(p.pageErrors, []);
+    host.dispose();
+    await p.close();
+  },
+);
 
 test('an empty state with its action, rendered as text', { skip }, async () => {
   const p = await openPanel(browser, 'log');
-  await p.post({ type: 'empty', message: 'No active run. <img src=x onerror=window.__xss=1>', actions: [{ id: 'openLocalFile', label: 'Open a local log file…' }] });
+  await p.post({
+    type: 'empty',
+    message: 'No active run. <img src=x onerror=window.__xss=1>',
+    actions: [{ id: 'openLocalFile', label: 'Open a local log file…' }],
+  });
   await p.page.waitForSelector('.empty');
-  assert.match(await p.page.textContent('.empty p') ?? '', /No active run\. <img/);
+  assert.match((await p.page.textContent('.empty p')) ?? '', /No active run\. <img/);
   await p.page.keyboard.press('Tab');
   await p.page.keyboard.press('Enter');
   await p.waitForSent('action');
@@ -235,23 +268,28 @@ test('an empty state with its action, rendered as text', { skip }, async () => {
 
 /** Each visible row's text with the xterm classes of its coloured spans (the DOM renderer's colour classes). */
 const rowClasses = (p: PanelPage): Promise<Array<{ text: string; classes: string }>> =>
-  p.page.evaluate(() => [...document.querySelectorAll('.xterm-rows > div')].map((d) => ({
-    text: d.textContent ?? '',
-    classes: [...d.querySelectorAll('span')].map((s) => s.className).join(' '),
-  })));
+  p.page.evaluate(() =>
+    [...document.querySelectorAll('.xterm-rows > div')].map((d) => ({
+      text: d.textContent ?? '',
+      classes: [...d.querySelectorAll('span')].map((s) => s.className).join(' '),
+    })),
+  );
 
 test('lines are coloured by level and by signature, the fix is written under a recognised failure, and the final status is styled', { skip }, async () => {
   const p = await openPanel(browser, 'log');
   const file = join(dir, 'levels.log');
-  writeFileSync(file, [
-    'INFO plain progress line',
-    'WARNING: tokenizer has no pad token, using eos',
-    'ERROR: could not save checkpoint',
-    '\x1b[32mERROR in green chosen by the program\x1b[0m',
-    'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB',
-    'after the failure',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      'INFO plain progress line',
+      'WARNING: tokenizer has no pad token, using eos',
+      'ERROR: could not save checkpoint',
+      '\x1b[32mERROR in green chosen by the program\x1b[0m',
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB',
+      'after the failure',
+      '',
+    ].join('\n'),
+  );
   const host = await streamFile(p, file);
   const rows = await (async () => {
     await waitForRow(p, (r) => r.some((x) => x.includes('after the failure')), 'stream did not finish');
@@ -283,7 +321,7 @@ test('lines are coloured by level and by signature, the fix is written under a r
   await p.page.waitForSelector('#finalStatus.bad');
   assert.equal((await p.page.textContent('#finalStatus'))?.trim(), '✖Run failed (exit code 1).');
   assert.equal(await p.page.getAttribute('#finalStatus', 'data-outcome'), 'failed');
-  assert.doesNotMatch(await p.page.textContent('#status') ?? '', /Run failed/, 'said once, in the styled line');
+  assert.doesNotMatch((await p.page.textContent('#status')) ?? '', /Run failed/, 'said once, in the styled line');
   await p.page.screenshot({ path: join(SHOTS, 'log-levels-final-status.png') });
   await p.post({ type: 'status', state: 'ended', outcome: 'completed', text: 'Run completed (exit code 0).' });
   await p.page.waitForSelector('#finalStatus.ok');
@@ -319,7 +357,9 @@ test('timestamps on demand, pause and follow, and "First error" scrolls back to 
   await p.page.click('#follow');
   assert.equal((await p.page.textContent('#follow'))?.trim(), 'Follow');
   appendFileSync(file, 'step 400 while paused\nstep 401 while paused\n');
-  await p.page.waitForFunction(() => /Paused: 2 new lines not shown/.test(document.getElementById('status')?.textContent ?? ''), undefined, { timeout: 10_000 });
+  await p.page.waitForFunction(() => /Paused: 2 new lines not shown/.test(document.getElementById('status')?.textContent ?? ''), undefined, {
+    timeout: 10_000,
+  });
   assert.ok(!(await rowsText(p)).some((x) => x.includes('while paused')));
   await p.page.click('#follow');
   await waitForRow(p, (r) => r.some((x) => x.includes('step 401 while paused')), 'following again did not draw the new lines');
@@ -328,7 +368,7 @@ test('timestamps on demand, pause and follow, and "First error" scrolls back to 
   // First error: scrolled back to, selected, and following stops so it stays in view.
   await p.page.click('#firstError');
   await waitForRow(p, (r) => r.some((x) => x.includes('ERROR: first problem here')), '"First error" did not scroll to it');
-  assert.match(await p.page.textContent('#status') ?? '', /Line 41\b/);
+  assert.match((await p.page.textContent('#status')) ?? '', /Line 41\b/);
   assert.equal((await p.page.textContent('#follow'))?.trim(), 'Follow');
   const error = await rowClasses(p).then((r) => r.find((x) => x.text.includes('first problem')));
   assert.match(error?.classes ?? '', /xterm-fg-1\b/);

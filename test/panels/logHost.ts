@@ -17,9 +17,15 @@ export interface StreamingHost {
 export async function streamFile(panel: PanelPage, path: string, opts: LogStreamerOptions = {}): Promise<StreamingHost> {
   const source = await new LocalRunDataSource({ log: path }, { pollMs: 50 }).start();
   let chain: Promise<void> = Promise.resolve();
-  const streamer = new LogStreamer(source, (m) => {
-    chain = chain.then(() => panel.post(m)).catch(() => undefined);
-  }, 'output.log', logSignatures(), opts);
+  const streamer = new LogStreamer(
+    source,
+    (m) => {
+      chain = chain.then(() => panel.post(m)).catch(() => undefined);
+    },
+    'output.log',
+    logSignatures(),
+    opts,
+  );
   panel.onMessage = (m) => {
     if (m.type === 'ack' && typeof m.seq === 'number') streamer.ack(m.seq);
   };

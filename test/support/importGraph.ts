@@ -44,16 +44,25 @@ export function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[
   const onStack = new Set<string>();
   const out: string[][] = [];
   const visit = (v: string): void => {
-    index.set(v, next); low.set(v, next); next++;
-    stack.push(v); onStack.add(v);
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
     for (const w of graph.get(v) ?? []) {
-      if (!index.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
-      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
     }
     if (low.get(v) === index.get(v)) {
       const scc: string[] = [];
       let w: string;
-      do { w = stack.pop()!; onStack.delete(w); scc.push(w); } while (w !== v);
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
       if (scc.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(scc.sort());
     }
   };

@@ -49,7 +49,13 @@ export function leftoverProcesses(under: string): Leftover[] {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     let argv: string[];
-    try { argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').filter((a, i, all) => a !== '' || i < all.length - 1); } catch { continue; }
+    try {
+      argv = readFileSync(`/proc/${name}/cmdline`, 'utf8')
+        .split('\0')
+        .filter((a, i, all) => a !== '' || i < all.length - 1);
+    } catch {
+      continue;
+    }
     const c = classify(argv);
     if (c && (c.dir === under || c.dir.startsWith(prefix))) found.push({ pid: Number(name), ...c });
   }
@@ -57,14 +63,34 @@ export function leftoverProcesses(under: string): Leftover[] {
 }
 
 export function alive(pid: number): boolean {
-  try { process.kill(pid, 0); } catch { return false; }
-  try { return !/^State:\s*Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8')); } catch { return false; }
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^State:\s*Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 /** SIGTERM, then SIGKILL after 3 s, to each pid; resolves when all are gone. */
 export async function stopPids(pids: readonly number[]): Promise<void> {
-  for (const pid of pids) { try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ } }
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+  }
   const deadline = Date.now() + 3000;
   while (Date.now() < deadline && pids.some(alive)) await new Promise((r) => setTimeout(r, 50));
-  for (const pid of pids.filter(alive)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  for (const pid of pids.filter(alive)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
 }

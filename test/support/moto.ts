@@ -12,12 +12,18 @@ export interface Moto {
 }
 
 export async function startMoto(): Promise<Moto> {
-  const venv = execFileSync('bash', [join(__dirname, '..', '..', 'scripts', 'ensure-moto.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 }).trim();
+  const venv = execFileSync('bash', [join(__dirname, '..', '..', 'scripts', 'ensure-moto.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 600_000,
+  }).trim();
   const version = execFileSync(join(venv, 'bin', 'python'), ['-c', 'import moto; print(moto.__version__)'], { encoding: 'utf8' }).trim();
   const port = await freePort();
   const child: ChildProcess = spawn(join(venv, 'bin', 'moto_server'), ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => { stderr = (stderr + c.toString()).slice(-4000); });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-4000);
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {

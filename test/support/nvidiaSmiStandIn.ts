@@ -5,7 +5,10 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface StandInGpu { readonly name: string; readonly memoryMiB: number }
+export interface StandInGpu {
+  readonly name: string;
+  readonly memoryMiB: number;
+}
 
 /** Returns the directory to prepend to PATH. `failing` mimics a host whose driver is not loaded (exit 9). */
 export function nvidiaSmiStandIn(gpus: readonly StandInGpu[], opts: { driver?: string; cuda?: string; failing?: boolean } = {}): string {
@@ -20,7 +23,7 @@ export function nvidiaSmiStandIn(gpus: readonly StandInGpu[], opts: { driver?: s
     '|-----------------------------------------+------------------------+----------------------+',
   ].join('\n');
   const script = opts.failing
-    ? "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\"\nexit 9\n"
+    ? '#!/bin/sh\necho "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."\nexit 9\n'
     : `#!/bin/sh\ncase "$1" in\n  --query-gpu=*) cat <<'CSV'\n${csv}\nCSV\n  ;;\n  *) cat <<'TXT'\n${banner}\nTXT\n  ;;\nesac\n`;
   writeFileSync(join(dir, 'nvidia-smi'), script);
   chmodSync(join(dir, 'nvidia-smi'), 0o755);

@@ -23,9 +23,12 @@ export function trustingConnectOptions(sshds: readonly Sshd[]): ConnectOptions {
 
 export function testRunManager(storage: string, connectOptions: ConnectOptions, extra: Partial<RunManagerDeps> = {}): RunManager {
   return new RunManager({
-    store: new RunStore(join(storage, 'runs.json')), storageDir: storage,
-    runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
-    connectOptions, ledger: new Ledger(join(storage, 'instances.json')),
+    store: new RunStore(join(storage, 'runs.json')),
+    storageDir: storage,
+    runnerDir: join(REPO, 'python-runner'),
+    runnerVersion: 'test',
+    connectOptions,
+    ledger: new Ledger(join(storage, 'instances.json')),
     sync: sshSync(join(storage, 'sync-cache')),
     ...extra,
   });
@@ -35,7 +38,12 @@ export function testRunManager(storage: string, connectOptions: ConnectOptions, 
 export function runFinished(m: RunManager, id: string, timeoutMs = 90_000): Promise<RunFinished> {
   return new Promise((res, rej) => {
     const t = setTimeout(() => rej(new Error(`run ${id} did not finish in ${timeoutMs} ms`)), timeoutMs);
-    m.onFinished((f) => { if (f.record.id === id) { clearTimeout(t); res(f); } });
+    m.onFinished((f) => {
+      if (f.record.id === id) {
+        clearTimeout(t);
+        res(f);
+      }
+    });
   });
 }
 

@@ -56,7 +56,10 @@ function shape(from: Socket, to: Socket, o: Required<ShapingOptions>, count: (n:
     if (queued >= o.queueBytes) from.pause();
     timer ??= setTimeout(flush, Math.max(0, queue[0]!.at - now));
   });
-  from.on('end', () => { ended = true; if (queue.length === 0 && !to.destroyed) to.end(); });
+  from.on('end', () => {
+    ended = true;
+    if (queue.length === 0 && !to.destroyed) to.end();
+  });
   from.on('error', () => to.destroy());
 }
 
@@ -69,14 +72,27 @@ export async function startShapingProxy(target: { host: string; port: number }, 
   // its end on once its queue has drained (shape()), and a reset (error) tears both down.
   const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     const upstream = connect({ port: target.port, host: target.host, allowHalfOpen: true });
-    for (const s of [client, upstream]) { s.setNoDelay(true); sockets.add(s); s.on('close', () => sockets.delete(s)); }
-    shape(client, upstream, o, (n) => { carried.up += n; });
-    shape(upstream, client, o, (n) => { carried.down += n; });
+    for (const s of [client, upstream]) {
+      s.setNoDelay(true);
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    }
+    shape(client, upstream, o, (n) => {
+      carried.up += n;
+    });
+    shape(upstream, client, o, (n) => {
+      carried.down += n;
+    });
   });
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', () => resolve()); });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
   const port = (server.address() as { port: number }).port;
   return {
-    port, options: o, carried,
+    port,
+    options: o,
+    carried,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
@@ -93,12 +109,18 @@ export async function startShapingProxyProcess(target: { host: string; port: num
   const child = spawn(process.execPath, ['--import', 'tsx', __filename, JSON.stringify({ target, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); const nl = out.indexOf('\n'); if (nl >= 0) resolve(out.slice(0, nl)); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
     child.once('exit', (c) => reject(new Error(`shaping proxy exited (${String(c)})`)));
   });
   const info = JSON.parse(first) as { port: number; options: Required<ShapingOptions> };
   return {
-    port: info.port, options: info.options, carried: { up: Number.NaN, down: Number.NaN },
+    port: info.port,
+    options: info.options,
+    carried: { up: Number.NaN, down: Number.NaN },
     close: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -112,6 +134,8 @@ if (require.main === module) {
   const { target, options } = JSON.parse(process.argv[2] ?? '{}') as { target: { host: string; port: number }; options: ShapingOptions };
   void startShapingProxy(target, options).then((p) => {
     process.stdout.write(`${JSON.stringify({ port: p.port, options: p.options })}\n`);
-    process.on('SIGTERM', () => { void p.close().then(() => process.exit(0)); });
+    process.on('SIGTERM', () => {
+      void p.close().then(() => process.exit(0));
+    });
   });
 }

@@ -19,21 +19,35 @@ export interface ClientSetup {
  * With `knownHostsInConfig`, the config itself names the known_hosts file (a `Host *` UserKnownHostsFile), for
  * clients that only get the config path: the extension inside VS Code, the demo.
  */
-export function clientFor(sshd: Sshd, opts: { alias?: string; trust?: boolean; extraConfig?: readonly string[]; options?: Partial<ConnectOptions>; knownHostsInConfig?: boolean; dir?: string; port?: number } = {}): ClientSetup {
+export function clientFor(
+  sshd: Sshd,
+  opts: {
+    alias?: string;
+    trust?: boolean;
+    extraConfig?: readonly string[];
+    options?: Partial<ConnectOptions>;
+    knownHostsInConfig?: boolean;
+    dir?: string;
+    port?: number;
+  } = {},
+): ClientSetup {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'rft-client-'));
   const alias = opts.alias ?? 'gpu-test';
   const sshConfigPath = join(dir, 'config');
-  writeFileSync(sshConfigPath, [
-    `Host ${alias}`,
-    '  HostName 127.0.0.1',
-    `  Port ${opts.port ?? sshd.port}`,
-    `  User ${sshd.user}`,
-    `  IdentityFile ${sshd.userKeyPath}`,
-    '  IdentitiesOnly yes',
-    ...(opts.extraConfig ?? []),
-    ...(opts.knownHostsInConfig ? ['Host *', `  UserKnownHostsFile ${join(dir, 'known_hosts')}`] : []),
-    '',
-  ].join('\n'));
+  writeFileSync(
+    sshConfigPath,
+    [
+      `Host ${alias}`,
+      '  HostName 127.0.0.1',
+      `  Port ${opts.port ?? sshd.port}`,
+      `  User ${sshd.user}`,
+      `  IdentityFile ${sshd.userKeyPath}`,
+      '  IdentitiesOnly yes',
+      ...(opts.extraConfig ?? []),
+      ...(opts.knownHostsInConfig ? ['Host *', `  UserKnownHostsFile ${join(dir, 'known_hosts')}`] : []),
+      '',
+    ].join('\n'),
+  );
   const knownHostsPath = join(dir, 'known_hosts');
   // Through a proxy (opts.port) the server is known under the proxy's [host]:port too.
   const lines = opts.port ? [sshd.knownHostsLine, sshd.knownHostsLine.replace(`]:${sshd.port} `, `]:${opts.port} `)] : [sshd.knownHostsLine];

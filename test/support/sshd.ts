@@ -85,7 +85,9 @@ function descendants(pid: number): number[] {
       const list = children.get(ppid) ?? [];
       list.push(Number(name));
       children.set(ppid, list);
-    } catch { /* process exited while scanning */ }
+    } catch {
+      /* process exited while scanning */
+    }
   }
   const out: number[] = [];
   const stack = [...(children.get(pid) ?? [])];
@@ -98,7 +100,11 @@ function descendants(pid: number): number[] {
 }
 
 function commOf(pid: number): string {
-  try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return ''; }
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 async function waitForBanner(port: number, child: ChildProcess, logPath: string, timeoutMs = 10_000): Promise<void> {
@@ -107,9 +113,15 @@ async function waitForBanner(port: number, child: ChildProcess, logPath: string,
     if (child.exitCode !== null) throw new Error(`sshd exited ${child.exitCode}: ${existsSync(logPath) ? readFileSync(logPath, 'utf8') : ''}`);
     const ok = await new Promise<boolean>((resolve) => {
       const s = netConnect(port, '127.0.0.1');
-      s.once('data', (d) => { s.destroy(); resolve(d.toString('latin1').startsWith('SSH-')); });
+      s.once('data', (d) => {
+        s.destroy();
+        resolve(d.toString('latin1').startsWith('SSH-'));
+      });
       s.once('error', () => resolve(false));
-      s.setTimeout(1000, () => { s.destroy(); resolve(false); });
+      s.setTimeout(1000, () => {
+        s.destroy();
+        resolve(false);
+      });
     });
     if (ok) return;
     await new Promise((r) => setTimeout(r, 50));
@@ -134,13 +146,17 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   writeFileSync(authorizedKeysPath, [readFileSync(`${userKeyPath}.pub`, 'utf8').trim(), ...(options.authorizedKeys ?? [])].join('\n') + '\n');
   chmodSync(authorizedKeysPath, 0o600);
   mkdirSync('/run/sshd', { recursive: true });
-  const port = options.port ?? await freePort();
+  const port = options.port ?? (await freePort());
   const path = [...(options.pathPrepend ?? []), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
   const poweroffLog = join(dir, 'poweroff-standin.log');
   const poweroffStandIn = join(dir, 'poweroff-standin');
-  writeFileSync(poweroffStandIn, `#!/bin/sh\n# stand-in for shutdown -h now on the test host (which is this machine)\ndate +%s >> '${poweroffLog}'\n`, { mode: 0o755 });
+  writeFileSync(poweroffStandIn, `#!/bin/sh\n# stand-in for shutdown -h now on the test host (which is this machine)\ndate +%s >> '${poweroffLog}'\n`, {
+    mode: 0o755,
+  });
   const env: Record<string, string> = { HOME: home, PATH: path, RFT_POWEROFF_CMD: poweroffStandIn, ...(options.env ?? {}) };
-  const setEnv = Object.entries(env).map(([k, v]) => `"${k}=${v}"`).join(' ');
+  const setEnv = Object.entries(env)
+    .map(([k, v]) => `"${k}=${v}"`)
+    .join(' ');
   const logPath = join(dir, 'sshd.log');
   const config = [
     `Port ${port}`,
@@ -193,7 +209,12 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
       for (const p of descendants(pid)) {
         const comm = commOf(p);
         if (comm === 'sshd' || comm === 'sshd-session') {
-          try { process.kill(p, 'SIGKILL'); n++; } catch { /* already gone */ }
+          try {
+            process.kill(p, 'SIGKILL');
+            n++;
+          } catch {
+            /* already gone */
+          }
         }
       }
       return n;
@@ -204,7 +225,13 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
       // Connection children first, so the port is free for a successor right after stop() resolves.
       for (const p of descendants(pid)) {
         const comm = commOf(p);
-        if (comm === 'sshd' || comm === 'sshd-session') { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+        if (comm === 'sshd' || comm === 'sshd-session') {
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
       }
       if (child.exitCode === null) {
         const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -213,13 +240,35 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
       }
       await stopWatchdogsUnder(dir);
       // RFT_KEEP_SSHD=1 keeps the server's dir (config, sshd.log, HOME) for a post-mortem.
-      if (process.env.RFT_KEEP_SSHD !== '1') { try { rmSync(dir, { recursive: true, force: true }); } catch { /* leftover files of detached jobs */ } }
+      if (process.env.RFT_KEEP_SSHD !== '1') {
+        try {
+          rmSync(dir, { recursive: true, force: true });
+        } catch {
+          /* leftover files of detached jobs */
+        }
+      }
     },
   };
 }
 
 /** Runs OpenSSH's own client against a started sshd (for reference measurements and cross-checks). */
 export function opensshArgs(sshd: Sshd, knownHostsPath: string): string[] {
-  return ['-p', String(sshd.port), '-i', sshd.userKeyPath, '-o', 'IdentitiesOnly=yes', '-o', `UserKnownHostsFile=${knownHostsPath}`,
-    '-o', 'StrictHostKeyChecking=yes', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR', '-F', '/dev/null'];
+  return [
+    '-p',
+    String(sshd.port),
+    '-i',
+    sshd.userKeyPath,
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    `UserKnownHostsFile=${knownHostsPath}`,
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'LogLevel=ERROR',
+    '-F',
+    '/dev/null',
+  ];
 }

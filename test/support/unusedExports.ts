@@ -17,10 +17,8 @@ export interface ModuleFacts {
   readonly imports: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-const hasExport = (n: ts.Node): boolean =>
-  ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-const hasDefault = (n: ts.Node): boolean =>
-  ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
+const hasExport = (n: ts.Node): boolean => ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+const hasDefault = (n: ts.Node): boolean => ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
 
 /** The facts of one file; `resolveSpec` maps a module specifier to a file of the set, or undefined (a package). */
 export function moduleFacts(file: string, text: string, resolveSpec: (from: string, spec: string) => string | undefined): ModuleFacts {
@@ -39,7 +37,8 @@ export function moduleFacts(file: string, text: string, resolveSpec: (from: stri
   const reexported = new Set<string>();
   const imports = new Map<string, Set<string>>();
   const take = (spec: ts.Expression | ts.TypeNode | undefined, names: readonly string[]): void => {
-    const s = spec && ts.isStringLiteralLike(spec) ? spec.text : spec && ts.isLiteralTypeNode(spec) && ts.isStringLiteral(spec.literal) ? spec.literal.text : undefined;
+    const s =
+      spec && ts.isStringLiteralLike(spec) ? spec.text : spec && ts.isLiteralTypeNode(spec) && ts.isStringLiteral(spec.literal) ? spec.literal.text : undefined;
     const target = s === undefined ? undefined : resolveSpec(file, s);
     if (!target) return;
     if (!imports.has(target)) imports.set(target, new Set());
@@ -58,8 +57,15 @@ export function moduleFacts(file: string, text: string, resolveSpec: (from: stri
       if (st.moduleSpecifier) {
         // Re-exports: this file exports the names, and uses them of the other.
         if (!st.exportClause) take(st.moduleSpecifier, ['*']);
-        else if (ts.isNamespaceExport(st.exportClause)) { take(st.moduleSpecifier, ['*']); add(st.exportClause.name.text, 'value'); }
-        else for (const e of st.exportClause.elements) { take(st.moduleSpecifier, [(e.propertyName ?? e.name).text]); add(e.name.text, st.isTypeOnly || e.isTypeOnly ? 'type' : 'value', e.name); reexported.add(e.name.text); }
+        else if (ts.isNamespaceExport(st.exportClause)) {
+          take(st.moduleSpecifier, ['*']);
+          add(st.exportClause.name.text, 'value');
+        } else
+          for (const e of st.exportClause.elements) {
+            take(st.moduleSpecifier, [(e.propertyName ?? e.name).text]);
+            add(e.name.text, st.isTypeOnly || e.isTypeOnly ? 'type' : 'value', e.name);
+            reexported.add(e.name.text);
+          }
       } else if (st.exportClause && ts.isNamedExports(st.exportClause)) {
         for (const e of st.exportClause.elements) {
           add(e.name.text, st.isTypeOnly || e.isTypeOnly ? 'type' : 'value', e.name);
@@ -75,14 +81,27 @@ export function moduleFacts(file: string, text: string, resolveSpec: (from: stri
       if (hasDefault(st)) add('default', 'value');
       else if (ts.isVariableStatement(st)) {
         for (const d of st.declarationList.declarations) if (ts.isIdentifier(d.name)) add(d.name.text, 'value', d.name);
-      } else if ((ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st) || ts.isEnumDeclaration(st) || ts.isModuleDeclaration(st)) && st.name && ts.isIdentifier(st.name)) {
+      } else if (
+        (ts.isFunctionDeclaration(st) ||
+          ts.isClassDeclaration(st) ||
+          ts.isInterfaceDeclaration(st) ||
+          ts.isTypeAliasDeclaration(st) ||
+          ts.isEnumDeclaration(st) ||
+          ts.isModuleDeclaration(st)) &&
+        st.name &&
+        ts.isIdentifier(st.name)
+      ) {
         add(st.name.text, ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st) ? 'type' : 'value', st.name);
       }
     }
   }
   // Whole-module uses anywhere in the file: import('…'), require('…'), typeof import('…').Name.
   const visit = (n: ts.Node): void => {
-    if (ts.isCallExpression(n) && (n.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(n.expression) && n.expression.text === 'require')) && n.arguments[0]) {
+    if (
+      ts.isCallExpression(n) &&
+      (n.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(n.expression) && n.expression.text === 'require')) &&
+      n.arguments[0]
+    ) {
       take(n.arguments[0], ['*']);
     } else if (ts.isImportTypeNode(n)) {
       const q = n.qualifier;
@@ -95,7 +114,14 @@ export function moduleFacts(file: string, text: string, resolveSpec: (from: stri
   for (const st of sf.statements) {
     const names: ts.Identifier[] = ts.isVariableStatement(st)
       ? st.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name] : []))
-      : (ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st) || ts.isEnumDeclaration(st)) && st.name ? [st.name] : [];
+      : (ts.isFunctionDeclaration(st) ||
+            ts.isClassDeclaration(st) ||
+            ts.isInterfaceDeclaration(st) ||
+            ts.isTypeAliasDeclaration(st) ||
+            ts.isEnumDeclaration(st)) &&
+          st.name
+        ? [st.name]
+        : [];
     for (const id of names) {
       const exported = localExports.get(id.text);
       if (exported === undefined) continue;
@@ -128,7 +154,12 @@ function leftmost(q: ts.QualifiedName): string {
  * "file#name" for each export of a file in `candidates` that no other file takes and `which` selects, less
  * those `allowed`.
  */
-export function unusedExports(facts: ReadonlyMap<string, ModuleFacts>, candidates: (file: string) => boolean, which: (e: ExportFacts) => boolean, allowed: ReadonlySet<string> = new Set()): string[] {
+export function unusedExports(
+  facts: ReadonlyMap<string, ModuleFacts>,
+  candidates: (file: string) => boolean,
+  which: (e: ExportFacts) => boolean,
+  allowed: ReadonlySet<string> = new Set(),
+): string[] {
   const used = new Map<string, Set<string>>();
   for (const [from, f] of facts) {
     for (const [to, names] of f.imports) {

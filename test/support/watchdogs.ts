@@ -5,7 +5,9 @@ import { leftoverProcesses, stopPids } from './leftovers';
 
 /** SIGTERMs (then SIGKILLs) every watchdog whose root lies under `dir`; returns their pids. */
 export async function stopWatchdogsUnder(dir: string): Promise<number[]> {
-  const mine = leftoverProcesses(dir).filter((p) => p.kind === 'watchdog').map((p) => p.pid);
+  const mine = leftoverProcesses(dir)
+    .filter((p) => p.kind === 'watchdog')
+    .map((p) => p.pid);
   await stopPids(mine);
   return mine;
 }

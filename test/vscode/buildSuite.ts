@@ -9,7 +9,9 @@ export const SUITE_OUT = join(REPO_ROOT, 'out', `vscode-tests-${process.pid}`);
 
 export async function buildSuite(): Promise<string> {
   const dir = join(REPO_ROOT, 'test/vscode/suite');
-  const entries = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f));
+  const entries = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(dir, f));
   await build({
     entryPoints: entries,
     outdir: SUITE_OUT,

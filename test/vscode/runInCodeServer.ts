@@ -24,11 +24,14 @@ async function main(): Promise<number> {
   const report = join(out, `report-${process.pid}.txt`);
   writeFileSync(report, '');
 
-  writeFileSync(join(dirname(testsEntry), 'run-config.json'), JSON.stringify({
-    report,
-    ...(process.env.RFT_TEST_GREP ? { grep: process.env.RFT_TEST_GREP } : {}),
-    env: { RFT_TEST_REPORT: report, RFT_REPO_ROOT: REPO_ROOT, RFT_TEST_WORKSPACE: ws, RFT_TEST_OUTPUT: out },
-  }));
+  writeFileSync(
+    join(dirname(testsEntry), 'run-config.json'),
+    JSON.stringify({
+      report,
+      ...(process.env.RFT_TEST_GREP ? { grep: process.env.RFT_TEST_GREP } : {}),
+      env: { RFT_TEST_REPORT: report, RFT_REPO_ROOT: REPO_ROOT, RFT_TEST_WORKSPACE: ws, RFT_TEST_OUTPUT: out },
+    }),
+  );
   const cs = await startCodeServer(entry, { folder: ws });
   const browser = await launchChromium();
   let code = 1;
@@ -62,4 +65,10 @@ async function main(): Promise<number> {
   return code;
 }
 
-main().then((c) => process.exit(c), (e: unknown) => { console.error(e); process.exit(1); });
+main().then(
+  (c) => process.exit(c),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

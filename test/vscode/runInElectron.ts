@@ -19,4 +19,10 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then((c) => process.exit(c), (e: unknown) => { console.error(e); process.exit(1); });
+main().then(
+  (c) => process.exit(c),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -41,12 +41,18 @@ export function parseArgs(args: readonly string[], io: CliIo, usage: string): Pa
     const value = (): string | undefined => inline ?? args[++i];
     if (name === '--format') {
       const v = value();
-      if (v !== 'text' && v !== 'json') { io.stderr(`remote-finetune: --format takes text or json\n${usage}`); return 2; }
+      if (v !== 'text' && v !== 'json') {
+        io.stderr(`remote-finetune: --format takes text or json\n${usage}`);
+        return 2;
+      }
       format = v;
     } else if (name === '--gpu') {
       const v = value();
       gpu = v ? findGpu(v) : undefined;
-      if (!gpu) { io.stderr(`remote-finetune: unknown GPU '${v ?? ''}'; known: ${GPU_IDS.join(', ')}\n`); return 2; }
+      if (!gpu) {
+        io.stderr(`remote-finetune: unknown GPU '${v ?? ''}'; known: ${GPU_IDS.join(', ')}\n`);
+        return 2;
+      }
     } else if (name === '--help' || name === '-h') {
       io.stdout(usage);
       return 0;
@@ -65,14 +71,22 @@ const SKIP_DIRS = new Set(['node_modules', '.git', '.venv', 'venv', '__pycache__
 /** Files a directory argument stands for: every YAML/JSON/.env file below it. */
 function expand(p: string, out: string[], depth = 0): void {
   const st = statSync(p);
-  if (!st.isDirectory()) { out.push(p); return; }
+  if (!st.isDirectory()) {
+    out.push(p);
+    return;
+  }
   if (depth > 12) return;
   for (const name of readdirSync(p).sort()) {
     const child = join(p, name);
     let s;
-    try { s = statSync(child); } catch { continue; }
-    if (s.isDirectory()) { if (!SKIP_DIRS.has(name)) expand(child, out, depth + 1); }
-    else if (syntaxOf(name) !== 'other') out.push(child);
+    try {
+      s = statSync(child);
+    } catch {
+      continue;
+    }
+    if (s.isDirectory()) {
+      if (!SKIP_DIRS.has(name)) expand(child, out, depth + 1);
+    } else if (syntaxOf(name) !== 'other') out.push(child);
   }
 }
 
@@ -80,14 +94,24 @@ function toCli(file: string, text: string | undefined, d: ConfigDiagnostic, inde
   const li = index ?? new LineIndex(text ?? '');
   const s = li.positionAt(d.start);
   const e = li.positionAt(d.end);
-  return { file, line: s.line + 1, column: s.character + 1, endLine: e.line + 1, endColumn: e.character + 1, severity: d.severity, code: d.code, message: d.message };
+  return {
+    file,
+    line: s.line + 1,
+    column: s.character + 1,
+    endLine: e.line + 1,
+    endColumn: e.character + 1,
+    severity: d.severity,
+    code: d.code,
+    message: d.message,
+  };
 }
 
 function formatText(ds: readonly CliDiagnostic[]): string {
   return ds.map((d) => `${d.file}:${d.line}:${d.column}: ${d.severity} ${d.code}: ${d.message}\n`).join('');
 }
 
-const USAGE = 'usage: remote-finetune validate <paths…> [--format text|json] [--gpu <type>]\n' +
+const USAGE =
+  'usage: remote-finetune validate <paths…> [--format text|json] [--gpu <type>]\n' +
   '  Checks finetune.yaml, accelerate/DeepSpeed/trainer/sweep/Axolotl/LLaMA-Factory configs and .env files.\n' +
   '  A directory means every config below it. Exit 1 when any error is found, 0 otherwise, 2 on bad usage.\n';
 
@@ -98,15 +122,28 @@ export const validateCommand: CliCommand = {
   async run(args, io) {
     const parsed = parseArgs(args, io, USAGE);
     if (typeof parsed === 'number') return parsed;
-    if (parsed.paths.length === 0) { io.stderr(`remote-finetune: validate needs at least one path\n${USAGE}`); return 2; }
+    if (parsed.paths.length === 0) {
+      io.stderr(`remote-finetune: validate needs at least one path\n${USAGE}`);
+      return 2;
+    }
     const files: string[] = [];
     for (const p of parsed.paths) {
-      try { expand(resolve(io.cwd, p), files); } catch { io.stderr(`remote-finetune: cannot read '${p}'\n`); return 2; }
+      try {
+        expand(resolve(io.cwd, p), files);
+      } catch {
+        io.stderr(`remote-finetune: cannot read '${p}'\n`);
+        return 2;
+      }
     }
     const all: CliDiagnostic[] = [];
     for (const abs of files) {
       let bytes: Uint8Array;
-      try { bytes = readFileSync(abs); } catch { io.stderr(`remote-finetune: cannot read '${abs}'\n`); return 2; }
+      try {
+        bytes = readFileSync(abs);
+      } catch {
+        io.stderr(`remote-finetune: cannot read '${abs}'\n`);
+        return 2;
+      }
       const r = validateBytes(bytes, { fileName: abs, files: nodeFiles, libraryParseLimit: Infinity, ...(parsed.gpu ? { gpu: parsed.gpu } : {}) });
       const shown = relative(io.cwd, abs) || abs;
       const index = new LineIndex(r.text ?? '');

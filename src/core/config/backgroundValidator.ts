@@ -5,7 +5,11 @@
 import { Worker } from 'node:worker_threads';
 import type { ValidateResult } from './validate';
 
-export interface BackgroundRequest { readonly id: number; readonly text: string; readonly fileName: string }
+export interface BackgroundRequest {
+  readonly id: number;
+  readonly text: string;
+  readonly fileName: string;
+}
 export type BackgroundReply = { readonly id: number; readonly result: ValidateResult } | { readonly id: number; readonly error: string };
 
 interface Job {
@@ -25,7 +29,10 @@ export class BackgroundValidator {
   private disposed = false;
 
   /** `script` is the worker entry (dist/configWorker.js; tests pass the .ts with tsx in `execArgv`). */
-  constructor(private readonly script: string, private readonly execArgv: readonly string[] = []) {}
+  constructor(
+    private readonly script: string,
+    private readonly execArgv: readonly string[] = [],
+  ) {}
 
   /**
    * The full result for this text, or undefined when newer text for the same document superseded it (or
@@ -72,7 +79,9 @@ export class BackgroundValidator {
       this.pump();
     };
     w.on('error', fail);
-    w.on('exit', (code) => { if (this.worker === w) fail(new Error(`the config check worker exited (${code})`)); });
+    w.on('exit', (code) => {
+      if (this.worker === w) fail(new Error(`the config check worker exited (${code})`));
+    });
     this.worker = w;
     return w;
   }

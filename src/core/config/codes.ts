@@ -24,9 +24,17 @@ const fixed: CodeInfo[] = [
   { code: 'RFT512', severity: 'error', title: 'Sweep: int_uniform bounds not integers, or probabilities not summing to 1' },
   { code: 'RFT513', severity: 'error', title: 'Sweep: bayes without a metric' },
   { code: 'RFT514', severity: 'error', title: 'Sweep: parameter without values/distribution, or grid without discrete values' },
-  { code: 'RFT600', severity: 'error', title: '.env: line is not KEY=value, bad name, unclosed quote, or text after a closing quote (quoted values may span lines)' },
+  {
+    code: 'RFT600',
+    severity: 'error',
+    title: '.env: line is not KEY=value, bad name, unclosed quote, or text after a closing quote (quoted values may span lines)',
+  },
   { code: 'RFT601', severity: 'warning', title: '.env: duplicate key' },
-  { code: 'RFT602', severity: 'warning', title: '.env: token the configs need is empty or missing (HF_TOKEN, WANDB_API_KEY; an error when W&B reporting is on and WANDB_API_KEY is empty)' },
+  {
+    code: 'RFT602',
+    severity: 'warning',
+    title: '.env: token the configs need is empty or missing (HF_TOKEN, WANDB_API_KEY; an error when W&B reporting is on and WANDB_API_KEY is empty)',
+  },
   { code: 'RFT603', severity: 'error', title: '.env: numeric override out of range (LEARNING_RATE 1e-6..1e-2, positive BATCH_SIZE/GRAD_ACCUM/MAX_STEPS)' },
   { code: 'RFT604', severity: 'error', title: '.env: path that must exist does not (ACCELERATE_CONFIG, dataset path)' },
   { code: 'RFT605', severity: 'error', title: '.env: CUDA_VISIBLE_DEVICES syntax' },
@@ -37,7 +45,12 @@ const fixed: CodeInfo[] = [
   { code: 'RFT802', severity: 'error', title: '4-bit loading with FlashAttention-2 without a 16-bit compute dtype (uint8 dtype failure)' },
   { code: 'RFT803', severity: 'error', title: 'QLoRA with DeepSpeed ZeRO-3' },
   { code: 'RFT804', severity: 'error', title: 'bf16 and fp16 both on' },
-  { code: 'RFT805', severity: 'error', title: 'num_processes does not match the GPUs (warning where the launcher ignores it: distributed_type NO, launcher python, a config file overridden by --num_processes)' },
+  {
+    code: 'RFT805',
+    severity: 'error',
+    title:
+      'num_processes does not match the GPUs (warning where the launcher ignores it: distributed_type NO, launcher python, a config file overridden by --num_processes)',
+  },
   { code: 'RFT806', severity: 'error', title: 'DeepSpeed train_batch_size ≠ micro batch × accumulation × world size' },
   { code: 'RFT807', severity: 'error', title: 'load_best_model_at_end without matching eval/save strategies or step multiples' },
   { code: 'RFT808', severity: 'info', title: 'lora_alpha far from 2 × r' },
@@ -52,7 +65,7 @@ const fixed: CodeInfo[] = [
   { code: 'RFT818', severity: 'warning', title: 'Learning rate above 1e-2 with LoRA/QLoRA (2e-4 is usual)' },
   { code: 'RFT819', severity: 'error', title: 'GPU the provider does not offer (EC2, GCP; Lambda: warning, its list is live)' },
   { code: 'RFT901', severity: 'error', title: 'Estimated peak GPU memory does not fit the target GPU (with the cheapest fixes)' },
-  { code: 'RFT903', severity: 'warning', title: 'Estimated peak GPU memory within 10% of the GPU\'s memory' },
+  { code: 'RFT903', severity: 'warning', title: "Estimated peak GPU memory within 10% of the GPU's memory" },
 ];
 
 const SCHEMA_CODES: ReadonlyArray<readonly [number, Severity, string]> = [

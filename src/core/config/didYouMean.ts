@@ -29,7 +29,10 @@ export function closest(word: string, candidates: Iterable<string>): string | un
     let d = editDistance(w, cl);
     // A separator difference (lora-alpha vs lora_alpha, learningRate vs learning_rate) is no typo at all.
     if (w.replace(/[-_]/g, '') === cl.replace(/[-_]/g, '')) d = 0.5;
-    if (d < bestD) { bestD = d; best = c; }
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
   }
   if (best === undefined) return undefined;
   const limit = Math.max(2, Math.floor(best.length / 3));

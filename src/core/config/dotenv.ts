@@ -35,7 +35,18 @@ export function isShellName(key: string): boolean {
 }
 
 /** The escapes python-dotenv reads inside double quotes; any other backslash stays as written. */
-const DQ_ESCAPES: ReadonlyMap<string, string> = new Map([['\\', '\\'], ["'", "'"], ['"', '"'], ['a', '\x07'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t'], ['v', '\v']]);
+const DQ_ESCAPES: ReadonlyMap<string, string> = new Map([
+  ['\\', '\\'],
+  ["'", "'"],
+  ['"', '"'],
+  ['a', '\x07'],
+  ['b', '\b'],
+  ['f', '\f'],
+  ['n', '\n'],
+  ['r', '\r'],
+  ['t', '\t'],
+  ['v', '\v'],
+]);
 
 /**
  * The quoted value whose opening quote is text[open]; it may span lines (python-dotenv, docker compose and
@@ -54,7 +65,11 @@ function readQuoted(text: string, open: number): { value: string; end: number } 
     if (c === '"') return { value, end: i + 1 };
     if (c === '\\') {
       const esc = DQ_ESCAPES.get(text[i + 1] ?? '');
-      if (esc !== undefined) { value += esc; i++; continue; }
+      if (esc !== undefined) {
+        value += esc;
+        i++;
+        continue;
+      }
     }
     if (c === '\r' && text[i + 1] === '\n') continue;
     value += c;
@@ -97,22 +112,43 @@ export function parseDotenv(text: string): EnvParse {
       let off = lead;
       let rest = raw.slice(lead);
       const exp = /^export\s+/.exec(rest);
-      if (exp) { off += exp[0].length; rest = rest.slice(exp[0].length); }
+      if (exp) {
+        off += exp[0].length;
+        rest = rest.slice(exp[0].length);
+      }
       const eq = rest.indexOf('=');
       if (eq === -1 && KEY_RE.test(rest.trimEnd())) {
         // A name alone: python-dotenv loads it as a key without a value (None) and docker's
         // env_file passes the variable through from the host; it sets nothing here.
       } else if (eq === -1) {
-        diagnostics.push({ start: pos + lead, end: pos + raw.length, severity: 'error', code: 'RFT600', message: `Line ${line + 1} is not KEY=value. Add "=" and a value, or start the line with # to make it a comment.` });
+        diagnostics.push({
+          start: pos + lead,
+          end: pos + raw.length,
+          severity: 'error',
+          code: 'RFT600',
+          message: `Line ${line + 1} is not KEY=value. Add "=" and a value, or start the line with # to make it a comment.`,
+        });
       } else {
         const keyRaw = rest.slice(0, eq);
         const key = keyRaw.trimEnd();
         const keyStart = pos + off;
         const keyEnd = keyStart + key.length;
         if (!KEY_RE.test(key)) {
-          diagnostics.push({ start: keyStart, end: Math.max(keyEnd, keyStart + 1), severity: 'error', code: 'RFT600', message: `'${key}' is not a valid variable name: use letters, digits and _, not starting with a digit.` });
+          diagnostics.push({
+            start: keyStart,
+            end: Math.max(keyEnd, keyStart + 1),
+            severity: 'error',
+            code: 'RFT600',
+            message: `'${key}' is not a valid variable name: use letters, digits and _, not starting with a digit.`,
+          });
         } else if (!isShellName(key)) {
-          diagnostics.push({ start: keyStart, end: keyEnd, severity: 'warning', code: 'RFT608', message: `'${key}' is not a shell variable name: python-dotenv reads it, but a process environment set by a shell cannot carry it, so it is left out of the run's environment. Use letters, digits and _ only.` });
+          diagnostics.push({
+            start: keyStart,
+            end: keyEnd,
+            severity: 'warning',
+            code: 'RFT608',
+            message: `'${key}' is not a shell variable name: python-dotenv reads it, but a process environment set by a shell cannot carry it, so it is left out of the run's environment. Use letters, digits and _ only.`,
+          });
         }
         let vOff = off + eq + 1;
         let vRaw = rest.slice(eq + 1);
@@ -132,17 +168,34 @@ export function parseDotenv(text: string): EnvParse {
           if (!quoted || !tail || (spans && !tail.ok)) {
             const kind = q === '"' ? 'double' : 'single';
             const inside = q === '"' ? 'write a " inside it as \\"' : "a single-quoted value cannot contain '";
-            const why = quoted ? ` the ${q} on line ${line + 1 + newlines(text, pos, quoted.end)} is followed by more text, so it does not end this value.` : '';
-            diagnostics.push({ start: open, end: pos + raw.length, severity: 'error', code: 'RFT600', message: `Unclosed ${kind} quote:${why} ${quoted ? 'Add' : 'add'} the closing ${q} (a value may span lines; ${inside}).` });
+            const why = quoted
+              ? ` the ${q} on line ${line + 1 + newlines(text, pos, quoted.end)} is followed by more text, so it does not end this value.`
+              : '';
+            diagnostics.push({
+              start: open,
+              end: pos + raw.length,
+              severity: 'error',
+              code: 'RFT600',
+              message: `Unclosed ${kind} quote:${why} ${quoted ? 'Add' : 'add'} the closing ${q} (a value may span lines; ${inside}).`,
+            });
             value = vRaw.slice(1);
             valueLen = vRaw.length;
           } else {
             value = quoted.value;
             valueLen = quoted.end - open;
             if (!tail.ok) {
-              diagnostics.push({ start: tail.start, end: tail.end, severity: 'error', code: 'RFT600', message: `Text after the closing ${q} of ${key}: python-dotenv skips the whole line. Put it inside the quotes${q === '"' ? ' (a " inside is written \\")' : ''}, or start a comment with #.` });
+              diagnostics.push({
+                start: tail.start,
+                end: tail.end,
+                severity: 'error',
+                code: 'RFT600',
+                message: `Text after the closing ${q} of ${key}: python-dotenv skips the whole line. Put it inside the quotes${q === '"' ? ' (a " inside is written \\")' : ''}, or start a comment with #.`,
+              });
             }
-            if (spans) { next = tail.next; last = tail.last; }
+            if (spans) {
+              next = tail.next;
+              last = tail.last;
+            }
           }
         } else {
           const hash = vRaw.search(/\s#/);
@@ -168,8 +221,25 @@ export interface DotenvContext {
 }
 
 const HF_TOKENS = ['HF_TOKEN', 'HUGGINGFACE_TOKEN', 'HUGGING_FACE_HUB_TOKEN', 'HUGGINGFACEHUB_API_TOKEN'];
-const POSITIVE_INTS = ['BATCH_SIZE', 'GRAD_ACCUM', 'GRADIENT_ACCUMULATION_STEPS', 'MAX_STEPS', 'EPOCHS', 'NUM_EPOCHS', 'NUM_TRAIN_EPOCHS', 'PER_DEVICE_TRAIN_BATCH_SIZE', 'MICRO_BATCH_SIZE', 'SAVE_STEPS', 'EVAL_STEPS', 'LOGGING_STEPS', 'LORA_R', 'NUM_GPUS', 'NPROC_PER_NODE'];
-const PATH_KEYS = /^(ACCELERATE_CONFIG|ACCELERATE_CONFIG_FILE|DEEPSPEED_CONFIG|DS_CONFIG|DATASET_PATH|[A-Z0-9_]*_DATASET_PATH|TRAIN_DATA_PATH|EVAL_DATA_PATH|TRAIN_FILE|EVAL_FILE|DATA_PATH)$/;
+const POSITIVE_INTS = [
+  'BATCH_SIZE',
+  'GRAD_ACCUM',
+  'GRADIENT_ACCUMULATION_STEPS',
+  'MAX_STEPS',
+  'EPOCHS',
+  'NUM_EPOCHS',
+  'NUM_TRAIN_EPOCHS',
+  'PER_DEVICE_TRAIN_BATCH_SIZE',
+  'MICRO_BATCH_SIZE',
+  'SAVE_STEPS',
+  'EVAL_STEPS',
+  'LOGGING_STEPS',
+  'LORA_R',
+  'NUM_GPUS',
+  'NPROC_PER_NODE',
+];
+const PATH_KEYS =
+  /^(ACCELERATE_CONFIG|ACCELERATE_CONFIG_FILE|DEEPSPEED_CONFIG|DS_CONFIG|DATASET_PATH|[A-Z0-9_]*_DATASET_PATH|TRAIN_DATA_PATH|EVAL_DATA_PATH|TRAIN_FILE|EVAL_FILE|DATA_PATH)$/;
 const ALLOC_KEYS: Record<string, (v: string) => string | undefined> = {
   max_split_size_mb: (v) => (/^\d+$/.test(v) && Number(v) > 20 ? undefined : 'an integer number of MB greater than 20'),
   roundup_power2_divisions: (v) => (/^(\d+|\[[\d:,\s>]+\])$/.test(v) ? undefined : 'a power of two or a [size:divisions,…] list'),
@@ -194,17 +264,37 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
   for (const e of entries) {
     const prev = seen.get(e.key);
     if (prev) {
-      const fix: Fix = { title: `Remove the earlier ${e.key} (line ${prev.line + 1})`, edits: [{ start: prev.lineStart, end: prev.lineEnd, newText: '' }], preferred: true };
-      out.push({ ...at(e, 'key'), severity: 'warning', code: 'RFT601', message: `${e.key} is set twice (first on line ${prev.line + 1}); the last one wins. Remove one of them.`, fixes: [fix] });
+      const fix: Fix = {
+        title: `Remove the earlier ${e.key} (line ${prev.line + 1})`,
+        edits: [{ start: prev.lineStart, end: prev.lineEnd, newText: '' }],
+        preferred: true,
+      };
+      out.push({
+        ...at(e, 'key'),
+        severity: 'warning',
+        code: 'RFT601',
+        message: `${e.key} is set twice (first on line ${prev.line + 1}); the last one wins. Remove one of them.`,
+        fixes: [fix],
+      });
     }
     seen.set(e.key, e);
     if (tokenKind(e.value, e.key)) realTokens.push(e);
 
     if (!isExample && HF_TOKENS.includes(e.key) && e.value.trim() === '') {
-      out.push({ ...at(e, 'key'), severity: 'warning', code: 'RFT602', message: `${e.key} is empty: gated models (Llama, Gemma, …) and pushes to the Hub need it. Paste a token from huggingface.co/settings/tokens or remove the line.` });
+      out.push({
+        ...at(e, 'key'),
+        severity: 'warning',
+        code: 'RFT602',
+        message: `${e.key} is empty: gated models (Llama, Gemma, …) and pushes to the Hub need it. Paste a token from huggingface.co/settings/tokens or remove the line.`,
+      });
     }
     if (!isExample && e.key === 'WANDB_API_KEY' && e.value.trim() === '' && ctx.wandbEnabled) {
-      out.push({ ...at(e, 'key'), severity: 'error', code: 'RFT602', message: 'WANDB_API_KEY is empty but the run spec reports to W&B: paste the key from wandb.ai/authorize or set wandb.enabled to false.' });
+      out.push({
+        ...at(e, 'key'),
+        severity: 'error',
+        code: 'RFT602',
+        message: 'WANDB_API_KEY is empty but the run spec reports to W&B: paste the key from wandb.ai/authorize or set wandb.enabled to false.',
+      });
     }
     // An empty value is a key left blank in a template (LLaMA-Factory's .env.local lists every
     // variable it reads that way): nothing is overridden, so there is no number to check.
@@ -212,7 +302,14 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
     if ((e.key === 'LEARNING_RATE' || e.key === 'LR') && !blank) {
       const n = Number(e.value);
       if (!Number.isFinite(n)) out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT603', message: `${e.key} must be a number such as 2e-4.` });
-      else if (n < 1e-6 || n > 1e-2) out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT603', message: `${e.key}=${e.value} is outside 1e-6..1e-2; use a value in that range (2e-4 is usual for LoRA).`, fixes: [{ title: 'Set to 2e-4', edits: [{ start: e.valueStart, end: e.valueEnd, newText: '2e-4' }] }] });
+      else if (n < 1e-6 || n > 1e-2)
+        out.push({
+          ...at(e, 'value'),
+          severity: 'error',
+          code: 'RFT603',
+          message: `${e.key}=${e.value} is outside 1e-6..1e-2; use a value in that range (2e-4 is usual for LoRA).`,
+          fixes: [{ title: 'Set to 2e-4', edits: [{ start: e.valueStart, end: e.valueEnd, newText: '2e-4' }] }],
+        });
     }
     if (POSITIVE_INTS.includes(e.key) && !blank) {
       if (!/^\d+$/.test(e.value.trim()) || Number(e.value) < 1) {
@@ -224,17 +321,37 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
       const v = e.value.trim();
       const looksLocal = v.startsWith('.') || v.startsWith('/') || /\.(ya?ml|json|jsonl|csv|parquet|txt|arrow)$/i.test(v);
       if (looksLocal && !v.includes('$') && !ctx.files.exists(join(dir, v))) {
-        out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT604', message: `${e.key} points to ${v}, which does not exist (relative to this file). Fix the path or create the file.` });
+        out.push({
+          ...at(e, 'value'),
+          severity: 'error',
+          code: 'RFT604',
+          message: `${e.key} points to ${v}, which does not exist (relative to this file). Fix the path or create the file.`,
+        });
       }
     }
     if (e.key === 'CUDA_VISIBLE_DEVICES') {
       const v = e.value.trim();
-      if (v === '' || v === '-1') out.push({ ...at(e, 'key'), severity: 'warning', code: 'RFT605', message: 'CUDA_VISIBLE_DEVICES is empty or -1: no GPU will be visible and training falls back to CPU. Use 0, or 0,1 for two GPUs.' });
+      if (v === '' || v === '-1')
+        out.push({
+          ...at(e, 'key'),
+          severity: 'warning',
+          code: 'RFT605',
+          message: 'CUDA_VISIBLE_DEVICES is empty or -1: no GPU will be visible and training falls back to CPU. Use 0, or 0,1 for two GPUs.',
+        });
       else if (!/^(\d+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+)(,(\d+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+))*$/.test(v)) {
-        out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT605', message: `CUDA_VISIBLE_DEVICES must be comma-separated GPU indices (0,1) or GPU-/MIG- UUIDs, without spaces; got '${v}'.`, fixes: /^[\d\s,]+$/.test(v) ? [{ title: 'Remove the spaces', edits: [{ start: e.valueStart, end: e.valueEnd, newText: v.replace(/\s+/g, '') }], preferred: true }] : [] });
+        out.push({
+          ...at(e, 'value'),
+          severity: 'error',
+          code: 'RFT605',
+          message: `CUDA_VISIBLE_DEVICES must be comma-separated GPU indices (0,1) or GPU-/MIG- UUIDs, without spaces; got '${v}'.`,
+          fixes: /^[\d\s,]+$/.test(v)
+            ? [{ title: 'Remove the spaces', edits: [{ start: e.valueStart, end: e.valueEnd, newText: v.replace(/\s+/g, '') }], preferred: true }]
+            : [],
+        });
       } else {
         const ids = v.split(',');
-        if (new Set(ids).size !== ids.length) out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT605', message: 'CUDA_VISIBLE_DEVICES lists the same GPU twice.' });
+        if (new Set(ids).size !== ids.length)
+          out.push({ ...at(e, 'value'), severity: 'error', code: 'RFT605', message: 'CUDA_VISIBLE_DEVICES lists the same GPU twice.' });
       }
     }
     if (e.key === 'PYTORCH_CUDA_ALLOC_CONF' || e.key === 'PYTORCH_ALLOC_CONF') {
@@ -244,11 +361,22 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
 
   if (!isExample && ctx.wandbEnabled && !seen.has('WANDB_API_KEY') && entries.length > 0) {
     const first = entries[0]!;
-    out.push({ start: first.keyStart, end: first.keyEnd, severity: 'warning', code: 'RFT602', message: 'The run spec reports to W&B but this .env has no WANDB_API_KEY; add it here or in the secret store (Fine-Tune: Set Secret).' });
+    out.push({
+      start: first.keyStart,
+      end: first.keyEnd,
+      severity: 'warning',
+      code: 'RFT602',
+      message: 'The run spec reports to W&B but this .env has no WANDB_API_KEY; add it here or in the secret store (Fine-Tune: Set Secret).',
+    });
   }
   if (realTokens.length > 0 && !isExample && ctx.files?.isTrackedByGit?.(ctx.fileName) === true) {
     const e = realTokens[0]!;
-    out.push({ ...at(e, 'value'), severity: 'warning', code: 'RFT607', message: `This .env holds a real-looking ${tokenKind(e.value, e.key)} and git tracks it: anyone with the repository can read it. Run git rm --cached ${baseName(ctx.fileName)}, add it to .gitignore and rotate the token.` });
+    out.push({
+      ...at(e, 'value'),
+      severity: 'warning',
+      code: 'RFT607',
+      message: `This .env holds a real-looking ${tokenKind(e.value, e.key)} and git tracks it: anyone with the repository can read it. Run git rm --cached ${baseName(ctx.fileName)}, add it to .gitignore and rotate the token.`,
+    });
   }
   return out;
 }
@@ -258,9 +386,15 @@ function checkAllocConf(v: string): string[] {
   if (v.trim() === '') return ['is empty; remove the line or set e.g. expandable_segments:True.'];
   for (const part of v.split(',')) {
     const m = /^\s*([A-Za-z0-9_]+)\s*:\s*(.+?)\s*$/.exec(part);
-    if (!m) { problems.push(`'${part}' is not option:value (e.g. max_split_size_mb:512,expandable_segments:True).`); continue; }
+    if (!m) {
+      problems.push(`'${part}' is not option:value (e.g. max_split_size_mb:512,expandable_segments:True).`);
+      continue;
+    }
     const check = ALLOC_KEYS[m[1]!];
-    if (!check) { problems.push(`unknown option '${m[1]}'; known: ${Object.keys(ALLOC_KEYS).join(', ')}.`); continue; }
+    if (!check) {
+      problems.push(`unknown option '${m[1]}'; known: ${Object.keys(ALLOC_KEYS).join(', ')}.`);
+      continue;
+    }
     const want = check(m[2]!);
     if (want) problems.push(`${m[1]} must be ${want} (got '${m[2]}').`);
   }

@@ -49,7 +49,21 @@ const NAN_RE = /^\.(?:nan|NaN|NAN)$/;
 export function resolvePlain(s: string): string | number | boolean | null {
   const c = s.charCodeAt(0);
   // Only strings starting like a number, ~, n/N, t/T, f/F or . can be anything but a string.
-  if (!(c === 0x7e || c === 0x2e || c === 0x2b || c === 0x2d || (c >= 0x30 && c <= 0x39) || c === 0x6e || c === 0x4e || c === 0x74 || c === 0x54 || c === 0x66 || c === 0x46 || s.length === 0)) return s;
+  if (!(
+    c === 0x7e ||
+    c === 0x2e ||
+    c === 0x2b ||
+    c === 0x2d ||
+    (c >= 0x30 && c <= 0x39) ||
+    c === 0x6e ||
+    c === 0x4e ||
+    c === 0x74 ||
+    c === 0x54 ||
+    c === 0x66 ||
+    c === 0x46 ||
+    s.length === 0
+  ))
+    return s;
   if (NULL_RE.test(s)) return null;
   if (BOOL_RE.test(s)) return s[0] === 't' || s[0] === 'T';
   if (INT_RE.test(s)) {
@@ -67,7 +81,21 @@ export function resolvePlain(s: string): string | number | boolean | null {
 
 function isIndicatorStart(c: number): boolean {
   // & * ! | > ' " % @ ` and flow/complex indicators are not plain-scalar starts we handle here.
-  return c === 0x26 || c === 0x2a || c === 0x21 || c === 0x7c || c === 0x3e || c === 0x25 || c === 0x40 || c === 0x60 || c === 0x3f || c === 0x2c || c === 0x5d || c === 0x7d || c === 0x23;
+  return (
+    c === 0x26 ||
+    c === 0x2a ||
+    c === 0x21 ||
+    c === 0x7c ||
+    c === 0x3e ||
+    c === 0x25 ||
+    c === 0x40 ||
+    c === 0x60 ||
+    c === 0x3f ||
+    c === 0x2c ||
+    c === 0x5d ||
+    c === 0x7d ||
+    c === 0x23
+  );
 }
 
 class FastParser {
@@ -310,7 +338,11 @@ class FastParser {
         const close = t.indexOf("'", j);
         if (close === -1 || close >= end) throw BAIL; // multi-line: the library decides
         out += t.slice(j, close);
-        if (t.charCodeAt(close + 1) === 0x27) { out += "'"; j = close + 2; continue; }
+        if (t.charCodeAt(close + 1) === 0x27) {
+          out += "'";
+          j = close + 2;
+          continue;
+        }
         j = close + 1;
         break;
       }
@@ -318,11 +350,32 @@ class FastParser {
       for (;;) {
         if (j >= end) throw BAIL;
         const x = t.charCodeAt(j);
-        if (x === 0x22) { j++; break; }
+        if (x === 0x22) {
+          j++;
+          break;
+        }
         if (x === 0x5c) {
           const e = t[j + 1];
-          const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', n: '\n', t: '\t', r: '\r', '0': '\0', ' ': ' ', b: '\b', f: '\f', e: '\x1b', a: '\x07', v: '\v' };
-          if (e !== undefined && simple[e] !== undefined) { out += simple[e]; j += 2; continue; }
+          const simple: Record<string, string> = {
+            '"': '"',
+            '\\': '\\',
+            '/': '/',
+            n: '\n',
+            t: '\t',
+            r: '\r',
+            '0': '\0',
+            ' ': ' ',
+            b: '\b',
+            f: '\f',
+            e: '\x1b',
+            a: '\x07',
+            v: '\v',
+          };
+          if (e !== undefined && simple[e] !== undefined) {
+            out += simple[e];
+            j += 2;
+            continue;
+          }
           throw BAIL;
         }
         out += t[j];
@@ -338,7 +391,9 @@ class FastParser {
     const open = t.charCodeAt(c);
     const close = open === 0x5b ? 0x5d : 0x7d;
     let j = c + 1;
-    const skip = (): void => { while (j < end && t.charCodeAt(j) === 0x20) j++; };
+    const skip = (): void => {
+      while (j < end && t.charCodeAt(j) === 0x20) j++;
+    };
     const items: DocNode[] = [];
     const pairs: PairNode[] = [];
     const seen = new Set<string>();
@@ -375,10 +430,16 @@ class FastParser {
       if (x === 0x2c) {
         j++;
         skip();
-        if (t.charCodeAt(j) === close) { j++; break; } // trailing comma
+        if (t.charCodeAt(j) === close) {
+          j++;
+          break;
+        } // trailing comma
         continue;
       }
-      if (x === close) { j++; break; }
+      if (x === close) {
+        j++;
+        break;
+      }
       throw BAIL;
     }
     return { node: open === 0x5b ? { kind: 'seq', start: c, end: j, items } : { kind: 'map', start: c, end: j, pairs }, next: j };

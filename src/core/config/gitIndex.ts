@@ -19,7 +19,9 @@ export function findGitDir(path: string): { gitDir: string; root: string } | und
         if (m) return { gitDir: isAbsolute(m[1]!) ? m[1]! : resolve(dir, m[1]!), root: dir };
         return undefined;
       }
-    } catch { /* not here: go up */ }
+    } catch {
+      /* not here: go up */
+    }
     const up = dirname(dir);
     if (up === dir) return undefined;
     dir = up;
@@ -39,7 +41,11 @@ function hashLength(gitDir: string): number {
 /** Every path in the index (repository-relative, '/'-separated), or undefined when the index cannot be read. */
 export function readIndexPaths(gitDir: string): Set<string> | undefined {
   let buf: Buffer;
-  try { buf = readFileSync(join(gitDir, 'index')); } catch { return undefined; }
+  try {
+    buf = readFileSync(join(gitDir, 'index'));
+  } catch {
+    return undefined;
+  }
   if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC') return undefined;
   const version = buf.readUInt32BE(4);
   if (version < 2 || version > 4) return undefined;
@@ -61,7 +67,10 @@ export function readIndexPaths(gitDir: string): Set<string> | undefined {
       let strip = 0;
       let b = buf[off++]!;
       strip = b & 0x7f;
-      while (b & 0x80) { b = buf[off++]!; strip = ((strip + 1) << 7) | (b & 0x7f); }
+      while (b & 0x80) {
+        b = buf[off++]!;
+        strip = ((strip + 1) << 7) | (b & 0x7f);
+      }
       const end = buf.indexOf(0, off);
       if (end < 0) return undefined;
       const prev = Buffer.from(previous, 'utf8');

@@ -71,6 +71,6 @@ export function hoverAt(text: string, fileName: string, offset: number, kindHint
   if (values.length > 0 && values.length <= 40) lines.push('', `Allowed: ${values.map((v) => `\`${v}\``).join(', ')}`);
   const b = numberBounds(field);
   if (b && (b.min !== undefined || b.max !== undefined)) lines.push('', `Range: ${b.min ?? '−∞'} … ${b.max ?? '∞'}${b.int ? ' (integer)' : ''}`);
-  const range = hit.onKey ? hit.pair.key : hit.pair.value ?? hit.pair.key;
+  const range = hit.onKey ? hit.pair.key : (hit.pair.value ?? hit.pair.key);
   return { start: range.start, end: range.end, markdown: lines.join('\n') };
 }

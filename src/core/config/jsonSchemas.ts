@@ -7,8 +7,16 @@ import type { ConfigKind } from './types';
 export function jsonSchemaFor(kind: ConfigKind): Record<string, unknown> | undefined {
   const info = KINDS[kind];
   if (!info.schema) return undefined;
-  const s = z.toJSONSchema(info.schema, { target: 'draft-07', unrepresentable: 'any', io: 'input', cycles: 'ref', reused: 'inline' }) as Record<string, unknown>;
-  return { $schema: 'http://json-schema.org/draft-07/schema#', $id: `https://remote-finetune.dev/schemas/${kind}.schema.json`, title: info.title, ...withoutKey(s, '$schema') };
+  const s = z.toJSONSchema(info.schema, { target: 'draft-07', unrepresentable: 'any', io: 'input', cycles: 'ref', reused: 'inline' }) as Record<
+    string,
+    unknown
+  >;
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    $id: `https://remote-finetune.dev/schemas/${kind}.schema.json`,
+    title: info.title,
+    ...withoutKey(s, '$schema'),
+  };
 }
 
 function withoutKey(o: Record<string, unknown>, k: string): Record<string, unknown> {

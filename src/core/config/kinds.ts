@@ -24,14 +24,62 @@ export function isRunSpecName(fileName: string): boolean {
   return /^(.+\.)?finetune\.ya?ml$/i.test(baseName(fileName));
 }
 
-const ACCELERATE_KEYS = ['compute_environment', 'distributed_type', 'mixed_precision', 'num_processes', 'deepspeed_config', 'fsdp_config', 'use_cpu', 'rdzv_backend'];
-const DEEPSPEED_KEYS = ['zero_optimization', 'train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps', 'fp16', 'bf16', 'optimizer', 'steps_per_print', 'gradient_clipping'];
-const TRAINER_HINTS = ['learning_rate', 'per_device_train_batch_size', 'num_train_epochs', 'gradient_accumulation_steps', 'output_dir', 'lr_scheduler_type', 'warmup_ratio', 'optim', 'load_in_4bit', 'lora_alpha', 'lora_r', 'bnb_4bit_quant_type', 'max_steps', 'save_steps', 'eval_strategy', 'bf16', 'fp16', 'gradient_checkpointing', 'r', 'target_modules', 'lora_dropout', 'model_name_or_path', 'quantization_config', 'lora'];
+const ACCELERATE_KEYS = [
+  'compute_environment',
+  'distributed_type',
+  'mixed_precision',
+  'num_processes',
+  'deepspeed_config',
+  'fsdp_config',
+  'use_cpu',
+  'rdzv_backend',
+];
+const DEEPSPEED_KEYS = [
+  'zero_optimization',
+  'train_batch_size',
+  'train_micro_batch_size_per_gpu',
+  'gradient_accumulation_steps',
+  'fp16',
+  'bf16',
+  'optimizer',
+  'steps_per_print',
+  'gradient_clipping',
+];
+const TRAINER_HINTS = [
+  'learning_rate',
+  'per_device_train_batch_size',
+  'num_train_epochs',
+  'gradient_accumulation_steps',
+  'output_dir',
+  'lr_scheduler_type',
+  'warmup_ratio',
+  'optim',
+  'load_in_4bit',
+  'lora_alpha',
+  'lora_r',
+  'bnb_4bit_quant_type',
+  'max_steps',
+  'save_steps',
+  'eval_strategy',
+  'bf16',
+  'fp16',
+  'gradient_checkpointing',
+  'r',
+  'target_modules',
+  'lora_dropout',
+  'model_name_or_path',
+  'quantization_config',
+  'lora',
+];
 
 /** Whether the name alone says "config" (so an oversized or unreadable file is still worth a word). */
 export function nameSuggestsConfig(fileName: string): boolean {
   const b = baseName(fileName).toLowerCase();
-  return syntaxOf(fileName) === 'dotenv' || isRunSpecName(fileName) || /^(ds_config|deepspeed|zero\d|accelerate|training_args|train_config|wandb_sweep|sweep)/.test(b);
+  return (
+    syntaxOf(fileName) === 'dotenv' ||
+    isRunSpecName(fileName) ||
+    /^(ds_config|deepspeed|zero\d|accelerate|training_args|train_config|wandb_sweep|sweep)/.test(b)
+  );
 }
 
 const JSON_HINTS = /"(zero_optimization|train_batch_size|train_micro_batch_size_per_gpu|gradient_accumulation_steps|steps_per_print|target)"\s*:/;
@@ -48,7 +96,8 @@ export function jsonMayBeConfig(fileName: string, text: string): boolean {
 export function roughTopLevel(text: string): DocNode {
   const pairs: Array<{ key: { kind: 'scalar'; start: number; end: number; value: string; quoted: boolean }; value: undefined }> = [];
   const re = /^"?([A-Za-z_][\w.-]*)"?\s*:/gm;
-  for (let m = re.exec(text); m && pairs.length < 200; m = re.exec(text)) pairs.push({ key: { kind: 'scalar', start: m.index, end: m.index + m[1]!.length, value: m[1]!, quoted: false }, value: undefined });
+  for (let m = re.exec(text); m && pairs.length < 200; m = re.exec(text))
+    pairs.push({ key: { kind: 'scalar', start: m.index, end: m.index + m[1]!.length, value: m[1]!, quoted: false }, value: undefined });
   return { kind: 'map', start: 0, end: text.length, pairs };
 }
 
@@ -83,7 +132,8 @@ function byContent(keys: ReadonlySet<string>, name: string, syntax: FileSyntax):
   // W&B Launch sweeps name a `job` (or `image_uri`) instead of a program.
   if (keys.has('parameters') && (keys.has('method') || keys.has('program') || keys.has('job') || keys.has('image_uri'))) return 'sweep';
   if (keys.has('base_model') && (keys.has('datasets') || keys.has('adapter') || keys.has('micro_batch_size') || keys.has('sequence_len'))) return 'axolotl';
-  if (keys.has('model_name_or_path') && (keys.has('stage') || keys.has('finetuning_type') || keys.has('lora_target') || keys.has('template'))) return 'llamafactory';
+  if (keys.has('model_name_or_path') && (keys.has('stage') || keys.has('finetuning_type') || keys.has('lora_target') || keys.has('template')))
+    return 'llamafactory';
   // LLaMA-Factory v1 (examples/v1): `model` is a Hub id and the sections are model_class,
   // train_dataset, dist_config, kernel_config; without this they read as a trainer YAML full of
   // "unknown" keys.

@@ -27,7 +27,19 @@ export function parseConfigText(text: string, syntax: 'yaml' | 'json', opts: { r
     if (fast) return fast;
   }
   if (opts.libraryLimit !== undefined && text.length > opts.libraryLimit) {
-    return { root: undefined, diagnostics: [{ start: 0, end: 0, severity: 'warning', code: 'RFT004', message: `This ${syntax === 'json' ? 'JSON' : 'YAML'} file is over ${Math.round(opts.libraryLimit / 1024)} KB and needs the full parser (it has anchors, block scalars, other rare syntax or an error), which is too slow to run while you type. Run remote-finetune validate on it for the full check.` }], deferred: true };
+    return {
+      root: undefined,
+      diagnostics: [
+        {
+          start: 0,
+          end: 0,
+          severity: 'warning',
+          code: 'RFT004',
+          message: `This ${syntax === 'json' ? 'JSON' : 'YAML'} file is over ${Math.round(opts.libraryLimit / 1024)} KB and needs the full parser (it has anchors, block scalars, other rare syntax or an error), which is too slow to run while you type. Run remote-finetune validate on it for the full check.`,
+        },
+      ],
+      deferred: true,
+    };
   }
   return parseWithYamlLibrary(text, syntax);
 }
@@ -40,13 +52,22 @@ function checkFlowDepth(text: string): ConfigDiagnostic | undefined {
     const c = text.charCodeAt(i);
     if (c === 0x5b || c === 0x7b) {
       depth++;
-      if (depth > max) { max = depth; at = i; }
+      if (depth > max) {
+        max = depth;
+        at = i;
+      }
     } else if (c === 0x5d || c === 0x7d) {
       if (depth > 0) depth--;
     }
   }
   if (max <= MAX_DEPTH) return undefined;
-  return { start: at, end: at + 1, severity: 'error', code: 'RFT005', message: `Nesting deeper than ${MAX_DEPTH} levels; no config needs that. Flatten the structure.` };
+  return {
+    start: at,
+    end: at + 1,
+    severity: 'error',
+    code: 'RFT005',
+    message: `Nesting deeper than ${MAX_DEPTH} levels; no config needs that. Flatten the structure.`,
+  };
 }
 
 function parseWithYamlLibrary(text: string, syntax: 'yaml' | 'json'): ParseResult {
@@ -57,7 +78,18 @@ function parseWithYamlLibrary(text: string, syntax: 'yaml' | 'json'): ParseResul
     doc = parseDocument(text, { prettyErrors: false, keepSourceTokens: false, uniqueKeys: true, strict: true });
   } catch (e) {
     // The library recurses on nesting; a RangeError here means the document is too deep.
-    return { root: undefined, diagnostics: [{ start: 0, end: Math.min(1, text.length), severity: 'error', code: 'RFT005', message: `The document could not be parsed (${e instanceof Error ? e.message : String(e)}). Flatten its nesting.` }] };
+    return {
+      root: undefined,
+      diagnostics: [
+        {
+          start: 0,
+          end: Math.min(1, text.length),
+          severity: 'error',
+          code: 'RFT005',
+          message: `The document could not be parsed (${e instanceof Error ? e.message : String(e)}). Flatten its nesting.`,
+        },
+      ],
+    };
   }
   for (const e of doc.errors) {
     const dup = e.code === 'DUPLICATE_KEY';
@@ -66,7 +98,9 @@ function parseWithYamlLibrary(text: string, syntax: 'yaml' | 'json'): ParseResul
       end: Math.max(e.pos[1], e.pos[0] + 1),
       severity: 'error',
       code: dup ? 'RFT007' : code,
-      message: dup ? 'Duplicate key: only one value can win. Remove or rename one of them.' : `${syntax === 'json' ? 'JSON' : 'YAML'} syntax error: ${firstLine(e.message)}`,
+      message: dup
+        ? 'Duplicate key: only one value can win. Remove or rename one of them.'
+        : `${syntax === 'json' ? 'JSON' : 'YAML'} syntax error: ${firstLine(e.message)}`,
     });
   }
   for (const w of doc.warnings) {
@@ -93,7 +127,12 @@ function firstLine(s: string): string {
 }
 
 class BudgetError extends Error {
-  constructor(readonly code: string, message: string, readonly start: number, readonly end: number) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly start: number,
+    readonly end: number,
+  ) {
     super(message);
   }
 }
@@ -123,7 +162,8 @@ class Converter {
     const at = alias.range?.[0] ?? 0;
     let found: YamlNode | undefined;
     for (const n of this.anchors.get(alias.source) ?? []) {
-      if ((n.range?.[0] ?? 0) < at) found = n; else break;
+      if ((n.range?.[0] ?? 0) < at) found = n;
+      else break;
     }
     return found;
   }
@@ -135,7 +175,13 @@ class Converter {
   private mergeSources(value: DocNode, key: ScalarNode): PairNode[] | undefined {
     const maps = value.kind === 'map' ? [value] : value.kind === 'seq' && value.items.every((i) => i.kind === 'map') ? (value.items as MapNode[]) : undefined;
     if (!maps) {
-      this.mergeProblems.push({ start: key.start, end: key.end, severity: 'error', code: 'RFT001', message: 'YAML merge key "<<" takes a mapping (for example *defaults) or a list of them; this value cannot be merged.' });
+      this.mergeProblems.push({
+        start: key.start,
+        end: key.end,
+        severity: 'error',
+        code: 'RFT001',
+        message: 'YAML merge key "<<" takes a mapping (for example *defaults) or a list of them; this value cannot be merged.',
+      });
       return undefined;
     }
     return maps.flatMap((m) => m.pairs);
@@ -151,7 +197,12 @@ class Converter {
       // An alias costs as much as what it expands to: that is what later checks (and toValue) walk.
       this.expanded += this.sizes.get(converted) ?? 1;
       if (this.expanded > MAX_EXPANDED_NODES) {
-        throw new BudgetError('RFT006', `Aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString('en-US')} nodes (an "alias bomb"); configs never need that. Replace the aliases with plain values.`, start, end);
+        throw new BudgetError(
+          'RFT006',
+          `Aliases expand to more than ${MAX_EXPANDED_NODES.toLocaleString('en-US')} nodes (an "alias bomb"); configs never need that. Replace the aliases with plain values.`,
+          start,
+          end,
+        );
       }
       return converted;
     }
@@ -163,9 +214,16 @@ class Converter {
       for (const it of n.items) {
         if (!isPair(it)) continue;
         const k = it.key as YamlNode | null;
-        const key: ScalarNode = k && isScalar(k)
-          ? { kind: 'scalar', start: k.range?.[0] ?? start, end: k.range?.[1] ?? start, value: scalarValue(k.value), quoted: k.type === 'QUOTE_DOUBLE' || k.type === 'QUOTE_SINGLE' }
-          : { kind: 'scalar', start: k?.range?.[0] ?? start, end: k?.range?.[1] ?? start, value: '', quoted: false };
+        const key: ScalarNode =
+          k && isScalar(k)
+            ? {
+                kind: 'scalar',
+                start: k.range?.[0] ?? start,
+                end: k.range?.[1] ?? start,
+                value: scalarValue(k.value),
+                quoted: k.type === 'QUOTE_DOUBLE' || k.type === 'QUOTE_SINGLE',
+              }
+            : { kind: 'scalar', start: k?.range?.[0] ?? start, end: k?.range?.[1] ?? start, value: '', quoted: false };
         const v = it.value as YamlNode | null;
         const value = v ? this.convert(v, depth + 1) : undefined;
         if (value) size += this.sizes.get(value) ?? 1;
@@ -202,7 +260,13 @@ class Converter {
       out = { kind: 'scalar', start, end, value: null, quoted: false };
     }
     this.expanded += 1;
-    if (this.expanded > MAX_EXPANDED_NODES) throw new BudgetError('RFT006', `The document has more than ${MAX_EXPANDED_NODES.toLocaleString('en-US')} nodes after alias expansion; split it or drop the aliases.`, start, end);
+    if (this.expanded > MAX_EXPANDED_NODES)
+      throw new BudgetError(
+        'RFT006',
+        `The document has more than ${MAX_EXPANDED_NODES.toLocaleString('en-US')} nodes after alias expansion; split it or drop the aliases.`,
+        start,
+        end,
+      );
     this.sizes.set(out, size);
     this.memo.set(n, out);
     return out;

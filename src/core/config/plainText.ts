@@ -20,5 +20,10 @@ export function withoutRange(desc: string, min: number | undefined, max: number 
   if (min === undefined || max === undefined) return desc;
   const esc = (n: number): string => String(n).replace(/[.+]/g, (c) => `\\${c}`);
   const re = new RegExp(`,?\\s*(from\\s+)?${esc(min)}\\s*(to|–|-|\\.\\.)\\s*(?:[0-9^e+\\-]|[.,](?=\\d))+`, 'g');
-  return desc.replace(re, '').replace(/\s*\(\s*\)/g, '').replace(/\s+([.;])/g, '$1').replace(/;\s*\./g, '.').trim();
+  return desc
+    .replace(re, '')
+    .replace(/\s*\(\s*\)/g, '')
+    .replace(/\s+([.;])/g, '$1')
+    .replace(/;\s*\./g, '.')
+    .trim();
 }

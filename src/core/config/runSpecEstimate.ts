@@ -33,7 +33,7 @@ export function resolveModel(root: DocNode | undefined, fileName: string, files:
   }
   const id = scalarAt(root, ['model', 'id']);
   const pb = scalarAt(root, ['model', 'params_b']);
-  const base = typeof id === 'string' ? lookupModel(id) ?? shapeFromName(id) : undefined;
+  const base = typeof id === 'string' ? (lookupModel(id) ?? shapeFromName(id)) : undefined;
   if (typeof pb === 'number' && pb > 0) {
     const named = base ?? shapeFromName(`${pb}B`);
     if (named) return { ...named, params: pb * 1e9, source: `model.params_b (${pb}B)` };
@@ -42,21 +42,39 @@ export function resolveModel(root: DocNode | undefined, fileName: string, files:
 }
 
 /** undefined when the spec has no estimable target/model (the caller decides whether to say so). */
-export function estimateRunSpec(root: DocNode | undefined, fileName: string, files: FileAccess | undefined, gpuOverride?: GpuInfo): RunSpecEstimate | undefined {
+export function estimateRunSpec(
+  root: DocNode | undefined,
+  fileName: string,
+  files: FileAccess | undefined,
+  gpuOverride?: GpuInfo,
+): RunSpecEstimate | undefined {
   const r = estimateRunSpecOrWhy(root, fileName, files, gpuOverride);
   return 'reason' in r ? undefined : r;
 }
 
-export function estimateRunSpecOrWhy(root: DocNode | undefined, fileName: string, files: FileAccess | undefined, gpuOverride?: GpuInfo): RunSpecEstimate | EstimateProblem {
+export function estimateRunSpecOrWhy(
+  root: DocNode | undefined,
+  fileName: string,
+  files: FileAccess | undefined,
+  gpuOverride?: GpuInfo,
+): RunSpecEstimate | EstimateProblem {
   const gpuId = scalarAt(root, ['target', 'gpu']);
   const gpu = gpuOverride ?? (typeof gpuId === 'string' ? findGpu(gpuId) : undefined);
   if (!gpu) return { reason: 'no-gpu', message: 'No known target.gpu; set one (T4, A10G, L4, A100-40GB, …) or pass --gpu.' };
   const model = resolveModel(root, fileName, files);
   if (!model) return { reason: 'no-model', message: 'The model size is unknown: set model.config_path to its config.json or model.params_b.' };
   const m = scalarAt(root, ['method']);
-  const method: Method = m === 'qlora' || m === 'full' || m === 'lora-bf16' ? m : scalarAt(root, ['quantization', 'load_in_4bit']) === true ? 'qlora' : 'lora-bf16';
+  const method: Method =
+    m === 'qlora' || m === 'full' || m === 'lora-bf16' ? m : scalarAt(root, ['quantization', 'load_in_4bit']) === true ? 'qlora' : 'lora-bf16';
   const tm = nodeAt(root, ['lora', 'target_modules']);
-  const targets: 'all-linear' | string[] = tm?.kind === 'seq' ? tm.items.map((i) => (i.kind === 'scalar' ? String(i.value) : '')) : tm?.kind === 'scalar' && tm.value !== 'all-linear' ? [String(tm.value)] : tm ? 'all-linear' : ['q_proj', 'v_proj'];
+  const targets: 'all-linear' | string[] =
+    tm?.kind === 'seq'
+      ? tm.items.map((i) => (i.kind === 'scalar' ? String(i.value) : ''))
+      : tm?.kind === 'scalar' && tm.value !== 'all-linear'
+        ? [String(tm.value)]
+        : tm
+          ? 'all-linear'
+          : ['q_proj', 'v_proj'];
   const n = (path: string[], d: number): number => {
     const v = scalarAt(root, path);
     return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : d;

@@ -67,7 +67,12 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
   const at = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
 
   // A missing key shows up as invalid_type or invalid_value with nothing at its path.
-  if (node === undefined && path.length > 0 && issue.code !== 'unrecognized_keys' && (issue.code === 'invalid_type' || issue.code === 'invalid_value' || issue.code === 'invalid_union')) {
+  if (
+    node === undefined &&
+    path.length > 0 &&
+    issue.code !== 'unrecognized_keys' &&
+    (issue.code === 'invalid_type' || issue.code === 'invalid_value' || issue.code === 'invalid_union')
+  ) {
     return missingKey(inp, path, fieldSchema, hint, anchor);
   }
   switch (issue.code) {
@@ -84,8 +89,12 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
         const guess = closest(k, known);
         const where = path.length ? ` in ${field}` : '';
         res.push({
-          ...at(pair.key), severity: 'warning', code: code(codeBase, 0),
-          message: guess ? `Unknown key '${k}'${where}. Did you mean '${guess}'?` : `Unknown key '${k}'${where}; it is ignored. Remove it or check the spelling.`,
+          ...at(pair.key),
+          severity: 'warning',
+          code: code(codeBase, 0),
+          message: guess
+            ? `Unknown key '${k}'${where}. Did you mean '${guess}'?`
+            : `Unknown key '${k}'${where}; it is ignored. Remove it or check the spelling.`,
           ...(guess ? { fixes: [{ title: `Rename to '${guess}'`, edits: [renameKey(pair.key, guess, syntax)], preferred: true }] } : {}),
         });
       }
@@ -96,17 +105,35 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
       const expected = issue.expected;
       const got = describeNode(node);
       const fixes: Fix[] = [];
-      if (node.kind === 'scalar' && typeof node.value === 'string' && (expected === 'number' || expected === 'int') && node.value.trim() !== '' && Number.isFinite(Number(node.value))) {
-        fixes.push({ title: `Write ${node.value.trim()} as a number`, edits: [{ start: node.start, end: node.end, newText: String(Number(node.value)) }], preferred: true });
+      if (
+        node.kind === 'scalar' &&
+        typeof node.value === 'string' &&
+        (expected === 'number' || expected === 'int') &&
+        node.value.trim() !== '' &&
+        Number.isFinite(Number(node.value))
+      ) {
+        fixes.push({
+          title: `Write ${node.value.trim()} as a number`,
+          edits: [{ start: node.start, end: node.end, newText: String(Number(node.value)) }],
+          preferred: true,
+        });
       }
       if (node.kind === 'scalar' && typeof node.value === 'string' && expected === 'boolean' && /^(true|false)$/i.test(node.value)) {
-        fixes.push({ title: `Write ${node.value.toLowerCase()} as a boolean`, edits: [{ start: node.start, end: node.end, newText: node.value.toLowerCase() }], preferred: true });
+        fixes.push({
+          title: `Write ${node.value.toLowerCase()} as a boolean`,
+          edits: [{ start: node.start, end: node.end, newText: node.value.toLowerCase() }],
+          preferred: true,
+        });
       }
-      return [{
-        ...at(node), severity: 'error', code: code(codeBase, 2),
-        message: `${field} must be ${article(expected)}, not ${got}.${hint ? ` ${hint}` : ''}`,
-        ...(fixes.length ? { fixes } : {}),
-      }];
+      return [
+        {
+          ...at(node),
+          severity: 'error',
+          code: code(codeBase, 2),
+          message: `${field} must be ${article(expected)}, not ${got}.${hint ? ` ${hint}` : ''}`,
+          ...(fixes.length ? { fixes } : {}),
+        },
+      ];
     }
     case 'too_small':
     case 'too_big': {
@@ -116,26 +143,38 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
         const limit = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
         const got = node?.kind === 'scalar' ? String(node.value) : '';
         // The range is said once: an exclusive bound as such, otherwise "from min to max" when both are known.
-        const need = !issue.inclusive ? `${issue.code === 'too_small' ? 'greater than' : 'less than'} ${limit}`
-          : b?.min !== undefined && b.max !== undefined ? `from ${b.min} to ${b.max}`
-          : `${issue.code === 'too_small' ? 'at least' : 'at most'} ${limit}`;
+        const need = !issue.inclusive
+          ? `${issue.code === 'too_small' ? 'greater than' : 'less than'} ${limit}`
+          : b?.min !== undefined && b.max !== undefined
+            ? `from ${b.min} to ${b.max}`
+            : `${issue.code === 'too_small' ? 'at least' : 'at most'} ${limit}`;
         const advice = firstSentences(withoutRange(description, b?.min, b?.max), 2);
         const good = inp.sensible?.(path);
-        const fixes: Fix[] = !node ? [] : good
-          ? [{ title: `Set to ${good.text} (${good.why})`, edits: [{ start: node.start, end: node.end, newText: good.text }], preferred: true }]
-          : [{ title: `Set to ${limit}`, edits: [replaceNode(node, limit, syntax)] }];
-        return [{
-          ...at(target), severity: 'error', code: code(codeBase, 3),
-          message: `${field} is ${got || 'out of range'}; it must be ${need}.${advice ? ` ${advice}` : ''}`,
-          fixes,
-        }];
+        const fixes: Fix[] = !node
+          ? []
+          : good
+            ? [{ title: `Set to ${good.text} (${good.why})`, edits: [{ start: node.start, end: node.end, newText: good.text }], preferred: true }]
+            : [{ title: `Set to ${limit}`, edits: [replaceNode(node, limit, syntax)] }];
+        return [
+          {
+            ...at(target),
+            severity: 'error',
+            code: code(codeBase, 3),
+            message: `${field} is ${got || 'out of range'}; it must be ${need}.${advice ? ` ${advice}` : ''}`,
+            fixes,
+          },
+        ];
       }
       const n = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
       const what = issue.origin === 'string' ? 'character' : 'item';
-      return [{
-        ...at(target), severity: 'error', code: code(codeBase, 3),
-        message: `${field} needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${plural(n, what)}.${hint ? ` ${hint}` : ''}`,
-      }];
+      return [
+        {
+          ...at(target),
+          severity: 'error',
+          code: code(codeBase, 3),
+          message: `${field} needs ${issue.code === 'too_small' ? 'at least' : 'at most'} ${plural(n, what)}.${hint ? ` ${hint}` : ''}`,
+        },
+      ];
     }
     case 'invalid_value': {
       const values = issue.values.map(String);
@@ -143,47 +182,72 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
       const got = node?.kind === 'scalar' ? String(node.value) : '';
       // An unquoted YAML/JSON boolean or number whose text is an allowed string (W&B's
       // impute_while_running: false): "Did you mean 'false'?" would read the same, so say to quote it.
-      if (node?.kind === 'scalar' && (typeof node.value === 'boolean' || typeof node.value === 'number') && issue.values.some((v) => typeof v === 'string' && v === got)) {
+      if (
+        node?.kind === 'scalar' &&
+        (typeof node.value === 'boolean' || typeof node.value === 'number') &&
+        issue.values.some((v) => typeof v === 'string' && v === got)
+      ) {
         const asString = scalarText(got, syntax);
-        return [{
-          ...at(node), severity: 'error', code: code(codeBase, 4),
-          message: `${field} is the ${typeof node.value} ${got}, but it takes a string (one of: ${values.join(', ')}): write it as a string: ${syntax === 'json' ? asString : `'${got}'`}.`,
-          fixes: [{ title: `Write it as the string ${asString}`, edits: [replaceNode(node, got, syntax)], preferred: true }],
-        }];
+        return [
+          {
+            ...at(node),
+            severity: 'error',
+            code: code(codeBase, 4),
+            message: `${field} is the ${typeof node.value} ${got}, but it takes a string (one of: ${values.join(', ')}): write it as a string: ${syntax === 'json' ? asString : `'${got}'`}.`,
+            fixes: [{ title: `Write it as the string ${asString}`, edits: [replaceNode(node, got, syntax)], preferred: true }],
+          },
+        ];
       }
       const guess = got ? closest(got, values) : undefined;
       const fixes: Fix[] = [];
       if (node && node.kind === 'scalar') {
         const ordered = guess ? [guess, ...values.filter((v) => v !== guess)] : values;
-        for (const v of ordered.slice(0, guess ? 1 : 3)) fixes.push({ title: `Change to '${v}'`, edits: [replaceNode(node, numOrStr(v, issue.values), syntax)], preferred: v === guess });
+        for (const v of ordered.slice(0, guess ? 1 : 3))
+          fixes.push({ title: `Change to '${v}'`, edits: [replaceNode(node, numOrStr(v, issue.values), syntax)], preferred: v === guess });
       }
-      return [{
-        ...at(target), severity: 'error', code: code(codeBase, 4),
-        message: `${field} is ${got ? `'${got}'` : 'not allowed'}; use one of: ${values.join(', ')}.${guess ? ` Did you mean '${guess}'?` : ''}`,
-        fixes,
-      }];
+      return [
+        {
+          ...at(target),
+          severity: 'error',
+          code: code(codeBase, 4),
+          message: `${field} is ${got ? `'${got}'` : 'not allowed'}; use one of: ${values.join(', ')}.${guess ? ` Did you mean '${guess}'?` : ''}`,
+          fixes,
+        },
+      ];
     }
     case 'not_multiple_of':
       return [{ ...at(node ?? anchor), severity: 'error', code: code(codeBase, 3), message: `${field} must be a multiple of ${String(issue.divisor)}.` }];
     case 'invalid_union': {
       const target = node ?? anchor;
-      return [{ ...at(target), severity: 'error', code: code(codeBase, 2), message: `${field} has the wrong form (${describeNode(node)}).${hint ? ` ${hint}` : ''}` }];
+      return [
+        { ...at(target), severity: 'error', code: code(codeBase, 2), message: `${field} has the wrong form (${describeNode(node)}).${hint ? ` ${hint}` : ''}` },
+      ];
     }
     default: {
       const target = node ?? anchor;
       // A field that takes listed names or a pattern (attn_implementation: sdpa, … or a Hub kernel
       // id) fails on the pattern; a near miss of a listed name still gets its suggestion.
       const guess = node?.kind === 'scalar' && typeof node.value === 'string' ? closest(node.value, allowedValues(fieldSchema)) : undefined;
-      return [{
-        ...at(target), severity: 'error', code: code(codeBase, 5),
-        message: `${field} ${issue.message}.${guess ? ` Did you mean '${guess}'?` : ''}${hint ? ` ${hint}` : ''}`,
-        ...(guess && node ? { fixes: [{ title: `Change to '${guess}'`, edits: [replaceNode(node, guess, syntax)], preferred: true }] } : {}),
-      }];
+      return [
+        {
+          ...at(target),
+          severity: 'error',
+          code: code(codeBase, 5),
+          message: `${field} ${issue.message}.${guess ? ` Did you mean '${guess}'?` : ''}${hint ? ` ${hint}` : ''}`,
+          ...(guess && node ? { fixes: [{ title: `Change to '${guess}'`, edits: [replaceNode(node, guess, syntax)], preferred: true }] } : {}),
+        },
+      ];
     }
   }
 }
 
-function missingKey(inp: SchemaCheckInput, path: PathSegment[], fieldSchema: z.ZodType | undefined, hint: string, anchor: { start: number; end: number }): ConfigDiagnostic[] {
+function missingKey(
+  inp: SchemaCheckInput,
+  path: PathSegment[],
+  fieldSchema: z.ZodType | undefined,
+  hint: string,
+  anchor: { start: number; end: number },
+): ConfigDiagnostic[] {
   const parentPath = path.slice(0, -1);
   const parent = nodeAt(inp.root, parentPath);
   if (parent === undefined && parentPath.length > 0) return []; // the parent's own issue covers it
@@ -194,11 +258,16 @@ function missingKey(inp: SchemaCheckInput, path: PathSegment[], fieldSchema: z.Z
     const e = insertKey(inp.text, parent, key, numOrStr(guess), inp.syntax);
     if (e) fixes.push({ title: `Add '${key}: ${scalarText(numOrStr(guess), inp.syntax)}'`, edits: [e] });
   }
-  return [{
-    start: anchor.start, end: Math.max(anchor.end, anchor.start + 1), severity: 'error', code: code(inp.codeBase, 1),
-    message: `Missing required key '${key}' in ${parentPath.length ? dotted(parentPath) : 'the top level'}. ${hint ? `Add it: ${hint}` : 'Add it.'}`,
-    ...(fixes.length ? { fixes } : {}),
-  }];
+  return [
+    {
+      start: anchor.start,
+      end: Math.max(anchor.end, anchor.start + 1),
+      severity: 'error',
+      code: code(inp.codeBase, 1),
+      message: `Missing required key '${key}' in ${parentPath.length ? dotted(parentPath) : 'the top level'}. ${hint ? `Add it: ${hint}` : 'Add it.'}`,
+      ...(fixes.length ? { fixes } : {}),
+    },
+  ];
 }
 
 /** Where a problem with a missing node is shown: the key of its nearest existing parent mapping. */
@@ -225,13 +294,25 @@ function describeNode(n: DocNode | undefined): string {
 }
 
 function article(t: string): string {
-  const names: Record<string, string> = { int: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'a mapping', array: 'a list', literal: 'a fixed value' };
+  const names: Record<string, string> = {
+    int: 'an integer',
+    number: 'a number',
+    string: 'a string',
+    boolean: 'true or false',
+    object: 'a mapping',
+    array: 'a list',
+    literal: 'a fixed value',
+  };
   return names[t] ?? `a ${t}`;
 }
 
 /** The first `n` sentences: the field's meaning and its usual values, without the rest of its story. */
 function firstSentences(s: string, n: number): string {
-  return s.split(/(?<=[.!?])\s+/).slice(0, n).join(' ').trim();
+  return s
+    .split(/(?<=[.!?])\s+/)
+    .slice(0, n)
+    .join(' ')
+    .trim();
 }
 
 function numOrStr(v: string, originals?: readonly unknown[]): string | number | boolean {
@@ -239,4 +320,3 @@ function numOrStr(v: string, originals?: readonly unknown[]): string | number | 
   if (typeof orig === 'number' || typeof orig === 'boolean') return orig;
   return v;
 }
-

@@ -21,9 +21,14 @@ export const LORA_LEARNING_RATE_WARN = 1e-2;
 /** Where each kind keeps its learning rate. */
 export function learningRatePath(kind: ConfigKind): readonly PathSegment[] | undefined {
   switch (kind) {
-    case 'runspec': return ['trainer', 'learning_rate'];
-    case 'trainer': case 'axolotl': case 'llamafactory': return ['learning_rate'];
-    default: return undefined;
+    case 'runspec':
+      return ['trainer', 'learning_rate'];
+    case 'trainer':
+    case 'axolotl':
+    case 'llamafactory':
+      return ['learning_rate'];
+    default:
+      return undefined;
   }
 }
 
@@ -50,9 +55,15 @@ export function trainsAdapter(kind: ConfigKind, root: DocNode | undefined): bool
     }
     case 'trainer': {
       const peft = [['use_peft'], ['lora_r'], ['r'], ['lora'], ['lora_config'], ['peft_config'], ['lora_alpha'], ['load_in_4bit'], ['quantization_config']];
-      return peft.some((p) => { const n = nodeAt(root, p); return n !== undefined && !(n.kind === 'scalar' && n.value === false); }) ? true : undefined;
+      return peft.some((p) => {
+        const n = nodeAt(root, p);
+        return n !== undefined && !(n.kind === 'scalar' && n.value === false);
+      })
+        ? true
+        : undefined;
     }
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 

@@ -11,9 +11,7 @@ export const MAX_CHECKED_BYTES = 1024 * 1024;
  */
 export const EDITOR_LIBRARY_PARSE_LIMIT = 96 * 1024;
 
-export type DecodeResult =
-  | { readonly ok: true; readonly text: string }
-  | { readonly ok: false; readonly reason: 'binary' | 'utf8'; readonly offset: number };
+export type DecodeResult = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: 'binary' | 'utf8'; readonly offset: number };
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 

@@ -54,7 +54,18 @@ export function validateBytes(bytes: Uint8Array, opts: ValidateOptions): Validat
     if (!opts.kind && !nameSuggestsConfig(opts.fileName)) return { kind: undefined, diagnostics: [] };
     return {
       kind: opts.kind,
-      diagnostics: [{ start: 0, end: 0, severity: 'error', code: 'RFT003', message: d.reason === 'binary' ? 'This is a binary file, not a config: it has NUL bytes. Check that the right file is named here.' : `The file is not valid UTF-8 (first bad byte at offset ${d.offset}). Save it as UTF-8.` }],
+      diagnostics: [
+        {
+          start: 0,
+          end: 0,
+          severity: 'error',
+          code: 'RFT003',
+          message:
+            d.reason === 'binary'
+              ? 'This is a binary file, not a config: it has NUL bytes. Check that the right file is named here.'
+              : `The file is not valid UTF-8 (first bad byte at offset ${d.offset}). Save it as UTF-8.`,
+        },
+      ],
     };
   }
   return { ...validateText(d.text, opts), text: d.text };
@@ -62,14 +73,36 @@ export function validateBytes(bytes: Uint8Array, opts: ValidateOptions): Validat
 
 function tooLarge(size: number, opts: ValidateOptions): ValidateResult {
   if (!opts.kind && !nameSuggestsConfig(opts.fileName)) return { kind: undefined, diagnostics: [] };
-  return { kind: opts.kind, diagnostics: [{ start: 0, end: 0, severity: 'warning', code: 'RFT004', message: `The file is ${(size / 1048576).toFixed(1)} MB; configs above ${MAX_CHECKED_BYTES / 1048576} MB are not checked. Is this the right file?` }] };
+  return {
+    kind: opts.kind,
+    diagnostics: [
+      {
+        start: 0,
+        end: 0,
+        severity: 'warning',
+        code: 'RFT004',
+        message: `The file is ${(size / 1048576).toFixed(1)} MB; configs above ${MAX_CHECKED_BYTES / 1048576} MB are not checked. Is this the right file?`,
+      },
+    ],
+  };
 }
 
 export function validateText(text: string, opts: ValidateOptions): ValidateResult {
   try {
     return validateUnsafe(text, opts);
   } catch (e) {
-    return { kind: opts.kind, diagnostics: [{ start: 0, end: Math.min(1, text.length), severity: 'error', code: 'RFT009', message: `Internal error while checking this file (${e instanceof Error ? e.message : String(e)}); please report it.` }] };
+    return {
+      kind: opts.kind,
+      diagnostics: [
+        {
+          start: 0,
+          end: Math.min(1, text.length),
+          severity: 'error',
+          code: 'RFT009',
+          message: `Internal error while checking this file (${e instanceof Error ? e.message : String(e)}); please report it.`,
+        },
+      ],
+    };
   }
 }
 
@@ -77,14 +110,20 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
   if (text.length > MAX_CHECKED_BYTES) return tooLarge(text.length, opts);
   const syntax = syntaxOf(opts.fileName);
   if (opts.kind === 'dotenv' || (!opts.kind && syntax === 'dotenv')) {
-    return { kind: 'dotenv', diagnostics: checkDotenv(text, { fileName: opts.fileName, ...(opts.files ? { files: opts.files } : {}), wandbEnabled: wandbEnabledNextTo(opts) }) };
+    return {
+      kind: 'dotenv',
+      diagnostics: checkDotenv(text, { fileName: opts.fileName, ...(opts.files ? { files: opts.files } : {}), wandbEnabled: wandbEnabledNextTo(opts) }),
+    };
   }
-  const parseSyntax = syntax === 'json' || opts.kind === 'deepspeed' && syntax !== 'yaml' ? 'json' : 'yaml';
+  const parseSyntax = syntax === 'json' || (opts.kind === 'deepspeed' && syntax !== 'yaml') ? 'json' : 'yaml';
   if (syntax === 'other' && !opts.kind) return { kind: undefined, diagnostics: [] };
   if (syntax === 'json' && !opts.kind && !jsonMayBeConfig(opts.fileName, text)) return { kind: undefined, diagnostics: [] };
   // Cheap gate: a file that is not named like a config and has none of the keys any kind needs is
   // not parsed at all (random YAML in a workspace costs nothing).
-  const parsed = parseConfigText(text, parseSyntax, { libraryLimit: opts.libraryParseLimit ?? EDITOR_LIBRARY_PARSE_LIMIT, ...(opts.fastYaml === false ? { fast: false } : {}) });
+  const parsed = parseConfigText(text, parseSyntax, {
+    libraryLimit: opts.libraryParseLimit ?? EDITOR_LIBRARY_PARSE_LIMIT,
+    ...(opts.fastYaml === false ? { fast: false } : {}),
+  });
   const kind = opts.kind ?? detectKind(opts.fileName, parsed.root ?? (parsed.diagnostics.length > 0 ? roughTopLevel(text) : undefined));
   if (!kind) return { kind: undefined, diagnostics: [] };
   const out: ConfigDiagnostic[] = [...parsed.diagnostics];
@@ -92,15 +131,34 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
   const info = KINDS[kind];
   if (root === undefined) {
     if (parsed.deferred) return { kind, diagnostics: out, deferred: true };
-    if (out.length === 0 && kind === 'runspec') out.push({ start: 0, end: 0, severity: 'error', code: 'RFT008', message: 'The run spec is empty: start with version: 1 and a target.' });
+    if (out.length === 0 && kind === 'runspec')
+      out.push({ start: 0, end: 0, severity: 'error', code: 'RFT008', message: 'The run spec is empty: start with version: 1 and a target.' });
     return { kind, diagnostics: out };
   }
   if (root.kind !== 'map') {
-    out.push({ start: root.start, end: Math.max(root.end, root.start + 1), severity: 'error', code: 'RFT008', message: `A ${info.title} must be a mapping of keys to values at the top level, not ${root.kind === 'seq' ? 'a list' : 'a single value'}.` });
+    out.push({
+      start: root.start,
+      end: Math.max(root.end, root.start + 1),
+      severity: 'error',
+      code: 'RFT008',
+      message: `A ${info.title} must be a mapping of keys to values at the top level, not ${root.kind === 'seq' ? 'a list' : 'a single value'}.`,
+    });
     return { kind, diagnostics: out };
   }
   if (info.schema) {
-    out.push(...checkSchema({ schema: info.schema, root, value: schemaInput(root, kind, parseSyntax), text, syntax: parseSyntax, codeBase: info.codeBase, reportUnknown: info.reportUnknown, ...(kind === 'runspec' ? {} : { skipValue: isInterpolation }), sensible: (path) => sensibleValue(kind, root, path, parseSyntax) }));
+    out.push(
+      ...checkSchema({
+        schema: info.schema,
+        root,
+        value: schemaInput(root, kind, parseSyntax),
+        text,
+        syntax: parseSyntax,
+        codeBase: info.codeBase,
+        reportUnknown: info.reportUnknown,
+        ...(kind === 'runspec' ? {} : { skipValue: isInterpolation }),
+        sensible: (path) => sensibleValue(kind, root, path, parseSyntax),
+      }),
+    );
   }
   const gpuFromSpec = kind === 'runspec' ? gpuOf(scalarAt(root, ['target', 'gpu'])) : undefined;
   const ctx: RuleContext = { text, syntax: parseSyntax, root, gpu: opts.gpu ?? gpuFromSpec ?? gpuNextTo(opts) };
@@ -110,9 +168,15 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
   out.push(...checkLearningRate(kind, ctx));
   let estimate: RunSpecEstimate | undefined;
   switch (kind) {
-    case 'accelerate': out.push(...checkAccelerate(ctx)); break;
-    case 'deepspeed': out.push(...checkDeepSpeedBatch(ctx, undefined)); break;
-    case 'sweep': out.push(...checkSweep(ctx)); break;
+    case 'accelerate':
+      out.push(...checkAccelerate(ctx));
+      break;
+    case 'deepspeed':
+      out.push(...checkDeepSpeedBatch(ctx, undefined));
+      break;
+    case 'sweep':
+      out.push(...checkSweep(ctx));
+      break;
     case 'runspec': {
       suggestCatalogGpu(root, out, parseSyntax);
       out.push(...checkProviderGpu(ctx));
@@ -121,7 +185,8 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
       estimate = r.estimate;
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return { kind, diagnostics: dedupe(out), root, ...(estimate ? { estimate } : {}) };
 }
@@ -135,7 +200,11 @@ function suggestCatalogGpu(root: DocNode, out: ConfigDiagnostic[], syntax: 'yaml
   const i = out.findIndex((d) => d.code === 'RFT104' && d.start === n.start);
   if (i === -1) return;
   const d = out[i]!;
-  out[i] = { ...d, message: `${d.message} '${n.value}' is the ${g.name}: write ${g.id}.`, fixes: [{ title: `Change to '${g.id}'`, edits: [replaceNode(n, g.id, syntax)], preferred: true }] };
+  out[i] = {
+    ...d,
+    message: `${d.message} '${n.value}' is the ${g.name}: write ${g.id}.`,
+    fixes: [{ title: `Change to '${g.id}'`, edits: [replaceNode(n, g.id, syntax)], preferred: true }],
+  };
 }
 
 function gpuOf(v: unknown): GpuInfo | undefined {

@@ -47,7 +47,6 @@ export function objectShapes(s: z.ZodType): Array<Record<string, z.ZodType>> {
   return [];
 }
 
-
 /** The schema of the value at `path` below `s`. */
 export function schemaAt(s: z.ZodType, path: readonly PathSegment[]): z.ZodType | undefined {
   let cur: z.ZodType | undefined = s;
@@ -56,17 +55,27 @@ export function schemaAt(s: z.ZodType, path: readonly PathSegment[]): z.ZodType 
     const u = unwrap(cur);
     const d = def(u);
     if (typeof seg === 'number' || d.type === 'array') {
-      if (d.type === 'array' && d.element) { cur = d.element; continue; }
+      if (d.type === 'array' && d.element) {
+        cur = d.element;
+        continue;
+      }
       if (d.type === 'union' && d.options) {
         cur = d.options.map((o) => def(unwrap(o))).find((o) => o.type === 'array')?.element;
         continue;
       }
       return undefined;
     }
-    if (d.type === 'record') { cur = d.valueType; continue; }
+    if (d.type === 'record') {
+      cur = d.valueType;
+      continue;
+    }
     const shapes = objectShapes(u);
     let next: z.ZodType | undefined;
-    for (const sh of shapes) if (Object.prototype.hasOwnProperty.call(sh, seg)) { next = sh[seg]; break; }
+    for (const sh of shapes)
+      if (Object.prototype.hasOwnProperty.call(sh, seg)) {
+        next = sh[seg];
+        break;
+      }
     if (!next && d.type === 'object' && d.catchall && def(d.catchall).type !== 'never') next = d.catchall;
     cur = next;
   }

@@ -51,11 +51,29 @@ export function isGpuId(s: string): s is GpuId {
 /** Accepts the catalog id and the spellings people type (a100, A100-40G, "Tesla T4", nvidia-tesla-t4). */
 export function findGpu(s: string): GpuInfo | undefined {
   if (isGpuId(s)) return GPU_CATALOG[s];
-  const k = s.toLowerCase().replace(/^nvidia[- ]?/, '').replace(/^(tesla|geforce)[- ]?/, '').replace(/[\s_]/g, '').replace(/-/g, '');
+  const k = s
+    .toLowerCase()
+    .replace(/^nvidia[- ]?/, '')
+    .replace(/^(tesla|geforce)[- ]?/, '')
+    .replace(/[\s_]/g, '')
+    .replace(/-/g, '');
   const aliases: Record<string, GpuId> = {
-    t4: 'T4', v100: 'V100', a10g: 'A10G', l4: 'L4', rtx3090: 'RTX3090', '3090': 'RTX3090', rtx4090: 'RTX4090', '4090': 'RTX4090',
-    a100: 'A100-40GB', a10040gb: 'A100-40GB', a10040g: 'A100-40GB', a10080gb: 'A100-80GB', a10080g: 'A100-80GB',
-    h100: 'H100', h10080gb: 'H100', h200: 'H200',
+    t4: 'T4',
+    v100: 'V100',
+    a10g: 'A10G',
+    l4: 'L4',
+    rtx3090: 'RTX3090',
+    '3090': 'RTX3090',
+    rtx4090: 'RTX4090',
+    '4090': 'RTX4090',
+    a100: 'A100-40GB',
+    a10040gb: 'A100-40GB',
+    a10040g: 'A100-40GB',
+    a10080gb: 'A100-80GB',
+    a10080g: 'A100-80GB',
+    h100: 'H100',
+    h10080gb: 'H100',
+    h200: 'H200',
   };
   const id = aliases[k];
   return id ? GPU_CATALOG[id] : undefined;
@@ -63,5 +81,7 @@ export function findGpu(s: string): GpuInfo | undefined {
 
 /** GPUs with at least `gb` of memory, cheapest first. */
 export function gpusWithAtLeast(gb: number): GpuInfo[] {
-  return GPU_IDS.map((id) => GPU_CATALOG[id]).filter((g) => g.vramGb >= gb).sort((a, b) => a.pricePerHourUsd - b.pricePerHourUsd);
+  return GPU_IDS.map((id) => GPU_CATALOG[id])
+    .filter((g) => g.vramGb >= gb)
+    .sort((a, b) => a.pricePerHourUsd - b.pricePerHourUsd);
 }

@@ -43,8 +43,13 @@ export function loraParams(m: ModelShape, r: number, targets: 'all-linear' | rea
   // A LoRA adapter on a d_in × d_out linear layer adds r·(d_in + d_out) parameters (Hu et al. 2021, §4).
   const h = m.hidden;
   const dims: Record<string, number> = {
-    q_proj: h + h, k_proj: h + m.kvDim, v_proj: h + m.kvDim, o_proj: h + h,
-    gate_proj: h + m.intermediate, up_proj: h + m.intermediate, down_proj: m.intermediate + h,
+    q_proj: h + h,
+    k_proj: h + m.kvDim,
+    v_proj: h + m.kvDim,
+    o_proj: h + h,
+    gate_proj: h + m.intermediate,
+    up_proj: h + m.intermediate,
+    down_proj: m.intermediate + h,
   };
   const names = targets === 'all-linear' ? Object.keys(dims) : targets;
   let perLayer = 0;
@@ -79,7 +84,11 @@ export function estimateMemory(x: EstimateInput): Estimate {
   } else {
     weightBytes = m.params * x.weightBytes;
   }
-  parts.push({ name: x.method === 'qlora' ? 'weights (4-bit)' : `weights (${x.weightBytes === 4 ? 'fp32' : '16-bit'})`, gib: weightBytes / shard(3) / GIB, source: x.method === 'qlora' ? 'QLoRA §3: 4 bits + quantization constants; head/embeddings 16-bit' : `${x.weightBytes} bytes/param` });
+  parts.push({
+    name: x.method === 'qlora' ? 'weights (4-bit)' : `weights (${x.weightBytes === 4 ? 'fp32' : '16-bit'})`,
+    gib: weightBytes / shard(3) / GIB,
+    source: x.method === 'qlora' ? 'QLoRA §3: 4 bits + quantization constants; head/embeddings 16-bit' : `${x.weightBytes} bytes/param`,
+  });
 
   const trainable = x.method === 'full' ? m.params : loraParams(m, x.loraR, x.loraTargets);
   if (x.method !== 'full') {
@@ -89,9 +98,17 @@ export function estimateMemory(x: EstimateInput): Estimate {
   // Gradients and optimizer states exist for trainable parameters only. Full fine-tuning in mixed
   // precision also keeps an fp32 master copy: 16 B/param with AdamW (ZeRO paper, Rajbhandari et al. 2020, §3.1).
   const gradBytes = x.method === 'full' ? 2 : 4;
-  parts.push({ name: 'gradients', gib: (trainable * gradBytes) / shard(2) / GIB, source: x.method === 'full' ? 'ZeRO §3.1: 2 B/param (16-bit)' : 'fp32 adapter gradients, 4 B/param' });
+  parts.push({
+    name: 'gradients',
+    gib: (trainable * gradBytes) / shard(2) / GIB,
+    source: x.method === 'full' ? 'ZeRO §3.1: 2 B/param (16-bit)' : 'fp32 adapter gradients, 4 B/param',
+  });
   const master = x.method === 'full' && x.weightBytes === 2 ? 4 : 0;
-  parts.push({ name: `optimizer (${x.optimizer})`, gib: (trainable * (optimizerBytes(x.optimizer) + master)) / shard(1) / GIB, source: 'AdamW 8 B/param, 8-bit 2 B/param (Dettmers et al. 2022); + fp32 master 4 B for full (ZeRO §3.1)' });
+  parts.push({
+    name: `optimizer (${x.optimizer})`,
+    gib: (trainable * (optimizerBytes(x.optimizer) + master)) / shard(1) / GIB,
+    source: 'AdamW 8 B/param, 8-bit 2 B/param (Dettmers et al. 2022); + fp32 master 4 B for full (ZeRO §3.1)',
+  });
 
   // Activations per layer, 16-bit: s·b·h·(34 + 5·a·s/h) bytes (Korthikanti et al. 2022, "Reducing
   // Activation Recomputation in Large Transformer Models", eq. 1); FlashAttention/SDPA drop the
@@ -100,13 +117,25 @@ export function estimateMemory(x: EstimateInput): Estimate {
   const sbh = x.seqLen * x.batch * m.hidden;
   const perLayer = sbh * (34 + (x.attention === 'eager' ? (5 * m.heads * x.seqLen) / m.hidden : 0));
   const act = x.gradientCheckpointing ? 2 * sbh * m.layers + perLayer : perLayer * m.layers;
-  parts.push({ name: `activations (batch ${x.batch} × seq ${x.seqLen}${x.gradientCheckpointing ? ', checkpointed' : ''})`, gib: act / GIB, source: 'Korthikanti et al. 2022 eq. 1; checkpointing keeps 2·s·b·h per layer' });
+  parts.push({
+    name: `activations (batch ${x.batch} × seq ${x.seqLen}${x.gradientCheckpointing ? ', checkpointed' : ''})`,
+    gib: act / GIB,
+    source: 'Korthikanti et al. 2022 eq. 1; checkpointing keeps 2·s·b·h per layer',
+  });
   // The loss upcasts logits to fp32 and keeps their gradient: 2 × b·s·vocab × 4 bytes.
-  parts.push({ name: 'logits (fp32) and their gradient', gib: (2 * x.batch * x.seqLen * m.vocab * 4) / GIB, source: 'transformers upcasts logits to fp32 for the cross-entropy loss' });
+  parts.push({
+    name: 'logits (fp32) and their gradient',
+    gib: (2 * x.batch * x.seqLen * m.vocab * 4) / GIB,
+    source: 'transformers upcasts logits to fp32 for the cross-entropy loss',
+  });
   // CUDA context, cuBLAS/cuDNN workspaces and allocator fragmentation: ~0.8 GiB measured under
   // PyTorch 2.x on A100/H100, plus ~5% of the rest for the caching allocator's fragmentation.
   const subtotal = parts.reduce((s, p) => s + p.gib, 0);
-  parts.push({ name: 'CUDA context, workspaces, fragmentation', gib: 0.8 + 0.05 * subtotal, source: 'PyTorch CUDA context ~0.8 GiB + 5% allocator fragmentation' });
+  parts.push({
+    name: 'CUDA context, workspaces, fragmentation',
+    gib: 0.8 + 0.05 * subtotal,
+    source: 'PyTorch CUDA context ~0.8 GiB + 5% allocator fragmentation',
+  });
   const totalGib = parts.reduce((s, p) => s + p.gib, 0);
   return { totalGib, parts, trainableParams: trainable };
 }
@@ -132,7 +161,13 @@ export function fitAdvice(x: EstimateInput, gpu: GpuInfo, accumulation: number):
     const e = estimateMemory({ ...x, batch: b, gradientCheckpointing: x.gradientCheckpointing || out.length > 0 ? x.gradientCheckpointing : false });
     if (fits(e)) {
       const acc = Math.max(1, Math.round((accumulation * x.batch) / b));
-      out.push({ title: `batch ${b} with gradient accumulation ${acc} (same effective batch)`, totalGib: e.totalGib, change: 'batch', batch: b, accumulation: acc });
+      out.push({
+        title: `batch ${b} with gradient accumulation ${acc} (same effective batch)`,
+        totalGib: e.totalGib,
+        change: 'batch',
+        batch: b,
+        accumulation: acc,
+      });
       break;
     }
     if (b === 1) break;
@@ -143,6 +178,12 @@ export function fitAdvice(x: EstimateInput, gpu: GpuInfo, accumulation: number):
   }
   const need = estimateMemory(x).totalGib;
   const bigger = gpusWithAtLeast(need).find((g) => g.vramGb > gpu.vramGb);
-  if (bigger) out.push({ title: `a larger GPU: ${bigger.id} (${bigger.vramGb} GB, ~$${bigger.pricePerHourUsd.toFixed(2)}/h)`, totalGib: need, change: 'gpu', gpu: bigger });
+  if (bigger)
+    out.push({
+      title: `a larger GPU: ${bigger.id} (${bigger.vramGb} GB, ~$${bigger.pricePerHourUsd.toFixed(2)}/h)`,
+      totalGib: need,
+      change: 'gpu',
+      gpu: bigger,
+    });
   return out;
 }

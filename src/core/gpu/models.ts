@@ -14,8 +14,16 @@ export interface ModelShape {
   readonly source: string;
 }
 
-const m = (params: number, hidden: number, layers: number, intermediate: number, kvDim: number, vocab: number, heads: number, source: string): ModelShape =>
-  ({ params, hidden, layers, intermediate, kvDim, vocab, heads, source });
+const m = (params: number, hidden: number, layers: number, intermediate: number, kvDim: number, vocab: number, heads: number, source: string): ModelShape => ({
+  params,
+  hidden,
+  layers,
+  intermediate,
+  kvDim,
+  vocab,
+  heads,
+  source,
+});
 
 const TABLE: ReadonlyArray<readonly [RegExp, ModelShape]> = [
   [/llama-3(\.\d)?-8b|meta-llama-3-8b/i, m(8.03e9, 4096, 32, 14336, 1024, 128256, 32, 'meta-llama/Llama-3.1-8B config.json')],
@@ -52,10 +60,14 @@ export function paramsFromShape(hidden: number, layers: number, intermediate: nu
 /** A shape from config.json text (text_config for vision-language models), or undefined. */
 export function shapeFromConfigJson(text: string, source: string): ModelShape | undefined {
   let j: unknown;
-  try { j = JSON.parse(text); } catch { return undefined; }
+  try {
+    j = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
   if (!j || typeof j !== 'object') return undefined;
   const root = j as Record<string, unknown>;
-  const c = (root.text_config && typeof root.text_config === 'object' ? { ...root, ...(root.text_config as Record<string, unknown>) } : root);
+  const c = root.text_config && typeof root.text_config === 'object' ? { ...root, ...(root.text_config as Record<string, unknown>) } : root;
   const num = (k: string): number | undefined => (typeof c[k] === 'number' && Number.isFinite(c[k]) && (c[k] as number) > 0 ? (c[k] as number) : undefined);
   const hidden = num('hidden_size') ?? num('n_embd') ?? num('d_model');
   const layers = num('num_hidden_layers') ?? num('n_layer') ?? num('num_layers');
@@ -78,5 +90,14 @@ export function shapeFromName(id: string): ModelShape | undefined {
   if (!(params > 0) || params > 2e12) return undefined;
   const hidden = Math.round(Math.cbrt((params * 128) / 12) / 128) * 128 || 128;
   const layers = Math.max(1, Math.round(hidden / 128));
-  return { params, hidden, layers, intermediate: Math.round((hidden * 8) / 3), kvDim: hidden, vocab: 32000, heads: Math.max(1, hidden / 128), source: `size in the name (${mm[1]}B)` };
+  return {
+    params,
+    hidden,
+    layers,
+    intermediate: Math.round((hidden * 8) / 3),
+    kvDim: hidden,
+    vocab: 32000,
+    heads: Math.max(1, hidden / 128),
+    source: `size in the name (${mm[1]}B)`,
+  };
 }

@@ -53,7 +53,11 @@ export const DEFAULT_OVERHEAD_HOURS: Readonly<Record<ProviderKind, number>> = {
   local: 0,
 };
 
-export function estimateRunCost(offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spot'>, trainingHours: number, overheadHours = DEFAULT_OVERHEAD_HOURS[offer.provider]): CostEstimate {
+export function estimateRunCost(
+  offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spot'>,
+  trainingHours: number,
+  overheadHours = DEFAULT_OVERHEAD_HOURS[offer.provider],
+): CostEstimate {
   const hours = Math.max(0, trainingHours) + Math.max(0, overheadHours);
   const totalUsd = costFor(offer.pricePerHour, hours * 3600, offer.provider);
   const basis = `${formatUsd(offer.pricePerHour)}/h × ${hours.toFixed(2)} h (${trainingHours.toFixed(2)} h training + ${overheadHours.toFixed(2)} h setup)${offer.spot ? ', spot price can change' : ''}`;

@@ -42,11 +42,26 @@ export interface Ec2Options {
   readonly consistency?: { readonly baseMs?: number; readonly maxMs?: number; readonly windowMs?: number };
 }
 
-const CAPACITY_CODES = new Set(['InsufficientInstanceCapacity', 'InsufficientCapacity', 'InsufficientHostCapacity', 'SpotMaxPriceTooLow', 'InsufficientCapacityOnHost', 'Unsupported']);
+const CAPACITY_CODES = new Set([
+  'InsufficientInstanceCapacity',
+  'InsufficientCapacity',
+  'InsufficientHostCapacity',
+  'SpotMaxPriceTooLow',
+  'InsufficientCapacityOnHost',
+  'Unsupported',
+]);
 // MaxSpotInstanceCountExceeded is the account's spot limit (a service quota raised on request), not a lack
 // of capacity that waiting or another zone would cure: retrying elsewhere only repeats the refusal.
 const QUOTA_CODES = new Set(['InstanceLimitExceeded', 'VcpuLimitExceeded', 'InsufficientReservedInstanceCapacity', 'MaxSpotInstanceCountExceeded']);
-const AUTH_CODES = new Set(['AuthFailure', 'UnauthorizedOperation', 'CredentialsProviderError', 'InvalidClientTokenId', 'SignatureDoesNotMatch', 'ExpiredToken', 'OptInRequired']);
+const AUTH_CODES = new Set([
+  'AuthFailure',
+  'UnauthorizedOperation',
+  'CredentialsProviderError',
+  'InvalidClientTokenId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'OptInRequired',
+]);
 
 function mapSdkError(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
@@ -71,7 +86,12 @@ function awsCode(err: unknown): string | undefined {
 }
 
 const STATE: Record<string, InstanceState> = {
-  pending: 'pending', running: 'running', 'shutting-down': 'terminating', terminated: 'terminated', stopping: 'stopping', stopped: 'stopped',
+  pending: 'pending',
+  running: 'running',
+  'shutting-down': 'terminating',
+  terminated: 'terminated',
+  stopping: 'stopping',
+  stopped: 'stopped',
 };
 
 export class Ec2Provider implements Provider {
@@ -88,7 +108,12 @@ export class Ec2Provider implements Provider {
     return this.options.region;
   }
 
-  private clientConfig(): { region: string; endpoint?: string; maxAttempts: number; requestHandler: { requestTimeout: number; connectionTimeout: number; throwOnRequestTimeout: boolean } } {
+  private clientConfig(): {
+    region: string;
+    endpoint?: string;
+    maxAttempts: number;
+    requestHandler: { requestTimeout: number; connectionTimeout: number; throwOnRequestTimeout: boolean };
+  } {
     return {
       region: this.options.region,
       ...(this.options.endpoint ? { endpoint: this.options.endpoint } : {}),
@@ -160,7 +185,22 @@ export class Ec2Provider implements Provider {
     // The SDK client is bound to one region: another region's offers come from a provider made for it.
     const region = this.options.region;
     if (query.region && query.region !== region) return [];
-    const candidates = EC2_GPU_TYPES.filter((x) => matchesQuery({ provider: 'ec2', instanceType: x.instanceType, gpu: x.gpu, gpuCount: x.gpuCount, vramGiB: x.vramGiB, region, pricePerHour: 0, spot: false, capacity: 'unknown' }, { ...query, spot: undefined, zone: undefined }));
+    const candidates = EC2_GPU_TYPES.filter((x) =>
+      matchesQuery(
+        {
+          provider: 'ec2',
+          instanceType: x.instanceType,
+          gpu: x.gpu,
+          gpuCount: x.gpuCount,
+          vramGiB: x.vramGiB,
+          region,
+          pricePerHour: 0,
+          spot: false,
+          capacity: 'unknown',
+        },
+        { ...query, spot: undefined, zone: undefined },
+      ),
+    );
     if (candidates.length === 0) return [];
     const types = candidates.map((c) => c.instanceType);
     // EC2 publishes no capacity figure; which types the region offers at all is the best "now" there is.
@@ -169,18 +209,37 @@ export class Ec2Provider implements Provider {
       signal,
     );
     const zonesOf = new Map<string, string[]>();
-    for (const o of offered.InstanceTypeOfferings ?? []) if (o.InstanceType && o.Location) zonesOf.set(o.InstanceType, [...(zonesOf.get(o.InstanceType) ?? []), o.Location]);
+    for (const o of offered.InstanceTypeOfferings ?? [])
+      if (o.InstanceType && o.Location) zonesOf.set(o.InstanceType, [...(zonesOf.get(o.InstanceType) ?? []), o.Location]);
     const offers: Offer[] = [];
     if (query.spot !== true) {
       for (const c of candidates) {
         // Asked for a zone: the offer is for that zone, and only where the zone offers the type.
         const where = query.zone ? (zonesOf.get(c.instanceType) ?? []).includes(query.zone) : zonesOf.has(c.instanceType);
-        offers.push({ provider: 'ec2', instanceType: c.instanceType, gpu: c.gpu, gpuCount: c.gpuCount, vramGiB: c.vramGiB, region, ...(query.zone ? { zone: query.zone } : {}), pricePerHour: c.onDemandPerHour, spot: false, capacity: where ? 'unknown' : 'unavailable', vcpus: c.vcpus, memoryGiB: c.memoryGiB });
+        offers.push({
+          provider: 'ec2',
+          instanceType: c.instanceType,
+          gpu: c.gpu,
+          gpuCount: c.gpuCount,
+          vramGiB: c.vramGiB,
+          region,
+          ...(query.zone ? { zone: query.zone } : {}),
+          pricePerHour: c.onDemandPerHour,
+          spot: false,
+          capacity: where ? 'unknown' : 'unavailable',
+          vcpus: c.vcpus,
+          memoryGiB: c.memoryGiB,
+        });
       }
     }
     if (query.spot !== false) {
       const history = await this.send<{ SpotPriceHistory?: Array<{ InstanceType?: string; AvailabilityZone?: string; SpotPrice?: string; Timestamp?: Date }> }>(
-        (sdk) => new sdk.DescribeSpotPriceHistoryCommand({ InstanceTypes: types as _InstanceType[], ProductDescriptions: ['Linux/UNIX'], StartTime: new Date(Date.now() - 3600_000) }),
+        (sdk) =>
+          new sdk.DescribeSpotPriceHistoryCommand({
+            InstanceTypes: types as _InstanceType[],
+            ProductDescriptions: ['Linux/UNIX'],
+            StartTime: new Date(Date.now() - 3600_000),
+          }),
         signal,
       );
       for (const c of candidates) {
@@ -193,7 +252,21 @@ export class Ec2Provider implements Provider {
           if (!prev || at > prev.at) latest.set(h.AvailabilityZone, { price: Number(h.SpotPrice), at });
         }
         const best = [...latest.entries()].sort((a, b) => a[1].price - b[1].price)[0];
-        if (best) offers.push({ provider: 'ec2', instanceType: c.instanceType, gpu: c.gpu, gpuCount: c.gpuCount, vramGiB: c.vramGiB, region, zone: best[0], pricePerHour: best[1].price, spot: true, capacity: 'unknown', vcpus: c.vcpus, memoryGiB: c.memoryGiB });
+        if (best)
+          offers.push({
+            provider: 'ec2',
+            instanceType: c.instanceType,
+            gpu: c.gpu,
+            gpuCount: c.gpuCount,
+            vramGiB: c.vramGiB,
+            region,
+            zone: best[0],
+            pricePerHour: best[1].price,
+            spot: true,
+            capacity: 'unknown',
+            vcpus: c.vcpus,
+            memoryGiB: c.memoryGiB,
+          });
       }
     }
     return offers;
@@ -207,7 +280,11 @@ export class Ec2Provider implements Provider {
    */
   private async findAmi(instanceType: string, signal?: AbortSignal): Promise<{ id: string; rootDevice: string; source: string }> {
     if (!dlamiSupports(instanceType)) {
-      throw new ProviderError('unsupported', `${instanceType}: no current AWS Deep Learning AMI supports this instance family (P3/V100 needs a driver the DLAMIs no longer ship); pick a g4dn (T4), g5 (A10G), g6 (L4), p4d/p4de (A100) or p5 (H100) type`, 'ec2');
+      throw new ProviderError(
+        'unsupported',
+        `${instanceType}: no current AWS Deep Learning AMI supports this instance family (P3/V100 needs a driver the DLAMIs no longer ship); pick a g4dn (T4), g5 (A10G), g6 (L4), p4d/p4de (A100) or p5 (H100) type`,
+        'ec2',
+      );
     }
     if (this.ami) return this.ami;
     const fromSsm = await this.amiFromSsm(signal);
@@ -220,14 +297,32 @@ export class Ec2Provider implements Provider {
       if (found) return (this.ami = { ...found, source: `SSM ${fromSsm.parameter}` });
     }
     const pattern = this.options.amiNamePattern ?? DLAMI_NAME_PATTERN;
-    const byName = await this.describeImage({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: [pattern] }, { Name: 'state', Values: ['available'] }, { Name: 'architecture', Values: ['x86_64'] }] }, signal);
-    if (!byName) throw new ProviderError('not-found', `no Deep Learning AMI in ${this.options.region}: none of its SSM parameters (${DLAMI_SSM_PREFIX}…) answered and no image matches "${pattern}"`, 'ec2');
+    const byName = await this.describeImage(
+      {
+        Owners: ['amazon'],
+        Filters: [
+          { Name: 'name', Values: [pattern] },
+          { Name: 'state', Values: ['available'] },
+          { Name: 'architecture', Values: ['x86_64'] },
+        ],
+      },
+      signal,
+    );
+    if (!byName)
+      throw new ProviderError(
+        'not-found',
+        `no Deep Learning AMI in ${this.options.region}: none of its SSM parameters (${DLAMI_SSM_PREFIX}…) answered and no image matches "${pattern}"`,
+        'ec2',
+      );
     return (this.ami = { ...byName, source: `DescribeImages "${pattern}"` });
   }
 
   /** The newest image the query returns, with its root device name (the block device mapping needs it). */
   private async describeImage(input: Ec2Sdk.DescribeImagesCommandInput, signal?: AbortSignal): Promise<{ id: string; rootDevice: string } | undefined> {
-    const res = await this.send<{ Images?: Array<{ ImageId?: string; CreationDate?: string; RootDeviceName?: string }> }>((sdk) => new sdk.DescribeImagesCommand(input), signal);
+    const res = await this.send<{ Images?: Array<{ ImageId?: string; CreationDate?: string; RootDeviceName?: string }> }>(
+      (sdk) => new sdk.DescribeImagesCommand(input),
+      signal,
+    );
     const newest = (res.Images ?? []).filter((i) => i.ImageId).sort((a, b) => (b.CreationDate ?? '').localeCompare(a.CreationDate ?? ''))[0];
     return newest?.ImageId ? { id: newest.ImageId, rootDevice: newest.RootDeviceName ?? '/dev/sda1' } : undefined;
   }
@@ -275,7 +370,15 @@ export class Ec2Provider implements Provider {
       if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
     }
     try {
-      await this.send((sdk) => new sdk.ImportKeyPairCommand({ KeyName: name, PublicKeyMaterial: new TextEncoder().encode(material), TagSpecifications: [{ ResourceType: 'key-pair', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
+      await this.send(
+        (sdk) =>
+          new sdk.ImportKeyPairCommand({
+            KeyName: name,
+            PublicKeyMaterial: new TextEncoder().encode(material),
+            TagSpecifications: [{ ResourceType: 'key-pair', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }],
+          }),
+        signal,
+      );
     } catch (err) {
       // DescribeKeyPairs lagged behind an earlier import of the same key: it is there.
       if (awsCode(err) !== 'InvalidKeyPair.Duplicate') throw err;
@@ -294,23 +397,39 @@ export class Ec2Provider implements Provider {
     const groupName = `remote-finetune-ssh-${ip.replace(/\./g, '-')}`;
     const cidr = `${ip}/32`;
     // Group names are unique per VPC: the one found must live in the VPC the instance goes to.
-    const byName = [{ Name: 'group-name', Values: [groupName] }, { Name: 'vpc-id', Values: [vpcId] }];
+    const byName = [
+      { Name: 'group-name', Values: [groupName] },
+      { Name: 'vpc-id', Values: [vpcId] },
+    ];
     const existing = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: byName }), signal);
     let group = existing.SecurityGroups?.[0];
     let id = group?.GroupId;
     if (!id) {
       try {
-        const created = await this.send<{ GroupId?: string }>((sdk) => new sdk.CreateSecurityGroupCommand({ GroupName: groupName, VpcId: vpcId, Description: `Remote Fine-Tune: SSH from ${ip} only`, TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }] }), signal);
+        const created = await this.send<{ GroupId?: string }>(
+          (sdk) =>
+            new sdk.CreateSecurityGroupCommand({
+              GroupName: groupName,
+              VpcId: vpcId,
+              Description: `Remote Fine-Tune: SSH from ${ip} only`,
+              TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: OWNER_TAG, Value: 'true' }] }],
+            }),
+          signal,
+        );
         id = created.GroupId;
         group = undefined;
       } catch (err) {
         // Created a moment ago (by us, a retry, another window) and not yet visible to DescribeSecurityGroups.
         if (awsCode(err) !== 'InvalidGroup.Duplicate') throw err;
-        const again = await this.untilConsistent(['InvalidGroup.NotFound'], async () => {
-          const r = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: byName }), signal);
-          if (!r.SecurityGroups?.[0]?.GroupId) throw new ProviderError('not-found', `InvalidGroup.NotFound: ${groupName} not visible yet`, 'ec2');
-          return r.SecurityGroups[0];
-        }, signal);
+        const again = await this.untilConsistent(
+          ['InvalidGroup.NotFound'],
+          async () => {
+            const r = await this.send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>((sdk) => new sdk.DescribeSecurityGroupsCommand({ Filters: byName }), signal);
+            if (!r.SecurityGroups?.[0]?.GroupId) throw new ProviderError('not-found', `InvalidGroup.NotFound: ${groupName} not visible yet`, 'ec2');
+            return r.SecurityGroups[0];
+          },
+          signal,
+        );
         group = again;
         id = again.GroupId;
       }
@@ -328,18 +447,33 @@ export class Ec2Provider implements Provider {
       if (ranges.length || others) extra.push({ ...p, IpRanges: ranges });
     }
     if (extra.length) {
-      await this.untilConsistent(['InvalidGroup.NotFound'], () => this.send((sdk) => new sdk.RevokeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: extra })), signal);
+      await this.untilConsistent(
+        ['InvalidGroup.NotFound'],
+        () => this.send((sdk) => new sdk.RevokeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: extra })),
+        signal,
+      );
     }
     if (!hasRule) {
       // Right after CreateSecurityGroup the new id may be unknown to the next call (InvalidGroup.NotFound).
-      await this.untilConsistent(['InvalidGroup.NotFound'], async () => {
-        try {
-          await this.send((sdk) => new sdk.AuthorizeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: [{ IpProtocol: 'tcp', FromPort: 22, ToPort: 22, IpRanges: [{ CidrIp: cidr, Description: 'Remote Fine-Tune SSH' }] }] }), signal);
-        } catch (err) {
-          // An earlier attempt whose answer was lost already added it.
-          if (awsCode(err) !== 'InvalidPermission.Duplicate') throw err;
-        }
-      }, signal);
+      await this.untilConsistent(
+        ['InvalidGroup.NotFound'],
+        async () => {
+          try {
+            await this.send(
+              (sdk) =>
+                new sdk.AuthorizeSecurityGroupIngressCommand({
+                  GroupId: groupId,
+                  IpPermissions: [{ IpProtocol: 'tcp', FromPort: 22, ToPort: 22, IpRanges: [{ CidrIp: cidr, Description: 'Remote Fine-Tune SSH' }] }],
+                }),
+              signal,
+            );
+          } catch (err) {
+            // An earlier attempt whose answer was lost already added it.
+            if (awsCode(err) !== 'InvalidPermission.Duplicate') throw err;
+          }
+        },
+        signal,
+      );
     }
     return groupId;
   }
@@ -352,27 +486,59 @@ export class Ec2Provider implements Provider {
    * offers the type, the requested zone when there is one. None: a clear error naming what to create.
    */
   private async network(instanceType: string, zone: string | undefined, signal?: AbortSignal): Promise<{ vpcId: string; subnetId?: string }> {
-    const vpcs = await this.send<{ Vpcs?: Ec2Sdk.Vpc[] }>((sdk) => new sdk.DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }), signal);
+    const vpcs = await this.send<{ Vpcs?: Ec2Sdk.Vpc[] }>(
+      (sdk) => new sdk.DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }),
+      signal,
+    );
     const def = vpcs.Vpcs?.find((v) => v.IsDefault && v.VpcId);
     if (def?.VpcId) return { vpcId: def.VpcId };
     const region = this.options.region;
-    const subnets = (await this.send<{ Subnets?: Ec2Sdk.Subnet[] }>((sdk) => new sdk.DescribeSubnetsCommand({ Filters: [{ Name: 'state', Values: ['available'] }] }), signal)).Subnets ?? [];
+    const subnets =
+      (await this.send<{ Subnets?: Ec2Sdk.Subnet[] }>((sdk) => new sdk.DescribeSubnetsCommand({ Filters: [{ Name: 'state', Values: ['available'] }] }), signal))
+        .Subnets ?? [];
     const vpcIds = [...new Set(subnets.map((x) => x.VpcId).filter((x): x is string => !!x))];
-    const tables = vpcIds.length ? (await this.send<{ RouteTables?: Ec2Sdk.RouteTable[] }>((sdk) => new sdk.DescribeRouteTablesCommand({ Filters: [{ Name: 'vpc-id', Values: vpcIds }] }), signal)).RouteTables ?? [] : [];
+    const tables = vpcIds.length
+      ? ((
+          await this.send<{ RouteTables?: Ec2Sdk.RouteTable[] }>(
+            (sdk) => new sdk.DescribeRouteTablesCommand({ Filters: [{ Name: 'vpc-id', Values: vpcIds }] }),
+            signal,
+          )
+        ).RouteTables ?? [])
+      : [];
     const tableOf = (sub: Ec2Sdk.Subnet): Ec2Sdk.RouteTable | undefined =>
-      tables.find((t) => (t.Associations ?? []).some((a) => a.SubnetId === sub.SubnetId)) ?? tables.find((t) => t.VpcId === sub.VpcId && (t.Associations ?? []).some((a) => a.Main));
-    const isPublic = (sub: Ec2Sdk.Subnet): boolean => (tableOf(sub)?.Routes ?? []).some((r) => r.DestinationCidrBlock === '0.0.0.0/0' && (r.GatewayId ?? '').startsWith('igw-'));
+      tables.find((t) => (t.Associations ?? []).some((a) => a.SubnetId === sub.SubnetId)) ??
+      tables.find((t) => t.VpcId === sub.VpcId && (t.Associations ?? []).some((a) => a.Main));
+    const isPublic = (sub: Ec2Sdk.Subnet): boolean =>
+      (tableOf(sub)?.Routes ?? []).some((r) => r.DestinationCidrBlock === '0.0.0.0/0' && (r.GatewayId ?? '').startsWith('igw-'));
     const publicSubnets = subnets.filter((x) => x.SubnetId && x.AvailabilityZone && isPublic(x));
-    const offered = await this.send<{ InstanceTypeOfferings?: Array<{ Location?: string }> }>((sdk) => new sdk.DescribeInstanceTypeOfferingsCommand({ LocationType: 'availability-zone', Filters: [{ Name: 'instance-type', Values: [instanceType] }] }), signal);
+    const offered = await this.send<{ InstanceTypeOfferings?: Array<{ Location?: string }> }>(
+      (sdk) =>
+        new sdk.DescribeInstanceTypeOfferingsCommand({ LocationType: 'availability-zone', Filters: [{ Name: 'instance-type', Values: [instanceType] }] }),
+      signal,
+    );
     const zones = new Set((offered.InstanceTypeOfferings ?? []).map((o) => o.Location));
     const fits = publicSubnets.filter((x) => zones.has(x.AvailabilityZone) && (!zone || x.AvailabilityZone === zone));
     // Subnets that hand out public addresses themselves first, then a stable order.
-    const best = fits.sort((a, b) => Number(b.MapPublicIpOnLaunch ?? false) - Number(a.MapPublicIpOnLaunch ?? false) || (a.AvailabilityZone ?? '').localeCompare(b.AvailabilityZone ?? '') || (a.SubnetId ?? '').localeCompare(b.SubnetId ?? ''))[0];
+    const best = fits.sort(
+      (a, b) =>
+        Number(b.MapPublicIpOnLaunch ?? false) - Number(a.MapPublicIpOnLaunch ?? false) ||
+        (a.AvailabilityZone ?? '').localeCompare(b.AvailabilityZone ?? '') ||
+        (a.SubnetId ?? '').localeCompare(b.SubnetId ?? ''),
+    )[0];
     if (best?.SubnetId && best.VpcId) return { vpcId: best.VpcId, subnetId: best.SubnetId };
     const fix = `create a default VPC (\`aws ec2 create-default-vpc --region ${region}\`) or a public subnet (a route 0.0.0.0/0 to an internet gateway) in a zone that offers ${instanceType}, then retry`;
-    if (publicSubnets.length === 0) throw new ProviderError('invalid', `no default VPC in ${region} and no public subnet (none of its ${subnets.length} subnet(s) routes 0.0.0.0/0 to an internet gateway): ${fix}`, 'ec2');
+    if (publicSubnets.length === 0)
+      throw new ProviderError(
+        'invalid',
+        `no default VPC in ${region} and no public subnet (none of its ${subnets.length} subnet(s) routes 0.0.0.0/0 to an internet gateway): ${fix}`,
+        'ec2',
+      );
     const where = [...new Set(publicSubnets.map((x) => x.AvailabilityZone))].join(', ');
-    throw new ProviderError('invalid', `no default VPC in ${region}, and its public subnets (${where}) are not in a zone that offers ${instanceType}${zone ? ` in ${zone}` : ''} (${[...zones].join(', ') || 'none'}): ${fix}`, 'ec2');
+    throw new ProviderError(
+      'invalid',
+      `no default VPC in ${region}, and its public subnets (${where}) are not in a zone that offers ${instanceType}${zone ? ` in ${zone}` : ''} (${[...zones].join(', ') || 'none'}): ${fix}`,
+      'ec2',
+    );
   }
 
   /** The DLAMIs are Ubuntu with cloud-init: the user-data's host key becomes the instance's. */
@@ -384,33 +550,58 @@ export class Ec2Provider implements Provider {
     const net = await this.network(request.instanceType, request.zone, signal);
     const groupId = await this.ensureSecurityGroup(net.vpcId, signal);
     const name = instanceNameFor(request.runId);
-    const tags = [{ Key: 'Name', Value: name }, { Key: OWNER_TAG, Value: 'true' }, { Key: RUN_ID_TAG, Value: request.runId }, ...(request.ownerId ? [{ Key: OWNER_ID_TAG, Value: request.ownerId }] : [])];
+    const tags = [
+      { Key: 'Name', Value: name },
+      { Key: OWNER_TAG, Value: 'true' },
+      { Key: RUN_ID_TAG, Value: request.runId },
+      ...(request.ownerId ? [{ Key: OWNER_ID_TAG, Value: request.ownerId }] : []),
+    ];
     // A key pair or group made a moment ago may be NotFound to RunInstances; the ClientToken makes the retry safe.
-    const res = await this.untilConsistent(['InvalidKeyPair.NotFound', 'InvalidGroup.NotFound'], () => this.send<{ Instances?: SdkInstance[] }>(
-      (sdk) => new sdk.RunInstancesCommand({
-        ImageId: ami.id,
-        InstanceType: request.instanceType as _InstanceType,
-        MinCount: 1,
-        MaxCount: 1,
-        KeyName: keyName,
-        // In a subnet of our choosing the address must be asked for: such subnets rarely hand them out.
-        ...(net.subnetId
-          ? { NetworkInterfaces: [{ DeviceIndex: 0, SubnetId: net.subnetId, Groups: [groupId], AssociatePublicIpAddress: true, DeleteOnTermination: true }] }
-          : { SecurityGroupIds: [groupId] }),
-        // Same run, same token: EC2 returns the first instance instead of launching another.
-        ClientToken: createHash('sha256').update(request.runId).digest('hex').slice(0, 64),
-        // The on-host watchdog powers off; with this, power-off ends billing instead of leaving a stopped instance.
-        InstanceInitiatedShutdownBehavior: 'terminate',
-        BlockDeviceMappings: [{ DeviceName: ami.rootDevice, Ebs: { VolumeSize: request.diskGiB ?? this.options.rootVolumeGiB ?? 200, VolumeType: 'gp3', DeleteOnTermination: true, Encrypted: true } }],
-        // IMDSv2 only: a process on the instance (or an SSRF in a notebook) cannot read credentials with one GET.
-        MetadataOptions: { HttpTokens: 'required', HttpEndpoint: 'enabled', HttpPutResponseHopLimit: 1 },
-        ...(request.hostKey ? { UserData: Buffer.from(cloudInitHostKey(request.hostKey)).toString('base64') } : {}),
-        TagSpecifications: [{ ResourceType: 'instance', Tags: tags }, { ResourceType: 'volume', Tags: tags }],
-        Placement: request.zone && !net.subnetId ? { AvailabilityZone: request.zone } : undefined,
-        InstanceMarketOptions: request.spot ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', InstanceInterruptionBehavior: 'terminate' } } : undefined,
-      }),
+    const res = await this.untilConsistent(
+      ['InvalidKeyPair.NotFound', 'InvalidGroup.NotFound'],
+      () =>
+        this.send<{ Instances?: SdkInstance[] }>(
+          (sdk) =>
+            new sdk.RunInstancesCommand({
+              ImageId: ami.id,
+              InstanceType: request.instanceType as _InstanceType,
+              MinCount: 1,
+              MaxCount: 1,
+              KeyName: keyName,
+              // In a subnet of our choosing the address must be asked for: such subnets rarely hand them out.
+              ...(net.subnetId
+                ? {
+                    NetworkInterfaces: [
+                      { DeviceIndex: 0, SubnetId: net.subnetId, Groups: [groupId], AssociatePublicIpAddress: true, DeleteOnTermination: true },
+                    ],
+                  }
+                : { SecurityGroupIds: [groupId] }),
+              // Same run, same token: EC2 returns the first instance instead of launching another.
+              ClientToken: createHash('sha256').update(request.runId).digest('hex').slice(0, 64),
+              // The on-host watchdog powers off; with this, power-off ends billing instead of leaving a stopped instance.
+              InstanceInitiatedShutdownBehavior: 'terminate',
+              BlockDeviceMappings: [
+                {
+                  DeviceName: ami.rootDevice,
+                  Ebs: { VolumeSize: request.diskGiB ?? this.options.rootVolumeGiB ?? 200, VolumeType: 'gp3', DeleteOnTermination: true, Encrypted: true },
+                },
+              ],
+              // IMDSv2 only: a process on the instance (or an SSRF in a notebook) cannot read credentials with one GET.
+              MetadataOptions: { HttpTokens: 'required', HttpEndpoint: 'enabled', HttpPutResponseHopLimit: 1 },
+              ...(request.hostKey ? { UserData: Buffer.from(cloudInitHostKey(request.hostKey)).toString('base64') } : {}),
+              TagSpecifications: [
+                { ResourceType: 'instance', Tags: tags },
+                { ResourceType: 'volume', Tags: tags },
+              ],
+              Placement: request.zone && !net.subnetId ? { AvailabilityZone: request.zone } : undefined,
+              InstanceMarketOptions: request.spot
+                ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', InstanceInterruptionBehavior: 'terminate' } }
+                : undefined,
+            }),
+          signal,
+        ),
       signal,
-    ), signal);
+    );
     const first = res.Instances?.[0];
     if (!first?.InstanceId) throw new ProviderError('server', 'RunInstances returned no instance', 'ec2');
     if (!this.launchedAt.has(first.InstanceId)) this.launchedAt.set(first.InstanceId, Date.now());
@@ -448,7 +639,15 @@ export class Ec2Provider implements Provider {
    * launched here the NotFound is retried with backoff until the consistency window has passed.
    */
   async describe(instanceId: string, signal?: AbortSignal): Promise<Instance | undefined> {
-    const res = await unlessGone(this.untilConsistent(['InvalidInstanceID.NotFound'], () => this.send<{ Reservations?: Array<{ Instances?: SdkInstance[] }> }>((sdk) => new sdk.DescribeInstancesCommand({ InstanceIds: [instanceId] }), signal), signal, this.lagLeft(instanceId)));
+    const res = await unlessGone(
+      this.untilConsistent(
+        ['InvalidInstanceID.NotFound'],
+        () =>
+          this.send<{ Reservations?: Array<{ Instances?: SdkInstance[] }> }>((sdk) => new sdk.DescribeInstancesCommand({ InstanceIds: [instanceId] }), signal),
+        signal,
+        this.lagLeft(instanceId),
+      ),
+    );
     const i = res?.Reservations?.flatMap((r) => r.Instances ?? [])[0];
     return i ? this.toInstance(i) : undefined;
   }
@@ -478,7 +677,11 @@ export class Ec2Provider implements Provider {
       if (!seen && this.lagLeft(instanceId) === 0 && lag === 0) return;
       if (seen?.state === 'terminated' || seen?.state === 'terminating') return;
       if (!seen && this.lagLeft(instanceId) === 0) {
-        throw new ProviderError('timeout', `EC2 still answers NotFound for ${instanceId}, launched ${Math.round(this.consistencyWindowMs / 1000)} s ago or more; it may be running: check the EC2 console`, 'ec2');
+        throw new ProviderError(
+          'timeout',
+          `EC2 still answers NotFound for ${instanceId}, launched ${Math.round(this.consistencyWindowMs / 1000)} s ago or more; it may be running: check the EC2 console`,
+          'ec2',
+        );
       }
       this.consistencyRetries++;
       await sleep(Math.min(max, base * 2 ** attempt), signal);
@@ -494,7 +697,14 @@ export class Ec2Provider implements Provider {
     let token: string | undefined;
     do {
       const res = await this.send<{ Reservations?: Array<{ Instances?: SdkInstance[] }>; NextToken?: string }>(
-        (sdk) => new sdk.DescribeInstancesCommand({ Filters: [{ Name: 'tag-key', Values: [RUN_ID_TAG] }, { Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped'] }], NextToken: token }),
+        (sdk) =>
+          new sdk.DescribeInstancesCommand({
+            Filters: [
+              { Name: 'tag-key', Values: [RUN_ID_TAG] },
+              { Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped'] },
+            ],
+            NextToken: token,
+          }),
         signal,
       );
       for (const r of res.Reservations ?? []) for (const i of r.Instances ?? []) out.push(this.toInstance(i));

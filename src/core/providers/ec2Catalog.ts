@@ -13,8 +13,15 @@ export interface Ec2GpuType {
   readonly onDemandPerHour: number;
 }
 
-const t = (instanceType: string, gpu: string, gpuCount: number, vramGiB: number, vcpus: number, memoryGiB: number, onDemandPerHour: number): Ec2GpuType =>
-  ({ instanceType, gpu, gpuCount, vramGiB, vcpus, memoryGiB, onDemandPerHour });
+const t = (instanceType: string, gpu: string, gpuCount: number, vramGiB: number, vcpus: number, memoryGiB: number, onDemandPerHour: number): Ec2GpuType => ({
+  instanceType,
+  gpu,
+  gpuCount,
+  vramGiB,
+  vcpus,
+  memoryGiB,
+  onDemandPerHour,
+});
 
 export const EC2_GPU_TYPES: readonly Ec2GpuType[] = [
   t('g4dn.xlarge', 'T4', 1, 16, 4, 16, 0.526),
@@ -39,4 +46,3 @@ export const EC2_GPU_TYPES: readonly Ec2GpuType[] = [
 export function ec2TypeInfo(instanceType: string): Ec2GpuType | undefined {
   return EC2_GPU_TYPES.find((x) => x.instanceType === instanceType);
 }
-

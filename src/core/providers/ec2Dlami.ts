@@ -36,4 +36,3 @@ const DLAMI_FAMILIES = new Set(['g4dn', 'g5', 'g6', 'gr6', 'g6e', 'p4d', 'p4de',
 export function dlamiSupports(instanceType: string): boolean {
   return DLAMI_FAMILIES.has(instanceType.split('.')[0] ?? '');
 }
-

@@ -62,8 +62,15 @@ interface GcpInstance {
 }
 
 const STATUS: Record<string, InstanceState> = {
-  PROVISIONING: 'pending', STAGING: 'pending', RUNNING: 'running', STOPPING: 'stopping', SUSPENDING: 'stopping',
-  SUSPENDED: 'stopped', STOPPED: 'stopped', TERMINATED: 'stopped', REPAIRING: 'pending',
+  PROVISIONING: 'pending',
+  STAGING: 'pending',
+  RUNNING: 'running',
+  STOPPING: 'stopping',
+  SUSPENDING: 'stopping',
+  SUSPENDED: 'stopped',
+  STOPPED: 'stopped',
+  TERMINATED: 'stopped',
+  REPAIRING: 'pending',
 };
 
 /**
@@ -102,7 +109,10 @@ function tail(url: string | undefined): string {
 
 /** GCP labels: lowercase letters, digits, - and _, at most 63 characters. */
 function labelValue(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 63);
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '-')
+    .slice(0, 63);
 }
 
 export class GcpProvider implements Provider {
@@ -127,7 +137,15 @@ export class GcpProvider implements Provider {
     // The quota project the credentials name is billed for the call, as google-auth-library sends it.
     const quota = this.options.auth.quotaProjectId;
     const res = await requestJson(
-      { method, url, headers: { authorization: `Bearer ${token}`, ...(quota ? { 'x-goog-user-project': quota } : {}) }, body, timeoutMs: this.options.requestTimeoutMs ?? 30_000, retry: retry ?? this.options.retry ?? DEFAULT_RETRY, signal },
+      {
+        method,
+        url,
+        headers: { authorization: `Bearer ${token}`, ...(quota ? { 'x-goog-user-project': quota } : {}) },
+        body,
+        timeoutMs: this.options.requestTimeoutMs ?? 30_000,
+        retry: retry ?? this.options.retry ?? DEFAULT_RETRY,
+        signal,
+      },
       'gcp',
       gcpError,
     );
@@ -144,12 +162,21 @@ export class GcpProvider implements Provider {
     const family = this.options.imageFamily ?? DLVM_IMAGE_FAMILY;
     let image: { name?: string; status?: string; diskSizeGb?: string } | undefined;
     try {
-      image = (await this.callUrl('GET', `${this.root}/projects/${encodeURIComponent(project)}/global/images/family/${encodeURIComponent(family)}`, undefined, signal)) as typeof image;
+      image = (await this.callUrl(
+        'GET',
+        `${this.root}/projects/${encodeURIComponent(project)}/global/images/family/${encodeURIComponent(family)}`,
+        undefined,
+        signal,
+      )) as typeof image;
     } catch (err) {
       if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
     }
     if (!image?.name || (image.status && image.status !== 'READY')) {
-      throw new ProviderError('not-found', `the image family ${family} in project ${project} has no usable image (retired or deprecated): list the current ones with \`gcloud compute images list --project ${project} --no-standard-images\``, 'gcp');
+      throw new ProviderError(
+        'not-found',
+        `the image family ${family} in project ${project} has no usable image (retired or deprecated): list the current ones with \`gcloud compute images list --project ${project} --no-standard-images\``,
+        'gcp',
+      );
     }
     return { source: `projects/${project}/global/images/${image.name}`, diskSizeGb: Number(image.diskSizeGb ?? 0) };
   }
@@ -176,14 +203,25 @@ export class GcpProvider implements Provider {
     for (const shape of GCP_GPU_SHAPES) {
       for (const spot of [false, true]) {
         offers.push({
-          provider: 'gcp', instanceType: gcpOfferName(shape), gpu: shape.gpu, gpuCount: shape.gpuCount, vramGiB: shape.vramGiB, region, zone,
-          pricePerHour: spot ? shape.spotPerHour : shape.onDemandPerHour, spot,
+          provider: 'gcp',
+          instanceType: gcpOfferName(shape),
+          gpu: shape.gpu,
+          gpuCount: shape.gpuCount,
+          vramGiB: shape.vramGiB,
+          region,
+          zone,
+          pricePerHour: spot ? shape.spotPerHour : shape.onDemandPerHour,
+          spot,
           // GCP reports which accelerators a zone has, not free capacity: present is "unknown", absent is "unavailable".
-          capacity: inZone.has(shape.accelerator) ? 'unknown' : 'unavailable', vcpus: shape.vcpus, memoryGiB: shape.memoryGiB,
+          capacity: inZone.has(shape.accelerator) ? 'unknown' : 'unavailable',
+          vcpus: shape.vcpus,
+          memoryGiB: shape.memoryGiB,
         });
       }
     }
-    return offers.filter((o) => matchesQuery(o, { ...query, region: query.region ? (query.region.split('-').length === 3 ? region : query.region) : undefined }));
+    return offers.filter((o) =>
+      matchesQuery(o, { ...query, region: query.region ? (query.region.split('-').length === 3 ? region : query.region) : undefined }),
+    );
   }
 
   /**
@@ -203,13 +241,29 @@ export class GcpProvider implements Provider {
     }
     if (rule) {
       const ok = JSON.stringify(rule.sourceRanges ?? []) === JSON.stringify([`${ip}/32`]) && (rule.targetTags ?? []).includes(tag);
-      if (!ok) throw new ProviderError('invalid', `firewall rule ${tag} allows ${(rule.sourceRanges ?? []).join(', ') || 'nothing'} to ${(rule.targetTags ?? []).join(', ') || 'every instance'}, not ${ip}/32 to ${tag}: delete it, then retry`, 'gcp');
+      if (!ok)
+        throw new ProviderError(
+          'invalid',
+          `firewall rule ${tag} allows ${(rule.sourceRanges ?? []).join(', ') || 'nothing'} to ${(rule.targetTags ?? []).join(', ') || 'every instance'}, not ${ip}/32 to ${tag}: delete it, then retry`,
+          'gcp',
+        );
       return tag;
     }
-    const op = (await this.call('POST', '/global/firewalls', {
-      name: tag, network: 'global/networks/default', direction: 'INGRESS', priority: 1000,
-      description: `Remote Fine-Tune: SSH from ${ip} only`, sourceRanges: [`${ip}/32`], targetTags: [tag], allowed: [{ IPProtocol: 'tcp', ports: ['22'] }],
-    }, signal)) as GcpOperation;
+    const op = (await this.call(
+      'POST',
+      '/global/firewalls',
+      {
+        name: tag,
+        network: 'global/networks/default',
+        direction: 'INGRESS',
+        priority: 1000,
+        description: `Remote Fine-Tune: SSH from ${ip} only`,
+        sourceRanges: [`${ip}/32`],
+        targetTags: [tag],
+        allowed: [{ IPProtocol: 'tcp', ports: ['22'] }],
+      },
+      signal,
+    )) as GcpOperation;
     await this.waitOperation(op, undefined, signal);
     return tag;
   }
@@ -220,16 +274,25 @@ export class GcpProvider implements Provider {
    * Login profile and the POSIX user OS Login returns is the login. Refused up front when OS Login needs a
    * human (2-step verification, certificates) or the credentials name no account.
    */
-  private async loginFor(publicKey: string, signal?: AbortSignal): Promise<{ user: string; osLogin: false } | { user: string; osLogin: true; account: string }> {
+  private async loginFor(
+    publicKey: string,
+    signal?: AbortSignal,
+  ): Promise<{ user: string; osLogin: false } | { user: string; osLogin: true; account: string }> {
     const project = this.options.project;
-    const meta = (await this.call('GET', '', undefined, signal)) as { commonInstanceMetadata?: { items?: Array<{ key?: string; value?: string }> } } | undefined;
+    const meta = (await this.call('GET', '', undefined, signal)) as
+      { commonInstanceMetadata?: { items?: Array<{ key?: string; value?: string }> } } | undefined;
     const state = osLoginState(meta?.commonInstanceMetadata?.items);
     if (!state.enabled) return { user: this.options.sshUser ?? 'ubuntu', osLogin: false };
     const refusal = osLoginRefusal(state, project);
     if (refusal) throw refusal;
     const account = await this.options.auth.account?.(signal);
     if (!account) throw noAccountError(project, this.options.auth.describe);
-    const res = (await this.callUrl('POST', `${(this.options.osLoginBaseUrl ?? OSLOGIN_BASE).replace(/\/$/, '')}/users/${encodeURIComponent(account)}:importSshPublicKey?projectId=${encodeURIComponent(project)}`, { key: publicKey.trim() }, signal)) as { loginProfile?: Parameters<typeof posixUser>[0] } | undefined;
+    const res = (await this.callUrl(
+      'POST',
+      `${(this.options.osLoginBaseUrl ?? OSLOGIN_BASE).replace(/\/$/, '')}/users/${encodeURIComponent(account)}:importSshPublicKey?projectId=${encodeURIComponent(project)}`,
+      { key: publicKey.trim() },
+      signal,
+    )) as { loginProfile?: Parameters<typeof posixUser>[0] } | undefined;
     const user = posixUser(res?.loginProfile);
     if (!user) throw new ProviderError('server', `OS Login imported the key for ${account} but returned no POSIX account in project ${project}`, 'gcp');
     this.osLoginUser = user;
@@ -244,10 +307,15 @@ export class GcpProvider implements Provider {
    */
   private async checkOsLoginRole(zone: string, name: string, account: string, signal?: AbortSignal): Promise<void> {
     const wanted = ['compute.instances.osAdminLogin'];
-    const res = (await this.call('POST', `/zones/${zone}/instances/${encodeURIComponent(name)}/testIamPermissions`, { permissions: wanted }, signal)) as { permissions?: string[] } | undefined;
+    const res = (await this.call('POST', `/zones/${zone}/instances/${encodeURIComponent(name)}/testIamPermissions`, { permissions: wanted }, signal)) as
+      { permissions?: string[] } | undefined;
     if ((res?.permissions ?? []).includes('compute.instances.osAdminLogin')) return;
     await this.terminate(`${zone}/${name}`, signal).catch(() => undefined);
-    throw new ProviderError('auth', `${account} may not log in to instances of project ${this.options.project} through OS Login with sudo (the on-host watchdog powers an idle instance off): grant roles/compute.osAdminLogin, e.g. \`gcloud projects add-iam-policy-binding ${this.options.project} --member=${memberOf(account)} --role=roles/compute.osAdminLogin\`; the instance was deleted again`, 'gcp');
+    throw new ProviderError(
+      'auth',
+      `${account} may not log in to instances of project ${this.options.project} through OS Login with sudo (the on-host watchdog powers an idle instance off): grant roles/compute.osAdminLogin, e.g. \`gcloud projects add-iam-policy-binding ${this.options.project} --member=${memberOf(account)} --role=roles/compute.osAdminLogin\`; the instance was deleted again`,
+      'gcp',
+    );
   }
 
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
@@ -255,7 +323,12 @@ export class GcpProvider implements Provider {
     if (!shape) throw new ProviderError('invalid', `unknown GCP GPU shape ${request.instanceType}`, 'gcp');
     const image = await this.bootImage(signal);
     const diskGb = request.diskGiB ?? Math.max(200, image.diskSizeGb);
-    if (diskGb < image.diskSizeGb) throw new ProviderError('invalid', `a ${diskGb} GB boot disk is smaller than the image ${image.source.split('/').pop() ?? ''} (${image.diskSizeGb} GB): ask for at least ${image.diskSizeGb} GB`, 'gcp');
+    if (diskGb < image.diskSizeGb)
+      throw new ProviderError(
+        'invalid',
+        `a ${diskGb} GB boot disk is smaller than the image ${image.source.split('/').pop() ?? ''} (${image.diskSizeGb} GB): ask for at least ${image.diskSizeGb} GB`,
+        'gcp',
+      );
     const login = await this.loginFor(request.sshPublicKey, signal);
     const sshTag = await this.ensureFirewall(signal);
     const zone = request.zone ?? this.options.zone;
@@ -264,10 +337,13 @@ export class GcpProvider implements Provider {
       name,
       machineType: `zones/${zone}/machineTypes/${shape.machineType}`,
       guestAccelerators: shape.attached ? [{ acceleratorType: `zones/${zone}/acceleratorTypes/${shape.accelerator}`, acceleratorCount: shape.gpuCount }] : [],
-      disks: [{
-        boot: true, autoDelete: true,
-        initializeParams: { sourceImage: image.source, diskSizeGb: String(diskGb), diskType: `zones/${zone}/diskTypes/pd-balanced` },
-      }],
+      disks: [
+        {
+          boot: true,
+          autoDelete: true,
+          initializeParams: { sourceImage: image.source, diskSizeGb: String(diskGb), diskType: `zones/${zone}/diskTypes/pd-balanced` },
+        },
+      ],
       networkInterfaces: [{ network: 'global/networks/default', accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],
       tags: { items: [sshTag] },
       // GPUs cannot live-migrate: maintenance must terminate. Spot VMs are deleted on preemption so nothing bills after.
@@ -277,10 +353,19 @@ export class GcpProvider implements Provider {
       // enable-guest-attributes: the guest agent publishes the instance's SSH host keys (hostkeys/), which the
       // first connection then checks instead of trusting whatever answers (gcloud compute ssh does the same).
       // Under OS Login the guest ignores ssh-keys; the key went to the caller's OS Login profile instead.
-      metadata: { items: [...(login.osLogin ? [] : [{ key: 'ssh-keys', value: `${login.user}:${request.sshPublicKey.trim()}` }]), { key: 'install-nvidia-driver', value: 'True' }, { key: 'enable-guest-attributes', value: 'TRUE' }] },
+      metadata: {
+        items: [
+          ...(login.osLogin ? [] : [{ key: 'ssh-keys', value: `${login.user}:${request.sshPublicKey.trim()}` }]),
+          { key: 'install-nvidia-driver', value: 'True' },
+          { key: 'enable-guest-attributes', value: 'TRUE' },
+        ],
+      },
       labels: { [OWNER_TAG]: 'owned', [RUN_LABEL]: labelValue(request.runId), ...(request.ownerId ? { [OWNER_ID_TAG]: labelValue(request.ownerId) } : {}) },
     };
-    const op = (await this.call('POST', `/zones/${zone}/instances?requestId=${uuidFrom(request.runId)}`, body, signal, { ...(this.options.retry ?? DEFAULT_RETRY), retryServerErrors: true })) as GcpOperation;
+    const op = (await this.call('POST', `/zones/${zone}/instances?requestId=${uuidFrom(request.runId)}`, body, signal, {
+      ...(this.options.retry ?? DEFAULT_RETRY),
+      retryServerErrors: true,
+    })) as GcpOperation;
     await this.waitOperation(op, zone, signal);
     if (login.osLogin) await this.checkOsLoginRole(zone, name, login.account, signal);
     const inst = await this.describe(`${zone}/${name}`, signal);
@@ -291,20 +376,31 @@ export class GcpProvider implements Provider {
   /** The metadata user, unless the instance is under OS Login (no ssh-keys of ours) and we know our POSIX user. */
   private sshUserOf(i: GcpInstance): string {
     const items = i.metadata?.items ?? [];
-    return !items.some((m) => m.key === 'ssh-keys') && this.osLoginUser ? this.osLoginUser : this.options.sshUser ?? 'ubuntu';
+    return !items.some((m) => m.key === 'ssh-keys') && this.osLoginUser ? this.osLoginUser : (this.options.sshUser ?? 'ubuntu');
   }
 
   private toInstance(i: GcpInstance): Instance {
     const zone = tail(i.zone) || this.options.zone;
     const machine = tail(i.machineType);
     const acc = i.guestAccelerators?.[0];
-    const shape = GCP_GPU_SHAPES.find((x) => x.machineType === machine && (!x.attached || (x.accelerator === tail(acc?.acceleratorType) && x.gpuCount === acc?.acceleratorCount)));
+    const shape = GCP_GPU_SHAPES.find(
+      (x) => x.machineType === machine && (!x.attached || (x.accelerator === tail(acc?.acceleratorType) && x.gpuCount === acc?.acceleratorCount)),
+    );
     const spot = i.scheduling?.provisioningModel === 'SPOT';
     return {
-      provider: 'gcp', id: `${zone}/${i.name}`, name: i.name, runId: i.labels?.[RUN_LABEL], region: zone.replace(/-[a-z]$/, ''), zone,
+      provider: 'gcp',
+      id: `${zone}/${i.name}`,
+      name: i.name,
+      runId: i.labels?.[RUN_LABEL],
+      region: zone.replace(/-[a-z]$/, ''),
+      zone,
       ...(i.labels?.[OWNER_ID_TAG] ? { ownerId: i.labels[OWNER_ID_TAG] } : {}),
-      instanceType: shape ? gcpOfferName(shape) : machine, state: STATUS[i.status ?? ''] ?? 'unknown',
-      publicIp: i.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP, sshPort: this.options.sshPort ?? 22, sshUser: this.sshUserOf(i), spot,
+      instanceType: shape ? gcpOfferName(shape) : machine,
+      state: STATUS[i.status ?? ''] ?? 'unknown',
+      publicIp: i.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP,
+      sshPort: this.options.sshPort ?? 22,
+      sshUser: this.sshUserOf(i),
+      spot,
       pricePerHour: shape ? (spot ? shape.spotPerHour : shape.onDemandPerHour) : undefined,
       launchedAt: i.creationTimestamp ? Date.parse(i.creationTimestamp) : undefined,
     };
@@ -324,10 +420,23 @@ export class GcpProvider implements Provider {
     }
     // Gone: a spot VM deleted on preemption leaves a compute.instances.preempted operation behind.
     const filter = encodeURIComponent(`operationType="compute.instances.preempted" AND targetLink:"/instances/${name}"`);
-    const ops = (await this.call('GET', `/zones/${zone}/operations?filter=${filter}`, undefined, signal)) as { items?: ReadonlyArray<{ targetLink?: string }> } | undefined;
+    const ops = (await this.call('GET', `/zones/${zone}/operations?filter=${filter}`, undefined, signal)) as
+      { items?: ReadonlyArray<{ targetLink?: string }> } | undefined;
     const preempted = (ops?.items ?? []).some((o) => tail(o.targetLink) === name);
     if (!preempted) return undefined;
-    return { provider: 'gcp', id: instanceId, name, region: zone.replace(/-[a-z]$/, ''), zone, instanceType: '', state: 'terminated', sshPort: this.options.sshPort ?? 22, sshUser: this.options.sshUser ?? 'ubuntu', spot: true, interrupted: true };
+    return {
+      provider: 'gcp',
+      id: instanceId,
+      name,
+      region: zone.replace(/-[a-z]$/, ''),
+      zone,
+      instanceType: '',
+      state: 'terminated',
+      sshPort: this.options.sshPort ?? 22,
+      sshUser: this.options.sshUser ?? 'ubuntu',
+      spot: true,
+      interrupted: true,
+    };
   }
 
   async waitForSsh(instanceId: string, options: WaitForSshOptions): Promise<Instance> {
@@ -344,8 +453,12 @@ export class GcpProvider implements Provider {
     const [zone, name] = instanceId.split('/');
     if (!zone || !name) return [];
     try {
-      const res = (await this.call('GET', `/zones/${zone}/instances/${encodeURIComponent(name)}/getGuestAttributes?queryPath=${encodeURIComponent('hostkeys/')}`, undefined, signal)) as
-        { queryValue?: { items?: ReadonlyArray<{ namespace?: string; key?: string; value?: string }> } } | undefined;
+      const res = (await this.call(
+        'GET',
+        `/zones/${zone}/instances/${encodeURIComponent(name)}/getGuestAttributes?queryPath=${encodeURIComponent('hostkeys/')}`,
+        undefined,
+        signal,
+      )) as { queryValue?: { items?: ReadonlyArray<{ namespace?: string; key?: string; value?: string }> } } | undefined;
       return (res?.queryValue?.items ?? [])
         .filter((i) => i.namespace === 'hostkeys' && /^[a-z0-9@.-]+$/.test(i.key ?? '') && /^[A-Za-z0-9+/=]+$/.test(i.value ?? ''))
         .map((i) => `${i.key} ${i.value}`);
@@ -378,7 +491,8 @@ export class GcpProvider implements Provider {
     let pageToken: string | undefined;
     do {
       const q = `filter=${encodeURIComponent(`labels.${OWNER_TAG}=owned`)}${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`;
-      const res = (await this.call('GET', `/aggregated/instances?${q}`, undefined, signal)) as { items?: Record<string, { instances?: GcpInstance[] }>; nextPageToken?: string } | undefined;
+      const res = (await this.call('GET', `/aggregated/instances?${q}`, undefined, signal)) as
+        { items?: Record<string, { instances?: GcpInstance[] }>; nextPageToken?: string } | undefined;
       for (const scoped of Object.values(res?.items ?? {})) for (const i of scoped.instances ?? []) out.push(this.toInstance(i));
       pageToken = res?.nextPageToken;
     } while (pageToken);

@@ -58,24 +58,53 @@ function serviceAccountAssertion(key: ServiceAccountKey, scope: string, nowSecon
 
 export function serviceAccountTokenSource(key: ServiceAccountKey, scope = COMPUTE_SCOPE, quotaProjectId = key.quota_project_id): TokenSource {
   const uri = key.token_uri ?? GOOGLE_TOKEN_URI;
-  const cache = new CachedToken((signal) => exchange(uri, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: serviceAccountAssertion(key, scope, Math.floor(Date.now() / 1000), uri) }, signal));
+  const cache = new CachedToken((signal) =>
+    exchange(
+      uri,
+      { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: serviceAccountAssertion(key, scope, Math.floor(Date.now() / 1000), uri) },
+      signal,
+    ),
+  );
   return {
-    describe: `service account ${key.client_email}`, projectId: key.project_id, ...(quotaProjectId ? { quotaProjectId } : {}),
-    token: (signal) => cache.get(signal), account: async () => key.client_email,
+    describe: `service account ${key.client_email}`,
+    projectId: key.project_id,
+    ...(quotaProjectId ? { quotaProjectId } : {}),
+    token: (signal) => cache.get(signal),
+    account: async () => key.client_email,
   };
 }
 
 function authorizedUserTokenSource(user: AuthorizedUser, tokenUri = GOOGLE_TOKEN_URI, quotaProjectId = user.quota_project_id): TokenSource {
-  const cache = new CachedToken((signal) => exchange(tokenUri, { grant_type: 'refresh_token', client_id: user.client_id, client_secret: user.client_secret, refresh_token: user.refresh_token }, signal));
+  const cache = new CachedToken((signal) =>
+    exchange(
+      tokenUri,
+      { grant_type: 'refresh_token', client_id: user.client_id, client_secret: user.client_secret, refresh_token: user.refresh_token },
+      signal,
+    ),
+  );
   const token = (signal?: AbortSignal): Promise<string> => cache.get(signal);
   let email: Promise<string | undefined> | undefined;
   return {
-    describe: 'gcloud application-default login', projectId: user.quota_project_id, ...(quotaProjectId ? { quotaProjectId } : {}), token,
+    describe: 'gcloud application-default login',
+    projectId: user.quota_project_id,
+    ...(quotaProjectId ? { quotaProjectId } : {}),
+    token,
     // The file names no account; the token endpoint's tokeninfo does (ADC login grants the userinfo.email scope).
-    account: (signal) => (email ??= (async () => {
-      const res = await requestJson({ method: 'GET', url: `${tokenUri.replace(/\/token$/, '/tokeninfo')}?access_token=${encodeURIComponent(await token(signal))}`, timeoutMs: 30_000, retry: { ...DEFAULT_RETRY, retries: 1 }, ...(signal ? { signal } : {}) }, 'gcp', () => ({ code: 'auth', message: 'tokeninfo refused the token' }));
-      return (res.body as { email?: string } | undefined)?.email;
-    })().catch(() => undefined)),
+    account: (signal) =>
+      (email ??= (async () => {
+        const res = await requestJson(
+          {
+            method: 'GET',
+            url: `${tokenUri.replace(/\/token$/, '/tokeninfo')}?access_token=${encodeURIComponent(await token(signal))}`,
+            timeoutMs: 30_000,
+            retry: { ...DEFAULT_RETRY, retries: 1 },
+            ...(signal ? { signal } : {}),
+          },
+          'gcp',
+          () => ({ code: 'auth', message: 'tokeninfo refused the token' }),
+        );
+        return (res.body as { email?: string } | undefined)?.email;
+      })().catch(() => undefined)),
   };
 }
 
@@ -98,15 +127,25 @@ function gcloudTokenSource(gcloud = 'gcloud'): TokenSource {
  * quotaProjectId overrides the file's quota_project_id (GOOGLE_CLOUD_QUOTA_PROJECT).
  */
 export function tokenSourceFromJson(text: string, endpoints: GoogleEndpoints = {}, quotaProjectId?: string): TokenSource | undefined {
-  let parsed: { type?: string; client_email?: string; private_key?: string; refresh_token?: string; client_id?: string; client_secret?: string; quota_project_id?: string };
+  let parsed: {
+    type?: string;
+    client_email?: string;
+    private_key?: string;
+    refresh_token?: string;
+    client_id?: string;
+    client_secret?: string;
+    quota_project_id?: string;
+  };
   try {
     parsed = JSON.parse(text) as typeof parsed;
   } catch {
     return undefined;
   }
   const quota = quotaProjectId ?? parsed.quota_project_id;
-  if (parsed.type === 'service_account' && parsed.client_email && parsed.private_key) return serviceAccountTokenSource(parsed as unknown as ServiceAccountKey, COMPUTE_SCOPE, quota);
-  if (parsed.type === 'authorized_user' && parsed.refresh_token && parsed.client_id && parsed.client_secret) return authorizedUserTokenSource(parsed as unknown as AuthorizedUser, endpoints.oauthTokenUri ?? GOOGLE_TOKEN_URI, quota);
+  if (parsed.type === 'service_account' && parsed.client_email && parsed.private_key)
+    return serviceAccountTokenSource(parsed as unknown as ServiceAccountKey, COMPUTE_SCOPE, quota);
+  if (parsed.type === 'authorized_user' && parsed.refresh_token && parsed.client_id && parsed.client_secret)
+    return authorizedUserTokenSource(parsed as unknown as AuthorizedUser, endpoints.oauthTokenUri ?? GOOGLE_TOKEN_URI, quota);
   if (isExternalAccount(parsed)) return externalAccountTokenSource(parsed, COMPUTE_SCOPE, quota);
   return undefined;
 }
@@ -118,7 +157,10 @@ export function tokenSourceFromJson(text: string, endpoints: GoogleEndpoints = {
  */
 export async function applicationDefaultCredentials(env: NodeJS.ProcessEnv = process.env, endpoints: GoogleEndpoints = {}): Promise<TokenSource> {
   const quota = env.GOOGLE_CLOUD_QUOTA_PROJECT || undefined;
-  const candidates = [env.GOOGLE_APPLICATION_CREDENTIALS, join(env.CLOUDSDK_CONFIG ?? join(env.HOME ?? homedir(), '.config', 'gcloud'), 'application_default_credentials.json')];
+  const candidates = [
+    env.GOOGLE_APPLICATION_CREDENTIALS,
+    join(env.CLOUDSDK_CONFIG ?? join(env.HOME ?? homedir(), '.config', 'gcloud'), 'application_default_credentials.json'),
+  ];
   for (const path of candidates) {
     if (!path) continue;
     const text = await readFile(path, 'utf8').catch(() => undefined);

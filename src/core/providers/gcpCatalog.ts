@@ -16,8 +16,18 @@ export interface GcpGpuShape {
   readonly spotPerHour: number;
 }
 
-const s = (machineType: string, gpu: string, gpuCount: number, vramGiB: number, accelerator: string, attached: boolean, vcpus: number, memoryGiB: number, onDemandPerHour: number, spotPerHour: number): GcpGpuShape =>
-  ({ machineType, gpu, gpuCount, vramGiB, accelerator, attached, vcpus, memoryGiB, onDemandPerHour, spotPerHour });
+const s = (
+  machineType: string,
+  gpu: string,
+  gpuCount: number,
+  vramGiB: number,
+  accelerator: string,
+  attached: boolean,
+  vcpus: number,
+  memoryGiB: number,
+  onDemandPerHour: number,
+  spotPerHour: number,
+): GcpGpuShape => ({ machineType, gpu, gpuCount, vramGiB, accelerator, attached, vcpus, memoryGiB, onDemandPerHour, spotPerHour });
 
 export const GCP_GPU_SHAPES: readonly GcpGpuShape[] = [
   s('n1-standard-4', 'T4', 1, 16, 'nvidia-tesla-t4', true, 4, 15, 0.54, 0.18),

@@ -41,7 +41,14 @@ export interface ExternalAccount {
 
 export function isExternalAccount(x: unknown): x is ExternalAccount {
   const o = x as Partial<ExternalAccount> | undefined;
-  return o?.type === 'external_account' && typeof o.audience === 'string' && typeof o.subject_token_type === 'string' && typeof o.token_url === 'string' && typeof o.credential_source === 'object' && o.credential_source !== null;
+  return (
+    o?.type === 'external_account' &&
+    typeof o.audience === 'string' &&
+    typeof o.subject_token_type === 'string' &&
+    typeof o.token_url === 'string' &&
+    typeof o.credential_source === 'object' &&
+    o.credential_source !== null
+  );
 }
 
 function fromText(text: string, source: CredentialSource, where: string): string {
@@ -55,14 +62,23 @@ function fromText(text: string, source: CredentialSource, where: string): string
     }
   }
   token = token?.trim();
-  if (!token) throw new ProviderError('auth', `no subject token in ${where}${source.format?.type === 'json' ? ` (field ${source.format.subject_token_field_name ?? '?'})` : ''}`, 'gcp');
+  if (!token)
+    throw new ProviderError(
+      'auth',
+      `no subject token in ${where}${source.format?.type === 'json' ? ` (field ${source.format.subject_token_field_name ?? '?'})` : ''}`,
+      'gcp',
+    );
   return token;
 }
 
 async function subjectToken(source: CredentialSource, signal?: AbortSignal): Promise<string> {
   if (source.environment_id || source.executable) {
     const kind = source.environment_id ?? 'executable';
-    throw new ProviderError('unsupported', `external_account credentials with a ${kind} source are not run by this extension: use \`gcloud auth print-access-token\` (leave GOOGLE_APPLICATION_CREDENTIALS unset) or a file/url credential source`, 'gcp');
+    throw new ProviderError(
+      'unsupported',
+      `external_account credentials with a ${kind} source are not run by this extension: use \`gcloud auth print-access-token\` (leave GOOGLE_APPLICATION_CREDENTIALS unset) or a file/url credential source`,
+      'gcp',
+    );
   }
   if (source.file) {
     const text = await readFile(source.file, 'utf8').catch((err: NodeJS.ErrnoException) => {
@@ -71,7 +87,18 @@ async function subjectToken(source: CredentialSource, signal?: AbortSignal): Pro
     return fromText(text, source, source.file);
   }
   if (source.url) {
-    const res = await requestJson({ method: 'GET', url: source.url, headers: source.headers ?? {}, timeoutMs: 30_000, retry: { ...DEFAULT_RETRY, retries: 2 }, ...(signal ? { signal } : {}) }, 'gcp', (d) => ({ code: 'auth', message: `the subject token URL answered HTTP ${d.status}` }));
+    const res = await requestJson(
+      {
+        method: 'GET',
+        url: source.url,
+        headers: source.headers ?? {},
+        timeoutMs: 30_000,
+        retry: { ...DEFAULT_RETRY, retries: 2 },
+        ...(signal ? { signal } : {}),
+      },
+      'gcp',
+      (d) => ({ code: 'auth', message: `the subject token URL answered HTTP ${d.status}` }),
+    );
     return fromText(typeof res.body === 'string' ? res.body : JSON.stringify(res.body ?? ''), source, source.url);
   }
   throw new ProviderError('auth', 'external_account credential_source names no file or url', 'gcp');
@@ -87,8 +114,11 @@ export function externalAccountTokenSource(cfg: ExternalAccount, scope: string, 
   const sa = impersonated(cfg.service_account_impersonation_url);
   const cache = new CachedToken(async (signal) => {
     const form: Record<string, string> = {
-      grant_type: TOKEN_EXCHANGE, audience: cfg.audience, requested_token_type: ACCESS_TOKEN,
-      subject_token: await subjectToken(cfg.credential_source, signal), subject_token_type: cfg.subject_token_type,
+      grant_type: TOKEN_EXCHANGE,
+      audience: cfg.audience,
+      requested_token_type: ACCESS_TOKEN,
+      subject_token: await subjectToken(cfg.credential_source, signal),
+      subject_token_type: cfg.subject_token_type,
       scope: cfg.service_account_impersonation_url ? CLOUD_PLATFORM : scope,
       // A workforce pool bills its STS calls to this project when no client authenticates (google-auth's "options").
       ...(cfg.workforce_pool_user_project && !cfg.client_id ? { options: JSON.stringify({ userProject: cfg.workforce_pool_user_project }) } : {}),
@@ -98,12 +128,22 @@ export function externalAccountTokenSource(cfg: ExternalAccount, scope: string, 
     if (!cfg.service_account_impersonation_url) return federated;
     const lifetime = cfg.service_account_impersonation?.token_lifetime_seconds ?? 3600;
     const res = await requestJson(
-      { method: 'POST', url: cfg.service_account_impersonation_url, headers: { authorization: `Bearer ${federated.token}` }, body: { scope: [scope], lifetime: `${lifetime}s` }, timeoutMs: 30_000, retry: { ...DEFAULT_RETRY, retries: 2 }, ...(signal ? { signal } : {}) },
+      {
+        method: 'POST',
+        url: cfg.service_account_impersonation_url,
+        headers: { authorization: `Bearer ${federated.token}` },
+        body: { scope: [scope], lifetime: `${lifetime}s` },
+        timeoutMs: 30_000,
+        retry: { ...DEFAULT_RETRY, retries: 2 },
+        ...(signal ? { signal } : {}),
+      },
       'gcp',
       (d) => {
         const mapped = tokenError(`impersonating ${sa ?? 'the service account'}`)(d);
         // The usual cause, said with its fix.
-        return d.status === 403 ? { ...mapped, message: `${mapped.message}: grant the federated identity roles/iam.workloadIdentityUser on ${sa ?? 'the service account'}` } : mapped;
+        return d.status === 403
+          ? { ...mapped, message: `${mapped.message}: grant the federated identity roles/iam.workloadIdentityUser on ${sa ?? 'the service account'}` }
+          : mapped;
       },
     );
     const body = res.body as { accessToken?: string; expireTime?: string } | undefined;

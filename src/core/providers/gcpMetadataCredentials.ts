@@ -42,10 +42,18 @@ async function get(base: string, path: string, signal?: AbortSignal): Promise<st
   }
   const text = await res.text();
   if (res.headers.get('metadata-flavor') !== 'Google') {
-    throw new ProviderError('auth', `${base} answered without Metadata-Flavor: Google: not Google's metadata server (a proxy or captive portal?); no token asked of it`, 'gcp');
+    throw new ProviderError(
+      'auth',
+      `${base} answered without Metadata-Flavor: Google: not Google's metadata server (a proxy or captive portal?); no token asked of it`,
+      'gcp',
+    );
   }
   if (res.status === 404 && path.startsWith('instance/service-accounts/')) {
-    throw new ProviderError('auth', 'this VM has no service account (created without one): attach one with `gcloud compute instances set-service-account`, or use a key file or `gcloud auth application-default login`', 'gcp');
+    throw new ProviderError(
+      'auth',
+      'this VM has no service account (created without one): attach one with `gcloud compute instances set-service-account`, or use a key file or `gcloud auth application-default login`',
+      'gcp',
+    );
   }
   if (!res.ok) throw new ProviderError('auth', `the metadata server refused ${path}: HTTP ${res.status} ${text.slice(0, 200)}`, 'gcp');
   return text;
@@ -53,7 +61,10 @@ async function get(base: string, path: string, signal?: AbortSignal): Promise<st
 
 export async function metadataServerTokenSource(env: NodeJS.ProcessEnv, quotaProjectId?: string): Promise<TokenSource> {
   const base = baseUrl(env);
-  const projectId = await get(base, 'project/project-id').then((t) => t.trim() || undefined, () => undefined);
+  const projectId = await get(base, 'project/project-id').then(
+    (t) => t.trim() || undefined,
+    () => undefined,
+  );
   const cache = new CachedToken(async (signal) => {
     const body = JSON.parse(await get(base, 'instance/service-accounts/default/token', signal)) as { access_token?: string; expires_in?: number };
     if (!body.access_token) throw new ProviderError('auth', 'the metadata server returned no access_token', 'gcp');

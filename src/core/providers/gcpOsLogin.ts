@@ -52,14 +52,26 @@ export function memberOf(email: string): string {
 /** Why OS Login cannot be used unattended, or undefined when it can. */
 export function osLoginRefusal(state: OsLoginState, project: string): ProviderError | undefined {
   if (state.twoFactor) {
-    return new ProviderError('unsupported', `OS Login 2-step verification is on in project ${project} (enable-oslogin-2fa=TRUE): every connection would need a code typed in, which a run that reconnects by itself cannot give. Use a project without it, or start the instance yourself and add it as an SSH host`, 'gcp');
+    return new ProviderError(
+      'unsupported',
+      `OS Login 2-step verification is on in project ${project} (enable-oslogin-2fa=TRUE): every connection would need a code typed in, which a run that reconnects by itself cannot give. Use a project without it, or start the instance yourself and add it as an SSH host`,
+      'gcp',
+    );
   }
   if (state.certificates) {
-    return new ProviderError('unsupported', `OS Login in project ${project} accepts only signed SSH certificates (enable-oslogin-certificates=TRUE), which this extension does not request yet. Use a project without it, or start the instance yourself and add it as an SSH host`, 'gcp');
+    return new ProviderError(
+      'unsupported',
+      `OS Login in project ${project} accepts only signed SSH certificates (enable-oslogin-certificates=TRUE), which this extension does not request yet. Use a project without it, or start the instance yourself and add it as an SSH host`,
+      'gcp',
+    );
   }
   return undefined;
 }
 
 export function noAccountError(project: string, credentials: string): ProviderError {
-  return new ProviderError('auth', `OS Login is on in project ${project} (enable-oslogin=TRUE), so instances ignore keys in their metadata, and the credentials (${credentials}) name no account to add the key to: use a user's or a service account's credentials (with workload identity federation, set service_account_impersonation_url), or add the key yourself with \`gcloud compute os-login ssh-keys add --key-file=<the extension's cloud key>.pub\` and run the instance as an SSH host`, 'gcp');
+  return new ProviderError(
+    'auth',
+    `OS Login is on in project ${project} (enable-oslogin=TRUE), so instances ignore keys in their metadata, and the credentials (${credentials}) name no account to add the key to: use a user's or a service account's credentials (with workload identity federation, set service_account_impersonation_url), or add the key yourself with \`gcloud compute os-login ssh-keys add --key-file=<the extension's cloud key>.pub\` and run the instance as an SSH host`,
+    'gcp',
+  );
 }

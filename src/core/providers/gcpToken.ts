@@ -27,7 +27,10 @@ export function tokenError(what: string): (detail: HttpErrorDetail) => { code: P
   return (detail) => {
     const body = detail.body as { error?: string | { message?: string; status?: string }; error_description?: string } | undefined;
     const err = body?.error;
-    const text = typeof err === 'object' ? `${err.status ?? `HTTP ${detail.status}`}${err.message ? ` (${err.message})` : ''}` : `${err ?? `HTTP ${detail.status}`}${body?.error_description ? ` (${body.error_description})` : ''}`;
+    const text =
+      typeof err === 'object'
+        ? `${err.status ?? `HTTP ${detail.status}`}${err.message ? ` (${err.message})` : ''}`
+        : `${err ?? `HTTP ${detail.status}`}${body?.error_description ? ` (${body.error_description})` : ''}`;
     return { code: detail.status >= 500 ? 'server' : 'auth', message: `${what}: ${text}` };
   };
 }
@@ -44,8 +47,17 @@ export class CachedToken {
 }
 
 /** POSTs a form to an OAuth token endpoint and reads {access_token, expires_in}. */
-export async function exchange(tokenUri: string, form: Record<string, string>, signal?: AbortSignal, what = 'token endpoint'): Promise<{ token: string; expiresIn: number }> {
-  const res = await requestJson({ method: 'POST', url: tokenUri, form, timeoutMs: 30_000, retry: { ...DEFAULT_RETRY, retries: 2 }, signal }, 'gcp', tokenError(what));
+export async function exchange(
+  tokenUri: string,
+  form: Record<string, string>,
+  signal?: AbortSignal,
+  what = 'token endpoint',
+): Promise<{ token: string; expiresIn: number }> {
+  const res = await requestJson(
+    { method: 'POST', url: tokenUri, form, timeoutMs: 30_000, retry: { ...DEFAULT_RETRY, retries: 2 }, signal },
+    'gcp',
+    tokenError(what),
+  );
   const body = res.body as { access_token?: string; expires_in?: number } | undefined;
   if (!body?.access_token) throw new ProviderError('auth', `${what} returned no access_token`, 'gcp');
   return { token: body.access_token, expiresIn: body.expires_in ?? 3600 };

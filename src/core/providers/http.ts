@@ -81,7 +81,11 @@ export async function requestJson(req: JsonRequest, provider: ProviderKind, mapE
         await sleep(retryDelay(attempt, req.retry, null), req.signal);
         continue;
       }
-      throw new ProviderError(timedOut ? 'timeout' : 'unreachable', `${req.method} ${new URL(req.url).pathname}: ${timedOut ? 'timed out' : (err as Error).message}`, provider);
+      throw new ProviderError(
+        timedOut ? 'timeout' : 'unreachable',
+        `${req.method} ${new URL(req.url).pathname}: ${timedOut ? 'timed out' : (err as Error).message}`,
+        provider,
+      );
     }
     if (res.ok) return { status: res.status, body: await readBody(res) };
     const detail = { status: res.status, body: await readBody(res) };

@@ -23,11 +23,29 @@ export function generateInstanceHostKey(): InstanceHostKey {
   const pubBlob = Buffer.concat([str(Buffer.from('ssh-ed25519')), str(raw)]);
   const check = Math.floor(Math.random() * 0xffffffff);
   // openssh-key-v1 (PROTOCOL.key): one unencrypted key, padded to the 8-byte block size.
-  let body = Buffer.concat([u32(check), u32(check), str(Buffer.from('ssh-ed25519')), str(raw), str(Buffer.concat([seed, raw])), str(Buffer.from('rft-instance'))]);
+  let body = Buffer.concat([
+    u32(check),
+    u32(check),
+    str(Buffer.from('ssh-ed25519')),
+    str(raw),
+    str(Buffer.concat([seed, raw])),
+    str(Buffer.from('rft-instance')),
+  ]);
   const pad = (8 - (body.length % 8)) % 8;
   body = Buffer.concat([body, Buffer.from(Array.from({ length: pad }, (_, i) => i + 1))]);
-  const blob = Buffer.concat([Buffer.from('openssh-key-v1\0'), str(Buffer.from('none')), str(Buffer.from('none')), str(Buffer.alloc(0)), u32(1), str(pubBlob), str(body)]);
-  const b64 = blob.toString('base64').replace(/(.{70})/g, '$1\n').replace(/\n$/, '');
+  const blob = Buffer.concat([
+    Buffer.from('openssh-key-v1\0'),
+    str(Buffer.from('none')),
+    str(Buffer.from('none')),
+    str(Buffer.alloc(0)),
+    u32(1),
+    str(pubBlob),
+    str(body),
+  ]);
+  const b64 = blob
+    .toString('base64')
+    .replace(/(.{70})/g, '$1\n')
+    .replace(/\n$/, '');
   return {
     privateKey: `-----BEGIN OPENSSH PRIVATE KEY-----\n${b64}\n-----END OPENSSH PRIVATE KEY-----\n`,
     publicKey: `ssh-ed25519 ${pubBlob.toString('base64')}`,

@@ -54,15 +54,22 @@ function ownerOf(i: LambdaInstance): string | undefined {
 
 function stateOf(status: string): InstanceState {
   switch (status) {
-    case 'booting': return 'pending';
-    case 'active': return 'running';
+    case 'booting':
+      return 'pending';
+    case 'active':
+      return 'running';
     // Unhealthy still bills and may recover; waitForSsh gives up on it at once (see there).
-    case 'unhealthy': return 'running';
-    case 'terminating': return 'terminating';
-    case 'terminated': return 'terminated';
+    case 'unhealthy':
+      return 'running';
+    case 'terminating':
+      return 'terminating';
+    case 'terminated':
+      return 'terminated';
     // Lambda took it back: gone, not billing, the run is interrupted.
-    case 'preempted': return 'terminated';
-    default: return 'unknown';
+    case 'preempted':
+      return 'terminated';
+    default:
+      return 'unknown';
   }
 }
 
@@ -125,7 +132,17 @@ export class LambdaProvider implements Provider {
       const price = t.price_cents_per_hour / 100;
       this.prices.set(t.name, price);
       const regions = entry.regions_with_capacity_available.map((r) => r.name);
-      const common = { provider: 'lambda' as const, instanceType: t.name, gpu, gpuCount: count, vramGiB, pricePerHour: price, spot: false, vcpus: t.specs?.vcpus, memoryGiB: t.specs?.memory_gib };
+      const common = {
+        provider: 'lambda' as const,
+        instanceType: t.name,
+        gpu,
+        gpuCount: count,
+        vramGiB,
+        pricePerHour: price,
+        spot: false,
+        vcpus: t.specs?.vcpus,
+        memoryGiB: t.specs?.memory_gib,
+      };
       // No capacity anywhere still gets one row, so the person sees the type exists and what it costs.
       if (regions.length === 0) offers.push({ ...common, region: query.region ?? '-', capacity: 'unavailable' });
       for (const region of regions) offers.push({ ...common, region, capacity: 'available' });
@@ -174,9 +191,17 @@ export class LambdaProvider implements Provider {
         'POST',
         '/instance-operations/launch',
         {
-          region_name: request.region, instance_type_name: request.instanceType, ssh_key_names: [keyName], file_system_names: [], quantity: 1, name: instanceNameFor(request.runId),
+          region_name: request.region,
+          instance_type_name: request.instanceType,
+          ssh_key_names: [keyName],
+          file_system_names: [],
+          quantity: 1,
+          name: instanceNameFor(request.runId),
           // The owner tag's value is this installation's owner id (or 'true' without one).
-          tags: [{ key: OWNER_TAG, value: request.ownerId ?? this.options.ownerId ?? 'true' }, { key: LAMBDA_RUN_TAG, value: request.runId }],
+          tags: [
+            { key: OWNER_TAG, value: request.ownerId ?? this.options.ownerId ?? 'true' },
+            { key: LAMBDA_RUN_TAG, value: request.runId },
+          ],
         },
         signal,
         { ...this.retry, retryServerErrors: false },
@@ -187,10 +212,22 @@ export class LambdaProvider implements Provider {
     }
     const id = ids[0];
     if (!id) throw new ProviderError('server', 'launch returned no instance id', 'lambda');
-    return (await this.describe(id, signal)) ?? {
-      provider: 'lambda', id, name: instanceNameFor(request.runId), runId: request.runId, region: request.region, instanceType: request.instanceType,
-      state: 'pending', sshPort: this.sshPort, sshUser: 'ubuntu', spot: false, pricePerHour: this.prices.get(request.instanceType), launchedAt: Date.now(),
-    };
+    return (
+      (await this.describe(id, signal)) ?? {
+        provider: 'lambda',
+        id,
+        name: instanceNameFor(request.runId),
+        runId: request.runId,
+        region: request.region,
+        instanceType: request.instanceType,
+        state: 'pending',
+        sshPort: this.sshPort,
+        sshUser: 'ubuntu',
+        spot: false,
+        pricePerHour: this.prices.get(request.instanceType),
+        launchedAt: Date.now(),
+      }
+    );
   }
 
   /** Last raw status per id (unhealthy and preempted are finer than InstanceState). */
@@ -202,8 +239,18 @@ export class LambdaProvider implements Provider {
     const type = i.instance_type?.name ?? '';
     const price = i.instance_type ? i.instance_type.price_cents_per_hour / 100 : this.prices.get(type);
     return {
-      provider: 'lambda', id: i.id, name, runId: runIdFromName(name), region: i.region?.name ?? '', instanceType: type,
-      state: stateOf(i.status), publicIp: i.ip ?? undefined, sshPort: this.sshPort, sshUser: 'ubuntu', spot: false, pricePerHour: price,
+      provider: 'lambda',
+      id: i.id,
+      name,
+      runId: runIdFromName(name),
+      region: i.region?.name ?? '',
+      instanceType: type,
+      state: stateOf(i.status),
+      publicIp: i.ip ?? undefined,
+      sshPort: this.sshPort,
+      sshUser: 'ubuntu',
+      spot: false,
+      pricePerHour: price,
       ...(ownerOf(i) ? { ownerId: ownerOf(i) } : {}),
       ...(i.status === 'preempted' ? { interrupted: true } : {}),
     };
@@ -218,7 +265,8 @@ export class LambdaProvider implements Provider {
   waitForSsh(instanceId: string, options: WaitForSshOptions): Promise<Instance> {
     const describe = async (id: string, signal?: AbortSignal): Promise<Instance | undefined> => {
       const i = await this.describe(id, signal);
-      if (i && this.statusOf.get(id) === 'unhealthy') throw new ProviderError('unreachable', `Lambda reports instance ${id} unhealthy; it is not usable`, 'lambda');
+      if (i && this.statusOf.get(id) === 'unhealthy')
+        throw new ProviderError('unreachable', `Lambda reports instance ${id} unhealthy; it is not usable`, 'lambda');
       return i;
     };
     const watched: Provider = { ...this.asProvider(), describe };
@@ -227,9 +275,15 @@ export class LambdaProvider implements Provider {
 
   private asProvider(): Provider {
     return {
-      kind: this.kind, canStop: this.canStop,
-      listOffers: (q, s) => this.listOffers(q, s), launch: (r, s) => this.launch(r, s), waitForSsh: (id, o) => this.waitForSsh(id, o),
-      describe: (id, s) => this.describe(id, s), terminate: (id, s) => this.terminate(id, s), stop: (id) => this.stop(id), listOwned: (s) => this.listOwned(s),
+      kind: this.kind,
+      canStop: this.canStop,
+      listOffers: (q, s) => this.listOffers(q, s),
+      launch: (r, s) => this.launch(r, s),
+      waitForSsh: (id, o) => this.waitForSsh(id, o),
+      describe: (id, s) => this.describe(id, s),
+      terminate: (id, s) => this.terminate(id, s),
+      stop: (id) => this.stop(id),
+      listOwned: (s) => this.listOwned(s),
     };
   }
 
@@ -243,11 +297,13 @@ export class LambdaProvider implements Provider {
 
   async listOwned(signal?: AbortSignal): Promise<Instance[]> {
     const data = ((await this.call('GET', '/instances', undefined, signal)) as LambdaInstance[] | undefined) ?? [];
-    return data
-      .filter((i) => (i.name ?? '').startsWith(INSTANCE_NAME_PREFIX))
-      // With an owner id, only instances tagged with it: a colleague's rft-… instance on a shared team account is not ours.
-      .filter((i) => !this.options.ownerId || (i.tags ?? []).some((t) => t.key === OWNER_TAG && t.value === this.options.ownerId))
-      .map((i) => this.toInstance(i))
-      .filter((i) => i.state !== 'terminated');
+    return (
+      data
+        .filter((i) => (i.name ?? '').startsWith(INSTANCE_NAME_PREFIX))
+        // With an owner id, only instances tagged with it: a colleague's rft-… instance on a shared team account is not ours.
+        .filter((i) => !this.options.ownerId || (i.tags ?? []).some((t) => t.key === OWNER_TAG && t.value === this.options.ownerId))
+        .map((i) => this.toInstance(i))
+        .filter((i) => i.state !== 'terminated')
+    );
   }
 }

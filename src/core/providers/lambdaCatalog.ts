@@ -44,6 +44,21 @@ export function lambdaGpuOf(t: LambdaInstanceType): { gpu: string; count: number
  * GH200/B200/A6000/RTX 6000 are outside the catalog: none of them is a catalog id a spec can name.
  */
 export const LAMBDA_INSTANCE_TYPE_NAMES: readonly string[] = [
-  'gpu_1x_a10', 'gpu_1x_a6000', 'gpu_1x_rtx6000', 'gpu_8x_v100', 'gpu_1x_a100', 'gpu_1x_a100_sxm4', 'gpu_2x_a100', 'gpu_4x_a100', 'gpu_8x_a100',
-  'gpu_8x_a100_80gb_sxm4', 'gpu_1x_h100_pcie', 'gpu_1x_h100_sxm5', 'gpu_2x_h100_sxm5', 'gpu_4x_h100_sxm5', 'gpu_8x_h100_sxm5', 'gpu_1x_gh200', 'gpu_8x_b200_sxm6',
+  'gpu_1x_a10',
+  'gpu_1x_a6000',
+  'gpu_1x_rtx6000',
+  'gpu_8x_v100',
+  'gpu_1x_a100',
+  'gpu_1x_a100_sxm4',
+  'gpu_2x_a100',
+  'gpu_4x_a100',
+  'gpu_8x_a100',
+  'gpu_8x_a100_80gb_sxm4',
+  'gpu_1x_h100_pcie',
+  'gpu_1x_h100_sxm5',
+  'gpu_2x_h100_sxm5',
+  'gpu_4x_h100_sxm5',
+  'gpu_8x_h100_sxm5',
+  'gpu_1x_gh200',
+  'gpu_8x_b200_sxm6',
 ];

@@ -114,7 +114,8 @@ export function createProviderSelection(gcpAuth: TokenSource, makers: ProviderMa
     if (!key) return undefined;
     // The key's tail only: enough to tell two keys apart, never the key in a map a debugger prints.
     return cached(`lambda:${key.slice(-6)}:${s.lambdaApiUrl ?? ''}:${s.sshPort}`, () =>
-      makers.lambda({ apiKey: key, sshPort: s.sshPort, ...(s.lambdaApiUrl ? { baseUrl: s.lambdaApiUrl } : {}) }));
+      makers.lambda({ apiKey: key, sshPort: s.sshPort, ...(s.lambdaApiUrl ? { baseUrl: s.lambdaApiUrl } : {}) }),
+    );
   };
   const ec2 = (s: CloudSettings, region: string): Provider => cached(`ec2:${region}:${s.sshPort}`, () => makers.ec2({ region, sshPort: s.sshPort }));
   const gcp = (s: CloudSettings, project: string): Provider =>
@@ -140,13 +141,16 @@ export function createProviderSelection(gcpAuth: TokenSource, makers: ProviderMa
     },
     providerFor(s, record) {
       switch (record.provider) {
-        case 'lambda': return lambda(s);
+        case 'lambda':
+          return lambda(s);
         case 'ec2': {
           const region = record.region || s.awsRegion;
           return region ? ec2(s, region) : undefined;
         }
-        case 'gcp': return s.gcpProject ? gcp(s, s.gcpProject) : undefined;
-        default: return undefined;
+        case 'gcp':
+          return s.gcpProject ? gcp(s, s.gcpProject) : undefined;
+        default:
+          return undefined;
       }
     },
     reconcileProviders(s, owned) {

@@ -63,5 +63,9 @@ export async function waitForSshViaDescribe(provider: Provider, instanceId: stri
     if (Date.now() + interval > deadline) break;
     await sleep(interval, options.signal);
   }
-  throw new ProviderError('timeout', `SSH on ${instanceId} (${last?.publicIp ?? 'no address yet'}) did not answer within ${Math.round(options.timeoutMs / 1000)} s`, provider.kind);
+  throw new ProviderError(
+    'timeout',
+    `SSH on ${instanceId} (${last?.publicIp ?? 'no address yet'}) did not answer within ${Math.round(options.timeoutMs / 1000)} s`,
+    provider.kind,
+  );
 }

@@ -114,17 +114,7 @@ export interface Provider {
 }
 
 export type ProviderErrorCode =
-  | 'capacity'
-  | 'quota'
-  | 'auth'
-  | 'rate-limited'
-  | 'not-found'
-  | 'invalid'
-  | 'timeout'
-  | 'unreachable'
-  | 'aborted'
-  | 'server'
-  | 'unsupported';
+  'capacity' | 'quota' | 'auth' | 'rate-limited' | 'not-found' | 'invalid' | 'timeout' | 'unreachable' | 'aborted' | 'server' | 'unsupported';
 
 /** A provider failure with a stable code, so callers pick a message and a retry without parsing text. */
 export class ProviderError extends Error {
@@ -163,7 +153,10 @@ export const INSTANCE_NAME_PREFIX = 'rft-';
  * Run ids (rft-YYYYMMDD-HHMMSS-xxxx) already carry the prefix and are used as they are.
  */
 export function instanceNameFor(runId: string): string {
-  const cleaned = runId.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  const cleaned = runId
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   const named = cleaned.startsWith(INSTANCE_NAME_PREFIX) ? cleaned : `${INSTANCE_NAME_PREFIX}${cleaned}`;
   return named.slice(0, 63).replace(/-+$/, '');
 }

@@ -24,7 +24,7 @@ const DEFAULT_DIR = 'outputs';
 export function localOutputsDir(dir: string | undefined): string {
   if (!dir) return DEFAULT_DIR;
   const n = normalize(dir);
-  if (isAbsolute(n) || n === '..' || n.startsWith(`..${sep}`) || n === '.' ) return DEFAULT_DIR;
+  if (isAbsolute(n) || n === '..' || n.startsWith(`..${sep}`) || n === '.') return DEFAULT_DIR;
   return n;
 }
 
@@ -48,6 +48,7 @@ export function artifactPlan(outputs: RunOutputs | undefined, runId: string, wor
     const leaf = /(^|\/)model\/?$/.test(adapterPath) ? 'model' : 'adapter';
     plan.push({ item: 'adapter', remote: adapterPath, local: join(base, leaf) });
   }
-  if (wanted.has('checkpoints')) plan.push({ item: 'checkpoints', remote: `${remoteDir.replace(/\/+$/, '')}/checkpoints/${runId}`, local: join(base, 'checkpoints') });
+  if (wanted.has('checkpoints'))
+    plan.push({ item: 'checkpoints', remote: `${remoteDir.replace(/\/+$/, '')}/checkpoints/${runId}`, local: join(base, 'checkpoints') });
   return plan.filter((f) => inside(base, f.local));
 }

@@ -17,13 +17,20 @@ export async function downloadFolder(
   session: SshSession,
   remoteDir: string,
   localDir: string,
-  options: { readonly signal?: AbortSignal; readonly onProgress?: (p: DownloadProgress) => void; readonly stripes?: number; readonly stripeMinBytes?: number } = {},
+  options: {
+    readonly signal?: AbortSignal;
+    readonly onProgress?: (p: DownloadProgress) => void;
+    readonly stripes?: number;
+    readonly stripeMinBytes?: number;
+  } = {},
 ): Promise<{ bytes: number }> {
   const q = shellQuote(remoteDir);
   const lanes = Math.max(1, Math.min(8, options.stripes ?? 4));
   // One round trip: the total, whether tar is GNU tar, and the large files (NUL-separated, after two lines).
-  const probe = await session.exec(`du -sb ${q} 2>/dev/null | cut -f1; if tar --version 2>/dev/null | grep -q 'GNU tar'; then echo gnu; else echo other; fi; ` +
-    (lanes > 1 ? `${largeFilesCommand(remoteDir, options.stripeMinBytes)} 2>/dev/null` : 'true'));
+  const probe = await session.exec(
+    `du -sb ${q} 2>/dev/null | cut -f1; if tar --version 2>/dev/null | grep -q 'GNU tar'; then echo gnu; else echo other; fi; ` +
+      (lanes > 1 ? `${largeFilesCommand(remoteDir, options.stripeMinBytes)} 2>/dev/null` : 'true'),
+  );
   const out = probe.stdout;
   const nl1 = out.indexOf(10);
   const nl2 = nl1 < 0 ? -1 : out.indexOf(10, nl1 + 1);
@@ -32,33 +39,59 @@ export async function downloadFolder(
   const large = gnu && lanes > 1 ? parseLargeFiles(out.subarray(nl2 + 1)) : [];
   mkdirSync(localDir, { recursive: true });
   let bytes = 0;
-  const progress = (n: number): void => { bytes += n; options.onProgress?.({ bytes, ...(totalBytes ? { totalBytes } : {}) }); };
-  const striped = large.length > 0
-    ? fetchStriped(session, remoteDir, localDir, large, lanes, { ...(options.signal ? { signal: options.signal } : {}), onBytes: progress })
-    : undefined;
+  const progress = (n: number): void => {
+    bytes += n;
+    options.onProgress?.({ bytes, ...(totalBytes ? { totalBytes } : {}) });
+  };
+  const striped =
+    large.length > 0
+      ? fetchStriped(session, remoteDir, localDir, large, lanes, { ...(options.signal ? { signal: options.signal } : {}), onBytes: progress })
+      : undefined;
   striped?.catch(() => undefined);
-  const ch = await session.execStream(`test -d ${q} || { echo "no such folder: ${remoteDir.replace(/[^\w./~-]/g, '?')}" >&2; exit 3; }; tar -C ${q}${excludeArgs(large)} -cf - .`);
+  const ch = await session.execStream(
+    `test -d ${q} || { echo "no such folder: ${remoteDir.replace(/[^\w./~-]/g, '?')}" >&2; exit 3; }; tar -C ${q}${excludeArgs(large)} -cf - .`,
+  );
   // Unpacked here, not by the local tar: only files and folders inside localDir (safeUntar.ts).
   const untar = new SafeUntar(localDir);
   const errors: string[] = [];
   let unsafe: Error | undefined;
   ch.stderr.on('data', (d: Buffer) => errors.push(d.toString()));
-  const onAbort = (): void => { ch.close(); };
+  const onAbort = (): void => {
+    ch.close();
+  };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   ch.on('data', (d: Buffer) => {
     if (unsafe) return;
-    try { untar.write(d); } catch (e) { unsafe = e as Error; untar.abort(); ch.close(); return; }
+    try {
+      untar.write(d);
+    } catch (e) {
+      unsafe = e as Error;
+      untar.abort();
+      ch.close();
+      return;
+    }
     progress(d.length);
   });
   // The exit status may come before the last data: the download is over when the channel closes.
   let remoteCode: number | null = null;
-  ch.on('exit', (c: number | null) => { remoteCode = c; });
+  ch.on('exit', (c: number | null) => {
+    remoteCode = c;
+  });
   await new Promise<void>((r) => ch.on('close', () => r()));
   options.signal?.removeEventListener('abort', onAbort);
   if (options.signal?.aborted) throw new Error('download cancelled');
-  if (!unsafe) { try { untar.end(); } catch (e) { unsafe = e as Error; } }
+  if (!unsafe) {
+    try {
+      untar.end();
+    } catch (e) {
+      unsafe = e as Error;
+    }
+  }
   if (unsafe) throw new Error(`download of ${remoteDir} refused: ${unsafe.message}`);
   if (remoteCode !== 0) throw new Error(`download of ${remoteDir} failed: ${errors.join('').trim() || `exit ${remoteCode}`}`);
-  if (striped) await striped.catch((e: unknown) => { throw e instanceof UnsafeArchiveError ? new Error(`download of ${remoteDir} refused: ${e.message}`) : e; });
+  if (striped)
+    await striped.catch((e: unknown) => {
+      throw e instanceof UnsafeArchiveError ? new Error(`download of ${remoteDir} refused: ${e.message}`) : e;
+    });
   return { bytes };
 }

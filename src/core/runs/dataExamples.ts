@@ -39,7 +39,10 @@ function countNonEmptyLines(path: string): number {
       if (n <= 0) break;
       for (let i = 0; i < n; i++) {
         const c = buf[i]!;
-        if (c === 10) { if (content) lines++; content = false; } else if (c !== 13 && c !== 32 && c !== 9) content = true;
+        if (c === 10) {
+          if (content) lines++;
+          content = false;
+        } else if (c !== 13 && c !== 32 && c !== 9) content = true;
       }
     }
     return content ? lines + 1 : lines;
@@ -57,7 +60,12 @@ export function countExamples(absPath: string): number | undefined {
   } catch {
     return undefined;
   }
-  const ext = absPath.toLowerCase().replace(/\.(gz|zst)$/, '').split('.').pop() ?? '';
+  const ext =
+    absPath
+      .toLowerCase()
+      .replace(/\.(gz|zst)$/, '')
+      .split('.')
+      .pop() ?? '';
   if (/\.(gz|zst)$/i.test(absPath)) return undefined;
   if (ext === 'jsonl' || ext === 'txt') return countNonEmptyLines(absPath);
   if (ext === 'csv' || ext === 'tsv') return Math.max(0, countLines(absPath) - 1);
@@ -65,7 +73,11 @@ export function countExamples(absPath: string): number | undefined {
     try {
       const fd = openSync(absPath, 'r');
       const buf = Buffer.alloc(size);
-      try { readSync(fd, buf, 0, size, 0); } finally { closeSync(fd); }
+      try {
+        readSync(fd, buf, 0, size, 0);
+      } finally {
+        closeSync(fd);
+      }
       const v = JSON.parse(buf.toString('utf8')) as unknown;
       if (Array.isArray(v)) return v.length;
       const data = (v as { data?: unknown }).data;

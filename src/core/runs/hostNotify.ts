@@ -32,7 +32,11 @@ const NTFY_TOPIC = /^[-_A-Za-z0-9]{1,64}$/;
 /** Why a URL may not carry a notification, or undefined: https anywhere, plain http only to the host itself. */
 function urlProblem(what: string, raw: string): string | undefined {
   let u: URL;
-  try { u = new URL(raw); } catch { return `${what} is not a URL`; }
+  try {
+    u = new URL(raw);
+  } catch {
+    return `${what} is not a URL`;
+  }
   if (u.protocol === 'https:') return undefined;
   if (u.protocol === 'http:' && isLoopbackHostname(u.hostname)) return undefined;
   return `${what} must be https (plain http only to the host itself), not ${u.protocol.replace(':', '')}`;
@@ -44,13 +48,15 @@ export function notifyEnv(s: NotifySettings): NotifyEnv {
   const webhook = s.webhookUrl?.trim();
   if (webhook) {
     const p = urlProblem('the notification webhook URL', webhook);
-    if (p) problems.push(p); else env[NOTIFY_WEBHOOK_ENV] = webhook;
+    if (p) problems.push(p);
+    else env[NOTIFY_WEBHOOK_ENV] = webhook;
   }
   const topic = s.ntfyTopic?.trim();
   if (topic) {
     const server = (s.ntfyServer?.trim() || DEFAULT_NTFY_SERVER).replace(/\/+$/, '');
     const p = NTFY_TOPIC.test(topic) ? urlProblem('the ntfy server', server) : 'the ntfy topic may hold only letters, digits, "_" and "-" (at most 64)';
-    if (p) problems.push(p); else env[NOTIFY_NTFY_ENV] = `${server}/${topic}`;
+    if (p) problems.push(p);
+    else env[NOTIFY_NTFY_ENV] = `${server}/${topic}`;
   }
   return { env, problems };
 }

@@ -71,24 +71,26 @@ export class Ledger {
 
   /** Creates or merges the entry of runId. */
   update(runId: string, patch: Partial<Omit<LedgerEntry, 'runId' | 'updatedAt'>>): Promise<LedgerEntry> {
-    const task = this.chain.then(() => this.withLock(async () => {
-      const all = await this.entries();
-      const i = all.findIndex((e) => e.runId === runId);
-      const base = i >= 0 ? all[i] : undefined;
-      const next = {
-        holderPid: process.pid,
-        holderHost: hostname(),
-        ...base,
-        ...patch,
-        runId,
-        updatedAt: Date.now(),
-      } as LedgerEntry;
-      if (!isEntry(next)) throw new Error(`ledger entry ${runId} needs provider, region and state`);
-      if (i >= 0) all[i] = next;
-      else all.push(next);
-      await this.write({ version: 1, entries: all });
-      return next;
-    }));
+    const task = this.chain.then(() =>
+      this.withLock(async () => {
+        const all = await this.entries();
+        const i = all.findIndex((e) => e.runId === runId);
+        const base = i >= 0 ? all[i] : undefined;
+        const next = {
+          holderPid: process.pid,
+          holderHost: hostname(),
+          ...base,
+          ...patch,
+          runId,
+          updatedAt: Date.now(),
+        } as LedgerEntry;
+        if (!isEntry(next)) throw new Error(`ledger entry ${runId} needs provider, region and state`);
+        if (i >= 0) all[i] = next;
+        else all.push(next);
+        await this.write({ version: 1, entries: all });
+        return next;
+      }),
+    );
     this.chain = task.catch(() => undefined);
     return task;
   }
@@ -119,7 +121,10 @@ export class Ledger {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
         // A holder that crashed leaves the lock behind; past the stale age it is taken over.
-        const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+        const age = await stat(lock).then(
+          (s) => Date.now() - s.mtimeMs,
+          () => 0,
+        );
         if (age > LOCK_STALE_MS) await rm(lock, { force: true });
         else await new Promise((r) => setTimeout(r, Math.min(200, 10 * (attempt + 1))));
       }

@@ -10,7 +10,9 @@ export function ownerIdFor(storageDir: string): string {
   try {
     const id = readFileSync(file, 'utf8').trim();
     if (/^[a-f0-9]{16}$/.test(id)) return id;
-  } catch { /* first use */ }
+  } catch {
+    /* first use */
+  }
   const id = randomBytes(8).toString('hex');
   mkdirSync(storageDir, { recursive: true });
   writeFileSync(file, `${id}\n`, { mode: 0o600 });

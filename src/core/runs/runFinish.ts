@@ -16,7 +16,11 @@ import type { RunManagerContext, RunFinished } from './runTypes';
 /** Reads how the run ended (events.jsonl's finished and error lines, then the wrapper's exit code). */
 const DOWNLOAD_ATTEMPTS = 2;
 
-function runOutcome(ctx: RunManagerContext, rec: RunRecord, exitCode: number | undefined): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string } {
+function runOutcome(
+  ctx: RunManagerContext,
+  rec: RunRecord,
+  exitCode: number | undefined,
+): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string } {
   const eventsFile = join(rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
   let finished: Extract<RunEvent, { type: 'finished' }> | undefined;
   let firstError: Extract<RunEvent, { type: 'error' }> | undefined;
@@ -32,9 +36,16 @@ function runOutcome(ctx: RunManagerContext, rec: RunRecord, exitCode: number | u
   const stopped = ctx.isStopping(rec.id);
   let status: RunStatus = finished?.status ?? (exitCode === 0 ? 'completed' : 'failed');
   if (stopped && status !== 'completed') status = 'stopped';
-  const failure = status === 'completed' || status === 'stopped' ? undefined
-    : firstError ? { message: firstError.message, ...(firstError.signature ? { signature: firstError.signature } : {}), ...(firstError.hint ? { hint: firstError.hint } : {}) }
-      : { message: `the run exited with code ${exitCode ?? finished?.exit_code ?? '?'}; see its log` };
+  const failure =
+    status === 'completed' || status === 'stopped'
+      ? undefined
+      : firstError
+        ? {
+            message: firstError.message,
+            ...(firstError.signature ? { signature: firstError.signature } : {}),
+            ...(firstError.hint ? { hint: firstError.hint } : {}),
+          }
+        : { message: `the run exited with code ${exitCode ?? finished?.exit_code ?? '?'}; see its log` };
   return { status, ...(failure ? { failure } : {}), ...(finished?.adapter_path ? { adapterPath: finished.adapter_path } : {}) };
 }
 
@@ -48,7 +59,9 @@ export async function finishRun(ctx: RunManagerContext, runId: string): Promise<
   if (st.state === 'running') throw new Error('the run is still running');
   const out = runOutcome(ctx, rec, st.exitCode);
   let updated = store.update(runId, {
-    status: out.status, exitCode: st.exitCode ?? null, offsets: localOffsets(rec.localDir ?? ctx.localDirOf(runId)),
+    status: out.status,
+    exitCode: st.exitCode ?? null,
+    offsets: localOffsets(rec.localDir ?? ctx.localDirOf(runId)),
     ...(out.failure ? { failure: out.failure } : {}),
   });
   if (out.status === 'completed' && rec.workspaceDir) {
@@ -68,7 +81,8 @@ export async function finishRun(ctx: RunManagerContext, runId: string): Promise<
         }
       }
     }
-    if (rec.outputs?.download?.includes('logs')) copyLogs(rec.localDir ?? ctx.localDirOf(runId), join(rec.workspaceDir, localOutputsDir(rec.outputs.dir), runId, 'logs'));
+    if (rec.outputs?.download?.includes('logs'))
+      copyLogs(rec.localDir ?? ctx.localDirOf(runId), join(rec.workspaceDir, localOutputsDir(rec.outputs.dir), runId, 'logs'));
   }
   updated = await teardownRun(ctx, updated);
   ctx.emitFinished({ record: updated, ...(out.failure ? { failure: out.failure } : {}) });
@@ -77,12 +91,24 @@ export async function finishRun(ctx: RunManagerContext, runId: string): Promise<
 async function teardownRun(ctx: RunManagerContext, rec: RunRecord): Promise<RunRecord> {
   if (!rec.instanceId || rec.finishedAction) return rec;
   const provider = ctx.deps.providerFor?.(rec);
-  if (!provider) { ctx.deps.log?.(`[${rec.id}] no provider to tear down ${rec.instanceId}; it shows under orphaned instances`); return rec; }
+  if (!provider) {
+    ctx.deps.log?.(`[${rec.id}] no provider to tear down ${rec.instanceId}; it shows under orphaned instances`);
+    return rec;
+  }
   const instance = await provider.describe(rec.instanceId);
   if (!instance) return ctx.deps.store.update(rec.id, { finishedAction: 'terminated' });
-  const r = await finishGuarded(provider, ctx.deps.ledger, rec.id, instance, rec.launchedAt ?? Date.now(), {
-    policy: rec.teardownPolicy ?? 'terminate', ...(rec.idleMinutes ? { idleMinutes: rec.idleMinutes } : {}),
-  }, rec.pricePerHour);
+  const r = await finishGuarded(
+    provider,
+    ctx.deps.ledger,
+    rec.id,
+    instance,
+    rec.launchedAt ?? Date.now(),
+    {
+      policy: rec.teardownPolicy ?? 'terminate',
+      ...(rec.idleMinutes ? { idleMinutes: rec.idleMinutes } : {}),
+    },
+    rec.pricePerHour,
+  );
   if (r.reason) ctx.deps.log?.(`[${rec.id}] ${r.reason}`);
   return ctx.deps.store.update(rec.id, { finishedAction: r.action, ...(r.cost ? { costUsd: r.cost.usd } : {}) });
 }

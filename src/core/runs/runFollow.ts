@@ -28,7 +28,11 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   let lastFlush = 0;
   const instanceTimer = startInstanceCheck(ctx, rec, signal);
   // The on-host watchdog powers an idle provisioned host off only when nobody is watching: say we are.
-  const beat = (): void => { void host.use((s) => s.exec(`mkdir -p ${shellQuote(rootOf(rec.remoteDir!))} && date +%s > ${shellQuote(`${rootOf(rec.remoteDir!)}/heartbeat`)}`), signal).catch(() => undefined); };
+  const beat = (): void => {
+    void host
+      .use((s) => s.exec(`mkdir -p ${shellQuote(rootOf(rec.remoteDir!))} && date +%s > ${shellQuote(`${rootOf(rec.remoteDir!)}/heartbeat`)}`), signal)
+      .catch(() => undefined);
+  };
   beat();
   const heartbeat = setInterval(beat, HEARTBEAT_MS);
   heartbeat.unref?.();
@@ -36,7 +40,8 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   // The cost so far moves with the clock, not with the log: a quiet run (a long eval, a stall) still bills.
   const costNow = (): void => {
     const cur = store.get(runId);
-    if (cur?.pricePerHour !== undefined && cur.launchedAt && !isTerminal(cur.status)) store.update(runId, { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) });
+    if (cur?.pricePerHour !== undefined && cur.launchedAt && !isTerminal(cur.status))
+      store.update(runId, { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) });
   };
   costNow();
   const costTimer = setInterval(costNow, ctx.deps.costIntervalMs ?? COST_MS);
@@ -64,9 +69,18 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
             }
             for (const e of events) {
               if (e.type === 'queued') patch.queuePosition = e.position;
-            if (e.type === 'assigned') { patch.queuePosition = undefined; patch.gpuIndices = [...e.gpus]; }
-            if (e.type === 'metrics') { patch.lastStep = e.step; if (e.loss !== undefined) patch.lastLoss = e.loss; }
-              if (e.type === 'started' && e.wandb_run_id) { patch.wandbRunId = e.wandb_run_id; if (e.wandb_url) patch.wandbUrl = e.wandb_url; }
+              if (e.type === 'assigned') {
+                patch.queuePosition = undefined;
+                patch.gpuIndices = [...e.gpus];
+              }
+              if (e.type === 'metrics') {
+                patch.lastStep = e.step;
+                if (e.loss !== undefined) patch.lastLoss = e.loss;
+              }
+              if (e.type === 'started' && e.wandb_run_id) {
+                patch.wandbRunId = e.wandb_run_id;
+                if (e.wandb_url) patch.wandbUrl = e.wandb_url;
+              }
             }
             if (events.length > 0) ctx.emitEvents(runId, events);
           }
@@ -75,7 +89,8 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
           if (now - lastFlush > 500 || Object.keys(patch).length > 0) {
             lastFlush = now;
             const cur = store.get(runId);
-            const cost = cur?.pricePerHour !== undefined && cur.launchedAt ? { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) } : {};
+            const cost =
+              cur?.pricePerHour !== undefined && cur.launchedAt ? { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) } : {};
             store.update(runId, { ...patch, ...cost, offsets });
           }
         },
@@ -94,15 +109,20 @@ function startInstanceCheck(ctx: RunManagerContext, rec: RunRecord, signal: Abor
   const provider = rec.instanceId ? ctx.deps.providerFor?.(rec) : undefined;
   if (!provider || !rec.instanceId) return undefined;
   const t = setInterval(() => {
-    void checkInstance(provider, ctx.deps.ledger, rec.id, rec.instanceId!, signal).then((c) => {
-      if (!c.alive && c.interrupted) {
-        const cur = ctx.deps.store.get(rec.id);
-        if (cur && cur.status === 'running') {
-          ctx.deps.store.update(rec.id, { status: 'interrupted', failure: { message: 'the cloud reclaimed the spot instance; run it again to resume from the last checkpoint' } });
-          ctx.abortWatch(rec.id);
+    void checkInstance(provider, ctx.deps.ledger, rec.id, rec.instanceId!, signal)
+      .then((c) => {
+        if (!c.alive && c.interrupted) {
+          const cur = ctx.deps.store.get(rec.id);
+          if (cur && cur.status === 'running') {
+            ctx.deps.store.update(rec.id, {
+              status: 'interrupted',
+              failure: { message: 'the cloud reclaimed the spot instance; run it again to resume from the last checkpoint' },
+            });
+            ctx.abortWatch(rec.id);
+          }
         }
-      }
-    }).catch(() => undefined);
+      })
+      .catch(() => undefined);
   }, ctx.deps.instanceCheckMs ?? 30_000);
   t.unref?.();
   return t;

@@ -8,7 +8,15 @@ import { isGpuId } from '../gpu/catalog';
 import { trainingThroughput } from '../gpu/throughput';
 
 /** python-runner/remote_finetune/spec.py DEFAULTS, the values the host uses for unset fields. */
-export const RUNNER_DEFAULTS = { method: 'qlora', epochs: 3, perDeviceBatch: 1, gradientAccumulation: 16, maxSeqLength: 2048, gradientCheckpointing: true, precision: 'bf16' } as const;
+export const RUNNER_DEFAULTS = {
+  method: 'qlora',
+  epochs: 3,
+  perDeviceBatch: 1,
+  gradientAccumulation: 16,
+  maxSeqLength: 2048,
+  gradientCheckpointing: true,
+  precision: 'bf16',
+} as const;
 
 export interface RunLengthInput {
   readonly spec: Readonly<Record<string, unknown>>;
@@ -22,7 +30,14 @@ export interface RunLengthInput {
 }
 
 export type RunLength =
-  | { readonly known: true; readonly hours: number; readonly steps: number; readonly tokensPerStep: number; readonly tokensPerSecond: number; readonly basis: string }
+  | {
+      readonly known: true;
+      readonly hours: number;
+      readonly steps: number;
+      readonly tokensPerStep: number;
+      readonly tokensPerSecond: number;
+      readonly basis: string;
+    }
   | { readonly known: false; readonly reason: string };
 
 function at(spec: Readonly<Record<string, unknown>>, ...path: string[]): unknown {
@@ -54,7 +69,8 @@ export function runLength(x: RunLengthInput): RunLength {
     if (typeof train !== 'string') return { known: false, reason: 'no data.train to count' };
     const path = isAbsolute(train) ? train : join(x.specDir, train);
     const examples = x.countExamples(path);
-    if (examples === undefined) return { known: false, reason: `the size of ${train} is not known here (a Hub dataset or a format not counted): set trainer.max_steps for an estimate` };
+    if (examples === undefined)
+      return { known: false, reason: `the size of ${train} is not known here (a Hub dataset or a format not counted): set trainer.max_steps for an estimate` };
     const epochs = positive(at(x.spec, 'trainer', 'epochs'), RUNNER_DEFAULTS.epochs);
     // HF Trainer: batches per epoch on each process, then optimizer steps per epoch after accumulation.
     const perEpoch = Math.ceil(Math.ceil(examples / (batch * gpus)) / accum);
@@ -65,10 +81,20 @@ export function runLength(x: RunLengthInput): RunLength {
   const ckpt = at(x.spec, 'trainer', 'gradient_checkpointing');
   const prec = at(x.spec, 'trainer', 'precision');
   const t = trainingThroughput({
-    gpu: x.gpu, gpuCount: gpus, params: x.params, method,
+    gpu: x.gpu,
+    gpuCount: gpus,
+    params: x.params,
+    method,
     gradientCheckpointing: typeof ckpt === 'boolean' ? ckpt : RUNNER_DEFAULTS.gradientCheckpointing,
     precision: prec === 'fp16' || prec === 'fp32' || prec === 'bf16' ? prec : RUNNER_DEFAULTS.precision,
   });
   const hours = (steps * tokensPerStep) / t.tokensPerSecond / 3600;
-  return { known: true, hours, steps, tokensPerStep, tokensPerSecond: t.tokensPerSecond, basis: `${steps} steps (${stepsBasis}) × ${tokensPerStep} tokens at ~${Math.round(t.tokensPerSecond)} tokens/s (${t.basis})` };
+  return {
+    known: true,
+    hours,
+    steps,
+    tokensPerStep,
+    tokensPerSecond: t.tokensPerSecond,
+    basis: `${steps} steps (${stepsBasis}) × ${tokensPerStep} tokens at ~${Math.round(t.tokensPerSecond)} tokens/s (${t.basis})`,
+  };
 }

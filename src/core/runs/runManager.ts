@@ -47,8 +47,12 @@ export class RunManager {
       watch: (id) => this.watch(id),
       abortWatch: (id) => this.watches.get(id)?.abort.abort(),
       isStopping: (id) => this.stopping.has(id),
-      emitEvents: (id, events) => { for (const l of this.eventListeners) l(id, events); },
-      emitFinished: (f) => { for (const l of this.finishedListeners) l(f); },
+      emitEvents: (id, events) => {
+        for (const l of this.eventListeners) l(id, events);
+      },
+      emitFinished: (f) => {
+        for (const l of this.finishedListeners) l(f);
+      },
       downloadArtifacts: (...a) => this.downloadArtifacts(...a),
     };
   }
@@ -101,7 +105,10 @@ export class RunManager {
   reattachAll(): number {
     let n = 0;
     for (const r of this.deps.store.live()) {
-      if (r.status === 'running' && r.host && r.remoteDir) { this.watch(r.id); n++; }
+      if (r.status === 'running' && r.host && r.remoteDir) {
+        this.watch(r.id);
+        n++;
+      }
     }
     return n;
   }
@@ -117,7 +124,9 @@ export class RunManager {
         this.deps.log?.(`[${runId}] watching interrupted (${(err as Error).message}); following again in 5 s`);
         setTimeout(() => this.watch(runId), REWATCH_MS).unref?.();
       })
-      .finally(() => { this.watches.delete(runId); });
+      .finally(() => {
+        this.watches.delete(runId);
+      });
     this.watches.set(runId, { abort, done });
   }
 
@@ -126,7 +135,13 @@ export class RunManager {
   }
 
   /** Downloads a folder of the run (relative to its workspace on the host, or absolute) into dest. */
-  async downloadArtifacts(runId: string, remotePath: string, dest: string, onProgress?: (p: DownloadProgress) => void, signal?: AbortSignal): Promise<{ bytes: number }> {
+  async downloadArtifacts(
+    runId: string,
+    remotePath: string,
+    dest: string,
+    onProgress?: (p: DownloadProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<{ bytes: number }> {
     const rec = this.deps.store.get(runId);
     if (!rec?.remoteDir) throw new Error(`run ${runId} has no remote folder`);
     const host = this.hostFor(rec);
@@ -168,9 +183,21 @@ export class RunManager {
       const now = new Date().toISOString();
       const status: RunStatus = r.state === 'running' ? 'running' : r.exitCode === 0 ? 'completed' : 'failed';
       const rec: RunRecord = {
-        id: r.runId, name: r.runId, specPath: '', specHash: '', createdAt: r.startedAt ?? now, updatedAt: now, status,
-        provider: 'ssh', host, ...(options.identityFile ? { identityFile: options.identityFile } : {}), remoteDir: runDirOf(root, r.runId), ...(r.pid ? { pid: r.pid } : {}),
-        offsets: { output_log: 0, events: 0, gpu: 0 }, localDir: this.localDirOf(r.runId), origin: 'found',
+        id: r.runId,
+        name: r.runId,
+        specPath: '',
+        specHash: '',
+        createdAt: r.startedAt ?? now,
+        updatedAt: now,
+        status,
+        provider: 'ssh',
+        host,
+        ...(options.identityFile ? { identityFile: options.identityFile } : {}),
+        remoteDir: runDirOf(root, r.runId),
+        ...(r.pid ? { pid: r.pid } : {}),
+        offsets: { output_log: 0, events: 0, gpu: 0 },
+        localDir: this.localDirOf(r.runId),
+        origin: 'found',
         ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}),
       };
       this.deps.store.add(rec);
@@ -190,4 +217,3 @@ export class RunManager {
 }
 
 const REWATCH_MS = 5_000;
-

@@ -39,29 +39,31 @@ export async function mirrorRun(
 ): Promise<TailOffsets> {
   mkdirSync(localDir, { recursive: true });
   const offsets = localOffsets(localDir);
-  await Promise.all(MIRRORED_FILES.map(async ({ key, name }) => {
-    const local = join(localDir, name);
-    const tail = tailFile(host, `${remoteRunDir}/${name}`, {
-      fromOffset: offsets[key],
-      ...(options.pid !== undefined ? { untilPid: options.pid } : { follow: true }),
-      // The log is read by people: a progress bar shows as it moves. The other two are parsed line by line.
-      partialLines: key === 'output_log',
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    for await (const item of tail) {
-      if (item.kind === 'data') {
-        appendFileSync(local, item.data);
-        offsets[key] = item.nextOffset;
-        options.callbacks?.onData?.(key, item.data, { ...offsets });
-      } else if (item.kind === 'truncated') {
-        // The remote file was replaced or cut: start the local copy over rather than splice two files.
-        if (existsSync(local)) truncateSync(local, 0);
-        offsets[key] = 0;
-        options.callbacks?.onTruncated?.(key);
-      } else if (key === 'output_log') {
-        options.callbacks?.onReconnected?.(item.attempt);
+  await Promise.all(
+    MIRRORED_FILES.map(async ({ key, name }) => {
+      const local = join(localDir, name);
+      const tail = tailFile(host, `${remoteRunDir}/${name}`, {
+        fromOffset: offsets[key],
+        ...(options.pid !== undefined ? { untilPid: options.pid } : { follow: true }),
+        // The log is read by people: a progress bar shows as it moves. The other two are parsed line by line.
+        partialLines: key === 'output_log',
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      for await (const item of tail) {
+        if (item.kind === 'data') {
+          appendFileSync(local, item.data);
+          offsets[key] = item.nextOffset;
+          options.callbacks?.onData?.(key, item.data, { ...offsets });
+        } else if (item.kind === 'truncated') {
+          // The remote file was replaced or cut: start the local copy over rather than splice two files.
+          if (existsSync(local)) truncateSync(local, 0);
+          offsets[key] = 0;
+          options.callbacks?.onTruncated?.(key);
+        } else if (key === 'output_log') {
+          options.callbacks?.onReconnected?.(item.attempt);
+        }
       }
-    }
-  }));
+    }),
+  );
   return { ...offsets };
 }

@@ -7,7 +7,11 @@ export function hashText(text: string): string {
 
 /** The remote folder a workspace syncs to: stable per local folder, so re-runs send only changes. */
 export function remoteWorkspaceName(localDir: string): string {
-  const base = localDir.replace(/[\\/]+$/, '').split(/[\\/]/).pop() ?? 'workspace';
+  const base =
+    localDir
+      .replace(/[\\/]+$/, '')
+      .split(/[\\/]/)
+      .pop() ?? 'workspace';
   return `${base.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'workspace'}-${hashText(localDir).slice(0, 8)}`;
 }
 

@@ -44,8 +44,14 @@ export function planRun(specPath: string, specText: string, files: FileAccess, o
   const r = validateText(specText, { fileName: specPath, kind: 'runspec', files, ...(opts.gpu ? { gpu: findGpu(opts.gpu) } : {}) });
   const value = toValue(r.root);
   const spec = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<string, unknown>;
-  const get = (path: string[]): unknown => path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
-  const base = specPath.replace(/\\/g, '/').split('/').pop()?.replace(/\.ya?ml$/, '') ?? 'run';
+  const get = (path: string[]): unknown =>
+    path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
+  const base =
+    specPath
+      .replace(/\\/g, '/')
+      .split('/')
+      .pop()
+      ?.replace(/\.ya?ml$/, '') ?? 'run';
   const envFile = typeof get(['env_file']) === 'string' ? String(get(['env_file'])) : undefined;
   const dir = dirname(specPath);
   const policy = get(['teardown', 'policy']);
@@ -95,8 +101,16 @@ export function fitOn(plan: RunPlan, gpuIds: readonly string[], files: FileAcces
 export function readEnvFileWithin(envFile: string, root: string): { text: string; path: string } | { error: string } {
   let real: string;
   let realRoot: string;
-  try { realRoot = realpathSync(root); } catch { return { error: `the workspace folder ${root} cannot be read` }; }
-  try { real = realpathSync(envFile); } catch { return { error: `env_file ${envFile} does not exist` }; }
+  try {
+    realRoot = realpathSync(root);
+  } catch {
+    return { error: `the workspace folder ${root} cannot be read` };
+  }
+  try {
+    real = realpathSync(envFile);
+  } catch {
+    return { error: `env_file ${envFile} does not exist` };
+  }
   const rel = relative(realRoot, real);
   if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
     return { error: `env_file ${envFile} resolves to ${real}, outside the workspace folder ${realRoot}: only a file inside it is sent to the host` };
@@ -124,8 +138,12 @@ function isHubRef(v: unknown): boolean {
  * Face token only when something is fetched from or pushed to the Hub (a hub model or dataset, an hf://
  * upload) or the user's own script runs (it may download anything).
  */
-export function dropUnneededSecrets(env: Readonly<Record<string, string>>, spec: Readonly<Record<string, unknown>>): { env: Record<string, string>; dropped: string[] } {
-  const at = (...path: string[]): unknown => path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
+export function dropUnneededSecrets(
+  env: Readonly<Record<string, string>>,
+  spec: Readonly<Record<string, unknown>>,
+): { env: Record<string, string>; dropped: string[] } {
+  const at = (...path: string[]): unknown =>
+    path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
   const wandbOff = at('wandb', 'enabled') === false;
   const hubUsed = typeof spec.command === 'string' || [at('model', 'id'), at('data', 'train'), at('data', 'eval'), at('outputs', 'upload')].some(isHubRef);
   const out: Record<string, string> = {};

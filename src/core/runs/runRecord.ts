@@ -3,8 +3,17 @@
 import { z } from 'zod';
 
 export const RUN_STATUSES = [
-  'planned', 'provisioning', 'connecting', 'syncing', 'bootstrapping', 'running',
-  'completed', 'failed', 'stopped', 'interrupted', 'cancelled',
+  'planned',
+  'provisioning',
+  'connecting',
+  'syncing',
+  'bootstrapping',
+  'running',
+  'completed',
+  'failed',
+  'stopped',
+  'interrupted',
+  'cancelled',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -19,7 +28,10 @@ export type TailOffsets = z.infer<typeof tailOffsetsSchema>;
 
 export const runRecordSchema = z.object({
   // A run id names local folders: never '.', '..' or anything with a path separator (a host may send any text).
-  id: z.string().regex(/^[A-Za-z0-9._-]{1,80}$/).refine((id) => !id.includes('..') && id !== '.', 'not a run id'),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,80}$/)
+    .refine((id) => !id.includes('..') && id !== '.', 'not a run id'),
   name: z.string(),
   specPath: z.string(),
   specHash: z.string(),
@@ -40,7 +52,10 @@ export const runRecordSchema = z.object({
   provider: z.enum(['ssh', 'local', 'lambda', 'ec2', 'gcp']),
   instanceId: z.string().optional(),
   /** Host keys the provider vouched for at launch ("type base64"); only these are accepted for the instance. */
-  pinnedHostKeys: z.array(z.string().regex(/^[a-z0-9@.-]+ [A-Za-z0-9+/=]+$/)).max(8).optional(),
+  pinnedHostKeys: z
+    .array(z.string().regex(/^[a-z0-9@.-]+ [A-Za-z0-9+/=]+$/))
+    .max(8)
+    .optional(),
   region: z.string().optional(),
   gpu: z.string().optional(),
   remoteDir: z.string().optional(),

@@ -28,13 +28,24 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
   const { store } = ctx.deps;
   const target = req.target;
   store.add({
-    id, name: req.name, specPath: req.specPath, specHash: hashText(req.specText), createdAt: now, updatedAt: now,
-    status: 'planned', provider: target.kind === 'ssh' ? (target.provider ?? 'ssh') : target.provider.kind,
-    ...(target.kind === 'ssh' ? { host: target.host, ...(target.identityFile ? { identityFile: target.identityFile } : {}) } : { region: target.offer.region, pricePerHour: target.offer.pricePerHour, identityFile: target.identityFile }),
+    id,
+    name: req.name,
+    specPath: req.specPath,
+    specHash: hashText(req.specText),
+    createdAt: now,
+    updatedAt: now,
+    status: 'planned',
+    provider: target.kind === 'ssh' ? (target.provider ?? 'ssh') : target.provider.kind,
+    ...(target.kind === 'ssh'
+      ? { host: target.host, ...(target.identityFile ? { identityFile: target.identityFile } : {}) }
+      : { region: target.offer.region, pricePerHour: target.offer.pricePerHour, identityFile: target.identityFile }),
     ...(req.gpu ? { gpu: req.gpu } : {}),
     offsets: { output_log: 0, events: 0, gpu: 0 },
-    localDir: ctx.localDirOf(id), workspaceDir: req.workspaceDir, origin: 'here',
-    teardownPolicy: req.teardown.policy, ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
+    localDir: ctx.localDirOf(id),
+    workspaceDir: req.workspaceDir,
+    origin: 'here',
+    teardownPolicy: req.teardown.policy,
+    ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
     ...spreadOutputs(outputsOf(req.spec)),
   });
   const say = (status: RunStatus, message: string): void => {
@@ -59,7 +70,11 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
       say('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
       // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
       const excludes = ['.env', '.env.*', ...(req.envFileRel ? [`/${req.envFileRel.replace(/\\/g, '/')}`] : [])];
-      const synced = await ctx.deps.sync(session, req.workspaceDir, wsRemote, { ...(signal ? { signal } : {}), excludes, onProgress: (m) => say('syncing', m) });
+      const synced = await ctx.deps.sync(session, req.workspaceDir, wsRemote, {
+        ...(signal ? { signal } : {}),
+        excludes,
+        onProgress: (m) => say('syncing', m),
+      });
       say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
       if (signal?.aborted) throw new Error('cancelled');
       store.update(id, { status: 'bootstrapping' });
@@ -76,7 +91,10 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
 
     if (target.kind === 'cloud') {
       store.update(id, { status: 'provisioning' });
-      say('provisioning', `launching ${target.offer.instanceType} on ${target.provider.kind} in ${target.offer.region} at $${target.offer.pricePerHour.toFixed(2)}/h`);
+      say(
+        'provisioning',
+        `launching ${target.offer.instanceType} on ${target.provider.kind} in ${target.offer.region} at $${target.offer.pricePerHour.toFixed(2)}/h`,
+      );
       let result: RunRecord | undefined;
       // Where the provider can install it, the instance gets a host key made here: its first connection is checked.
       const hostKey = target.provider.deliversHostKey ? generateInstanceHostKey() : undefined;
@@ -99,8 +117,14 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
         bootstrap: async (instance, signal, launchedAt) => {
           const host = instance.publicIp ?? '';
           // Billing began at the launch call: the cost so far counts boot and the wait for SSH too.
-          const rec = store.update(id, { host, sshUser: instance.sshUser, sshPort: instance.sshPort, instanceId: instance.id, launchedAt,
-            ...(pins.length || instance.hostKeys?.length ? { pinnedHostKeys: [...pins, ...(instance.hostKeys ?? [])] } : {}) });
+          const rec = store.update(id, {
+            host,
+            sshUser: instance.sshUser,
+            sshPort: instance.sshPort,
+            instanceId: instance.id,
+            launchedAt,
+            ...(pins.length || instance.hostKeys?.length ? { pinnedHostKeys: [...pins, ...(instance.hostKeys ?? [])] } : {}),
+          });
           result = await runOnHost(rec, signal);
         },
       });
@@ -149,7 +173,9 @@ function outputsOf(spec: Readonly<Record<string, unknown>>): RunOutputs | undefi
   const o = spec.outputs;
   if (!o || typeof o !== 'object') return undefined;
   const { dir, download } = o as { dir?: unknown; download?: unknown };
-  const items = Array.isArray(download) ? download.filter((d): d is 'adapter' | 'checkpoints' | 'logs' => d === 'adapter' || d === 'checkpoints' || d === 'logs') : undefined;
+  const items = Array.isArray(download)
+    ? download.filter((d): d is 'adapter' | 'checkpoints' | 'logs' => d === 'adapter' || d === 'checkpoints' || d === 'logs')
+    : undefined;
   if (typeof dir !== 'string' && !items) return undefined;
   return { ...(typeof dir === 'string' ? { dir } : {}), ...(items ? { download: items } : {}) };
 }

@@ -41,7 +41,7 @@ export function runDurationMs(r: Pick<RunRecord, 'createdAt' | 'updatedAt' | 'fi
   const start = parseTime(r.createdAt);
   if (start === undefined) return undefined;
   // Records written before finishedAt existed end at their last update, which is close to the end.
-  const end = isTerminal(r.status) ? parseTime(r.finishedAt) ?? parseTime(r.updatedAt) : now;
+  const end = isTerminal(r.status) ? (parseTime(r.finishedAt) ?? parseTime(r.updatedAt)) : now;
   return end === undefined ? undefined : Math.max(0, end - start);
 }
 
@@ -75,10 +75,15 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
   if (started !== undefined) lines.push(`Started ${new Date(started).toLocaleString()}`);
   const ms = runDurationMs(r, now);
   if (ms !== undefined) lines.push(`Duration ${formatDuration(ms)}${isTerminal(r.status) ? '' : ' so far'}`);
-  const progress = [statusWords(r), ...(r.lastStep !== undefined ? [`step ${r.lastStep}`] : []), ...(r.lastLoss !== undefined ? [`loss ${r.lastLoss.toFixed(4)}`] : []),
-    ...(r.costUsd !== undefined ? [`$${r.costUsd.toFixed(2)}`] : [])];
+  const progress = [
+    statusWords(r),
+    ...(r.lastStep !== undefined ? [`step ${r.lastStep}`] : []),
+    ...(r.lastLoss !== undefined ? [`loss ${r.lastLoss.toFixed(4)}`] : []),
+    ...(r.costUsd !== undefined ? [`$${r.costUsd.toFixed(2)}`] : []),
+  ];
   lines.push(progress.join(' · '));
-  if (r.gpuIndices && r.gpuIndices.length > 0) lines.push(`GPU${r.gpuIndices.length > 1 ? 's' : ''} ${r.gpuIndices.join(', ')} of the host (CUDA_VISIBLE_DEVICES)`);
+  if (r.gpuIndices && r.gpuIndices.length > 0)
+    lines.push(`GPU${r.gpuIndices.length > 1 ? 's' : ''} ${r.gpuIndices.join(', ')} of the host (CUDA_VISIBLE_DEVICES)`);
   if (r.artifactsDir) lines.push(`Adapter ${r.artifactsDir}`);
   if (r.failure) lines.push(`${r.failure.message}${r.failure.hint ? `\nFix: ${r.failure.hint}` : ''}`);
   return lines;
@@ -87,15 +92,27 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
 /** How long a finished run stays in the status bar after it ends. */
 export const FINISHED_LINGER_MS = 5 * 60_000;
 
-const END_ICONS: Partial<Record<RunStatus, string>> = { completed: '$(pass)', failed: '$(error)', stopped: '$(debug-stop)', interrupted: '$(debug-pause)', cancelled: '$(circle-slash)' };
+const END_ICONS: Partial<Record<RunStatus, string>> = {
+  completed: '$(pass)',
+  failed: '$(error)',
+  stopped: '$(debug-stop)',
+  interrupted: '$(debug-pause)',
+  cancelled: '$(circle-slash)',
+};
 
 /**
  * The status bar entry for a run: live, its progress; ended less than `lingerMs` ago, "finished" (or how it
  * ended) with its last step, loss and length; otherwise nothing.
  */
-export function statusBarState(r: RunRecord, gpuUtil: number | undefined, now: number = Date.now(), lingerMs = FINISHED_LINGER_MS): { text: string; tooltip: string } | undefined {
+export function statusBarState(
+  r: RunRecord,
+  gpuUtil: number | undefined,
+  now: number = Date.now(),
+  lingerMs = FINISHED_LINGER_MS,
+): { text: string; tooltip: string } | undefined {
   const where = r.host ?? r.provider;
-  if (!isTerminal(r.status)) return { text: statusBarText(r, gpuUtil), tooltip: `${r.name} on ${where}: ${r.status}. Click to open its logs, GPU and metrics.` };
+  if (!isTerminal(r.status))
+    return { text: statusBarText(r, gpuUtil), tooltip: `${r.name} on ${where}: ${r.status}. Click to open its logs, GPU and metrics.` };
   const end = parseTime(r.finishedAt) ?? parseTime(r.updatedAt);
   if (end === undefined || now - end > lingerMs || now < end - 60_000) return undefined;
   const parts = [`${END_ICONS[r.status] ?? ''} ${r.name} ${r.status === 'completed' ? 'finished' : r.status}`.trim()];
@@ -126,7 +143,8 @@ export function finishedMessage(f: FinishedSummary, extraAdvice?: string): { tex
   const r = f.record;
   const cost = r.costUsd !== undefined ? ` Cost $${r.costUsd.toFixed(2)}.` : '';
   const teardown = r.finishedAction ? ` Instance ${r.finishedAction}.` : '';
-  if (r.status === 'completed') return { text: `${r.name} completed${r.artifactsDir ? `; adapter downloaded to ${r.artifactsDir}` : ''}.${cost}${teardown}`, error: false };
+  if (r.status === 'completed')
+    return { text: `${r.name} completed${r.artifactsDir ? `; adapter downloaded to ${r.artifactsDir}` : ''}.${cost}${teardown}`, error: false };
   if (r.status === 'stopped') return { text: `${r.name} stopped.${cost}${teardown}`, error: false };
   const why = f.failure ? ` ${f.failure.message.slice(0, 300)}` : '';
   const fix = f.failure?.hint ? ` Fix: ${f.failure.hint}` : '';

@@ -15,7 +15,11 @@ export function sshSync(cacheDir: string, confirmLarge?: SyncOptions['confirmLar
       cacheFile,
       ...(confirmLarge && o.ignoreFiles !== false ? { confirmLarge } : {}),
       // The runner ships without its tests and caches.
-      ...(o.ignoreFiles === false ? { extraIgnores: ['tests/', 'tests_training/', '__pycache__/', '*.pyc'] } : o.excludes?.length ? { extraIgnores: o.excludes } : {}),
+      ...(o.ignoreFiles === false
+        ? { extraIgnores: ['tests/', 'tests_training/', '__pycache__/', '*.pyc'] }
+        : o.excludes?.length
+          ? { extraIgnores: o.excludes }
+          : {}),
       ...(o.signal ? { signal: o.signal } : {}),
       onProgress: (p) => {
         if (p.phase === 'upload') o.onProgress?.(`sending ${p.files ?? 0} files (${((p.bytes ?? 0) / 1e6).toFixed(1)} MB)`);

@@ -13,22 +13,27 @@ import type { DownloadProgress } from './artifacts';
 export type RunTarget =
   | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
   | {
-    readonly kind: 'cloud';
-    readonly provider: Provider;
-    readonly offer: Offer;
-    /** Key pair made for this run: the public key goes to the cloud, the private key file never leaves. */
-    readonly sshPublicKey: string;
-    readonly identityFile: string;
-    readonly sshTimeoutMs?: number;
-    readonly diskGiB?: number;
-  };
+      readonly kind: 'cloud';
+      readonly provider: Provider;
+      readonly offer: Offer;
+      /** Key pair made for this run: the public key goes to the cloud, the private key file never leaves. */
+      readonly sshPublicKey: string;
+      readonly identityFile: string;
+      readonly sshTimeoutMs?: number;
+      readonly diskGiB?: number;
+    };
 
 /** Copies a local folder to the host incrementally (core/ssh's sync). */
 export type SyncFn = (
   session: SshSession,
   localDir: string,
   remoteDir: string,
-  options: { readonly signal?: AbortSignal; readonly onProgress?: (message: string) => void; readonly ignoreFiles?: boolean; readonly excludes?: readonly string[] },
+  options: {
+    readonly signal?: AbortSignal;
+    readonly onProgress?: (message: string) => void;
+    readonly ignoreFiles?: boolean;
+    readonly excludes?: readonly string[];
+  },
 ) => Promise<{ readonly filesSent: number; readonly bytesSent: number }>;
 
 export interface StartRequest {
@@ -99,5 +104,11 @@ export interface RunManagerContext {
   isStopping(runId: string): boolean;
   emitEvents(runId: string, events: readonly RunEvent[]): void;
   emitFinished(f: RunFinished): void;
-  downloadArtifacts(runId: string, remotePath: string, dest: string, onProgress?: (p: DownloadProgress) => void, signal?: AbortSignal): Promise<{ bytes: number }>;
+  downloadArtifacts(
+    runId: string,
+    remotePath: string,
+    dest: string,
+    onProgress?: (p: DownloadProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<{ bytes: number }>;
 }

@@ -21,7 +21,8 @@ function cstr(b: Buffer, start: number, len: number): string {
 
 function num(b: Buffer, start: number, len: number): number {
   const f = b.subarray(start, start + len);
-  if (f[0]! & 0x80) { // base-256 (GNU) for large values
+  if (f[0]! & 0x80) {
+    // base-256 (GNU) for large values
     let n = f[0]! & 0x7f;
     for (let i = 1; i < f.length; i++) n = n * 256 + f[i]!;
     return n;
@@ -91,20 +92,38 @@ export class SafeUntar {
   /** Throws when the stream ended inside an entry. */
   end(): void {
     this.pump();
-    if (this.file) { closeSync(this.file.fd); this.file = undefined; throw new UnsafeArchiveError('archive ends inside a file'); }
+    if (this.file) {
+      closeSync(this.file.fd);
+      this.file = undefined;
+      throw new UnsafeArchiveError('archive ends inside a file');
+    }
     if (this.meta) throw new UnsafeArchiveError('archive ends inside a header');
   }
 
   abort(): void {
-    if (this.file) { try { closeSync(this.file.fd); } catch { /* closed */ } this.file = undefined; }
+    if (this.file) {
+      try {
+        closeSync(this.file.fd);
+      } catch {
+        /* closed */
+      }
+      this.file = undefined;
+    }
   }
 
   private pump(): void {
     for (;;) {
-      if (this.done) { this.buf = Buffer.alloc(0); return; }
+      if (this.done) {
+        this.buf = Buffer.alloc(0);
+        return;
+      }
       if (this.file) {
         const n = Math.min(this.file.left, this.buf.length);
-        if (n > 0) { writeSync(this.file.fd, this.buf, 0, n); this.file.left -= n; this.buf = this.buf.subarray(n); }
+        if (n > 0) {
+          writeSync(this.file.fd, this.buf, 0, n);
+          this.file.left -= n;
+          this.buf = this.buf.subarray(n);
+        }
         if (this.file.left > 0) return;
         if (this.buf.length < this.file.pad) return;
         this.buf = this.buf.subarray(this.file.pad);
@@ -128,7 +147,10 @@ export class SafeUntar {
       if (this.buf.length < 512) return;
       const h = this.buf.subarray(0, 512);
       this.buf = this.buf.subarray(512);
-      if (h.every((b) => b === 0)) { if (++this.zeros >= 2) this.done = true; continue; }
+      if (h.every((b) => b === 0)) {
+        if (++this.zeros >= 2) this.done = true;
+        continue;
+      }
       this.zeros = 0;
       this.entry(h);
     }
@@ -148,13 +170,21 @@ export class SafeUntar {
     this.longName = undefined;
     this.pax = new Map();
     if (type !== '0' && type !== '\0' && type !== '5' && type !== '7') {
-      const what = ({ 1: 'a hard link', 2: 'a symbolic link', 3: 'a character device', 4: 'a block device', 6: 'a FIFO' } as Record<string, string>)[type] ?? `type ${JSON.stringify(type)}`;
+      const what =
+        ({ 1: 'a hard link', 2: 'a symbolic link', 3: 'a character device', 4: 'a block device', 6: 'a FIFO' } as Record<string, string>)[type] ??
+        `type ${JSON.stringify(type)}`;
       throw new UnsafeArchiveError(`entry ${JSON.stringify(name)} is ${what}: only files and folders are accepted`);
     }
     const { rel, target } = safeTarget(this.dest, name);
-    if (rel === '') { if (type === '5') return; throw new UnsafeArchiveError('a file entry without a name'); }
+    if (rel === '') {
+      if (type === '5') return;
+      throw new UnsafeArchiveError('a file entry without a name');
+    }
     name = rel;
-    if (type === '5') { mkdirSync(target, { recursive: true }); return; }
+    if (type === '5') {
+      mkdirSync(target, { recursive: true });
+      return;
+    }
     mkdirSync(join(target, '..'), { recursive: true });
     const mode = safeMode(num(h, 100, 8));
     // O_NOFOLLOW: a path a previous download left as something else is never followed.

@@ -5,7 +5,10 @@ import type { SshTarget } from '../ssh/session';
  * "alias" stays an ssh_config alias (ssh_config supplies user, port, keys); "user@host", "host:port" and
  * "user@[::1]:2222" are split. Explicit fields win over the string.
  */
-export function sshTargetOf(host: string, extra: { user?: string; defaultUser?: string; port?: number; identityFile?: string; hostKeyAlias?: string; pinnedHostKeys?: readonly string[] } = {}): SshTarget {
+export function sshTargetOf(
+  host: string,
+  extra: { user?: string; defaultUser?: string; port?: number; identityFile?: string; hostKeyAlias?: string; pinnedHostKeys?: readonly string[] } = {},
+): SshTarget {
   const m = /^(?:([^@\s]+)@)?(\[[^\]]+\]|[^:\s@]+)(?::(\d{1,5}))?$/.exec(host.trim());
   const user = extra.user ?? m?.[1];
   const hostname = m?.[2] ? m[2].replace(/^\[|\]$/g, '') : host.trim();

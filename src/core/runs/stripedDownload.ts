@@ -41,8 +41,14 @@ export function excludeArgs(files: readonly StripeFile[]): string {
  * Fetches `files` (relative to `remoteDir`) into `localDir` over `lanes` channels; calls onBytes with each
  * chunk's length. Resolves when every file is complete with its mode and mtime.
  */
-export async function fetchStriped(session: SshSession, remoteDir: string, localDir: string, files: readonly StripeFile[], lanes: number,
-  opts: { signal?: AbortSignal; onBytes?: (n: number) => void } = {}): Promise<void> {
+export async function fetchStriped(
+  session: SshSession,
+  remoteDir: string,
+  localDir: string,
+  files: readonly StripeFile[],
+  lanes: number,
+  opts: { signal?: AbortSignal; onBytes?: (n: number) => void } = {},
+): Promise<void> {
   const fds = new Map<StripeFile, number>();
   try {
     for (const f of files) {
@@ -56,22 +62,35 @@ export async function fetchStriped(session: SshSession, remoteDir: string, local
       const fd = fds.get(p.file)!;
       const blocks = Math.ceil(p.length / STRIPE_BLOCK);
       if (blocks === 0) return;
-      const ch = await session.execStream(`exec dd if=${shellQuote(`${remoteDir}/${p.file.path}`)} bs=${STRIPE_BLOCK} skip=${p.offset / STRIPE_BLOCK} count=${blocks} 2>/dev/null`);
-      const onAbort = (): void => { ch.close(); };
+      const ch = await session.execStream(
+        `exec dd if=${shellQuote(`${remoteDir}/${p.file.path}`)} bs=${STRIPE_BLOCK} skip=${p.offset / STRIPE_BLOCK} count=${blocks} 2>/dev/null`,
+      );
+      const onAbort = (): void => {
+        ch.close();
+      };
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       let at = p.offset;
       const end = p.offset + p.length;
       let code: number | null = null;
-      ch.on('exit', (c: number | null) => { code = c; });
+      ch.on('exit', (c: number | null) => {
+        code = c;
+      });
       ch.on('data', (d: Buffer) => {
         // Never past this piece's range, whatever the host sends.
         const n = Math.min(d.length, end - at);
-        if (n > 0) { writeSync(fd, d, 0, n, at); at += n; opts.onBytes?.(n); }
+        if (n > 0) {
+          writeSync(fd, d, 0, n, at);
+          at += n;
+          opts.onBytes?.(n);
+        }
       });
       await new Promise<void>((r) => ch.on('close', () => r()));
       opts.signal?.removeEventListener('abort', onAbort);
       if (opts.signal?.aborted) throw new Error('download cancelled');
-      if (code !== 0 || at !== end) throw new Error(`reading ${p.file.path} at ${p.offset} from the host failed (${code !== 0 ? `exit ${code}` : `${at - p.offset} of ${p.length} bytes`})`);
+      if (code !== 0 || at !== end)
+        throw new Error(
+          `reading ${p.file.path} at ${p.offset} from the host failed (${code !== 0 ? `exit ${code}` : `${at - p.offset} of ${p.length} bytes`})`,
+        );
     });
     for (const [f, fd] of fds) {
       // The host listed the size; a file that grew while we read keeps only what was listed.

@@ -20,18 +20,29 @@ export const SET_LAMBDA_KEY_COMMAND_ID = 'remoteFinetune.setLambdaApiKey';
 
 export function fixForProblem(problem: string): TargetFixItem | undefined {
   if (/^Lambda Cloud:.*API key/i.test(problem)) {
-    return { label: 'Lambda Cloud: set API key…', detail: 'Its offers appear once the key is stored (VS Code secret storage).', fix: { kind: 'command', command: SET_LAMBDA_KEY_COMMAND_ID } };
+    return {
+      label: 'Lambda Cloud: set API key…',
+      detail: 'Its offers appear once the key is stored (VS Code secret storage).',
+      fix: { kind: 'command', command: SET_LAMBDA_KEY_COMMAND_ID },
+    };
   }
   if (/^AWS EC2:.*region/i.test(problem)) {
     return {
-      label: 'AWS EC2: set region…', detail: 'Credentials come from the AWS SDK\'s default chain (env, ~/.aws); the region is asked here.',
+      label: 'AWS EC2: set region…',
+      detail: "Credentials come from the AWS SDK's default chain (env, ~/.aws); the region is asked here.",
       fix: { kind: 'setting', setting: 'remoteFinetune.aws.region', prompt: 'AWS region for EC2 offers and launches', placeHolder: 'us-east-1' },
     };
   }
   if (/^GCP:/i.test(problem)) {
     return {
-      label: 'GCP: set project…', detail: 'Also needs Application Default Credentials (gcloud auth application-default login).',
-      fix: { kind: 'setting', setting: 'remoteFinetune.gcp.project', prompt: 'Google Cloud project id for GPU offers and launches', placeHolder: 'my-project-123' },
+      label: 'GCP: set project…',
+      detail: 'Also needs Application Default Credentials (gcloud auth application-default login).',
+      fix: {
+        kind: 'setting',
+        setting: 'remoteFinetune.gcp.project',
+        prompt: 'Google Cloud project id for GPU offers and launches',
+        placeHolder: 'my-project-123',
+      },
     };
   }
   return undefined;
@@ -41,6 +52,7 @@ export function fixForProblem(problem: string): TargetFixItem | undefined {
 export function validateSettingValue(setting: string, value: string): string | undefined {
   const v = value.trim();
   if (setting === 'remoteFinetune.aws.region') return /^[a-z]{2}(-[a-z]+)+-\d+$/.test(v) ? undefined : 'An AWS region such as us-east-1';
-  if (setting === 'remoteFinetune.gcp.project') return /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/.test(v) ? undefined : 'A project id: 6–30 lowercase letters, digits or hyphens';
+  if (setting === 'remoteFinetune.gcp.project')
+    return /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/.test(v) ? undefined : 'A project id: 6–30 lowercase letters, digits or hyphens';
   return v ? undefined : 'A value is needed';
 }

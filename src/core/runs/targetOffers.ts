@@ -36,22 +36,29 @@ export interface TargetOffer {
 }
 
 /** Offers of every provider the target allows for these GPUs, launchable and cheapest first. */
-export async function offersForTarget(providers: readonly Provider[], gpus: readonly string[], target?: Partial<TargetSpec>, signal?: AbortSignal): Promise<{ offers: TargetOffer[]; problems: string[] }> {
+export async function offersForTarget(
+  providers: readonly Provider[],
+  gpus: readonly string[],
+  target?: Partial<TargetSpec>,
+  signal?: AbortSignal,
+): Promise<{ offers: TargetOffer[]; problems: string[] }> {
   const cloud = cloudOf(target);
   const allowed = providers.filter((p) => !cloud || p.kind === cloud);
   const offers: TargetOffer[] = [];
   const problems: string[] = [];
-  await Promise.all(allowed.map(async (provider) => {
-    for (const gpu of gpus) {
-      const query = offerQueryFor(target, gpu);
-      try {
-        // Filtered here too: a provider that cannot narrow by a field itself still never offers past the spec.
-        for (const offer of await provider.listOffers(query, signal)) if (matchesQuery(offer, query)) offers.push({ provider, offer });
-      } catch (err) {
-        problems.push(`${provider.kind}: ${(err as Error).message}`);
+  await Promise.all(
+    allowed.map(async (provider) => {
+      for (const gpu of gpus) {
+        const query = offerQueryFor(target, gpu);
+        try {
+          // Filtered here too: a provider that cannot narrow by a field itself still never offers past the spec.
+          for (const offer of await provider.listOffers(query, signal)) if (matchesQuery(offer, query)) offers.push({ provider, offer });
+        } catch (err) {
+          problems.push(`${provider.kind}: ${(err as Error).message}`);
+        }
       }
-    }
-  }));
+    }),
+  );
   if (cloud && allowed.length === 0) problems.push(`${cloud}: not configured (the run spec's target.provider)`);
   offers.sort((a, b) => compareOffers(a.offer, b.offer));
   return { offers, problems };
@@ -60,9 +67,12 @@ export async function offersForTarget(providers: readonly Provider[], gpus: read
 /** The launch the chosen offer and the spec's target make: zone and spot from the offer, the disk from the spec. */
 export function launchRequestFor(runId: string, offer: Offer, target: Partial<TargetSpec> | undefined, sshPublicKey: string): LaunchRequest {
   return {
-    runId, instanceType: offer.instanceType, region: offer.region,
+    runId,
+    instanceType: offer.instanceType,
+    region: offer.region,
     ...(offer.zone ? { zone: offer.zone } : cloudOf(target) && target?.zone ? { zone: target.zone } : {}),
-    spot: offer.spot, sshPublicKey,
+    spot: offer.spot,
+    sshPublicKey,
     ...(target?.disk_gb ? { diskGiB: target.disk_gb } : {}),
   };
 }

@@ -61,7 +61,13 @@ function sameRun(instance: Instance, runId: string): boolean {
  * Terminates every instance of the run: the known id and whatever the tag/name listing shows (a launch
  * that timed out on our side may have created one). Retries, with its own time budget.
  */
-export async function terminateRun(provider: Provider, runId: string, knownId: string | undefined, timeoutMs = 120_000, log?: (line: string) => void): Promise<boolean> {
+export async function terminateRun(
+  provider: Provider,
+  runId: string,
+  knownId: string | undefined,
+  timeoutMs = 120_000,
+  log?: (line: string) => void,
+): Promise<boolean> {
   const signal = AbortSignal.timeout(timeoutMs);
   let ok = true;
   const ids = new Set<string>(knownId ? [knownId] : []);
@@ -92,12 +98,21 @@ export async function terminateRun(provider: Provider, runId: string, knownId: s
   return ok;
 }
 
-async function failAndClean(opts: GuardOptions, step: 'launch' | 'ssh' | 'bootstrap', cause: unknown, instanceId: string | undefined, launchedAt: number | undefined): Promise<never> {
+async function failAndClean(
+  opts: GuardOptions,
+  step: 'launch' | 'ssh' | 'bootstrap',
+  cause: unknown,
+  instanceId: string | undefined,
+  launchedAt: number | undefined,
+): Promise<never> {
   const { provider, ledger, request } = opts;
   opts.log?.(`${step} of ${request.runId} on ${provider.kind} failed: ${cause instanceof Error ? cause.message : String(cause)}; tearing down`);
   const cleaned = await terminateRun(provider, request.runId, instanceId, opts.cleanupTimeoutMs, opts.log);
   const endedAt = Date.now();
-  const usd = launchedAt !== undefined && opts.pricePerHour !== undefined ? finalCost(provider.kind, request.instanceType, opts.pricePerHour, launchedAt, endedAt).usd : undefined;
+  const usd =
+    launchedAt !== undefined && opts.pricePerHour !== undefined
+      ? finalCost(provider.kind, request.instanceType, opts.pricePerHour, launchedAt, endedAt).usd
+      : undefined;
   await ledger.update(request.runId, {
     state: cleaned ? 'terminated' : 'cleanup-failed',
     endedAt,
@@ -129,7 +144,13 @@ export async function provisionGuarded(opts: GuardOptions): Promise<GuardedInsta
   } catch (err) {
     return failAndClean(opts, 'launch', err, undefined, launchedAt);
   }
-  await ledger.update(request.runId, { instanceId: instance.id, state: 'active', launchedAt, zone: instance.zone ?? request.zone, pricePerHour: opts.pricePerHour ?? instance.pricePerHour });
+  await ledger.update(request.runId, {
+    instanceId: instance.id,
+    state: 'active',
+    launchedAt,
+    zone: instance.zone ?? request.zone,
+    pricePerHour: opts.pricePerHour ?? instance.pricePerHour,
+  });
   try {
     instance = await provider.waitForSsh(instance.id, { timeoutMs: opts.sshTimeoutMs, intervalMs: opts.sshIntervalMs, signal });
   } catch (err) {
@@ -160,8 +181,17 @@ export interface FinishResult {
  * Applies the teardown policy when the run finished or failed. 'keep' needs the watchdog armed
  * (idleMinutes > 0) and 'stop' needs a provider that can stop a non-spot instance; otherwise terminate.
  */
-export async function finishGuarded(provider: Provider, ledger: Ledger, runId: string, instance: Instance, launchedAt: number, settings: TeardownSettings, pricePerHour = instance.pricePerHour): Promise<FinishResult> {
-  const cost = (): FinalCost | undefined => (pricePerHour !== undefined ? finalCost(provider.kind, instance.instanceType, pricePerHour, launchedAt, Date.now()) : undefined);
+export async function finishGuarded(
+  provider: Provider,
+  ledger: Ledger,
+  runId: string,
+  instance: Instance,
+  launchedAt: number,
+  settings: TeardownSettings,
+  pricePerHour = instance.pricePerHour,
+): Promise<FinishResult> {
+  const cost = (): FinalCost | undefined =>
+    pricePerHour !== undefined ? finalCost(provider.kind, instance.instanceType, pricePerHour, launchedAt, Date.now()) : undefined;
   if (settings.policy === 'keep') {
     if (settings.idleMinutes !== undefined && settings.idleMinutes > 0) {
       await ledger.update(runId, { state: 'kept', policy: 'keep', idleMinutes: settings.idleMinutes });
@@ -178,11 +208,14 @@ export async function finishGuarded(provider: Provider, ledger: Ledger, runId: s
       // A stop that fails falls through to terminate: never leave it running.
     }
   }
-  const reason = settings.policy === 'keep'
-    ? 'keep needs the idle watchdog armed (teardown.idle_minutes > 0); terminated instead'
-    : settings.policy === 'stop'
-      ? (instance.spot ? 'spot instances cannot be stopped; terminated instead' : `${provider.kind} cannot stop instances; terminated instead`)
-      : undefined;
+  const reason =
+    settings.policy === 'keep'
+      ? 'keep needs the idle watchdog armed (teardown.idle_minutes > 0); terminated instead'
+      : settings.policy === 'stop'
+        ? instance.spot
+          ? 'spot instances cannot be stopped; terminated instead'
+          : `${provider.kind} cannot stop instances; terminated instead`
+        : undefined;
   const ok = await terminateRun(provider, runId, instance.id);
   const c = cost();
   await ledger.update(runId, { state: ok ? 'terminated' : 'cleanup-failed', policy: settings.policy, endedAt: Date.now(), finalUsd: c?.usd });
@@ -202,7 +235,11 @@ export async function checkInstance(provider: Provider, ledger: Ledger, runId: s
   const gone = !i || i.state === 'terminated' || i.state === 'terminating';
   if (!gone) return { alive: true, interrupted: false };
   const interrupted = !!i?.interrupted || (!i && provider.kind === 'gcp');
-  await ledger.update(runId, { state: interrupted ? 'interrupted' : 'terminated', endedAt: Date.now(), note: interrupted ? 'reclaimed by the cloud; resumable from the last checkpoint' : 'instance ended' });
+  await ledger.update(runId, {
+    state: interrupted ? 'interrupted' : 'terminated',
+    endedAt: Date.now(),
+    note: interrupted ? 'reclaimed by the cloud; resumable from the last checkpoint' : 'instance ended',
+  });
   return { alive: false, interrupted };
 }
 
@@ -244,12 +281,20 @@ export const sshAnswers: SshAnswers = async (instance, signal) =>
  */
 async function keptButOff(instance: Instance, answers: SshAnswers, signal?: AbortSignal): Promise<string | undefined> {
   if (instance.state === 'stopped' || instance.state === 'stopping') return 'kept for its watchdog, which powered it off: stopped, its disk still bills';
-  if (instance.state === 'running' && !(await answers(instance, signal))) return 'kept for its watchdog, but SSH does not answer (powered off or broken) while it still bills';
+  if (instance.state === 'running' && !(await answers(instance, signal)))
+    return 'kept for its watchdog, but SSH does not answer (powered off or broken) while it still bills';
   return undefined;
 }
 
 /** Lists owned instances on every provider and returns those with no live run behind them. */
-export async function reconcile(providers: readonly Provider[], ledger: Ledger, isLive: LivenessCheck = defaultLiveness, signal?: AbortSignal, ownerId?: string, answers: SshAnswers = sshAnswers): Promise<ReconcileResult> {
+export async function reconcile(
+  providers: readonly Provider[],
+  ledger: Ledger,
+  isLive: LivenessCheck = defaultLiveness,
+  signal?: AbortSignal,
+  ownerId?: string,
+  answers: SshAnswers = sshAnswers,
+): Promise<ReconcileResult> {
   const entries = await ledger.entries();
   const orphans: Orphan[] = [];
   const others: Instance[] = [];
@@ -270,13 +315,11 @@ export async function reconcile(providers: readonly Provider[], ledger: Ledger, 
         // Not in our ledger: ours only when it carries our owner id (the ledger was lost); else someone else's.
         if (ownerId !== undefined && instance.ownerId === ownerId) orphans.push({ instance, reason: 'not in the ownership ledger (the ledger was lost)' });
         else others.push(instance);
-      }
-      else if (isLive(entry)) {
+      } else if (isLive(entry)) {
         const off = entry.state === 'kept' ? await keptButOff(instance, answers, signal) : undefined;
         if (off) orphans.push({ instance, entry, reason: off });
         else live.push(instance);
-      }
-      else if (entry.state === 'launching') orphans.push({ instance, entry, reason: 'launched but never recorded (crash during launch)' });
+      } else if (entry.state === 'launching') orphans.push({ instance, entry, reason: 'launched but never recorded (crash during launch)' });
       else if (entry.state === 'active') orphans.push({ instance, entry, reason: 'the process driving its run is gone' });
       else orphans.push({ instance, entry, reason: `its run is ${entry.state} but the instance still runs` });
     }
@@ -285,13 +328,23 @@ export async function reconcile(providers: readonly Provider[], ledger: Ledger, 
 }
 
 /** Terminates the given orphans; returns how many are gone. */
-export async function terminateOrphans(providers: readonly Provider[], ledger: Ledger, orphans: readonly Orphan[], log?: (line: string) => void): Promise<number> {
+export async function terminateOrphans(
+  providers: readonly Provider[],
+  ledger: Ledger,
+  orphans: readonly Orphan[],
+  log?: (line: string) => void,
+): Promise<number> {
   let n = 0;
   for (const o of orphans) {
     const provider = providers.find((p) => p.kind === o.instance.provider);
     if (!provider) continue;
     const runId = o.entry?.runId ?? o.instance.runId;
-    const ok = runId ? await terminateRun(provider, runId, o.instance.id, 120_000, log) : await provider.terminate(o.instance.id).then(() => true, () => false);
+    const ok = runId
+      ? await terminateRun(provider, runId, o.instance.id, 120_000, log)
+      : await provider.terminate(o.instance.id).then(
+          () => true,
+          () => false,
+        );
     if (ok) n++;
     if (runId) {
       await ledger.update(runId, {

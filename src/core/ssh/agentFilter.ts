@@ -15,13 +15,18 @@ export function publicBlobsOf(ssh2: SshModule, keyFiles: readonly string[]): Set
     const pub = `${path}.pub`;
     if (existsSync(pub)) {
       const blob = /^\s*\S+\s+([A-Za-z0-9+/=]+)/.exec(readFileSync(pub, 'utf8'))?.[1];
-      if (blob) { blobs.add(Buffer.from(blob, 'base64').toString('base64')); continue; }
+      if (blob) {
+        blobs.add(Buffer.from(blob, 'base64').toString('base64'));
+        continue;
+      }
     }
     try {
       const parsed = ssh2.utils.parseKey(readFileSync(path));
       const key = Array.isArray(parsed) ? parsed[0] : parsed;
       if (key && !(key instanceof Error)) blobs.add(key.getPublicSSH().toString('base64'));
-    } catch { /* unreadable: nothing to match */ }
+    } catch {
+      /* unreadable: nothing to match */
+    }
   }
   return blobs;
 }
@@ -37,7 +42,10 @@ export function filteredAgent(ssh2: SshModule, socket: string, allowed: Readonly
     override getIdentities(cb: IdentityCallback<ParsedKey>): void {
       inner.getIdentities((err, keys) => {
         if (err || !keys) return cb(err);
-        cb(null, keys.filter((k) => allowed.has(blobOf(k) ?? '')));
+        cb(
+          null,
+          keys.filter((k) => allowed.has(blobOf(k) ?? '')),
+        );
       });
     }
 

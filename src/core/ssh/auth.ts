@@ -46,7 +46,11 @@ const SECRET_TRIES = 3;
  * The agent socket, as ssh resolves it: the caller's choice, else ssh_config's IdentityAgent (`none` disables,
  * `SSH_AUTH_SOCK` or `$VAR` name an environment variable), else SSH_AUTH_SOCK.
  */
-export function agentSocketFor(explicit: string | null | undefined, identityAgent: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function agentSocketFor(
+  explicit: string | null | undefined,
+  identityAgent: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (explicit !== undefined) return explicit ?? undefined;
   if (identityAgent === undefined || identityAgent === 'SSH_AUTH_SOCK') return env.SSH_AUTH_SOCK || undefined;
   if (identityAgent.toLowerCase() === 'none') return undefined;
@@ -63,13 +67,19 @@ async function unlockKey(ssh2: SshModule, path: string, options: AuthOptions): P
   const data = readFileSync(path);
   const plain = ssh2.utils.parseKey(data);
   if (!(plain instanceof Error)) return plain;
-  if (!/encrypted|passphrase/i.test(plain.message)) { options.log?.(`skipping ${path}: ${plain.message}`); return undefined; }
+  if (!/encrypted|passphrase/i.test(plain.message)) {
+    options.log?.(`skipping ${path}: ${plain.message}`);
+    return undefined;
+  }
   for (let attempt = 0; attempt < 3; attempt++) {
     const cached = attempt === 0 ? cache.get(path) : undefined;
-    const pass = cached ?? await options.askPassphrase?.(path);
+    const pass = cached ?? (await options.askPassphrase?.(path));
     if (pass === undefined) return undefined;
     const parsed = ssh2.utils.parseKey(data, pass);
-    if (!(parsed instanceof Error)) { cache.set(path, pass); return parsed; }
+    if (!(parsed instanceof Error)) {
+      cache.set(path, pass);
+      return parsed;
+    }
     cache.delete(path);
   }
   return undefined;
@@ -115,13 +125,19 @@ export function authHandlerFor(ssh2: SshModule, t: AuthTarget, options: AuthOpti
   if (agent) {
     // IdentitiesOnly: the agent may sign, but only for the configured identities.
     const only = t.resolved.identitiesOnly && keyFiles.length > 0;
-    steps.push({ method: 'publickey', run: async () => ({ type: 'agent', username, agent: only ? filteredAgent(ssh2, agent, publicBlobsOf(ssh2, keyFiles)) : agent }) });
+    steps.push({
+      method: 'publickey',
+      run: async () => ({ type: 'agent', username, agent: only ? filteredAgent(ssh2, agent, publicBlobsOf(ssh2, keyFiles)) : agent }),
+    });
   }
   for (const path of keyFiles) {
-    steps.push({ method: 'publickey', run: async () => {
-      const key = await unlockKey(ssh2, path, options);
-      return key ? { type: 'publickey', username, key } : undefined;
-    } });
+    steps.push({
+      method: 'publickey',
+      run: async () => {
+        const key = await unlockKey(ssh2, path, options);
+        return key ? { type: 'publickey', username, key } : undefined;
+      },
+    });
   }
   const ask = options.askSecret;
   if (ask) {
@@ -129,40 +145,57 @@ export function authHandlerFor(ssh2: SshModule, t: AuthTarget, options: AuthOpti
     let pwGaveUp = false;
     const askPassword = async (p: SecretPrompt, attempt: number): Promise<string | undefined> => {
       const cached = attempt === 0 ? passwords.get(cacheKey) : undefined;
-      const answer = cached ?? await ask(p);
+      const answer = cached ?? (await ask(p));
       if (answer !== undefined) pending = answer;
       return answer;
     };
     for (let attempt = 0; attempt < SECRET_TRIES; attempt++) {
-      steps.push({ method: 'keyboard-interactive', run: async () => {
-        if (kbdGaveUp) return undefined;
-        const prompt: KeyboardInteractiveAuthMethod['prompt'] = (name, instructions, _lang, prompts, finish) => {
-          const answers: string[] = [];
-          const next = async (): Promise<void> => {
-            for (const q of prompts) {
-              const p: SecretPrompt = {
-                kind: 'keyboard-interactive', user: username, host: t.host, port: t.port, prompt: q.prompt, echo: q.echo === true,
-                ...(name || instructions ? { instructions: [name, instructions].filter(Boolean).join('\n') } : {}),
-              };
-              const a = isPasswordPrompt(q.prompt, q.echo === true) ? await askPassword(p, attempt) : await ask(p);
-              if (a === undefined) { kbdGaveUp = true; break; }
-              answers.push(a);
-            }
-            // A cancelled prompt still answers the server (with what there is), which then fails this attempt.
-            finish(answers);
+      steps.push({
+        method: 'keyboard-interactive',
+        run: async () => {
+          if (kbdGaveUp) return undefined;
+          const prompt: KeyboardInteractiveAuthMethod['prompt'] = (name, instructions, _lang, prompts, finish) => {
+            const answers: string[] = [];
+            const next = async (): Promise<void> => {
+              for (const q of prompts) {
+                const p: SecretPrompt = {
+                  kind: 'keyboard-interactive',
+                  user: username,
+                  host: t.host,
+                  port: t.port,
+                  prompt: q.prompt,
+                  echo: q.echo === true,
+                  ...(name || instructions ? { instructions: [name, instructions].filter(Boolean).join('\n') } : {}),
+                };
+                const a = isPasswordPrompt(q.prompt, q.echo === true) ? await askPassword(p, attempt) : await ask(p);
+                if (a === undefined) {
+                  kbdGaveUp = true;
+                  break;
+                }
+                answers.push(a);
+              }
+              // A cancelled prompt still answers the server (with what there is), which then fails this attempt.
+              finish(answers);
+            };
+            next().catch(() => finish([]));
           };
-          next().catch(() => finish([]));
-        };
-        return { type: 'keyboard-interactive', username, prompt };
-      } });
+          return { type: 'keyboard-interactive', username, prompt };
+        },
+      });
     }
     for (let attempt = 0; attempt < SECRET_TRIES; attempt++) {
-      steps.push({ method: 'password', run: async () => {
-        if (pwGaveUp) return undefined;
-        const password = await askPassword({ kind: 'password', user: username, host: t.host, port: t.port, prompt: 'Password', echo: false }, attempt);
-        if (password === undefined) { pwGaveUp = true; return undefined; }
-        return { type: 'password', username, password };
-      } });
+      steps.push({
+        method: 'password',
+        run: async () => {
+          if (pwGaveUp) return undefined;
+          const password = await askPassword({ kind: 'password', user: username, host: t.host, port: t.port, prompt: 'Password', echo: false }, attempt);
+          if (password === undefined) {
+            pwGaveUp = true;
+            return undefined;
+          }
+          return { type: 'password', username, password };
+        },
+      });
     }
   }
   // Each method keeps its own queue: a method the server does not take yet (a second factor, offered only
@@ -175,7 +208,10 @@ export function authHandlerFor(ssh2: SshModule, t: AuthTarget, options: AuthOpti
   const handler: AuthHandlerMiddleware = (methodsLeft, partial, next): void => {
     // Called again without partial success: the previous attempt failed, so a password sent with it was wrong.
     // (With partial success, as in `AuthenticationMethods password,keyboard-interactive`, it was right.)
-    if (pending !== undefined && !partial) { passwords.delete(cacheKey); pending = undefined; }
+    if (pending !== undefined && !partial) {
+      passwords.delete(cacheKey);
+      pending = undefined;
+    }
     const step = async (): Promise<void> => {
       for (const method of order) {
         const queue = queues.get(method)!;
@@ -189,7 +225,10 @@ export function authHandlerFor(ssh2: SshModule, t: AuthTarget, options: AuthOpti
         }
         while (queue.length > 0) {
           const m = await queue.shift()!.run();
-          if (m) { next(m); return; }
+          if (m) {
+            next(m);
+            return;
+          }
         }
       }
       next(none);

@@ -3,9 +3,7 @@
 // "no NVIDIA GPU" result with the reason instead of an error. The CSV and the failure texts are read by
 // the shared parser in core/telemetry/nvidiaSmi.ts, tested on output quoted from issue reports and hand-written samples (test/fixtures/nvidia-smi).
 import type { SshSession } from './session';
-import {
-  diagnoseNvidiaSmi, nvidiaSmiCudaVersion, nvidiaSmiDriverVersion, nvidiaSmiNumber, parseNvidiaSmiCsv,
-} from '../telemetry/nvidiaSmi';
+import { diagnoseNvidiaSmi, nvidiaSmiCudaVersion, nvidiaSmiDriverVersion, nvidiaSmiNumber, parseNvidiaSmiCsv } from '../telemetry/nvidiaSmi';
 
 export interface ProbedGpu {
   readonly index: number;
@@ -17,10 +15,14 @@ export interface ProbedGpu {
 
 export type GpuProbeResult =
   | {
-    readonly kind: 'nvidia'; readonly gpus: readonly ProbedGpu[]; readonly count: number; readonly driverVersion: string; readonly cudaVersion: string | null;
-    /** Present only when nvidia-smi listed boards but also reported a problem (one GPU lost among several). */
-    readonly warning?: string;
-  }
+      readonly kind: 'nvidia';
+      readonly gpus: readonly ProbedGpu[];
+      readonly count: number;
+      readonly driverVersion: string;
+      readonly cudaVersion: string | null;
+      /** Present only when nvidia-smi listed boards but also reported a problem (one GPU lost among several). */
+      readonly warning?: string;
+    }
   | { readonly kind: 'none'; readonly reason: string };
 
 export const PROBE_FIELDS = ['index', 'name', 'memory.total', 'driver_version', 'uuid'] as const;

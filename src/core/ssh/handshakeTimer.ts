@@ -8,7 +8,10 @@ export class HandshakeTimer {
   private asking = 0;
   private done = false;
 
-  constructor(ms: number, private readonly onTimeout: () => void) {
+  constructor(
+    ms: number,
+    private readonly onTimeout: () => void,
+  ) {
     this.remaining = ms;
   }
 

@@ -42,7 +42,13 @@ export function knownHostsName(host: string, port: number): string {
 }
 
 function globToRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 'i');
+  return new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    'i',
+  );
 }
 
 /**
@@ -58,13 +64,21 @@ function hostFieldMatches(field: string, name: string): boolean {
   }
   let matched = false;
   for (const pat of field.split(',')) {
-    if (pat.startsWith('!')) { if (globToRegExp(pat.slice(1)).test(name)) return false; continue; }
+    if (pat.startsWith('!')) {
+      if (globToRegExp(pat.slice(1)).test(name)) return false;
+      continue;
+    }
     if (globToRegExp(pat).test(name)) matched = true;
   }
   return matched;
 }
 
-interface Entry { readonly marker?: string; readonly hosts: string; readonly type: string; readonly blob: Buffer }
+interface Entry {
+  readonly marker?: string;
+  readonly hosts: string;
+  readonly type: string;
+  readonly blob: Buffer;
+}
 
 const MARKERS = ['@revoked', '@cert-authority'];
 
@@ -91,7 +105,11 @@ function* fileEntries(files: readonly string[]): Generator<Entry & { readonly fi
   for (const file of files) {
     if (!existsSync(file)) continue;
     let text: string;
-    try { text = readFileSync(file, 'utf8'); } catch { continue; }
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.split(/\r?\n/)) {
       const e = parseLine(line);
       if (e) yield { ...e, file };
@@ -120,7 +138,12 @@ const ALGORITHMS_FOR_TYPE: Readonly<Record<string, readonly string[]>> = {
  * "changed" and refused instead of "unknown" and offered for acceptance. `defaults` is ssh2's own list.
  */
 export function preferKnownHostKeyAlgorithms<T extends string>(files: readonly string[], host: string, port: number, defaults: readonly T[]): T[] {
-  return preferKeyTypes(entriesFor(files, host, port).filter((e) => e.marker !== '@revoked').map((e) => e.type), defaults);
+  return preferKeyTypes(
+    entriesFor(files, host, port)
+      .filter((e) => e.marker !== '@revoked')
+      .map((e) => e.type),
+    defaults,
+  );
 }
 
 /** `defaults` with the algorithms of the given key types first (a pinned key's type is then what the server shows). */
@@ -202,7 +225,9 @@ export function rememberHostKey(storeFile: string, host: string, port: number, k
 
 /** The message shown when a host presents a different key than the one on record. */
 export function changedHostKeyMessage(host: string, port: number, v: Extract<HostKeyVerdict, { kind: 'changed' }>): string {
-  return `Host key for ${knownHostsName(host, port)} has CHANGED: it now presents ${v.fingerprint}, but ${v.file} records ${v.knownFingerprints.join(', ')}. ` +
+  return (
+    `Host key for ${knownHostsName(host, port)} has CHANGED: it now presents ${v.fingerprint}, but ${v.file} records ${v.knownFingerprints.join(', ')}. ` +
     'This can mean someone is intercepting the connection, or the host was reinstalled. The connection was refused; ' +
-    'remove the old entry from that file only if you know why the key changed.';
+    'remove the old entry from that file only if you know why the key changed.'
+  );
 }

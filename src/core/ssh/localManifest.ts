@@ -70,10 +70,15 @@ function sameIdentity(c: CacheEntry | undefined, f: LocalFile): boolean {
 /** Stores the hashes of `files` (entries without a hash are left out); skips the write when nothing changed. */
 export function saveHashCache(file: string | undefined, files: readonly LocalFile[], previous?: HashCache): void {
   if (!file) return;
-  if (previous && Object.keys(previous).length === files.length && files.every((f) => {
-    const p = previous[f.path];
-    return sameIdentity(p, f) && p![4] === f.hash;
-  })) return;
+  if (
+    previous &&
+    Object.keys(previous).length === files.length &&
+    files.every((f) => {
+      const p = previous[f.path];
+      return sameIdentity(p, f) && p![4] === f.hash;
+    })
+  )
+    return;
   const out: Record<string, CacheEntry> = {};
   for (const f of files) if (f.hash) out[f.path] = [f.size, f.mtimeMs, f.ino, f.ctimeMs, f.hash];
   mkdirSync(dirname(file), { recursive: true });
@@ -88,7 +93,10 @@ export async function hashFile(path: string): Promise<string> {
   return h.digest('hex');
 }
 
-interface Rules { readonly base: string; readonly ig: Ignore }
+interface Rules {
+  readonly base: string;
+  readonly ig: Ignore;
+}
 
 function rulesFor(dirAbs: string, dirRel: string): Rules | undefined {
   let ig: Ignore | undefined;
@@ -134,11 +142,16 @@ export async function scanWorkspace(root: string, options: ScanOptions = {}): Pr
     } catch (err) {
       // Removed while we walked: nothing to send from it. Unreadable: say which, rather than send a partial tree.
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new Error(`Cannot read the folder ${dirRel || '.'} of the workspace (${(err as NodeJS.ErrnoException).code ?? String(err)}); add it to .finetuneignore to leave it out.`);
+      throw new Error(
+        `Cannot read the folder ${dirRel || '.'} of the workspace (${(err as NodeJS.ErrnoException).code ?? String(err)}); add it to .finetuneignore to leave it out.`,
+      );
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
-      if (++sinceYield >= 2000) { sinceYield = 0; await new Promise((r) => setImmediate(r)); }
+      if (++sinceYield >= 2000) {
+        sinceYield = 0;
+        await new Promise((r) => setImmediate(r));
+      }
       const rel = dirRel === '' ? e.name : `${dirRel}/${e.name}`;
       // Plain concatenation: path.join's normalising costs more than the lstat on a 10,000-file walk.
       const abs = `${dirAbs}/${e.name}`;
@@ -151,9 +164,22 @@ export async function scanWorkspace(root: string, options: ScanOptions = {}): Pr
         if (stack.length > 0 && ignored(stack, rel, false)) continue;
         const st = lstatSync(abs, { throwIfNoEntry: false });
         let target: string;
-        try { target = readlinkSync(abs); } catch { continue; }
+        try {
+          target = readlinkSync(abs);
+        } catch {
+          continue;
+        }
         if (!st) continue;
-        files.push({ path: rel, size: Buffer.byteLength(target), mtimeMs: st.mtimeMs, ino: st.ino, ctimeMs: st.ctimeMs, mode: 0o777, hash: linkToken(target), link: target });
+        files.push({
+          path: rel,
+          size: Buffer.byteLength(target),
+          mtimeMs: st.mtimeMs,
+          ino: st.ino,
+          ctimeMs: st.ctimeMs,
+          mode: 0o777,
+          hash: linkToken(target),
+          link: target,
+        });
       } else if (e.isFile()) {
         if (stack.length > 0 && ignored(stack, rel, false)) continue;
         // Gone since readdir (an editor's temp file): not part of this scan.

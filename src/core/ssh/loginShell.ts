@@ -46,19 +46,26 @@ export function viaPosixShell(script: string): string {
 /** The message for a shell that prints on start-up; control characters are shown escaped. */
 export function noisyShellMessage(host: string, noise: string): string {
   const shown = JSON.stringify(noise.length > 120 ? `${noise.slice(0, 120)}…` : noise);
-  return `The login shell on ${host} prints text before every command's output: ${shown}. Remote Fine-Tune reads ` +
+  return (
+    `The login shell on ${host} prints text before every command's output: ${shown}. Remote Fine-Tune reads ` +
     'command output (sync manifests, log offsets), so this would corrupt it; scp and rsync fail on such hosts too. ' +
-    'Print that text only in interactive shells, e.g. put it under `case $- in *i*) … ;; esac` in ~/.bashrc.';
+    'Print that text only in interactive shells, e.g. put it under `case $- in *i*) … ;; esac` in ~/.bashrc.'
+  );
 }
 
 function execOutput(client: Client, command: string, timeoutMs: number): Promise<string | undefined> {
   return new Promise((resolve) => {
     let out = '';
     const timer = setTimeout(() => resolve(undefined), timeoutMs);
-    const done = (v: string | undefined): void => { clearTimeout(timer); resolve(v); };
+    const done = (v: string | undefined): void => {
+      clearTimeout(timer);
+      resolve(v);
+    };
     client.exec(command, (err, ch) => {
       if (err) return done(undefined);
-      ch.on('data', (d: Buffer) => { if (out.length < 4096) out += d.toString('utf8'); });
+      ch.on('data', (d: Buffer) => {
+        if (out.length < 4096) out += d.toString('utf8');
+      });
       ch.stderr.on('data', () => undefined);
       ch.on('close', () => done(out));
     });
@@ -70,7 +77,7 @@ function execOutput(client: Client, command: string, timeoutMs: number): Promise
  * for start-up noise. Any failure counts as 'other': the wrapped form works everywhere.
  */
 export async function detectLoginShell(client: Client, timeoutMs = 10_000): Promise<ShellProbe> {
-  const first = classifyProbeOutput(await execOutput(client, LOGIN_SHELL_PROBE, timeoutMs) ?? '');
+  const first = classifyProbeOutput((await execOutput(client, LOGIN_SHELL_PROBE, timeoutMs)) ?? '');
   if (first.conclusive) return first;
   const out = await execOutput(client, viaPosixShell(`echo ${CLEAN_MARK}`), timeoutMs);
   const at = out?.lastIndexOf(`${CLEAN_MARK}\n`) ?? -1;

@@ -41,18 +41,27 @@ export function proxyTokenProblem(kind: 'host' | 'user' | 'alias', value: string
  * proxyTokenProblem, then substituted as they are, so a template's own quoting works as with ssh.
  */
 export function expandProxyCommand(command: string, t: ProxyTokens, platform: NodeJS.Platform = process.platform): string {
-  for (const [kind, value, token] of [['host', t.host, '%h'], ['user', t.user, '%r'], ['alias', t.alias, '%n']] as const) {
+  for (const [kind, value, token] of [
+    ['host', t.host, '%h'],
+    ['user', t.user, '%r'],
+    ['alias', t.alias, '%n'],
+  ] as const) {
     if (!command.includes(token)) continue;
     const why = proxyTokenProblem(kind, value, platform);
     if (why) throw new Error(`ProxyCommand not run: the ${why} (${JSON.stringify(value)}); OpenSSH refuses such names too`);
   }
   return command.replace(/%([hprn%])/g, (_m, k: string) => {
     switch (k) {
-      case 'h': return t.host;
-      case 'p': return String(t.port);
-      case 'r': return t.user;
-      case 'n': return t.alias;
-      default: return '%';
+      case 'h':
+        return t.host;
+      case 'p':
+        return String(t.port);
+      case 'r':
+        return t.user;
+      case 'n':
+        return t.alias;
+      default:
+        return '%';
     }
   });
 }
@@ -73,11 +82,14 @@ export interface ProxySocket {
 export function startProxyCommand(command: string, log?: (message: string) => void): ProxySocket {
   // Windows has no /bin/sh: cmd.exe runs the line there (Win32-OpenSSH starts it directly; cmd also finds the
   // program on PATH, which Win32-OpenSSH does not).
-  const child = process.platform === 'win32'
-    ? spawn(command, { shell: true, windowsHide: true, stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn('/bin/sh', ['-c', `exec ${command}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child =
+    process.platform === 'win32'
+      ? spawn(command, { shell: true, windowsHide: true, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn('/bin/sh', ['-c', `exec ${command}`], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString('utf8')).slice(-2000); });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString('utf8')).slice(-2000);
+  });
   const sock = Duplex.from({ readable: child.stdout, writable: child.stdin });
   let why: string | undefined;
   const exited = new Promise<void>((resolve) => {

@@ -13,8 +13,14 @@ export interface BackoffOptions {
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new Error('aborted'));
-    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = (): void => { clearTimeout(t); reject(new Error('aborted')); };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(new Error('aborted'));
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -28,12 +34,18 @@ export class SshHost {
   overflowConnects = 0;
   private readonly siblings = new Set<SshSession>();
 
-  constructor(readonly target: SshTarget, private readonly options: ConnectOptions, private readonly backoff: BackoffOptions = {}) {}
+  constructor(
+    readonly target: SshTarget,
+    private readonly options: ConnectOptions,
+    private readonly backoff: BackoffOptions = {},
+  ) {}
 
   /** The live session, connecting (with backoff) when there is none. */
   async session(signal?: AbortSignal): Promise<SshSession> {
     if (this.current && !this.current.closed) return this.current;
-    this.pending ??= this.connectWithBackoff(signal).finally(() => { this.pending = undefined; });
+    this.pending ??= this.connectWithBackoff(signal).finally(() => {
+      this.pending = undefined;
+    });
     return await this.pending;
   }
 
@@ -93,7 +105,7 @@ export class SshHost {
     };
     return async () => {
       for (;;) {
-        const p = sibling ??= open();
+        const p = (sibling ??= open());
         const sib = await p.catch((err: unknown) => {
           if (sibling === p) sibling = undefined;
           throw err;

@@ -107,8 +107,10 @@ function launchCommand(launcher: Exclude<Launcher, 'auto'>, root: string, runId:
       // the run finds the same python, accelerate and CLIs as a tmux or setsid launch would.
       return `systemd-run --user --collect --quiet --unit ${q(`rft-${runId}`)} --setenv=PATH="$PATH" /bin/sh ${q(wrapper)}`;
     case 'setsid':
-      return `if command -v setsid >/dev/null 2>&1; then setsid /bin/sh ${q(wrapper)} </dev/null >/dev/null 2>&1 & ` +
-        `else nohup /bin/sh ${q(wrapper)} </dev/null >/dev/null 2>&1 & fi`;
+      return (
+        `if command -v setsid >/dev/null 2>&1; then setsid /bin/sh ${q(wrapper)} </dev/null >/dev/null 2>&1 & ` +
+        `else nohup /bin/sh ${q(wrapper)} </dev/null >/dev/null 2>&1 & fi`
+      );
   }
 }
 
@@ -119,7 +121,8 @@ function launchCommand(launcher: Exclude<Launcher, 'auto'>, root: string, runId:
 export async function detectLauncher(session: SshSession): Promise<Exclude<Launcher, 'auto'>> {
   const out = await session.run(
     `if command -v systemd-run >/dev/null 2>&1 && [ "$(loginctl show-user "$(id -un)" -p Linger --value 2>/dev/null)" = yes ] && systemctl --user is-system-running >/dev/null 2>&1; then echo systemd-run; ` +
-    `elif command -v tmux >/dev/null 2>&1; then echo tmux; else echo setsid; fi`);
+      `elif command -v tmux >/dev/null 2>&1; then echo tmux; else echo setsid; fi`,
+  );
   const l = out.trim();
   return l === 'systemd-run' || l === 'tmux' ? l : 'setsid';
 }
@@ -132,7 +135,8 @@ export async function startDetached(session: SshSession, options: StartOptions):
   // SFTP first: a host without it fails before anything is created, so no empty run is left behind.
   const sftp = await session.sftp();
   const exists = await session.exec(`mkdir -p ${shellQuote(`${root}/runs`)} && mkdir ${shellQuote(runDir)} && chmod 700 ${shellQuote(runDir)}`);
-  if (exists.code !== 0) throw new Error(`cannot create ${runDir} (a run with this id may exist; exit ${exists.code ?? exists.signal}): ${exists.stderr.toString().trim()}`);
+  if (exists.code !== 0)
+    throw new Error(`cannot create ${runDir} (a run with this id may exist; exit ${exists.code ?? exists.signal}): ${exists.stderr.toString().trim()}`);
   const cwd = options.cwd ? (options.cwd.startsWith('/') ? options.cwd : `${await session.home()}/${options.cwd}`) : undefined;
   const commandScript = `${cwd ? `cd ${shellQuote(cwd)} || exit 96\n` : ''}${options.command}\n`;
   await writeFileAtomic(sftp, `${runDir}/wrapper.sh`, WRAPPER_SCRIPT, 0o700);
@@ -146,7 +150,8 @@ export async function startDetached(session: SshSession, options: StartOptions):
   const launcher = !options.launcher || options.launcher === 'auto' ? await detectLauncher(session) : options.launcher;
   const wrapper = `${runDir}/wrapper.sh`;
   // Launch and wait (up to 10 s) for the wrapper's pid file in the same round trip.
-  const script = `${launchCommand(launcher, root, options.runId, wrapper)}\n` +
+  const script =
+    `${launchCommand(launcher, root, options.runId, wrapper)}\n` +
     `i=0; while [ ! -s ${shellQuote(`${runDir}/pid`)} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; cat ${shellQuote(`${runDir}/pid`)}`;
   const r = await session.exec(script);
   const pid = Number(r.stdout.toString().trim());
@@ -157,7 +162,8 @@ export async function startDetached(session: SshSession, options: StartOptions):
 // One line per run, tab-separated: id, pid, alive, exit code, started_at, heartbeat age, output.log size.
 // A zombie still answers kill -0 (some containers' pid 1 never reaps), so /proc's state is checked too.
 const ALIVE_FN = `rft_alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }`;
-const STATUS_FN = `${ALIVE_FN}; rft_status() { d=$1; pid=$(cat "$d/pid" 2>/dev/null); ec=$(cat "$d/exit_code" 2>/dev/null); st=$(cat "$d/started_at" 2>/dev/null); ` +
+const STATUS_FN =
+  `${ALIVE_FN}; rft_status() { d=$1; pid=$(cat "$d/pid" 2>/dev/null); ec=$(cat "$d/exit_code" 2>/dev/null); st=$(cat "$d/started_at" 2>/dev/null); ` +
   `hb=$(cat "$d/heartbeat" 2>/dev/null); now=$(date +%s); age=; [ -n "$hb" ] && age=$((now-hb)); alive=0; ` +
   `[ -n "$pid" ] && rft_alive "$pid" && alive=1; sz=$(stat -c %s "$d/output.log" 2>/dev/null); ` +
   `printf '%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' "$(basename "$d")" "$pid" "$alive" "$ec" "$st" "$age" "$sz"; }`;
@@ -194,7 +200,10 @@ export async function listRuns(session: SshSession, root?: string): Promise<Host
   const runs = `${await remoteRoot(session, root)}/runs`;
   const out = await session.run(`${STATUS_FN}; for d in ${shellQuote(runs)}/*; do [ -f "$d/wrapper.sh" ] && rft_status "$d"; done; true`);
   // A host lists whatever folders it has: ids that could name a path (`..`, slashes, odd bytes) are dropped here.
-  return out.split('\n').map(parseStatusLine).filter((s): s is HostRunStatus => s !== undefined && isValidRunId(s.runId));
+  return out
+    .split('\n')
+    .map(parseStatusLine)
+    .filter((s): s is HostRunStatus => s !== undefined && isValidRunId(s.runId));
 }
 
 /**
@@ -208,9 +217,10 @@ export async function stopRun(session: SshSession, runId: string, options: { gra
   const d = shellQuote(dir);
   await session.run(
     `${ALIVE_FN}; pid=$(cat ${d}/pid 2>/dev/null) || exit 0; [ -n "$pid" ] || exit 0; ` +
-    `kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; ` +
-    `i=0; while rft_alive "$pid" && [ $i -lt ${steps} ]; do sleep 0.1; i=$((i+1)); done; ` +
-    `if rft_alive "$pid"; then kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null; sleep 0.2; fi; ` +
-    `[ -f ${d}/exit_code ] || { echo 137 > ${d}/exit_code.tmp && mv -f ${d}/exit_code.tmp ${d}/exit_code; }; true`);
+      `kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; ` +
+      `i=0; while rft_alive "$pid" && [ $i -lt ${steps} ]; do sleep 0.1; i=$((i+1)); done; ` +
+      `if rft_alive "$pid"; then kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null; sleep 0.2; fi; ` +
+      `[ -f ${d}/exit_code ] || { echo 137 > ${d}/exit_code.tmp && mv -f ${d}/exit_code.tmp ${d}/exit_code; }; true`,
+  );
   return await runStatus(session, runId, options.root);
 }

@@ -13,7 +13,9 @@ export function invalidEnvNames(env: Readonly<Record<string, string>>): string[]
 
 /** The env file's text: one `export NAME='value'` per variable, sourced by the run wrapper. */
 export function renderEnvFile(env: Readonly<Record<string, string>>): string {
-  return Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join('');
+  return Object.entries(env)
+    .map(([k, v]) => `export ${k}=${shellQuote(v)}\n`)
+    .join('');
 }
 
 /** Writes `<runDir>/env` (absolute remote path) with mode 0600. */

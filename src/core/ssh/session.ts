@@ -17,7 +17,18 @@ import { detectLoginShell, noisyShellMessage, viaPosixShell } from './loginShell
 import type { LoginShell } from './loginShell';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
-import { certAuthorityFor, checkHostKey, changedHostKeyMessage, fingerprintSha256, hostKeyAction, keyTypeOf, rememberHostKey, knownHostsName, preferKeyTypes, preferKnownHostKeyAlgorithms } from './knownHosts';
+import {
+  certAuthorityFor,
+  checkHostKey,
+  changedHostKeyMessage,
+  fingerprintSha256,
+  hostKeyAction,
+  keyTypeOf,
+  rememberHostKey,
+  knownHostsName,
+  preferKeyTypes,
+  preferKnownHostKeyAlgorithms,
+} from './knownHosts';
 
 /** Where to connect: an ssh_config alias, or "[user@]host[:port]" with optional overrides. */
 export interface SshTarget {
@@ -71,7 +82,10 @@ export interface ConnectOptions extends AuthOptions {
 
 /** A failure that retrying cannot fix (host key refused or changed, authentication rejected, a noisy login shell). */
 export class SshFatalError extends Error {
-  constructor(message: string, readonly code: 'host-key-changed' | 'host-key-rejected' | 'host-key-revoked' | 'auth-failed' | 'config' | 'shell-noise') {
+  constructor(
+    message: string,
+    readonly code: 'host-key-changed' | 'host-key-rejected' | 'host-key-revoked' | 'auth-failed' | 'config' | 'shell-noise',
+  ) {
     super(message);
     this.name = 'SshFatalError';
   }
@@ -99,9 +113,20 @@ function ssh2Ciphers(): readonly string[] {
 }
 
 /** ssh2's default host key algorithms (Node 20 has Ed25519), reordered per host by preferKnownHostKeyAlgorithms. */
-const SSH2_HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] as const;
+const SSH2_HOST_KEY_ALGORITHMS = [
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'rsa-sha2-512',
+  'rsa-sha2-256',
+  'ssh-rsa',
+] as const;
 
-interface ExitRecord { status?: { code: number | null; signal: string | null }; notify?: () => void }
+interface ExitRecord {
+  status?: { code: number | null; signal: string | null };
+  notify?: () => void;
+}
 const exitRecords = new WeakMap<ClientChannel, ExitRecord>();
 
 export class SshSession {
@@ -139,7 +164,10 @@ export class SshSession {
 
   /** Called once when the connection ends for any reason. Returns an unsubscribe function. */
   onClose(listener: (err?: Error) => void): () => void {
-    if (this.isClosed) { listener(); return () => undefined; }
+    if (this.isClosed) {
+      listener();
+      return () => undefined;
+    }
     this.closeListeners.add(listener);
     return () => this.closeListeners.delete(listener);
   }
@@ -216,7 +244,10 @@ export class SshSession {
     return await new Promise((resolve, reject) => {
       const out: Buffer[] = [];
       const err: Buffer[] = [];
-      const onAbort = (): void => { ch.close(); reject(new Error('aborted')); };
+      const onAbort = (): void => {
+        ch.close();
+        reject(new Error('aborted'));
+      };
       options.signal?.addEventListener('abort', onAbort, { once: true });
       ch.on('data', (d: Buffer) => out.push(d));
       ch.stderr.on('data', (d: Buffer) => err.push(d));
@@ -250,8 +281,11 @@ export class SshSession {
       // Not cached: the next call tries again (after the host's admin fixed it, or over a new connection).
       this.sftpPromise = undefined;
       if (this.isClosed) throw err;
-      throw new Error(`The SFTP subsystem on ${this.resolved.alias} did not start (${(err as Error).message}). Run files and ` +
-        'secrets are written over SFTP only (never on a command line): the host\'s sshd_config needs a `Subsystem sftp` line.', { cause: err });
+      throw new Error(
+        `The SFTP subsystem on ${this.resolved.alias} did not start (${(err as Error).message}). Run files and ` +
+          "secrets are written over SFTP only (never on a command line): the host's sshd_config needs a `Subsystem sftp` line.",
+        { cause: err },
+      );
     });
     return await this.sftpPromise;
   }
@@ -291,7 +325,11 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
   // With HostKeyAlias ssh looks the alias up bare, whatever the port; otherwise "[host]:port" off port 22.
   const keyPort = alias ? 22 : port;
   // As ssh(1): the user files, then the global ones (GlobalKnownHostsFile, /etc/ssh/ssh_known_hosts by default).
-  const knownFiles = [...(options.knownHostsFiles ?? resolved.userKnownHostsFiles), ...(options.globalKnownHostsFiles ?? resolved.globalKnownHostsFiles), options.hostKeyStore];
+  const knownFiles = [
+    ...(options.knownHostsFiles ?? resolved.userKnownHostsFiles),
+    ...(options.globalKnownHostsFiles ?? resolved.globalKnownHostsFiles),
+    options.hostKeyStore,
+  ];
   let hostKeyError: Error | undefined;
   const interval = options.keepaliveIntervalMs ?? Math.min(resolved.serverAliveInterval > 0 ? resolved.serverAliveInterval * 1000 : 7_000, 7_000);
   const readyMs = options.readyTimeoutMs ?? 20_000;
@@ -302,18 +340,31 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
   if (resolved.ciphersError) throw new SshFatalError(`${resolved.ciphersError} (ssh_config for ${resolved.alias})`, 'config');
   const offeredCiphers = resolved.ciphers ? resolved.ciphers.filter((c) => ssh2Ciphers().includes(c)) : undefined;
   if (offeredCiphers?.length === 0) {
-    throw new SshFatalError(`None of the Ciphers in ssh_config for ${resolved.alias} (${resolved.ciphers!.join(',')}) is one this client implements (${ssh2Ciphers().join(',')}).`, 'config');
+    throw new SshFatalError(
+      `None of the Ciphers in ssh_config for ${resolved.alias} (${resolved.ciphers!.join(',')}) is one this client implements (${ssh2Ciphers().join(',')}).`,
+      'config',
+    );
   }
   // The cipher both sides agreed on, for the log and for benchmarks that must compare like with like.
-  client.once('handshake', (n: { cs?: { cipher?: string } }) => { if (n.cs?.cipher) negotiatedCiphers.set(client, n.cs.cipher); });
-  const auth = authHandlerFor(ssh2, {
-    username: user, host: keyName, port, resolved, home,
-    ...(target.identityFile ? { identityFile: target.identityFile } : {}),
-  }, {
-    ...options,
-    ...(askPassphrase ? { askPassphrase: (path: string) => timer.pauseWhile(() => askPassphrase(path)) } : {}),
-    ...(askSecret ? { askSecret: (p: SecretPrompt) => timer.pauseWhile(() => askSecret(p)) } : {}),
+  client.once('handshake', (n: { cs?: { cipher?: string } }) => {
+    if (n.cs?.cipher) negotiatedCiphers.set(client, n.cs.cipher);
   });
+  const auth = authHandlerFor(
+    ssh2,
+    {
+      username: user,
+      host: keyName,
+      port,
+      resolved,
+      home,
+      ...(target.identityFile ? { identityFile: target.identityFile } : {}),
+    },
+    {
+      ...options,
+      ...(askPassphrase ? { askPassphrase: (path: string) => timer.pauseWhile(() => askPassphrase(path)) } : {}),
+      ...(askSecret ? { askSecret: (p: SecretPrompt) => timer.pauseWhile(() => askSecret(p)) } : {}),
+    },
+  );
   return await new Promise<Client>((resolve, reject) => {
     let settled = false;
     const fail = (err: Error): void => {
@@ -327,7 +378,14 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
     const onAbort = (): void => fail(new Error('connection cancelled'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     // destroy, not end: a socket still connecting (a host that drops packets) would otherwise linger.
-    onTimeout = (): void => { client.destroy(); fail(new Error(`Timed out after ${readyMs >= 1000 ? `${Math.round(readyMs / 1000)} s` : `${readyMs} ms`} waiting for the SSH handshake with ${resolved.hostName}:${port} (time spent answering prompts not counted).`)); };
+    onTimeout = (): void => {
+      client.destroy();
+      fail(
+        new Error(
+          `Timed out after ${readyMs >= 1000 ? `${Math.round(readyMs / 1000)} s` : `${readyMs} ms`} waiting for the SSH handshake with ${resolved.hostName}:${port} (time spent answering prompts not counted).`,
+        ),
+      );
+    };
     client.once('ready', () => {
       if (settled) return;
       settled = true;
@@ -340,7 +398,13 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
     // listener would be thrown at the extension host.
     client.on('error', (err: Error & { level?: string }) => {
       if (hostKeyError) return fail(hostKeyError);
-      if (err.level === 'client-authentication') return fail(new SshFatalError(`Authentication as ${user} to ${knownHostsName(resolved.hostName, port)} failed: no key, agent identity, passphrase or password was accepted.`, 'auth-failed'));
+      if (err.level === 'client-authentication')
+        return fail(
+          new SshFatalError(
+            `Authentication as ${user} to ${knownHostsName(resolved.hostName, port)} failed: no key, agent identity, passphrase or password was accepted.`,
+            'auth-failed',
+          ),
+        );
       fail(err);
     });
     client.once('close', () => fail(hostKeyError ?? new Error(`connection to ${resolved.hostName}:${port} closed before it was ready`)));
@@ -355,7 +419,10 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
       algorithms: {
         ...(offeredCiphers ? { cipher: offeredCiphers as CipherAlgorithm[] } : {}),
         serverHostKey: target.pinnedHostKeys?.length
-          ? preferKeyTypes<ServerHostKeyAlgorithm>(target.pinnedHostKeys.map((l) => l.trim().split(/\s+/)[0] ?? ''), SSH2_HOST_KEY_ALGORITHMS)
+          ? preferKeyTypes<ServerHostKeyAlgorithm>(
+              target.pinnedHostKeys.map((l) => l.trim().split(/\s+/)[0] ?? ''),
+              SSH2_HOST_KEY_ALGORITHMS,
+            )
           : preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, keyPort, SSH2_HOST_KEY_ALGORITHMS),
       },
       authHandler: auth.handler,
@@ -368,8 +435,11 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
             if (checkHostKey(knownFiles, keyName, keyPort, hk).kind !== 'known') rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
             return verify(true);
           }
-          hostKeyError = new SshFatalError(`Host key ${fingerprintSha256(blob)} of ${knownHostsName(keyName, keyPort)} is not the one this instance was launched with ` +
-            `(${pinned.map((b) => fingerprintSha256(b)).join(', ')}). The connection was refused: something other than the instance may be answering at ${resolved.hostName}:${port}.`, 'host-key-changed');
+          hostKeyError = new SshFatalError(
+            `Host key ${fingerprintSha256(blob)} of ${knownHostsName(keyName, keyPort)} is not the one this instance was launched with ` +
+              `(${pinned.map((b) => fingerprintSha256(b)).join(', ')}). The connection was refused: something other than the instance may be answering at ${resolved.hostName}:${port}.`,
+            'host-key-changed',
+          );
           return verify(false);
         }
         const verdict = checkHostKey(knownFiles, keyName, keyPort, hk);
@@ -380,29 +450,44 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
           return verify(false);
         }
         if (verdict.kind === 'revoked') {
-          hostKeyError = new SshFatalError(`Host key ${verdict.fingerprint} for ${knownHostsName(keyName, keyPort)} is marked @revoked in ${verdict.file}.`, 'host-key-revoked');
+          hostKeyError = new SshFatalError(
+            `Host key ${verdict.fingerprint} for ${knownHostsName(keyName, keyPort)} is marked @revoked in ${verdict.file}.`,
+            'host-key-revoked',
+          );
           return verify(false);
         }
         if (verdict.kind !== 'unknown') return verify(false);
         const ca = certAuthorityFor(knownFiles, keyName, keyPort);
-        const caNote = ca ? ` ${ca} vouches for it with a @cert-authority, but this client cannot check host certificates: add the host's own key (ssh-keyscan) instead.` : '';
+        const caNote = ca
+          ? ` ${ca} vouches for it with a @cert-authority, but this client cannot check host certificates: add the host's own key (ssh-keyscan) instead.`
+          : '';
         if (action === 'accept-and-remember') {
-          options.log?.(`StrictHostKeyChecking ${resolved.strictHostKeyChecking}: adding ${hk.type} ${verdict.fingerprint} for ${knownHostsName(keyName, keyPort)}`);
+          options.log?.(
+            `StrictHostKeyChecking ${resolved.strictHostKeyChecking}: adding ${hk.type} ${verdict.fingerprint} for ${knownHostsName(keyName, keyPort)}`,
+          );
           rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
           return verify(true);
         }
         const rejected = (why: string): void => {
-          hostKeyError = new SshFatalError(`Host key ${fingerprintSha256(blob)} for ${knownHostsName(keyName, keyPort)} is not known and ${why}.${caNote}`, 'host-key-rejected');
+          hostKeyError = new SshFatalError(
+            `Host key ${fingerprintSha256(blob)} for ${knownHostsName(keyName, keyPort)} is not known and ${why}.${caNote}`,
+            'host-key-rejected',
+          );
           verify(false);
         };
         if (action === 'refuse') return rejected('StrictHostKeyChecking is yes for this host in your ssh_config');
         const ask = options.confirmHostKey;
         if (!ask) return rejected('was not accepted');
-        timer.pauseWhile(() => ask({ host: keyName, port: keyPort, keyType: hk.type, fingerprint: verdict.fingerprint, ...(ca ? { certAuthorityFile: ca } : {}) })).then((ok) => {
-          if (!ok) return rejected('was not accepted');
-          rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
-          verify(true);
-        }, () => rejected('was not accepted'));
+        timer
+          .pauseWhile(() => ask({ host: keyName, port: keyPort, keyType: hk.type, fingerprint: verdict.fingerprint, ...(ca ? { certAuthorityFile: ca } : {}) }))
+          .then(
+            (ok) => {
+              if (!ok) return rejected('was not accepted');
+              rememberHostKey(options.hostKeyStore, keyName, keyPort, hk);
+              verify(true);
+            },
+            () => rejected('was not accepted'),
+          );
       },
     });
     // Every remote command is a few small request/reply packets; with Nagle on, each waits out the peer's
@@ -430,9 +515,14 @@ export async function connect(target: SshTarget, options: ConnectOptions): Promi
     if (resolved.proxyJump.length === 0 && resolved.proxyCommand) {
       let command: string;
       try {
-        command = expandProxyCommand(resolved.proxyCommand, { host: resolved.hostName, port: target.port ?? resolved.port, user: target.user ?? resolved.user, alias: resolved.alias });
+        command = expandProxyCommand(resolved.proxyCommand, {
+          host: resolved.hostName,
+          port: target.port ?? resolved.port,
+          user: target.user ?? resolved.user,
+          alias: resolved.alias,
+        });
       } catch (e) {
-        throw new SshFatalError((e as Error).message, 'config');  // not a network failure: retrying cannot help
+        throw new SshFatalError((e as Error).message, 'config'); // not a network failure: retrying cannot help
       }
       proxy = startProxyCommand(command, options.log);
       hops.push(proxy);

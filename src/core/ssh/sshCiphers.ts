@@ -7,13 +7,26 @@
 
 /** OpenSSH's client default (myproposal.h KEX_CLIENT_ENCRYPT). */
 export const OPENSSH_DEFAULT_CIPHERS = [
-  'chacha20-poly1305@openssh.com', 'aes128-ctr', 'aes192-ctr', 'aes256-ctr', 'aes128-gcm@openssh.com', 'aes256-gcm@openssh.com',
+  'chacha20-poly1305@openssh.com',
+  'aes128-ctr',
+  'aes192-ctr',
+  'aes256-ctr',
+  'aes128-gcm@openssh.com',
+  'aes256-gcm@openssh.com',
 ] as const;
 
 /** Every cipher OpenSSH 9.2 knows, in cipher.c's order (what a pattern expands against). */
 export const OPENSSH_ALL_CIPHERS = [
-  '3des-cbc', 'aes128-cbc', 'aes192-cbc', 'aes256-cbc', 'aes128-ctr', 'aes192-ctr', 'aes256-ctr',
-  'aes128-gcm@openssh.com', 'aes256-gcm@openssh.com', 'chacha20-poly1305@openssh.com',
+  '3des-cbc',
+  'aes128-cbc',
+  'aes192-cbc',
+  'aes256-cbc',
+  'aes128-ctr',
+  'aes192-ctr',
+  'aes256-ctr',
+  'aes128-gcm@openssh.com',
+  'aes256-gcm@openssh.com',
+  'chacha20-poly1305@openssh.com',
 ] as const;
 
 function patternRegExp(pattern: string): RegExp {
@@ -25,7 +38,9 @@ function patternRegExp(pattern: string): RegExp {
 function matchesList(name: string, patterns: readonly string[]): boolean {
   let hit = false;
   for (const p of patterns) {
-    if (p.startsWith('!')) { if (patternRegExp(p.slice(1)).test(name)) return false; } else if (patternRegExp(p).test(name)) hit = true;
+    if (p.startsWith('!')) {
+      if (patternRegExp(p.slice(1)).test(name)) return false;
+    } else if (patternRegExp(p).test(name)) hit = true;
   }
   return hit;
 }
@@ -38,7 +53,11 @@ export function effectiveCiphers(value: string | undefined): { ciphers?: string[
   if (value === undefined) return {};
   const v = value.trim();
   if (v === '') return { error: 'Ciphers is empty' };
-  const items = (s: string): string[] => s.split(',').map((x) => x.trim()).filter(Boolean);
+  const items = (s: string): string[] =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   let list: string[];
   if (v.startsWith('-')) {
     const remove = items(v.slice(1));
@@ -46,7 +65,8 @@ export function effectiveCiphers(value: string | undefined): { ciphers?: string[
   } else {
     const named = items(/^[+^]/.test(v) ? v.slice(1) : v);
     const unknown = named.find((n) => !(OPENSSH_ALL_CIPHERS as readonly string[]).includes(n));
-    if (unknown !== undefined || named.length === 0) return { error: `Bad SSH2 cipher spec '${value}'${unknown !== undefined ? `: unknown cipher ${unknown}` : ''}` };
+    if (unknown !== undefined || named.length === 0)
+      return { error: `Bad SSH2 cipher spec '${value}'${unknown !== undefined ? `: unknown cipher ${unknown}` : ''}` };
     list = v.startsWith('+') ? [...OPENSSH_DEFAULT_CIPHERS, ...named] : v.startsWith('^') ? [...named, ...OPENSSH_DEFAULT_CIPHERS] : named;
   }
   const out: string[] = [];

@@ -74,7 +74,10 @@ export function chooseSshConfigPath(own: string | undefined, remoteSsh: string |
  * releases also let `ProxyJump none` shut out a later ProxyCommand.)
  */
 function collectProxy(key: 'proxyjump' | 'proxycommand', d: Directive, c: Collected): void {
-  if (key === 'proxycommand') { c.proxyCommand ??= commandOf(d); return; }
+  if (key === 'proxycommand') {
+    c.proxyCommand ??= commandOf(d);
+    return;
+  }
   if (c.proxyJump !== undefined || c.proxyCommand !== undefined) return;
   const v = argsOf(d).join(' ').trim();
   c.proxyJump = v;
@@ -95,13 +98,23 @@ function collect(d: Directive, c: Collected): void {
 
 /** Reads the config once (twice when a `Match final` asks for it) for the host as typed. */
 function collectOptions(path: string, home: string, hostArg: string, pass: Omit<Pass, 'hostArg' | 'final' | 'wantFinal'>): void {
-  const run = (p: Pass): void => walkConfig(path, home, {
-    section: (d, neverMatch) => {
-      const m = /^host$/i.test(d.param) ? hostLineMatches(argsOf(d), hostArg) : matchLineMatches(argsOf(d), p);
-      return m && !neverMatch;
-    },
-    directive: (d, active) => { if (active) collect(d, p.collected); },
-  }, true, false, 0);
+  const run = (p: Pass): void =>
+    walkConfig(
+      path,
+      home,
+      {
+        section: (d, neverMatch) => {
+          const m = /^host$/i.test(d.param) ? hostLineMatches(argsOf(d), hostArg) : matchLineMatches(argsOf(d), p);
+          return m && !neverMatch;
+        },
+        directive: (d, active) => {
+          if (active) collect(d, p.collected);
+        },
+      },
+      true,
+      false,
+      0,
+    );
   const first: Pass = { ...pass, hostArg, final: false, wantFinal: false };
   run(first);
   if (!first.wantFinal) return;
@@ -120,11 +133,21 @@ function parseTime(s: string): number | undefined {
 }
 
 const STRICT_HOST_KEY_CHECKING: Readonly<Record<string, 'yes' | 'no' | 'ask' | 'accept-new'>> = {
-  yes: 'yes', true: 'yes', no: 'no', false: 'no', off: 'no', ask: 'ask', 'accept-new': 'accept-new',
+  yes: 'yes',
+  true: 'yes',
+  no: 'no',
+  false: 'no',
+  off: 'no',
+  ask: 'ask',
+  'accept-new': 'accept-new',
 };
 
 function localUserName(): string {
-  try { return userInfo().username; } catch { return process.env.USER ?? process.env.USERNAME ?? 'root'; }
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.USERNAME ?? 'root';
+  }
 }
 
 /**
@@ -134,12 +157,16 @@ function localUserName(): string {
 function expandTokens(s: string, tokens: Readonly<Record<string, string>>): string {
   return s.replace(/\$\{([^}]+)\}|%(.)/gs, (m, env: string | undefined, t: string | undefined) => {
     if (env !== undefined) return process.env[env] ?? m;
-    return t === '%' ? '%' : tokens[t ?? ''] ?? m;
+    return t === '%' ? '%' : (tokens[t ?? ''] ?? m);
   });
 }
 
 /** The tokens ssh.c offers IdentityFile and UserKnownHostsFile (DEFAULT_CLIENT_PERCENT_EXPAND_ARGS). */
-function fileTokens(h: { hostArg: string; hostName: string; port: number; user: string; hostKeyAlias?: string | undefined }, home: string, localUser: string): Record<string, string> {
+function fileTokens(
+  h: { hostArg: string; hostName: string; port: number; user: string; hostKeyAlias?: string | undefined },
+  home: string,
+  localUser: string,
+): Record<string, string> {
   const l = localHostName();
   return {
     C: createHash('sha1').update(`${l}${h.hostName}${h.port}${h.user}`).digest('hex'),
@@ -163,7 +190,14 @@ function jumpHop(hop: string): string {
 
 function proxyOf(c: Collected): { proxyJump: string[]; proxyCommand?: string } {
   const jump = c.proxyJump && c.proxyJump.toLowerCase() !== 'none' ? c.proxyJump : undefined;
-  if (jump) return { proxyJump: jump.split(',').map((s) => s.trim()).filter(Boolean).map(jumpHop) };
+  if (jump)
+    return {
+      proxyJump: jump
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .map(jumpHop),
+    };
   const command = c.proxyCommand?.trim();
   return command && command.toLowerCase() !== 'none' ? { proxyJump: [], proxyCommand: command } : { proxyJump: [] };
 }
@@ -187,13 +221,20 @@ export function parseHostSpec(spec: string): { user?: string; host: string; port
 export function listConfiguredHosts(source: SshConfigSource = {}): string[] {
   const home = source.home ?? homedir();
   const hosts: string[] = [];
-  walkConfig(source.path ?? join(home, '.ssh', 'config'), home, {
-    section: (d) => {
-      if (/^host$/i.test(d.param)) for (const h of argsOf(d)) if (h && !/[*?!]/.test(h) && !hosts.includes(h)) hosts.push(h);
-      return true;
+  walkConfig(
+    source.path ?? join(home, '.ssh', 'config'),
+    home,
+    {
+      section: (d) => {
+        if (/^host$/i.test(d.param)) for (const h of argsOf(d)) if (h && !/[*?!]/.test(h) && !hosts.includes(h)) hosts.push(h);
+        return true;
+      },
+      directive: () => undefined,
     },
-    directive: () => undefined,
-  }, true, false, 0);
+    true,
+    false,
+    0,
+  );
   return hosts;
 }
 

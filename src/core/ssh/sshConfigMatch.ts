@@ -75,13 +75,18 @@ function criterionMatches(attr: string, arg: string, p: Pass): boolean | undefin
   const c = p.collected;
   switch (attr) {
     // Match host sees HostName as set so far (%h expanded), else the name typed; both sides lowercased.
-    case 'host': return matchPatternList(hostNameOf(c, p.hostArg).toLowerCase(), arg, true) === 1;
-    case 'originalhost': return matchPatternList(p.hostArg.toLowerCase(), arg, true) === 1;
-    case 'user': return matchPatternList(c.first.get('user')?.[0] ?? p.fallbackUser, arg, false) === 1;
-    case 'localuser': return matchPatternList(p.localUser, arg, false) === 1;
+    case 'host':
+      return matchPatternList(hostNameOf(c, p.hostArg).toLowerCase(), arg, true) === 1;
+    case 'originalhost':
+      return matchPatternList(p.hostArg.toLowerCase(), arg, true) === 1;
+    case 'user':
+      return matchPatternList(c.first.get('user')?.[0] ?? p.fallbackUser, arg, false) === 1;
+    case 'localuser':
+      return matchPatternList(p.localUser, arg, false) === 1;
     // `Match exec` would run a command from the config just to compute options: never, so such a block never
     // applies. Criteria OpenSSH 9.2 does not know make it reject the config; here the block does not apply.
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -106,4 +111,3 @@ export function matchLineMatches(args: readonly string[], p: Pass): boolean {
   }
   return attributes > 0 && result;
 }
-

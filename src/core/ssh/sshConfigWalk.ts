@@ -17,12 +17,19 @@ export function argsOf(d: Directive): string[] {
 /** ProxyCommand is the rest of its line for OpenSSH; the parser splits it into words, so join them back. */
 export function commandOf(d: Directive): string {
   if (typeof d.value === 'string') return d.value;
-  return d.value.map((v) => `${v.separator}${v.quoted ? `"${v.val.replace(/"/g, '\\"')}"` : v.val}`).join('').trim();
+  return d.value
+    .map((v) => `${v.separator}${v.quoted ? `"${v.val.replace(/"/g, '\\"')}"` : v.val}`)
+    .join('')
+    .trim();
 }
 
 function parseFile(path: string): Line[] {
   let text: string;
-  try { text = readFileSync(path, 'utf8'); } catch { return []; }
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return [];
+  }
   return parseSshConfig(text);
 }
 
@@ -40,7 +47,10 @@ function globComponent(part: string): RegExp {
     if (c === '*') re += '.*';
     else if (c === '?') re += '.';
     else if (close > 0) {
-      re += `[${part.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+      re += `[${part
+        .slice(i + 1, close)
+        .replace(/^!/, '^')
+        .replace(/\\/g, '\\\\')}]`;
       i = close;
     } else re += escapeRegExp(c);
   }
@@ -48,7 +58,11 @@ function globComponent(part: string): RegExp {
 }
 
 function isFile(p: string): boolean {
-  try { return statSync(p).isFile(); } catch { return false; }
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -59,12 +73,22 @@ function isFile(p: string): boolean {
 export function globFiles(pattern: string): string[] {
   const root = parsePath(pattern).root;
   let found = [root];
-  for (const part of pattern.slice(root.length).split(sep === '\\' ? /[\\/]+/ : /\/+/).filter(Boolean)) {
-    if (!/[*?[]/.test(part)) { found = found.map((dir) => join(dir, part)); continue; }
+  for (const part of pattern
+    .slice(root.length)
+    .split(sep === '\\' ? /[\\/]+/ : /\/+/)
+    .filter(Boolean)) {
+    if (!/[*?[]/.test(part)) {
+      found = found.map((dir) => join(dir, part));
+      continue;
+    }
     const re = globComponent(part);
     found = found.flatMap((dir) => {
       let names: string[];
-      try { names = readdirSync(dir); } catch { return []; }
+      try {
+        names = readdirSync(dir);
+      } catch {
+        return [];
+      }
       return names.filter((n) => (!n.startsWith('.') || part.startsWith('.')) && re.test(n)).map((n) => join(dir, n));
     });
   }
@@ -97,9 +121,11 @@ export function walkConfig(path: string, home: string, v: Visitor, inherited: bo
   };
   for (const line of parseFile(path)) {
     if (line.type !== LineType.DIRECTIVE) continue;
-    if (!('config' in line)) { apply(line); continue; }
+    if (!('config' in line)) {
+      apply(line);
+      continue;
+    }
     active = v.section(line, neverMatch);
     for (const sub of line.config) if (sub.type === LineType.DIRECTIVE) apply(sub);
   }
 }
-

@@ -49,7 +49,11 @@ export async function inPool<T>(items: readonly T[], concurrency: number, fn: (i
   let failure: { error: unknown } | undefined;
   const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
     while (!failure && next < items.length) {
-      try { await fn(items[next++]!); } catch (error) { failure ??= { error }; }
+      try {
+        await fn(items[next++]!);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   });
   await Promise.all(workers);
@@ -61,17 +65,21 @@ export async function sendPiece(session: SshSession, localPath: string, remotePa
   const q = shellQuote(remotePath);
   const dir = remotePath.slice(0, remotePath.lastIndexOf('/')) || '/';
   // dd prints its record counts on stderr even on success: kept back unless it fails (a full disk, say).
-  const ch = await session.execStream(`mkdir -p ${shellQuote(dir)} && { e=$(dd of=${q} bs=${STRIPE_BLOCK} seek=${piece.offset / STRIPE_BLOCK} conv=notrunc 2>&1 >/dev/null) || { printf '%s\\n' "$e" >&2; exit 1; }; }`);
+  const ch = await session.execStream(
+    `mkdir -p ${shellQuote(dir)} && { e=$(dd of=${q} bs=${STRIPE_BLOCK} seek=${piece.offset / STRIPE_BLOCK} conv=notrunc 2>&1 >/dev/null) || { printf '%s\\n' "$e" >&2; exit 1; }; }`,
+  );
   const exit = session.exitOf(ch);
   const err: Buffer[] = [];
   ch.stderr.on('data', (d: Buffer) => err.push(d));
   ch.on('data', () => undefined);
-  const source = piece.length > 0
-    ? createReadStream(localPath, { start: piece.offset, end: piece.offset + piece.length - 1, highWaterMark: STRIPE_BLOCK })
-    : [];
+  const source =
+    piece.length > 0 ? createReadStream(localPath, { start: piece.offset, end: piece.offset + piece.length - 1, highWaterMark: STRIPE_BLOCK }) : [];
   await pipeline(source, ch, ...(signal ? [{ signal }] : []));
   const st = await exit;
-  if (!st || st.code !== 0) throw new Error(`writing ${remotePath} at ${piece.offset} on the host failed (${st ? st.code ?? st.signal : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`);
+  if (!st || st.code !== 0)
+    throw new Error(
+      `writing ${remotePath} at ${piece.offset} on the host failed (${st ? (st.code ?? st.signal) : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`,
+    );
 }
 
 /** Gives a striped file the mode and mtime tar would have given it (the next sync compares the mtime). */

@@ -56,7 +56,6 @@ export interface SyncResult {
   readonly cancelled: boolean;
 }
 
-
 /** Contiguous groups (directory neighbours stay together) of roughly equal bytes, counting 512 per header. */
 function splitByBytes(entries: readonly TarEntry[], n: number): TarEntry[][] {
   if (n <= 1) return [[...entries]];
@@ -73,7 +72,9 @@ function splitByBytes(entries: readonly TarEntry[], n: number): TarEntry[][] {
 
 /** Sends the workspace to `remoteDir`; see the header comment for the protocol. */
 export async function syncWorkspace(session: SshSession, options: SyncOptions): Promise<SyncResult> {
-  const remoteDir = options.remoteDir.startsWith('/') ? options.remoteDir.replace(/\/+$/, '') : `${await session.home()}/${options.remoteDir.replace(/\/+$/, '')}`;
+  const remoteDir = options.remoteDir.startsWith('/')
+    ? options.remoteDir.replace(/\/+$/, '')
+    : `${await session.home()}/${options.remoteDir.replace(/\/+$/, '')}`;
   options.onProgress?.({ phase: 'scan' });
   // The apply command is started now, beside the state read: it waits for its tar on stdin, so a sync with
   // changes costs one round trip of latency instead of two. With nothing to send it gets an empty archive.
@@ -102,7 +103,10 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     }),
     session.exec(stateCommand(remoteDir)),
   ]).catch(async (err: unknown) => {
-    await applying.then((a) => a.ch.close(), () => undefined);
+    await applying.then(
+      (a) => a.ch.close(),
+      () => undefined,
+    );
     throw err;
   });
   if (stateOut.code !== 0) {
@@ -115,7 +119,12 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     return { remoteDir, uploaded: 0, uploadedBytes: 0, deleted: 0, unchanged: 0, warnings, cancelled: true };
   }
   options.onProgress?.({ phase: 'compare', files: local.length });
-  const { send, next, deletes, finalFiles, unchanged, nothingToDo } = await planSync(options.localRoot, local, parseRemoteState(stateOut.stdout), options.identityBytes ?? IDENTITY_BYTES);
+  const { send, next, deletes, finalFiles, unchanged, nothingToDo } = await planSync(
+    options.localRoot,
+    local,
+    parseRemoteState(stateOut.stdout),
+    options.identityBytes ?? IDENTITY_BYTES,
+  );
   if (nothingToDo) {
     saveHashCache(options.cacheFile, finalFiles, cached);
     await finishEmpty();
@@ -125,12 +134,20 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   const applier = await applying;
   const hashes = await sendChanges(session, options, { remoteDir, stage, applier, send, next, deletes });
   const uploadedBytes = bytesOf(send);
-  saveHashCache(options.cacheFile, finalFiles.map((f) => (f.hash ? f : { ...f, hash: hashes.get(f.path) ?? '' })), cached);
+  saveHashCache(
+    options.cacheFile,
+    finalFiles.map((f) => (f.hash ? f : { ...f, hash: hashes.get(f.path) ?? '' })),
+    cached,
+  );
   options.onProgress?.({ phase: 'done', files: send.length, bytes: uploadedBytes });
   return { remoteDir, uploaded: send.length, uploadedBytes, deleted: deletes.length, unchanged, warnings, cancelled: false };
 }
 
-interface Applier { readonly ch: Awaited<ReturnType<SshSession['execStream']>>; readonly exit: ReturnType<SshSession['exitOf']>; readonly stderr: Buffer[] }
+interface Applier {
+  readonly ch: Awaited<ReturnType<SshSession['execStream']>>;
+  readonly exit: ReturnType<SshSession['exitOf']>;
+  readonly stderr: Buffer[];
+}
 
 const bytesOf = (files: readonly LocalFile[]): number => files.reduce((n, f) => n + (f.link === undefined ? f.size : 0), 0);
 
@@ -139,10 +156,18 @@ const bytesOf = (files: readonly LocalFile[]): number => files.reduce((n, f) => 
  * extracting beside it) and large ones as byte ranges (stripes.ts), then the ops list and the manifest, whose
  * unknown hashes are filled in as the files stream. Returns those hashes, for the local cache.
  */
-async function sendChanges(session: SshSession, options: SyncOptions, c: {
-  readonly remoteDir: string; readonly stage: string; readonly applier: Applier;
-  readonly send: readonly LocalFile[]; readonly next: Array<[path: string, entry: ManifestEntry]>; readonly deletes: readonly string[];
-}): Promise<Map<string, string>> {
+async function sendChanges(
+  session: SshSession,
+  options: SyncOptions,
+  c: {
+    readonly remoteDir: string;
+    readonly stage: string;
+    readonly applier: Applier;
+    readonly send: readonly LocalFile[];
+    readonly next: Array<[path: string, entry: ManifestEntry]>;
+    readonly deletes: readonly string[];
+  },
+): Promise<Map<string, string>> {
   const { remoteDir, stage, send, next, deletes } = c;
   const hashes = new Map<string, string>();
   const ops = Buffer.from([...deletes.map((p) => `D\0${p}\0`), ...send.map((f) => `R\0${f.path}\0`)].join(''), 'utf8');
@@ -157,18 +182,30 @@ async function sendChanges(session: SshSession, options: SyncOptions, c: {
   const stripeMin = options.identityBytes ?? IDENTITY_BYTES;
   const striped = lanes > 1 ? send.filter((f) => f.link === undefined && f.size >= stripeMin) : [];
   const inTar = striped.length > 0 ? send.filter((f) => !striped.includes(f)) : send;
-  const fileEntries: TarEntry[] = inTar.map((f) => (f.link !== undefined
-    ? { name: `f/${f.path}`, size: 0, mtime: Math.floor(f.mtimeMs / 1000), mode: 0o777, source: Buffer.alloc(0), linkTarget: f.link }
-    : {
-      name: `f/${f.path}`, size: f.size, mtime: Math.floor(f.mtimeMs / 1000), mode: f.mode, source: join(options.localRoot, f.path),
-      ...(f.hash ? {} : { onHash: (h: string) => hashes.set(f.path, h) }),
-    }));
+  const fileEntries: TarEntry[] = inTar.map((f) =>
+    f.link !== undefined
+      ? { name: `f/${f.path}`, size: 0, mtime: Math.floor(f.mtimeMs / 1000), mode: 0o777, source: Buffer.alloc(0), linkTarget: f.link }
+      : {
+          name: `f/${f.path}`,
+          size: f.size,
+          mtime: Math.floor(f.mtimeMs / 1000),
+          mode: f.mode,
+          source: join(options.localRoot, f.path),
+          ...(f.hash ? {} : { onHash: (h: string) => hashes.set(f.path, h) }),
+        },
+  );
   const closing: TarEntry[] = [
     { name: '.rft-ops', size: ops.length, mtime: now, mode: 0o600, source: ops },
-    { name: '.rft-manifest.json', size: manifestBytes.length, mtime: now, mode: 0o644, source: () => {
-      for (const [path, at] of holes) manifestBytes.write(hashes.get(path) ?? '', at, 'latin1');
-      return manifestBytes;
-    } },
+    {
+      name: '.rft-manifest.json',
+      size: manifestBytes.length,
+      mtime: now,
+      mode: 0o644,
+      source: () => {
+        for (const [path, at] of holes) manifestBytes.write(hashes.get(path) ?? '', at, 'latin1');
+        return manifestBytes;
+      },
+    },
   ];
   options.onProgress?.({ phase: 'upload', files: send.length, bytes: bytesOf(send) });
   // Two streams overlap file creation on the host. Four were tried for large trees (each channel is capped by
@@ -184,15 +221,22 @@ async function sendChanges(session: SshSession, options: SyncOptions, c: {
     ch.on('data', () => undefined);
     await pipeline(Readable.from(tarChunks(group, options.signal)), ch);
     const st = await exit;
-    if (!st || st.code !== 0) throw new Error(`remote extract failed (${st ? st.code ?? st.signal : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`);
+    if (!st || st.code !== 0)
+      throw new Error(
+        `remote extract failed (${st ? (st.code ?? st.signal) : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`,
+      );
   });
   if (striped.length > 0) {
-    extras.push((async () => {
-      const files: StripeFile[] = striped.map((f) => ({ path: f.path, size: f.size, mode: f.mode, mtime: Math.floor(f.mtimeMs / 1000) }));
-      await inPool(planPieces(files, lanes), lanes, (p) => sendPiece(session, join(options.localRoot, p.file.path), `${stage}/f/${p.file.path}`, p, options.signal));
-      const done = await session.exec(files.map((f) => finishCommand(`${stage}/f/${f.path}`, f)).join(' && '));
-      if (done.code !== 0) throw new Error(`setting the mode and time of striped files failed: ${done.stderr.toString().trim().slice(0, 500)}`);
-    })());
+    extras.push(
+      (async () => {
+        const files: StripeFile[] = striped.map((f) => ({ path: f.path, size: f.size, mode: f.mode, mtime: Math.floor(f.mtimeMs / 1000) }));
+        await inPool(planPieces(files, lanes), lanes, (p) =>
+          sendPiece(session, join(options.localRoot, p.file.path), `${stage}/f/${p.file.path}`, p, options.signal),
+        );
+        const done = await session.exec(files.map((f) => finishCommand(`${stage}/f/${f.path}`, f)).join(' && '));
+        if (done.code !== 0) throw new Error(`setting the mode and time of striped files failed: ${done.stderr.toString().trim().slice(0, 500)}`);
+      })(),
+    );
   }
   extras.forEach((p) => p.catch(() => undefined));
   const { ch, exit, stderr } = c.applier;
@@ -203,8 +247,12 @@ async function sendChanges(session: SshSession, options: SyncOptions, c: {
   }
   // A dropped connection surfaces as a stream error ("Premature close") or a missing exit status; say what
   // it means for the user's files instead.
-  const lost = (err?: unknown): Error => new Error(`The SSH connection to ${session.resolved.alias} was lost while syncing to ${remoteDir}. ` +
-    'Nothing was half-written (each file is renamed into place whole); sync again to finish.', err === undefined ? {} : { cause: err });
+  const lost = (err?: unknown): Error =>
+    new Error(
+      `The SSH connection to ${session.resolved.alias} was lost while syncing to ${remoteDir}. ` +
+        'Nothing was half-written (each file is renamed into place whole); sync again to finish.',
+      err === undefined ? {} : { cause: err },
+    );
   await pipeline(Readable.from(applyStream()), ch, { end: true }).catch((err: unknown) => {
     ch.close();
     throw session.closed || /premature close|ECONNRESET|not connected|no response/i.test(String(err)) ? lost(err) : err;
@@ -212,7 +260,9 @@ async function sendChanges(session: SshSession, options: SyncOptions, c: {
   const status = await exit;
   if (!status && session.closed) throw lost();
   if (!status || status.code !== 0) {
-    throw new Error(`remote apply failed (${status ? status.code ?? status.signal : 'connection lost'}): ${Buffer.concat(stderr).toString('utf8').trim().slice(0, 800)}`);
+    throw new Error(
+      `remote apply failed (${status ? (status.code ?? status.signal) : 'connection lost'}): ${Buffer.concat(stderr).toString('utf8').trim().slice(0, 800)}`,
+    );
   }
   return hashes;
 }

@@ -7,13 +7,25 @@ import { hashFile } from './localManifest';
 import type { LocalFile } from './localManifest';
 
 export type ManifestEntry = readonly [size: number, mtime: number, hash: string];
-export interface RemoteManifest { readonly v: 1; readonly files: Record<string, ManifestEntry> }
+export interface RemoteManifest {
+  readonly v: 1;
+  readonly files: Record<string, ManifestEntry>;
+}
 
-export interface RemoteState { readonly manifest: RemoteManifest; readonly tree: Map<string, { size: number; mtime: number }> }
+export interface RemoteState {
+  readonly manifest: RemoteManifest;
+  readonly tree: Map<string, { size: number; mtime: number }>;
+}
 
 function validEntry(e: unknown): e is ManifestEntry {
-  return Array.isArray(e) && e.length === 3 && Number.isSafeInteger(e[0]) && Number.isSafeInteger(e[1]) &&
-    typeof e[2] === 'string' && /^(?:[0-9a-f]{64}|id:[0-9a-f]{61}|l:[0-9a-f]{62})$/.test(e[2]);
+  return (
+    Array.isArray(e) &&
+    e.length === 3 &&
+    Number.isSafeInteger(e[0]) &&
+    Number.isSafeInteger(e[1]) &&
+    typeof e[2] === 'string' &&
+    /^(?:[0-9a-f]{64}|id:[0-9a-f]{61}|l:[0-9a-f]{62})$/.test(e[2])
+  );
 }
 
 export function parseRemoteState(out: Buffer): RemoteState {
@@ -28,10 +40,15 @@ export function parseRemoteState(out: Buffer): RemoteState {
       for (const [p, e] of Object.entries(m.files)) if (validEntry(e)) files[p] = e;
       manifest = { v: 1, files };
     }
-  } catch { /* no manifest yet, or a damaged one: everything is re-sent */ }
+  } catch {
+    /* no manifest yet, or a damaged one: everything is re-sent */
+  }
   const tree = new Map<string, { size: number; mtime: number }>();
   if (nul >= 0) {
-    for (const rec of out.subarray(nul + 1).toString('utf8').split('\0')) {
+    for (const rec of out
+      .subarray(nul + 1)
+      .toString('utf8')
+      .split('\0')) {
       const a = rec.indexOf(' ');
       const b = rec.indexOf(' ', a + 1);
       if (a < 0 || b < 0) continue;

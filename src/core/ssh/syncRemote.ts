@@ -34,20 +34,23 @@ for op,p in zip(parts[0::2],parts[1::2]):
  * and a short last record from a pipe is no error for either. BusyBox tar has no -b and keeps its default.
  */
 export function extractCommand(stage: string): string {
-  return `rft_b=; if tar --version 2>/dev/null | grep -q -e GNU -e bsdtar; then rft_b='-b 2048'; fi; ` +
-    `tar $rft_b -x -f - -C ${shellQuote(stage)} --no-same-owner`;
+  return (
+    `rft_b=; if tar --version 2>/dev/null | grep -q -e GNU -e bsdtar; then rft_b='-b 2048'; fi; ` + `tar $rft_b -x -f - -C ${shellQuote(stage)} --no-same-owner`
+  );
 }
 
 export function applyCommand(dest: string, stage: string, manifest: string): string {
   const q = shellQuote;
   const ops = q(`${stage}/.rft-ops`);
   // A first sync renames the whole staged tree into place at once; later ones rename file by file.
-  return `set -e; mkdir -p ${q(stage)}; ${extractCommand(stage)}; ` +
+  return (
+    `set -e; mkdir -p ${q(stage)}; ${extractCommand(stage)}; ` +
     // An empty archive means there was nothing to do.
     `if [ ! -f ${q(`${stage}/.rft-manifest.json`)} ]; then rm -rf ${q(stage)}; exit 0; fi; ` +
     `if [ ! -e ${q(dest)} ] && [ -d ${q(`${stage}/f`)} ]; then mv ${q(`${stage}/f`)} ${q(dest)}; ` +
     `else mkdir -p ${q(dest)}; python3 -c ${q(PY_APPLY)} ${q(stage)} ${q(dest)} ${ops}; fi; ` +
-    `mv -f ${q(`${stage}/.rft-manifest.json`)} ${q(manifest)}; rm -rf ${q(stage)}`;
+    `mv -f ${q(`${stage}/.rft-manifest.json`)} ${q(manifest)}; rm -rf ${q(stage)}`
+  );
 }
 
 /**
@@ -57,7 +60,9 @@ export function applyCommand(dest: string, stage: string, manifest: string): str
  */
 export function stateCommand(remoteDir: string): string {
   const parent = remoteDir.slice(0, remoteDir.lastIndexOf('/')) || '/';
-  return `M=${shellQuote(manifestPathFor(remoteDir))}; D=${shellQuote(remoteDir)}; ` +
+  return (
+    `M=${shellQuote(manifestPathFor(remoteDir))}; D=${shellQuote(remoteDir)}; ` +
     `find ${shellQuote(parent)} -maxdepth 1 -name ${shellQuote(`.${basename(remoteDir).replace(/[[\]*?\\]/g, '\\$&')}.rft-stage-*`)} -mmin +60 -exec rm -rf {} + 2>/dev/null; ` +
-    `if [ -f "$M" ]; then cat "$M"; fi; printf '\\0'; if [ -d "$D" ]; then cd "$D" && find . \\( -type f -o -type l \\) -printf '%s %T@ %P\\0'; fi`;
+    `if [ -f "$M" ]; then cat "$M"; fi; printf '\\0'; if [ -d "$D" ]; then cd "$D" && find . \\( -type f -o -type l \\) -printf '%s %T@ %P\\0'; fi`
+  );
 }

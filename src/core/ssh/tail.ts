@@ -40,11 +40,13 @@ const HEADER = /^RFT-TAIL (-?\d+)\n/;
 export function tailCommand(path: string, offset: number, untilPid?: number, follow?: boolean): string {
   const f = shellQuote(path);
   const mode = untilPid !== undefined ? `-F --pid=${Math.trunc(untilPid)} -s 0.2` : follow ? '-F -s 0.2' : '';
-  return `size=$(stat -c %s ${f} 2>/dev/null || echo -1); printf 'RFT-TAIL %s\\n' "$size"; ` +
+  return (
+    `size=$(stat -c %s ${f} 2>/dev/null || echo -1); printf 'RFT-TAIL %s\\n' "$size"; ` +
     // A file that does not exist yet (size -1) is not a truncation: in follow mode tail -F waits for it.
     `if [ "$size" -ge 0 ] && [ "$size" -lt ${offset} ]; then exit 0; fi; ` +
     (mode === '' ? `[ "$size" -ge 0 ] || exit 3; ` : '') +
-    `exec tail -c +${offset + 1} ${mode} ${f}`;
+    `exec tail -c +${offset + 1} ${mode} ${f}`
+  );
 }
 
 /** An unterminated line longer than this is delivered as it stands, so no buffer here grows without bound. */
@@ -96,9 +98,14 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
     let truncatedSeen = false;
     const exit = session.exitOf(ch);
     ch.stderr.on('data', (d: Buffer) => {
-      if (/file truncated/.test(d.toString('utf8'))) { truncatedSeen = true; ch.close(); }
+      if (/file truncated/.test(d.toString('utf8'))) {
+        truncatedSeen = true;
+        ch.close();
+      }
     });
-    const onAbort = (): void => { ch.close(); };
+    const onAbort = (): void => {
+      ch.close();
+    };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let header: Buffer | undefined = Buffer.alloc(0);
     let pending: Buffer = Buffer.alloc(0);
@@ -119,11 +126,17 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
           size = m?.[1] ? Number(m[1]) : -1;
           chunk = header.subarray(nl + 1);
           header = undefined;
-          if (size >= 0 && size < offset) { shrunk = true; break; }
+          if (size >= 0 && size < offset) {
+            shrunk = true;
+            break;
+          }
         }
         const buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
         const cut = deliverableBytes(buf, options.partialLines === true);
-        if (cut === 0) { pending = buf; continue; }
+        if (cut === 0) {
+          pending = buf;
+          continue;
+        }
         const data = buf.subarray(0, cut);
         pending = Buffer.from(buf.subarray(cut));
         const start = offset;

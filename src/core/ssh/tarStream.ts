@@ -68,7 +68,14 @@ export function entryHeader(e: TarEntry): Buffer {
   const linkBytes = link === undefined ? 0 : Buffer.byteLength(link, 'utf8');
   if (linkBytes > 99) records.push(paxRecord('linkpath', link!));
   const shortLink = link === undefined ? '' : linkBytes > 99 ? link.slice(0, 60).replace(/[^\x20-\x7e]/g, '_') : link;
-  const main = header(nameBytes > 99 ? e.name.slice(0, 60).replace(/[^\x20-\x7e]/g, '_') : e.name, e.size, e.mtime, e.mode, link === undefined ? '0' : '2', shortLink);
+  const main = header(
+    nameBytes > 99 ? e.name.slice(0, 60).replace(/[^\x20-\x7e]/g, '_') : e.name,
+    e.size,
+    e.mtime,
+    e.mode,
+    link === undefined ? '0' : '2',
+    shortLink,
+  );
   if (records.length === 0) return main;
   const pax = Buffer.from(records.join(''), 'utf8');
   return Buffer.concat([header('PaxHeader', pax.length, e.mtime, 0o644, 'x'), pax, padding(pax.length), main]);
@@ -81,7 +88,11 @@ const READ_AHEAD = 32;
  * Yields the archive as buffers; file content is read in large chunks and never held whole. Small files are
  * read a few dozen ahead, so the disk works while earlier bytes are being encrypted and sent.
  */
-export async function* tarChunks(entries: readonly TarEntry[], signal?: AbortSignal, opts: { terminate?: boolean } = {}): AsyncGenerator<Buffer, void, undefined> {
+export async function* tarChunks(
+  entries: readonly TarEntry[],
+  signal?: AbortSignal,
+  opts: { terminate?: boolean } = {},
+): AsyncGenerator<Buffer, void, undefined> {
   let batch: Buffer[] = [];
   let batchBytes = 0;
   const flushAt = 1024 * 1024;
@@ -119,7 +130,11 @@ export async function* tarChunks(entries: readonly TarEntry[], signal?: AbortSig
       batch.push(data);
       batchBytes += data.length;
     } else {
-      if (batch.length > 0) { yield Buffer.concat(batch); batch = []; batchBytes = 0; }
+      if (batch.length > 0) {
+        yield Buffer.concat(batch);
+        batch = [];
+        batchBytes = 0;
+      }
       let read = 0;
       for await (const chunk of createReadStream(src, { highWaterMark: 1024 * 1024, end: e.size - 1 }) as AsyncIterable<Buffer>) {
         read += chunk.length;
@@ -130,8 +145,15 @@ export async function* tarChunks(entries: readonly TarEntry[], signal?: AbortSig
     }
     if (hash) e.onHash?.(hash.digest('hex'));
     const pad = padding(e.size);
-    if (pad.length > 0) { batch.push(pad); batchBytes += pad.length; }
-    if (batchBytes >= flushAt) { yield Buffer.concat(batch); batch = []; batchBytes = 0; }
+    if (pad.length > 0) {
+      batch.push(pad);
+      batchBytes += pad.length;
+    }
+    if (batchBytes >= flushAt) {
+      yield Buffer.concat(batch);
+      batch = [];
+      batchBytes = 0;
+    }
   }
   // The two zero blocks end the archive; leaving them out lets a caller append more entries to the stream.
   if (opts.terminate !== false) batch.push(Buffer.alloc(1024, 0));

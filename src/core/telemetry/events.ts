@@ -103,14 +103,20 @@ export const finishedEvent = z.object({
 });
 
 export const runEvent = z.discriminatedUnion('type', [
-  queuedEvent, assignedEvent, startedEvent, metricsEvent, evalEvent, checkpointEvent, warningEvent, errorEvent, finishedEvent,
+  queuedEvent,
+  assignedEvent,
+  startedEvent,
+  metricsEvent,
+  evalEvent,
+  checkpointEvent,
+  warningEvent,
+  errorEvent,
+  finishedEvent,
 ]);
 
 export type RunEvent = z.infer<typeof runEvent>;
 
-export type ParsedEventLine =
-  | { readonly ok: true; readonly event: RunEvent }
-  | { readonly ok: false; readonly error: string };
+export type ParsedEventLine = { readonly ok: true; readonly event: RunEvent } | { readonly ok: false; readonly error: string };
 
 /** Parses one line of events.jsonl. Never throws: a bad line is reported, the stream goes on. */
 export function parseEventLine(line: string): ParsedEventLine {

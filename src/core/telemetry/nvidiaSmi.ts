@@ -1,8 +1,8 @@
 // Parser for nvidia-smi's CSV query output, used by the GPU panel (tailing the run's gpu.csv)
 // and by the SSH GPU probe (one `nvidia-smi --query-gpu=… --format=csv,noheader,nounits` call).
 // python-runner/remote_finetune/gpu.py writes gpu.csv with the same field order and mirrors this parser;
-// the fixtures in test/fixtures/nvidia-smi (output quoted from public issue reports under real/, with SOURCES.md, and hand-written samples of the documented formats) are read by the
-// tests of both.
+// the fixtures in test/fixtures/nvidia-smi (output quoted from public issue reports under real/, with
+// SOURCES.md, and hand-written samples of the documented formats) are read by the tests of both.
 //
 // What real nvidia-smi output does that the documented format does not promise (see real/SOURCES.md):
 // a header row ("memory.used [MiB]") when `noheader` is missing, unit suffixes ("400.00 W", "97 %") when
@@ -12,8 +12,16 @@
 // of CSV when the driver is missing, mismatched or a GPU has fallen off the bus.
 
 export const NVIDIA_SMI_GPU_FIELDS = [
-  'index', 'name', 'utilization.gpu', 'utilization.memory', 'memory.used', 'memory.total',
-  'temperature.gpu', 'power.draw', 'power.limit', 'clocks.sm',
+  'index',
+  'name',
+  'utilization.gpu',
+  'utilization.memory',
+  'memory.used',
+  'memory.total',
+  'temperature.gpu',
+  'power.draw',
+  'power.limit',
+  'clocks.sm',
 ] as const;
 
 export const NVIDIA_SMI_APP_FIELDS = ['pid', 'process_name', 'used_memory', 'gpu_uuid'] as const;
@@ -95,7 +103,10 @@ export function cleanNvidiaSmiLine(line: string): string {
   let clean = true;
   for (let i = 0; i < line.length; i++) {
     const c = line.charCodeAt(i);
-    if ((c < 0x20 && c !== 0x09) || c === 0x7f || c === 0xfeff) { clean = false; break; }
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f || c === 0xfeff) {
+      clean = false;
+      break;
+    }
   }
   if (clean) return line.trim();
   let out = '';
@@ -142,16 +153,36 @@ const FIELD_ALIASES: ReadonlyMap<string, string> = new Map([
 
 /** A header cell or a queried field ("memory.used [MiB]", "GPU_UUID") as one canonical lower-case name. */
 export function canonicalNvidiaSmiField(cell: string): string {
-  const bare = cell.trim().replace(/\s*\[[^\]]*\]$/, '').toLowerCase();
+  const bare = cell
+    .trim()
+    .replace(/\s*\[[^\]]*\]$/, '')
+    .toLowerCase();
   return FIELD_ALIASES.get(bare) ?? bare;
 }
 
 // Names that make a line a header rather than data; any one is enough, all cells must look like names.
 const KNOWN_FIELDS = new Set<string>([
-  ...NVIDIA_SMI_GPU_FIELDS, ...NVIDIA_SMI_APP_FIELDS.map(canonicalNvidiaSmiField),
-  'timestamp', 'driver_version', 'count', 'uuid', 'serial', 'pci.bus_id', 'pstate', 'fan.speed',
-  'memory.free', 'memory.reserved', 'clocks.gr', 'clocks.mem', 'clocks.max.sm', 'power.default_limit',
-  'enforced.power.limit', 'compute_cap', 'mig.mode.current', 'process_name', 'used_memory',
+  ...NVIDIA_SMI_GPU_FIELDS,
+  ...NVIDIA_SMI_APP_FIELDS.map(canonicalNvidiaSmiField),
+  'timestamp',
+  'driver_version',
+  'count',
+  'uuid',
+  'serial',
+  'pci.bus_id',
+  'pstate',
+  'fan.speed',
+  'memory.free',
+  'memory.reserved',
+  'clocks.gr',
+  'clocks.mem',
+  'clocks.max.sm',
+  'power.default_limit',
+  'enforced.power.limit',
+  'compute_cap',
+  'mig.mode.current',
+  'process_name',
+  'used_memory',
 ]);
 const FIELD_CELL = /^[a-z][a-z0-9_.]*(?:\s\[[^\]]{1,16}\])?$/i;
 
@@ -215,7 +246,10 @@ export function parseNvidiaSmiCsv(text: string, fields: readonly string[] = NVID
   const headerLines: number[] = [];
   const rejectedLines: number[] = [];
   textLines(text).forEach((raw, i) => {
-    if (raw.length > NVIDIA_SMI_MAX_LINE) { rejectedLines.push(i + 1); return; }
+    if (raw.length > NVIDIA_SMI_MAX_LINE) {
+      rejectedLines.push(i + 1);
+      return;
+    }
     const line = cleanNvidiaSmiLine(raw);
     if (line === '') return;
     const header = headerFields(line.split(',').map((c) => c.trim()));
@@ -227,7 +261,10 @@ export function parseNvidiaSmiCsv(text: string, fields: readonly string[] = NVID
       return;
     }
     const cells = splitCells(line, columns.length, freeTextColumn(columns));
-    if (!cells) { rejectedLines.push(i + 1); return; }
+    if (!cells) {
+      rejectedLines.push(i + 1);
+      return;
+    }
     const values = new Map<string, string>();
     columns.forEach((c, k) => values.set(c, cells[k] ?? ''));
     rows.push({ line: i + 1, ordinal: ordinal++, values });
@@ -249,14 +286,17 @@ const GPU_FIELD_AT: ReadonlyMap<string, number> = new Map(NVIDIA_SMI_GPU_FIELDS.
 /** `get` looks a field up (undefined: the query did not ask for it); `all` is every value of the row. */
 function sampleFrom(get: (field: string) => string | undefined, all: Iterable<string>, fallbackIndex?: number): NvidiaSmiSample | undefined {
   const rawIndex = get('index');
-  const index = rawIndex === undefined ? fallbackIndex ?? null : nvidiaSmiNumber(rawIndex);
+  const index = rawIndex === undefined ? (fallbackIndex ?? null) : nvidiaSmiNumber(rawIndex);
   const name = get('name') ?? '';
   if (index === null || !Number.isInteger(index) || index < 0 || name === '' || name.startsWith('[')) return undefined;
   const readings: (number | null)[] = [];
   let asked = 0;
   for (const f of GPU_METRICS) {
     const raw = get(f);
-    if (raw === undefined) { readings.push(null); continue; }
+    if (raw === undefined) {
+      readings.push(null);
+      continue;
+    }
     asked++;
     const v = nvidiaSmiNumber(raw);
     // Text where a reading belongs: the columns are not where they were expected (a shifted line).
@@ -288,7 +328,10 @@ export function parseNvidiaSmiGpuLine(line: string): NvidiaSmiSample | undefined
   if (line.length > NVIDIA_SMI_MAX_LINE) return undefined;
   const cells = splitCells(cleanNvidiaSmiLine(line), NVIDIA_SMI_GPU_FIELDS.length, 1);
   if (!cells) return undefined;
-  return sampleFrom((f) => { const k = GPU_FIELD_AT.get(f); return k === undefined ? undefined : cells[k]; }, cells);
+  return sampleFrom((f) => {
+    const k = GPU_FIELD_AT.get(f);
+    return k === undefined ? undefined : cells[k];
+  }, cells);
 }
 
 /** One line of the runner's gpu.csv: epoch seconds, then a `--query-gpu` line. */
@@ -399,15 +442,7 @@ export function nvidiaSmiDriverVersion(text: string): string | null {
 }
 
 export type NvidiaSmiProblemKind =
-  | 'not-installed'
-  | 'library-missing'
-  | 'driver-mismatch'
-  | 'access-blocked'
-  | 'driver-not-loaded'
-  | 'no-devices'
-  | 'gpu-lost'
-  | 'nvml-error'
-  | 'failed';
+  'not-installed' | 'library-missing' | 'driver-mismatch' | 'access-blocked' | 'driver-not-loaded' | 'no-devices' | 'gpu-lost' | 'nvml-error' | 'failed';
 
 export interface NvidiaSmiProblem {
   readonly kind: NvidiaSmiProblemKind;
@@ -419,20 +454,28 @@ export interface NvidiaSmiProblem {
 
 const MESSAGES: Readonly<Record<NvidiaSmiProblemKind, string>> = {
   'not-installed': 'nvidia-smi is not installed on this host (no NVIDIA driver), or not on the PATH of a non-interactive shell.',
-  'library-missing': 'nvidia-smi cannot load the NVIDIA driver library (libnvidia-ml.so): the driver is not installed properly, or a container was started without the NVIDIA runtime (docker --gpus all).',
-  'driver-mismatch': 'The NVIDIA kernel driver and its user-space library have different versions, which usually follows a driver upgrade without a reboot: reboot the host (or reload the nvidia kernel modules).',
-  'access-blocked': 'The operating system blocks access to the GPU (WSL without GPU support from the Windows driver): update the Windows NVIDIA driver and WSL.',
-  'driver-not-loaded': 'The NVIDIA driver is not loaded, so nvidia-smi cannot talk to it: install the driver, or reboot if it was just installed or the kernel was updated.',
+  'library-missing':
+    'nvidia-smi cannot load the NVIDIA driver library (libnvidia-ml.so): the driver is not installed properly, or a container was started without the NVIDIA runtime (docker --gpus all).',
+  'driver-mismatch':
+    'The NVIDIA kernel driver and its user-space library have different versions, which usually follows a driver upgrade without a reboot: reboot the host (or reload the nvidia kernel modules).',
+  'access-blocked':
+    'The operating system blocks access to the GPU (WSL without GPU support from the Windows driver): update the Windows NVIDIA driver and WSL.',
+  'driver-not-loaded':
+    'The NVIDIA driver is not loaded, so nvidia-smi cannot talk to it: install the driver, or reboot if it was just installed or the kernel was updated.',
   'no-devices': 'The NVIDIA driver is loaded but finds no GPU: the GPU is missing, disabled, or taken by another driver (vfio, nouveau).',
   'gpu-lost': 'A GPU stopped responding (it fell off the bus or needs a reset): reset the GPU or reboot the host; runs on it will fail until then.',
-  'nvml-error': 'nvidia-smi could not start NVML. In a container this usually means it lost access to the GPU devices (for example after `systemctl daemon-reload` on the host): restart the container.',
-  'failed': 'nvidia-smi failed.',
+  'nvml-error':
+    'nvidia-smi could not start NVML. In a container this usually means it lost access to the GPU devices (for example after `systemctl daemon-reload` on the host): restart the container.',
+  failed: 'nvidia-smi failed.',
 };
 
 // Checked in this order: the first that matches wins. Apostrophes are normalised first (a "couldn‘t"
 // with a typographic quote was seen in the wild).
 const PATTERNS: ReadonlyArray<readonly [NvidiaSmiProblemKind, RegExp]> = [
-  ['not-installed', /command not found|nvidia-smi: not found|is not recognized as an internal or external command|no such file or directory: '?nvidia-smi|nvidia-smi: no such file or directory/i],
+  [
+    'not-installed',
+    /command not found|nvidia-smi: not found|is not recognized as an internal or external command|no such file or directory: '?nvidia-smi|nvidia-smi: no such file or directory/i,
+  ],
   ['library-missing', /couldn't find libnvidia-ml|libnvidia-ml\.so[.0-9]*: cannot open shared object file/i],
   ['driver-mismatch', /driver\/library version mismatch/i],
   ['access-blocked', /gpu access blocked by the operating system/i],
@@ -443,7 +486,13 @@ const PATTERNS: ReadonlyArray<readonly [NvidiaSmiProblemKind, RegExp]> = [
 ];
 
 // nvidia-smi's documented exit codes, for when it printed nothing recognisable.
-const EXIT_CODES: Readonly<Record<number, NvidiaSmiProblemKind>> = { 6: 'no-devices', 9: 'driver-not-loaded', 12: 'library-missing', 15: 'gpu-lost', 127: 'not-installed' };
+const EXIT_CODES: Readonly<Record<number, NvidiaSmiProblemKind>> = {
+  6: 'no-devices',
+  9: 'driver-not-loaded',
+  12: 'library-missing',
+  15: 'gpu-lost',
+  127: 'not-installed',
+};
 
 /**
  * What nvidia-smi's output (and exit code, when known) says is wrong with the host's GPUs, or undefined
@@ -464,8 +513,11 @@ export function diagnoseNvidiaSmi(output: string, exitCode?: number | null): Nvi
       if (v) message = message.replace('have different versions', `have different versions (the library is ${v})`);
     } else if (kind === 'nvml-error') {
       const why = /failed to initialize nvml:\s*(.*)$/i.exec(lines[at]!)?.[1]?.trim();
-      if (why && /insufficient permissions/i.test(why)) message = 'nvidia-smi could not start NVML: Insufficient Permissions. This user cannot open /dev/nvidia*: check the device permissions or the group that may use the GPU.';
-      else if (why) message = `nvidia-smi could not start NVML (${why}). In a container this usually means it lost access to the GPU devices (for example after \`systemctl daemon-reload\` on the host): restart the container.`;
+      if (why && /insufficient permissions/i.test(why))
+        message =
+          'nvidia-smi could not start NVML: Insufficient Permissions. This user cannot open /dev/nvidia*: check the device permissions or the group that may use the GPU.';
+      else if (why)
+        message = `nvidia-smi could not start NVML (${why}). In a container this usually means it lost access to the GPU devices (for example after \`systemctl daemon-reload\` on the host): restart the container.`;
     }
     return { kind, message, detail: said[at]!.slice(0, 200) };
   }

@@ -18,7 +18,10 @@ export class FileTail {
   private again = false;
   private exists = false;
 
-  constructor(readonly path: string, private readonly opts: FileTailOptions = {}) {}
+  constructor(
+    readonly path: string,
+    private readonly opts: FileTailOptions = {},
+  ) {}
 
   /** Bytes known to be in the file at the last check. */
   size(): number {
@@ -105,7 +108,10 @@ export class LineTail {
   private reading = false;
   private pending = false;
 
-  constructor(readonly tail: FileTail, private readonly onLines: (lines: string[]) => void) {
+  constructor(
+    readonly tail: FileTail,
+    private readonly onLines: (lines: string[]) => void,
+  ) {
     tail.onGrow((_size, truncated) => {
       if (truncated) {
         this.offset = 0;

@@ -10,7 +10,11 @@ export const DEFAULT_WANDB_BASE_URL = 'https://api.wandb.ai';
 export type WandbErrorKind = 'auth' | 'notFound' | 'rateLimited' | 'http' | 'graphql' | 'network' | 'aborted' | 'badResponse';
 
 export class WandbError extends Error {
-  constructor(readonly kind: WandbErrorKind, message: string, readonly status?: number) {
+  constructor(
+    readonly kind: WandbErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
     this.name = 'WandbError';
   }
@@ -58,7 +62,11 @@ export function resolveWandbBaseUrl(setting: string | undefined, env: Readonly<R
  */
 export function wandbBaseUrlProblem(baseUrl: string): string | undefined {
   let u: URL;
-  try { u = new URL(baseUrl); } catch { return `W&B base URL ${JSON.stringify(baseUrl)} is not a URL`; }
+  try {
+    u = new URL(baseUrl);
+  } catch {
+    return `W&B base URL ${JSON.stringify(baseUrl)} is not a URL`;
+  }
   if (u.username || u.password) return 'W&B base URL must not carry credentials';
   if (u.protocol === 'https:') return undefined;
   if (u.protocol === 'http:' && isLoopbackHostname(u.hostname)) return undefined;
@@ -218,7 +226,11 @@ export class WandbClient {
   }
 
   /** The full history, page by page over step ranges (what the SDK's scan_history does). */
-  async scanHistory(ref: WandbRunPath, opts: { readonly pageSize?: number; readonly maxRows?: number; readonly minStep?: number } = {}, signal?: AbortSignal): Promise<HistoryRow[]> {
+  async scanHistory(
+    ref: WandbRunPath,
+    opts: { readonly pageSize?: number; readonly maxRows?: number; readonly minStep?: number } = {},
+    signal?: AbortSignal,
+  ): Promise<HistoryRow[]> {
     const pageSize = opts.pageSize ?? 1000;
     const run = await this.run(ref, signal);
     const end = run.historyLineCount ?? Number.MAX_SAFE_INTEGER;
@@ -245,16 +257,22 @@ export class WandbClient {
   }
 
   /** Runs of a project, newest first, following the cursor until `maxRuns`. */
-  async listRuns(entity: string, project: string, opts: { readonly perPage?: number; readonly maxRuns?: number } = {}, signal?: AbortSignal): Promise<WandbRun[]> {
+  async listRuns(
+    entity: string,
+    project: string,
+    opts: { readonly perPage?: number; readonly maxRuns?: number } = {},
+    signal?: AbortSignal,
+  ): Promise<WandbRun[]> {
     const out: WandbRun[] = [];
     let cursor: string | null = null;
     const maxRuns = opts.maxRuns ?? 500;
     for (;;) {
-      const data: { project: { runs: { edges: Array<{ node: unknown }>; pageInfo: { endCursor: string | null; hasNextPage: boolean } } } | null } = await this.query(
-        `query Runs($entity: String!, $project: String!, $cursor: String, $perPage: Int!) { project(name: $project, entityName: $entity) { runs(first: $perPage, after: $cursor, order: "-created_at") { edges { node { ${RUN_FIELDS} } cursor } pageInfo { endCursor hasNextPage } } } }`,
-        { entity, project, cursor, perPage: opts.perPage ?? 50 },
-        signal,
-      );
+      const data: { project: { runs: { edges: Array<{ node: unknown }>; pageInfo: { endCursor: string | null; hasNextPage: boolean } } } | null } =
+        await this.query(
+          `query Runs($entity: String!, $project: String!, $cursor: String, $perPage: Int!) { project(name: $project, entityName: $entity) { runs(first: $perPage, after: $cursor, order: "-created_at") { edges { node { ${RUN_FIELDS} } cursor } pageInfo { endCursor hasNextPage } } } }`,
+          { entity, project, cursor, perPage: opts.perPage ?? 50 },
+          signal,
+        );
       if (!data.project) throw new WandbError('notFound', `W&B project ${entity}/${project} not found`);
       for (const e of data.project.runs.edges) {
         const r = asRun(e.node);

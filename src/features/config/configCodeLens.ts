@@ -21,7 +21,12 @@ export class ConfigCodeLens implements vscode.CodeLensProvider {
     const e = r?.kind === 'runspec' ? r.estimate : undefined;
     const at = e?.gpuNode;
     if (!e || !at) return [];
-    const command = { title: estimateLabel(e), tooltip: `${breakdownLines(e).join('\n')}\n\nClick for the breakdown.`, command: SHOW_ESTIMATE_COMMAND, arguments: [doc.uri] };
+    const command = {
+      title: estimateLabel(e),
+      tooltip: `${breakdownLines(e).join('\n')}\n\nClick for the breakdown.`,
+      command: SHOW_ESTIMATE_COMMAND,
+      arguments: [doc.uri],
+    };
     const gpuRange = new vscode.Range(doc.positionAt(at.start), doc.positionAt(at.end));
     const lenses = [new vscode.CodeLens(gpuRange, command)];
     // The top of the file too: the first thing read, and visible without scrolling to target.

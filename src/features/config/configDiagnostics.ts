@@ -38,7 +38,10 @@ export class ConfigDiagnostics implements vscode.Disposable {
   private readonly subs: vscode.Disposable[] = [];
 
   /** `background` runs the full check of big documents the editor's thread must not parse (see backgroundValidator.ts). */
-  constructor(private readonly log: vscode.LogOutputChannel, private readonly background?: BackgroundValidator) {
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly background?: BackgroundValidator,
+  ) {
     this.subs.push(
       this.collection,
       this.changed,
@@ -59,7 +62,13 @@ export class ConfigDiagnostics implements vscode.Disposable {
     const key = doc.uri.toString();
     const t = this.timers.get(key);
     if (t) clearTimeout(t);
-    this.timers.set(key, setTimeout(() => { this.timers.delete(key); this.validate(doc); }, DEBOUNCE_MS));
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        this.validate(doc);
+      }, DEBOUNCE_MS),
+    );
   }
 
   /** Validates now; returns the core result (also kept for quick fixes and CodeLens). */
@@ -77,9 +86,13 @@ export class ConfigDiagnostics implements vscode.Disposable {
       this.checkInBackground(doc, text);
       return result;
     }
-    this.collection.set(doc.uri, result.diagnostics.map((d) => toVs(doc, d)));
+    this.collection.set(
+      doc.uri,
+      result.diagnostics.map((d) => toVs(doc, d)),
+    );
     const ms = performance.now() - t0;
-    if (result.kind) this.log.debug(`config: ${vscode.workspace.asRelativePath(doc.uri)} (${result.kind}) → ${result.diagnostics.length} diagnostics in ${ms.toFixed(1)} ms`);
+    if (result.kind)
+      this.log.debug(`config: ${vscode.workspace.asRelativePath(doc.uri)} (${result.kind}) → ${result.diagnostics.length} diagnostics in ${ms.toFixed(1)} ms`);
     this.changed.fire(doc.uri);
     return result;
   }
@@ -88,18 +101,30 @@ export class ConfigDiagnostics implements vscode.Disposable {
     const key = doc.uri.toString();
     const version = doc.version;
     const t0 = performance.now();
-    this.background!.check(key, text, doc.fileName).then((full) => {
-      if (!full || doc.isClosed || doc.version !== version) return; // superseded: a newer check follows
-      this.results.set(key, { version, result: full });
-      this.collection.set(doc.uri, full.diagnostics.map((d) => toVs(doc, d)));
-      this.log.debug(`config: ${vscode.workspace.asRelativePath(doc.uri)} (${full.kind}) → ${full.diagnostics.length} diagnostics in ${(performance.now() - t0).toFixed(0)} ms in the background`);
-      this.changed.fire(doc.uri);
-    }, (e: unknown) => {
-      // The worker failed: say the file went unchecked rather than show nothing.
-      this.log.warn(`config: background check of ${vscode.workspace.asRelativePath(doc.uri)} failed: ${e instanceof Error ? e.message : String(e)}`);
-      const entry = this.results.get(key);
-      if (!doc.isClosed && entry?.version === version) this.collection.set(doc.uri, entry.result.diagnostics.map((d) => toVs(doc, d)));
-    });
+    this.background!.check(key, text, doc.fileName).then(
+      (full) => {
+        if (!full || doc.isClosed || doc.version !== version) return; // superseded: a newer check follows
+        this.results.set(key, { version, result: full });
+        this.collection.set(
+          doc.uri,
+          full.diagnostics.map((d) => toVs(doc, d)),
+        );
+        this.log.debug(
+          `config: ${vscode.workspace.asRelativePath(doc.uri)} (${full.kind}) → ${full.diagnostics.length} diagnostics in ${(performance.now() - t0).toFixed(0)} ms in the background`,
+        );
+        this.changed.fire(doc.uri);
+      },
+      (e: unknown) => {
+        // The worker failed: say the file went unchecked rather than show nothing.
+        this.log.warn(`config: background check of ${vscode.workspace.asRelativePath(doc.uri)} failed: ${e instanceof Error ? e.message : String(e)}`);
+        const entry = this.results.get(key);
+        if (!doc.isClosed && entry?.version === version)
+          this.collection.set(
+            doc.uri,
+            entry.result.diagnostics.map((d) => toVs(doc, d)),
+          );
+      },
+    );
   }
 
   resultFor(doc: vscode.TextDocument): ValidateResult | undefined {
@@ -123,12 +148,19 @@ export class ConfigDiagnostics implements vscode.Disposable {
   setForFile(uri: vscode.Uri, text: string, result: ValidateResult): void {
     this.pinned.add(uri.toString());
     const lines = new LineIndex(text);
-    this.collection.set(uri, result.diagnostics.map((d) => {
-      const v = new vscode.Diagnostic(new vscode.Range(toPosition(lines.positionAt(d.start)), toPosition(lines.positionAt(d.end))), d.message, SEVERITY[d.severity]);
-      v.code = d.code;
-      v.source = DIAGNOSTIC_SOURCE;
-      return v;
-    }));
+    this.collection.set(
+      uri,
+      result.diagnostics.map((d) => {
+        const v = new vscode.Diagnostic(
+          new vscode.Range(toPosition(lines.positionAt(d.start)), toPosition(lines.positionAt(d.end))),
+          d.message,
+          SEVERITY[d.severity],
+        );
+        v.code = d.code;
+        v.source = DIAGNOSTIC_SOURCE;
+        return v;
+      }),
+    );
   }
 
   dispose(): void {
@@ -146,4 +178,3 @@ export function toVs(doc: vscode.TextDocument, d: ConfigDiagnostic): vscode.Diag
   v.source = DIAGNOSTIC_SOURCE;
   return v;
 }
-

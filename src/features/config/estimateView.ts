@@ -22,7 +22,9 @@ export class EstimateView implements vscode.TextDocumentContentProvider {
     const doc = await vscode.workspace.openTextDocument(spec);
     const e = this.diagnostics.resultFor(doc)?.estimate;
     const name = spec.path.split('/').pop() ?? 'run spec';
-    return e ? breakdownMarkdown(e, name) : `# GPU memory estimate: ${name}\n\nNo estimate: the spec names no known target.gpu, or the model size is unknown.\n`;
+    return e
+      ? breakdownMarkdown(e, name)
+      : `# GPU memory estimate: ${name}\n\nNo estimate: the spec names no known target.gpu, or the model size is unknown.\n`;
   }
 
   /** Opens (or refreshes) the breakdown of `spec` beside it; returns the document shown. */

@@ -28,7 +28,10 @@ export async function validateWorkspace(diagnostics: ConfigDiagnostics, token?: 
   };
   if (active && isConfigCandidate(active)) {
     const r = diagnostics.validate(active);
-    if (r?.kind) { files = 1; count(r.diagnostics); }
+    if (r?.kind) {
+      files = 1;
+      count(r.diagnostics);
+    }
     return { files, errors, warnings };
   }
   const uris = await vscode.workspace.findFiles('**/{*.yaml,*.yml,*.json,.env,.env.*,*.env}', '**/{node_modules,.git,.venv,venv,dist,out}/**', 2000, token);
@@ -38,7 +41,10 @@ export async function validateWorkspace(diagnostics: ConfigDiagnostics, token?: 
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     if (open) {
       const r = diagnostics.validate(open);
-      if (r?.kind) { files++; count(r.diagnostics); }
+      if (r?.kind) {
+        files++;
+        count(r.diagnostics);
+      }
       continue;
     }
     const bytes = await vscode.workspace.fs.readFile(uri);
@@ -53,8 +59,14 @@ export async function validateWorkspace(diagnostics: ConfigDiagnostics, token?: 
 
 export function registerValidateCommand(diagnostics: ConfigDiagnostics): vscode.Disposable {
   return vscode.commands.registerCommand(VALIDATE_COMMAND, async (): Promise<ValidateSummary> => {
-    const s = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Validating training configs', cancellable: false }, (_p, token) => validateWorkspace(diagnostics, token));
-    const text = s.files === 0 ? 'No training configs found.' : `${s.files} config file${s.files === 1 ? '' : 's'}: ${s.errors} error${s.errors === 1 ? '' : 's'}, ${s.warnings} warning${s.warnings === 1 ? '' : 's'}.`;
+    const s = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: 'Validating training configs', cancellable: false },
+      (_p, token) => validateWorkspace(diagnostics, token),
+    );
+    const text =
+      s.files === 0
+        ? 'No training configs found.'
+        : `${s.files} config file${s.files === 1 ? '' : 's'}: ${s.errors} error${s.errors === 1 ? '' : 's'}, ${s.warnings} warning${s.warnings === 1 ? '' : 's'}.`;
     if (s.errors + s.warnings > 0) void vscode.commands.executeCommand('workbench.actions.view.problems');
     void vscode.window.setStatusBarMessage(`Fine-Tune: ${text}`, 8000);
     return s;

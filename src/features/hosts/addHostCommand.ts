@@ -36,7 +36,13 @@ async function pickHost(store: HostStore): Promise<string | undefined> {
   const picked = await vscode.window.showQuickPick(items, { title: 'Add GPU Host', placeHolder: 'An ssh config host, or enter one' });
   if (!picked) return undefined;
   if (picked.label !== type) return picked.label;
-  return await vscode.window.showInputBox({ title: 'Add GPU Host', prompt: 'user@host[:port]', placeHolder: 'ubuntu@132.145.138.210', validateInput: validateHostInput, ignoreFocusOut: true });
+  return await vscode.window.showInputBox({
+    title: 'Add GPU Host',
+    prompt: 'user@host[:port]',
+    placeHolder: 'ubuntu@132.145.138.210',
+    validateInput: validateHostInput,
+    ignoreFocusOut: true,
+  });
 }
 
 /**
@@ -44,23 +50,26 @@ async function pickHost(store: HostStore): Promise<string | undefined> {
  * false when the connection failed (and says why).
  */
 export async function probeAndSave(store: HostStore, prober: HostProber, host: string, log: vscode.LogOutputChannel, save = true): Promise<boolean> {
-  return await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Connecting to ${host}…`, cancellable: true }, async (_p, token) => {
-    const ac = new AbortController();
-    token.onCancellationRequested(() => ac.abort());
-    try {
-      const probe = await prober.probeNow(host, ac.signal);
-      const prev = store.get(host);
-      if (save || prev) await store.upsert({ host, addedAt: prev?.addedAt ?? new Date().toISOString(), probe, probedAt: new Date().toISOString() });
-      if (probe.kind === 'none') void showWarningMessage(`${host}: ${probe.reason}`);
-      return true;
-    } catch (err) {
-      const msg = (err as Error).message;
-      log.error(`host ${host}: ${msg}`);
-      if (err instanceof SshFatalError && err.code === 'host-key-changed') void showErrorMessage(msg, { modal: true });
-      else if (!ac.signal.aborted) void showErrorMessage(`Could not connect to ${host}: ${msg}`);
-      return false;
-    }
-  });
+  return await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Connecting to ${host}…`, cancellable: true },
+    async (_p, token) => {
+      const ac = new AbortController();
+      token.onCancellationRequested(() => ac.abort());
+      try {
+        const probe = await prober.probeNow(host, ac.signal);
+        const prev = store.get(host);
+        if (save || prev) await store.upsert({ host, addedAt: prev?.addedAt ?? new Date().toISOString(), probe, probedAt: new Date().toISOString() });
+        if (probe.kind === 'none') void showWarningMessage(`${host}: ${probe.reason}`);
+        return true;
+      } catch (err) {
+        const msg = (err as Error).message;
+        log.error(`host ${host}: ${msg}`);
+        if (err instanceof SshFatalError && err.code === 'host-key-changed') void showErrorMessage(msg, { modal: true });
+        else if (!ac.signal.aborted) void showErrorMessage(`Could not connect to ${host}: ${msg}`);
+        return false;
+      }
+    },
+  );
 }
 
 function refuseUntrusted(): boolean {
@@ -73,7 +82,7 @@ export function registerHostCommands(store: HostStore, prober: HostProber, log: 
   return vscode.Disposable.from(
     vscode.commands.registerCommand(ADD_HOST_COMMAND, async (args?: AddHostArgs): Promise<boolean> => {
       if (refuseUntrusted()) return false;
-      const host = args?.host ?? await pickHost(store);
+      const host = args?.host ?? (await pickHost(store));
       if (!host) return false;
       if (validateHostInput(host) !== undefined && !configuredHosts().includes(host)) {
         void showErrorMessage(`Not a host: ${host}`);
@@ -95,12 +104,22 @@ export function registerHostCommands(store: HostStore, prober: HostProber, log: 
     }),
     vscode.commands.registerCommand(PROBE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<boolean> => {
       if (refuseUntrusted()) return false;
-      const host = node?.host.host ?? (await vscode.window.showQuickPick(store.list().map((h) => h.host), { title: 'Probe GPUs on host' }));
+      const host =
+        node?.host.host ??
+        (await vscode.window.showQuickPick(
+          store.list().map((h) => h.host),
+          { title: 'Probe GPUs on host' },
+        ));
       // Probing an ssh_config host or a past run's host refreshes its GPUs without adding it to the saved hosts.
       return host ? await probeAndSave(store, prober, host, log, false) : false;
     }),
     vscode.commands.registerCommand(REMOVE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<void> => {
-      const host = node?.host.host ?? (await vscode.window.showQuickPick(store.list().map((h) => h.host), { title: 'Remove host' }));
+      const host =
+        node?.host.host ??
+        (await vscode.window.showQuickPick(
+          store.list().map((h) => h.host),
+          { title: 'Remove host' },
+        ));
       if (host) await store.remove(host);
     }),
   );

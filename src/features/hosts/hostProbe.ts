@@ -6,7 +6,7 @@ import { connect } from '../../core/ssh/session';
 import type { ConnectOptions } from '../../core/ssh/session';
 import { probeGpus, describeGpus } from '../../core/ssh/gpuProbe';
 import type { GpuProbeResult } from '../../core/ssh/gpuProbe';
-import type { ProbeCache} from '../../core/hosts/probeCache';
+import type { ProbeCache } from '../../core/hosts/probeCache';
 import { isFresh } from '../../core/hosts/probeCache';
 import type { ProbeOutcome } from '../../core/hosts/gpuCheck';
 import type { HostStore } from './hostStore';
@@ -40,18 +40,21 @@ export function createHostProber(store: HostStore, cache: ProbeCache, connectOpt
     async ensureProbe(host) {
       const cached = cache.get(host);
       if (cached && isFresh(cached, Date.now())) return { probe: cached.probe };
-      return await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Checking the GPUs of ${host}…`, cancellable: true }, async (_p, token) => {
-        const ac = new AbortController();
-        token.onCancellationRequested(() => ac.abort());
-        try {
-          return { probe: await probeNow(host, ac.signal) };
-        } catch (err) {
-          if (ac.signal.aborted) return undefined;
-          const msg = err instanceof Error ? err.message : String(err);
-          log.warn(`host ${host}: GPU probe failed: ${msg}`);
-          return { error: msg };
-        }
-      });
+      return await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Checking the GPUs of ${host}…`, cancellable: true },
+        async (_p, token) => {
+          const ac = new AbortController();
+          token.onCancellationRequested(() => ac.abort());
+          try {
+            return { probe: await probeNow(host, ac.signal) };
+          } catch (err) {
+            if (ac.signal.aborted) return undefined;
+            const msg = err instanceof Error ? err.message : String(err);
+            log.warn(`host ${host}: GPU probe failed: ${msg}`);
+            return { error: msg };
+          }
+        },
+      );
     },
   };
 }

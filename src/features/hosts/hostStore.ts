@@ -38,12 +38,18 @@ export class HostStore {
 
   async upsert(entry: SavedHost): Promise<void> {
     const rest = this.list().filter((h) => h.host !== entry.host);
-    await this.memento.update(HOSTS_KEY, [...rest, entry].sort((a, b) => a.host.localeCompare(b.host)));
+    await this.memento.update(
+      HOSTS_KEY,
+      [...rest, entry].sort((a, b) => a.host.localeCompare(b.host)),
+    );
     this.fire();
   }
 
   async remove(host: string): Promise<void> {
-    await this.memento.update(HOSTS_KEY, this.list().filter((h) => h.host !== host));
+    await this.memento.update(
+      HOSTS_KEY,
+      this.list().filter((h) => h.host !== host),
+    );
     this.fire();
   }
 

@@ -7,12 +7,15 @@ import type { KnownHostEntry } from '../../core/hosts/knownHosts';
 
 export const HOSTS_VIEW_ID = 'remoteFinetune.hosts';
 
-export type HostsNode =
-  | { readonly kind: 'host'; readonly host: KnownHostEntry }
-  | { readonly kind: 'gpu'; readonly label: string; readonly detail: string };
+export type HostsNode = { readonly kind: 'host'; readonly host: KnownHostEntry } | { readonly kind: 'gpu'; readonly label: string; readonly detail: string };
 
 /** What a row shows, also returned by Refresh so tests and callers see the view's content. */
-export interface HostRow { readonly label: string; readonly description: string; readonly tooltip: string; readonly saved: boolean }
+export interface HostRow {
+  readonly label: string;
+  readonly description: string;
+  readonly tooltip: string;
+  readonly saved: boolean;
+}
 
 export function hostRow(e: KnownHostEntry): HostRow {
   const probe = e.probe;
@@ -30,7 +33,10 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostsNode>, vs
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subs: Array<{ dispose(): void }>;
 
-  constructor(private readonly hosts: () => KnownHostEntry[], changes: ReadonlyArray<(l: () => void) => { dispose(): void }>) {
+  constructor(
+    private readonly hosts: () => KnownHostEntry[],
+    changes: ReadonlyArray<(l: () => void) => { dispose(): void }>,
+  ) {
     this.subs = changes.map((on) => on(() => this.refresh()));
   }
 

@@ -17,7 +17,13 @@ export function configuredHosts(): string[] {
   }
 }
 
-export function listKnownHosts(store: HostStore, cache: ProbeCache, runHosts: () => readonly string[], spec?: string, wanted: readonly string[] = []): KnownHostEntry[] {
+export function listKnownHosts(
+  store: HostStore,
+  cache: ProbeCache,
+  runHosts: () => readonly string[],
+  spec?: string,
+  wanted: readonly string[] = [],
+): KnownHostEntry[] {
   const saved = store.list();
   const probeOf = (host: string): ProbeEntry | undefined => {
     const s = saved.find((h) => h.host === host);

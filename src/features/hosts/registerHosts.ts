@@ -10,7 +10,6 @@ import type { HostProber } from './hostProbe';
 import { listKnownHosts } from './knownHostList';
 import type { KnownHostEntry } from '../../core/hosts/knownHosts';
 
-
 /** Hosts of past runs (newest first), from the run store the composition root owns. */
 export interface RunHosts {
   list(): readonly string[];
@@ -32,28 +31,36 @@ export function createHostsApi(deps: FeatureDeps, store: HostStore, runHosts: Ru
 }
 
 export function registerHosts(deps: FeatureDeps, store: HostStore, api: HostsApi, runHosts: RunHosts): vscode.Disposable {
-  const provider = new HostsTreeProvider(() => api.known(), [
-    (l) => store.onDidChange(l), (l) => api.prober.cache.onDidChange(l), (l) => runHosts.onDidChange(l),
-  ]);
+  const provider = new HostsTreeProvider(
+    () => api.known(),
+    [(l) => store.onDidChange(l), (l) => api.prober.cache.onDidChange(l), (l) => runHosts.onDidChange(l)],
+  );
   const view = vscode.window.createTreeView(HOSTS_VIEW_ID, { treeDataProvider: provider });
   // Refresh: re-read ssh_config and the runs, and probe every listed host again (GPUs change when a host is
   // rebuilt). Returns the rows as the view shows them.
   const refresh = vscode.commands.registerCommand(REFRESH_HOSTS_COMMAND, async (): Promise<HostRow[]> => {
     const hosts = api.known();
     if (vscode.workspace.isTrusted && hosts.length > 0) {
-      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Checking the GPUs of your hosts', cancellable: true }, async (progress, token) => {
-        const ac = new AbortController();
-        token.onCancellationRequested(() => ac.abort());
-        // Two at a time: quick over several hosts, without a burst of connections (or host-key prompts).
-        const queue = [...hosts];
-        const worker = async (): Promise<void> => {
-          for (let h = queue.shift(); h && !ac.signal.aborted; h = queue.shift()) {
-            progress.report({ message: h.host });
-            try { await api.prober.probeNow(h.host, ac.signal); } catch (err) { deps.log.warn(`host ${h.host}: GPU probe failed: ${(err as Error).message}`); }
-          }
-        };
-        await Promise.all([worker(), worker()]);
-      });
+      await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Checking the GPUs of your hosts', cancellable: true },
+        async (progress, token) => {
+          const ac = new AbortController();
+          token.onCancellationRequested(() => ac.abort());
+          // Two at a time: quick over several hosts, without a burst of connections (or host-key prompts).
+          const queue = [...hosts];
+          const worker = async (): Promise<void> => {
+            for (let h = queue.shift(); h && !ac.signal.aborted; h = queue.shift()) {
+              progress.report({ message: h.host });
+              try {
+                await api.prober.probeNow(h.host, ac.signal);
+              } catch (err) {
+                deps.log.warn(`host ${h.host}: GPU probe failed: ${(err as Error).message}`);
+              }
+            }
+          };
+          await Promise.all([worker(), worker()]);
+        },
+      );
     }
     provider.refresh();
     return api.known().map(hostRow);

@@ -17,7 +17,10 @@ export async function confirmHostKeyModal(p: HostKeyPrompt): Promise<boolean> {
   const trust = 'Trust and Connect';
   const choice = await showWarningMessage(
     `The authenticity of host ${name} can't be established.`,
-    { modal: true, detail: `${p.keyType} key fingerprint is ${p.fingerprint}.${p.certAuthorityFile ? `\n\n${p.certAuthorityFile} vouches for this host with a @cert-authority, but host certificates cannot be checked here.` : ''}\n\nCompare it with the fingerprint your provider shows (or \`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub\` on the host). If you trust it, it is remembered by Remote Fine-Tune; a different key later will be refused.` },
+    {
+      modal: true,
+      detail: `${p.keyType} key fingerprint is ${p.fingerprint}.${p.certAuthorityFile ? `\n\n${p.certAuthorityFile} vouches for this host with a @cert-authority, but host certificates cannot be checked here.` : ''}\n\nCompare it with the fingerprint your provider shows (or \`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub\` on the host). If you trust it, it is remembered by Remote Fine-Tune; a different key later will be refused.`,
+    },
     trust,
   );
   return choice === trust;
@@ -48,10 +51,7 @@ export async function askSecret(p: SecretPrompt): Promise<string | undefined> {
  * demo. Unset, Remote-SSH's own `remote.SSH.configFile` is honoured: its users' hosts live there.
  */
 export function sshConfigPathSetting(): string | undefined {
-  return chooseSshConfigPath(
-    userSetting<string>('remoteFinetune', 'ssh.configFile'),
-    userSetting<string>('remote.SSH', 'configFile'),
-    homedir());
+  return chooseSshConfigPath(userSetting<string>('remoteFinetune', 'ssh.configFile'), userSetting<string>('remote.SSH', 'configFile'), homedir());
 }
 
 /** Connect options for every SSH connection the extension makes. */
@@ -59,7 +59,9 @@ export function createSshConnectOptions(context: vscode.ExtensionContext, log: v
   return {
     // Read at each connection, not once: the setting may change, and a window that reattaches to its runs
     // during start-up must still see it when the first connection is made.
-    get sshConfigPath(): string | undefined { return sshConfigPathSetting(); },
+    get sshConfigPath(): string | undefined {
+      return sshConfigPathSetting();
+    },
     hostKeyStore: join(context.globalStorageUri.fsPath, 'known_hosts'),
     confirmHostKey: confirmHostKeyModal,
     askPassphrase,

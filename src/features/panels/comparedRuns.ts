@@ -23,7 +23,10 @@ export async function pickRunToCompare(ctx: RunContext | undefined, shown: Reado
     .filter((r) => !shown.has(`run:${r.id}`))
     .map((r) => ({ label: r.label, detail: r.detail, pick: { key: `run:${r.id}`, label: r.label, eventsPath: r.eventsPath } }));
   items.push({ label: '$(file) events.jsonl on this machine…', detail: 'A run folder downloaded or mirrored earlier', file: true });
-  const chosen = await vscode.window.showQuickPick(items, { title: 'Compare with a run', placeHolder: runs.length ? 'Runs of this extension, newest first' : 'No other runs recorded yet' });
+  const chosen = await vscode.window.showQuickPick(items, {
+    title: 'Compare with a run',
+    placeHolder: runs.length ? 'Runs of this extension, newest first' : 'No other runs recorded yet',
+  });
   if (!chosen) return undefined;
   if (chosen.pick) return chosen.pick;
   const path = await pickLocalFile('metrics');
@@ -36,11 +39,17 @@ export class ComparedRun {
   private source: LocalRunDataSource | undefined;
   private disposed = false;
 
-  constructor(readonly pick: ComparedPick, private readonly post: (m: MetricsRunMessage) => void) {}
+  constructor(
+    readonly pick: ComparedPick,
+    private readonly post: (m: MetricsRunMessage) => void,
+  ) {}
 
   async start(): Promise<void> {
     const src = await new LocalRunDataSource({ events: this.pick.eventsPath }, { label: this.pick.label }).start();
-    if (this.disposed) { src.dispose(); return; }
+    if (this.disposed) {
+      src.dispose();
+      return;
+    }
     this.source = src;
     const seen: RunEvent[] = [];
     let first = true;
@@ -50,7 +59,8 @@ export class ComparedRun {
       this.post({ type: 'run', info: { key: this.pick.key, source: 'events', name: this.pick.label, state }, reset: first, points: eventsToPoints(events) });
       first = false;
     });
-    if (first) this.post({ type: 'run', info: { key: this.pick.key, source: 'events', name: this.pick.label, state: 'no metrics yet' }, reset: true, points: [] });
+    if (first)
+      this.post({ type: 'run', info: { key: this.pick.key, source: 'events', name: this.pick.label, state: 'no metrics yet' }, reset: true, points: [] });
   }
 
   dispose(): void {

@@ -26,7 +26,10 @@ export function runFilesNear(path: string): LocalRunFiles {
   const pick = (name: string): string | undefined => (existsSync(join(dir, name)) ? join(dir, name) : undefined);
   const name = basename(path);
   const files: { log?: string; events?: string; gpu?: string; procs?: string } = {
-    log: pick('output.log'), events: pick('events.jsonl'), gpu: pick('gpu.csv'), procs: pick('gpu_procs.csv'),
+    log: pick('output.log'),
+    events: pick('events.jsonl'),
+    gpu: pick('gpu.csv'),
+    procs: pick('gpu_procs.csv'),
   };
   if (name.endsWith('.jsonl')) files.events = path;
   else if (name.endsWith('.csv') && !name.includes('procs')) files.gpu = path;
@@ -62,7 +65,10 @@ export class LocalRunDataSource implements RunDataSource {
   /** events.jsonl lines that did not parse, counted rather than shown. */
   badEventLines = 0;
 
-  constructor(readonly files: LocalRunFiles, opts: { readonly pollMs?: number; readonly label?: string } = {}) {
+  constructor(
+    readonly files: LocalRunFiles,
+    opts: { readonly pollMs?: number; readonly label?: string } = {},
+  ) {
     const any = files.log ?? files.events ?? files.gpu ?? '';
     this.id = `local:${dirname(any)}`;
     this.label = opts.label ?? `${basename(dirname(any))}/${basename(any)}`;

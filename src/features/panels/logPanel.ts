@@ -37,22 +37,38 @@ export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
 
   protected override async attach(source: RunDataSource): Promise<void> {
     this.streamer?.dispose();
-    const streamer = new LogStreamer(source, (m) => {
-      if (m.type === 'init') this.startOffset = m.startOffset;
-      this.post(m);
-    }, source.label, logSignatures());
+    const streamer = new LogStreamer(
+      source,
+      (m) => {
+        if (m.type === 'init') this.startOffset = m.startOffset;
+        this.post(m);
+      },
+      source.label,
+      logSignatures(),
+    );
     this.streamer = streamer;
     await streamer.start();
     // After init, since the page drops a status line that comes before it. The status line says when the
     // log is not live: host unreachable (the tail resumes by offset) or the run is over.
     this.subscribe(
       source.onHostState((state) => {
-        if (state.kind === 'unreachable') this.post({ type: 'status', state: 'unreachable', text: `Host unreachable since ${new Date(state.since).toLocaleTimeString()}: ${state.detail}; the log resumes where it stopped.` });
+        if (state.kind === 'unreachable')
+          this.post({
+            type: 'status',
+            state: 'unreachable',
+            text: `Host unreachable since ${new Date(state.since).toLocaleTimeString()}: ${state.detail}; the log resumes where it stopped.`,
+          });
         else if (state.kind === 'connected') this.post({ type: 'status', state: 'live', text: '' });
       }),
       source.onEvents((events) => {
         const fin = events.find((e) => e.type === 'finished');
-        if (fin?.type === 'finished') this.post({ type: 'status', state: 'ended', outcome: fin.status, text: `Run ${fin.status}${fin.exit_code !== null ? ` (exit code ${fin.exit_code})` : ''}.` });
+        if (fin?.type === 'finished')
+          this.post({
+            type: 'status',
+            state: 'ended',
+            outcome: fin.status,
+            text: `Run ${fin.status}${fin.exit_code !== null ? ` (exit code ${fin.exit_code})` : ''}.`,
+          });
       }),
     );
   }

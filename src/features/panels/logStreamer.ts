@@ -54,7 +54,14 @@ export class LogStreamer {
     let start = Math.max(0, size - this.tailBytes);
     if (start > 0) start = await this.nextLineStart(start, size);
     this.offset = start;
-    this.post({ type: 'init', title: this.title, signatures: this.signatures, startOffset: start, truncated: start > 0, scrollback: this.opts.scrollback ?? DEFAULT_SCROLLBACK });
+    this.post({
+      type: 'init',
+      title: this.title,
+      signatures: this.signatures,
+      startOffset: start,
+      truncated: start > 0,
+      scrollback: this.opts.scrollback ?? DEFAULT_SCROLLBACK,
+    });
     this.sub = this.source.onLogGrown(() => void this.pump());
     await this.pump();
   }

@@ -20,7 +20,12 @@ export const logFromWebview: z.ZodType<LogFromWebview> = z.discriminatedUnion('t
 export const gpuFromWebview: z.ZodType<GpuFromWebview> = z.discriminatedUnion('type', [ready, action]);
 
 // W&B names: entity and project are slugs, run ids are short; bounding them keeps URLs and queries sane.
-const wandbName = z.string().trim().min(1).max(128).regex(/^[\w.-]+$/, 'letters, digits, ".", "-" and "_" only');
+const wandbName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .regex(/^[\w.-]+$/, 'letters, digits, ".", "-" and "_" only');
 // Run keys come from the host and go back unchanged: bounded, never used as a path or URL by the host.
 const runKey = z.string().min(1).max(400);
 

@@ -7,7 +7,17 @@ import type { MetricsFromWebview, MetricsToWebview, WandbRunRef } from '../../pr
 import { PRIMARY_RUN, wandbKey } from '../../protocol/metrics';
 import { ComparedRun, pickRunToCompare } from './comparedRuns';
 import type { RunEvent } from '../../core/telemetry/events';
-import { DEFAULT_WANDB_BASE_URL, historyToPoints, ownWandbRunRef, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbBaseUrlProblem, wandbRunUrl } from '../../core/telemetry/wandb';
+import {
+  DEFAULT_WANDB_BASE_URL,
+  historyToPoints,
+  ownWandbRunRef,
+  resolveWandbBaseUrl,
+  WANDB_METRIC_KEYS,
+  WandbClient,
+  WandbError,
+  wandbBaseUrlProblem,
+  wandbRunUrl,
+} from '../../core/telemetry/wandb';
 import { showWarningMessage } from '../notify';
 import { metricsFromWebview } from './messages';
 import type { PanelKind } from './panelHost';
@@ -30,7 +40,11 @@ function wandbOriginApproved(state: vscode.Memento, origin: string): boolean {
 }
 
 /** True when the W&B key may go to `origin`: W&B's cloud, or a server the person approved (asked once, modal). */
-export async function approveWandbOrigin(state: vscode.Memento, origin: string, ask: (origin: string) => Promise<boolean> = askToSendWandbKey): Promise<boolean> {
+export async function approveWandbOrigin(
+  state: vscode.Memento,
+  origin: string,
+  ask: (origin: string) => Promise<boolean> = askToSendWandbKey,
+): Promise<boolean> {
   if (wandbOriginApproved(state, origin)) return true;
   if (!(await ask(origin))) return false;
   await state.update(APPROVED_WANDB_ORIGINS, [...new Set([...state.get<string[]>(APPROVED_WANDB_ORIGINS, []), origin])]);
@@ -39,9 +53,15 @@ export async function approveWandbOrigin(state: vscode.Memento, origin: string, 
 
 async function askToSendWandbKey(origin: string): Promise<boolean> {
   const send = 'Send Key';
-  const choice = await showWarningMessage(`Send your W&B API key to ${origin}?`, {
-    modal: true, detail: 'The remoteFinetune.wandb.baseUrl setting (or WANDB_BASE_URL) points the Training Metrics panel at this server. It receives your W&B API key with every request. Approve only a W&B Server you run or trust.',
-  }, send);
+  const choice = await showWarningMessage(
+    `Send your W&B API key to ${origin}?`,
+    {
+      modal: true,
+      detail:
+        'The remoteFinetune.wandb.baseUrl setting (or WANDB_BASE_URL) points the Training Metrics panel at this server. It receives your W&B API key with every request. Approve only a W&B Server you run or trust.',
+    },
+    send,
+  );
   return choice === send;
 }
 
@@ -50,7 +70,7 @@ export async function wandbApiKey(secrets: vscode.SecretStorage, prompt: boolean
   if (stored || !prompt) return stored;
   const key = await vscode.window.showInputBox({
     title: 'W&B API key',
-    prompt: 'Kept in VS Code\'s secret storage; used only to read your runs (https://wandb.ai/authorize).',
+    prompt: "Kept in VS Code's secret storage; used only to read your runs (https://wandb.ai/authorize).",
     password: true,
     ignoreFocusOut: true,
     validateInput: (v) => (v.trim().length >= 20 ? undefined : 'A W&B API key is 40 characters (at least 20 for W&B Server keys).'),
@@ -73,26 +93,33 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
 
   constructor(panel: vscode.WebviewPanel, services: PanelServices) {
     super(panel, METRICS_PANEL, metricsFromWebview, services, 'events.jsonl');
-    this.disposables.push({ dispose: () => { for (const k of [...this.wandb.keys(), ...this.compared.keys()]) this.drop(k); } });
+    this.disposables.push({
+      dispose: () => {
+        for (const k of [...this.wandb.keys(), ...this.compared.keys()]) this.drop(k);
+      },
+    });
   }
 
   protected override attach(source: RunDataSource): void {
     const seen: RunEvent[] = [];
     let first = true;
     let linked = false;
-    this.subscribe(source.onEvents((events) => {
-      seen.push(...events.filter((e) => e.type === 'started' || e.type === 'finished' || e.type === 'error'));
-      // The runner names its W&B run in `started`: it joins the charts with no typing, when a key is already stored.
-      const started = events.find((e) => e.type === 'started' && e.wandb_run_id);
-      if (!linked && started?.type === 'started') {
-        linked = true;
-        void this.linkOwnWandbRun(started);
-      }
-      const { name, state } = runStateFromEvents(seen, source.label);
-      this.post({ type: 'run', info: { key: PRIMARY_RUN, source: 'events', name, state }, reset: first, points: eventsToPoints(events) });
-      first = false;
-    }));
-    if (first) this.post({ type: 'run', info: { key: PRIMARY_RUN, source: 'events', name: source.label, state: 'waiting for metrics' }, reset: true, points: [] });
+    this.subscribe(
+      source.onEvents((events) => {
+        seen.push(...events.filter((e) => e.type === 'started' || e.type === 'finished' || e.type === 'error'));
+        // The runner names its W&B run in `started`: it joins the charts with no typing, when a key is already stored.
+        const started = events.find((e) => e.type === 'started' && e.wandb_run_id);
+        if (!linked && started?.type === 'started') {
+          linked = true;
+          void this.linkOwnWandbRun(started);
+        }
+        const { name, state } = runStateFromEvents(seen, source.label);
+        this.post({ type: 'run', info: { key: PRIMARY_RUN, source: 'events', name, state }, reset: first, points: eventsToPoints(events) });
+        first = false;
+      }),
+    );
+    if (first)
+      this.post({ type: 'run', info: { key: PRIMARY_RUN, source: 'events', name: source.label, state: 'waiting for metrics' }, reset: true, points: [] });
     first = false;
     // A reloaded page lost its compared runs of this extension; the page asks for W&B ones itself.
     for (const c of this.compared.values()) void c.start();
@@ -191,9 +218,16 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
       const keys = Object.values(WANDB_METRIC_KEYS).flat();
       const rows = await client.sampledHistory(ref, keys, WANDB_SAMPLES, series.abort?.signal);
       series.url = wandbRunUrl(baseUrl, ref);
-      this.post({ type: 'run', info: { key: k, source: 'wandb', name: run.displayName, state: run.state, hasPage: true }, reset: true, points: historyToPoints(rows) });
+      this.post({
+        type: 'run',
+        info: { key: k, source: 'wandb', name: run.displayName, state: run.state, hasPage: true },
+        reset: true,
+        points: historyToPoints(rows),
+      });
       if (run.state === 'running' && this.wandb.get(k) === series) {
-        series.timer = setTimeout(() => { if (this.panel.visible) void this.loadWandb(ref, false); }, WANDB_REFRESH_MS);
+        series.timer = setTimeout(() => {
+          if (this.panel.visible) void this.loadWandb(ref, false);
+        }, WANDB_REFRESH_MS);
       }
     } catch (e) {
       if (e instanceof WandbError && e.kind === 'aborted') return;

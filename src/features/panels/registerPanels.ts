@@ -59,40 +59,52 @@ export function registerPanels(deps: FeatureDeps): vscode.Disposable {
   const adopt = (kind: PanelKind, create: HostFactory, panel: vscode.WebviewPanel): AnyHost => {
     const host = create(panel, services);
     open.set(kind.viewType, host);
-    host.onDidDispose(() => { if (open.get(kind.viewType) === host) open.delete(kind.viewType); });
+    host.onDidDispose(() => {
+      if (open.get(kind.viewType) === host) open.delete(kind.viewType);
+    });
     return host;
   };
 
   for (const { kind, command, create } of KINDS) {
-    disposables.push(vscode.commands.registerCommand(command, async (arg?: unknown) => {
-      const path = fileArg(arg);
-      let host = open.get(kind.viewType);
-      if (host) host.panel.reveal();
-      else {
-        const panel = vscode.window.createWebviewPanel(kind.viewType, kind.title, vscode.ViewColumn.Active, webviewOptions(context.extensionUri));
-        host = adopt(kind, create, panel);
-      }
-      const descriptor: SourceDescriptor = path ? { kind: 'local', path } : { kind: 'active' };
-      if (path || !host.source) await host.bind(descriptor);
-    }));
-    disposables.push(vscode.window.registerWebviewPanelSerializer(kind.viewType, {
-      async deserializeWebviewPanel(panel: vscode.WebviewPanel): Promise<void> {
-        // The page's own view state comes back through getState; which run it showed is ours to remember.
-        const saved = context.workspaceState.get<unknown>(sourceStateKey(kind));
-        open.get(kind.viewType)?.dispose();
-        const host = adopt(kind, create, panel);
-        await host.bind(isDescriptor(saved) ? saved : { kind: 'active' });
-      },
-    }));
+    disposables.push(
+      vscode.commands.registerCommand(command, async (arg?: unknown) => {
+        const path = fileArg(arg);
+        let host = open.get(kind.viewType);
+        if (host) host.panel.reveal();
+        else {
+          const panel = vscode.window.createWebviewPanel(kind.viewType, kind.title, vscode.ViewColumn.Active, webviewOptions(context.extensionUri));
+          host = adopt(kind, create, panel);
+        }
+        const descriptor: SourceDescriptor = path ? { kind: 'local', path } : { kind: 'active' };
+        if (path || !host.source) await host.bind(descriptor);
+      }),
+    );
+    disposables.push(
+      vscode.window.registerWebviewPanelSerializer(kind.viewType, {
+        async deserializeWebviewPanel(panel: vscode.WebviewPanel): Promise<void> {
+          // The page's own view state comes back through getState; which run it showed is ours to remember.
+          const saved = context.workspaceState.get<unknown>(sourceStateKey(kind));
+          open.get(kind.viewType)?.dispose();
+          const host = adopt(kind, create, panel);
+          await host.bind(isDescriptor(saved) ? saved : { kind: 'active' });
+        },
+      }),
+    );
   }
 
-  disposables.push(vscode.commands.registerCommand(PANEL_COMMANDS.setWandbKey, async () => {
-    await context.secrets.delete(WANDB_KEY_SECRET);
-    const key = await wandbApiKey(context.secrets, true);
-    if (key) void showInformationMessage('W&B API key saved in VS Code\'s secret storage.');
-  }));
+  disposables.push(
+    vscode.commands.registerCommand(PANEL_COMMANDS.setWandbKey, async () => {
+      await context.secrets.delete(WANDB_KEY_SECRET);
+      const key = await wandbApiKey(context.secrets, true);
+      if (key) void showInformationMessage("W&B API key saved in VS Code's secret storage.");
+    }),
+  );
 
   disposables.push(vscode.commands.registerCommand(PANEL_COMMANDS.state, (): PanelDescription[] => [...open.values()].map((h) => h.describe())));
 
-  return vscode.Disposable.from(...disposables, { dispose: () => { for (const h of [...open.values()]) h.dispose(); } });
+  return vscode.Disposable.from(...disposables, {
+    dispose: () => {
+      for (const h of [...open.values()]) h.dispose();
+    },
+  });
 }

@@ -36,9 +36,20 @@ export abstract class RunPanelHost<In extends { readonly type: string }, Out> ex
   protected binding: SourceBinding | undefined;
   private subs: Unsubscribe[] = [];
 
-  constructor(panel: vscode.WebviewPanel, kind: PanelKind, schema: z.ZodType<In>, protected readonly services: PanelServices, private readonly what: string) {
+  constructor(
+    panel: vscode.WebviewPanel,
+    kind: PanelKind,
+    schema: z.ZodType<In>,
+    protected readonly services: PanelServices,
+    private readonly what: string,
+  ) {
     super(panel, kind, services.extensionUri, schema, services.log);
-    this.disposables.push({ dispose: () => { this.unsubscribe(); releaseSource(this.binding); } });
+    this.disposables.push({
+      dispose: () => {
+        this.unsubscribe();
+        releaseSource(this.binding);
+      },
+    });
     const ctx = services.runContext;
     if (ctx?.onDidChangeActiveRun) {
       const sub = ctx.onDidChangeActiveRun(() => {
@@ -64,7 +75,14 @@ export abstract class RunPanelHost<In extends { readonly type: string }, Out> ex
 
   /** What the panel is doing, for the internal state command the VS Code host tests read. */
   describe(): PanelDescription {
-    return { viewType: this.kind.viewType, ready: this.isReady, readyCount: this.readyCount, visible: this.panel.visible, source: this.source?.label ?? null, ...this.details() };
+    return {
+      viewType: this.kind.viewType,
+      ready: this.isReady,
+      readyCount: this.readyCount,
+      visible: this.panel.visible,
+      source: this.source?.label ?? null,
+      ...this.details(),
+    };
   }
 
   protected details(): Record<string, number | string | null> {
@@ -83,7 +101,7 @@ export abstract class RunPanelHost<In extends { readonly type: string }, Out> ex
     this.unsubscribe();
     const src = this.binding?.source;
     if (!src) {
-      this.post(await emptyState(this.what) as Out);
+      this.post((await emptyState(this.what)) as Out);
       await this.attachEmpty();
       return;
     }

@@ -50,9 +50,11 @@ export async function startRunCommand(): Promise<void> {
 
 export async function pickLocalFile(kind: 'log' | 'gpu' | 'metrics'): Promise<string | undefined> {
   const filters: Record<string, string[]> =
-    kind === 'log' ? { 'Run log': ['log', 'txt', 'out'], 'All files': ['*'] }
-    : kind === 'gpu' ? { 'GPU samples': ['csv'], 'All files': ['*'] }
-    : { 'Run events': ['jsonl'], 'All files': ['*'] };
+    kind === 'log'
+      ? { 'Run log': ['log', 'txt', 'out'], 'All files': ['*'] }
+      : kind === 'gpu'
+        ? { 'GPU samples': ['csv'], 'All files': ['*'] }
+        : { 'Run events': ['jsonl'], 'All files': ['*'] };
   const picked = await vscode.window.showOpenDialog({
     canSelectMany: false,
     openLabel: 'Open',

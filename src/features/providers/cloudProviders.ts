@@ -44,9 +44,20 @@ function settings(key: string | undefined): CloudSettings {
 export function createCloudProviders(context: vscode.ExtensionContext): CloudProviders {
   const ledger = new Ledger(join(context.globalStorageUri.fsPath, 'instances.json'));
   let key: string | undefined;
-  let keyLoaded: Promise<void> = Promise.resolve(context.secrets.get(LAMBDA_KEY_SECRET)).then((k) => { key = k; }, () => undefined);
+  let keyLoaded: Promise<void> = Promise.resolve(context.secrets.get(LAMBDA_KEY_SECRET)).then(
+    (k) => {
+      key = k;
+    },
+    () => undefined,
+  );
   const sub = context.secrets.onDidChange((e) => {
-    if (e.key === LAMBDA_KEY_SECRET) keyLoaded = Promise.resolve(context.secrets.get(LAMBDA_KEY_SECRET)).then((k) => { key = k; }, () => undefined);
+    if (e.key === LAMBDA_KEY_SECRET)
+      keyLoaded = Promise.resolve(context.secrets.get(LAMBDA_KEY_SECRET)).then(
+        (k) => {
+          key = k;
+        },
+        () => undefined,
+      );
   });
   const selection = createProviderSelection(lazyApplicationDefaultCredentials());
 

@@ -56,13 +56,24 @@ async function findOrphans(cloud: CloudProviders, storageDir: string): Promise<{
   if (providers.length === 0) return { orphans: [], errors: [] };
   const r = await reconcile(providers, cloud.ledger, livenessFrom(storageDir), AbortSignal.timeout(60_000), ownerIdFor(storageDir));
   // Another installation's (or a colleague's) instances are listed, never offered for termination.
-  return { orphans: r.orphans, errors: [...r.errors.map((e) => `${e.provider}: ${e.message}`), ...(r.others.length ? [`${r.others.length} instance(s) launched by Remote Fine-Tune elsewhere (another owner): ${r.others.map((i) => `${i.provider} ${i.id}`).join(', ')}; not offered`] : [])] };
+  return {
+    orphans: r.orphans,
+    errors: [
+      ...r.errors.map((e) => `${e.provider}: ${e.message}`),
+      ...(r.others.length
+        ? [
+            `${r.others.length} instance(s) launched by Remote Fine-Tune elsewhere (another owner): ${r.others.map((i) => `${i.provider} ${i.id}`).join(', ')}; not offered`,
+          ]
+        : []),
+    ],
+  };
 }
 
 async function terminateWithProgress(cloud: CloudProviders, orphans: readonly Orphan[], log: vscode.LogOutputChannel): Promise<void> {
   const providers = await cloud.reconcileProviders();
   const n = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Terminating ${orphans.length} instance(s)…` }, () =>
-    terminateOrphans(providers, cloud.ledger, orphans, (l) => log.info(l)));
+    terminateOrphans(providers, cloud.ledger, orphans, (l) => log.info(l)),
+  );
   if (n === orphans.length) void showInformationMessage(`Terminated ${n} orphaned instance(s).`);
   else void showErrorMessage(`Terminated ${n} of ${orphans.length} instance(s); see the extension log and your cloud console for the rest.`);
 }
@@ -72,7 +83,11 @@ async function offerTermination(cloud: CloudProviders, orphans: readonly Orphan[
   const perHour = orphans.reduce((sum, o) => sum + (o.instance.pricePerHour ?? o.entry?.pricePerHour ?? 0), 0);
   for (const o of orphans) log.warn(`orphaned instance: ${describeOrphan(o, now)}: ${o.reason}`);
   const label = orphans.length === 1 ? describeOrphan(orphans[0]!, now) : `${orphans.length} instances (${formatUsd(perHour)}/h together)`;
-  const choice = await showWarningMessage(`Remote Fine-Tune launched ${label} that no run is using. They keep billing until terminated.`, 'Terminate', 'Show Log');
+  const choice = await showWarningMessage(
+    `Remote Fine-Tune launched ${label} that no run is using. They keep billing until terminated.`,
+    'Terminate',
+    'Show Log',
+  );
   if (choice === 'Terminate') await terminateWithProgress(cloud, orphans, log);
   else if (choice === 'Show Log') log.show(false);
 }
@@ -85,7 +100,7 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
     if (refuseUntrusted()) return false;
     const value = await vscode.window.showInputBox({
       title: 'Lambda Cloud API Key',
-      prompt: 'Create one at cloud.lambda.ai → API keys. It is kept in VS Code\'s secret storage. Leave empty to remove the stored key.',
+      prompt: "Create one at cloud.lambda.ai → API keys. It is kept in VS Code's secret storage. Leave empty to remove the stored key.",
       password: true,
       ignoreFocusOut: true,
       validateInput: (v) => (v.length === 0 || /^\S{16,}$/.test(v.trim()) ? undefined : 'An API key is one word of at least 16 characters'),
@@ -105,10 +120,16 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
 
   const terminate = vscode.commands.registerCommand(TERMINATE_ORPHANS_COMMAND, async (): Promise<number> => {
     if (refuseUntrusted()) return 0;
-    const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for orphaned instances' }, () => findOrphans(cloud, storageDir));
+    const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for orphaned instances' }, () =>
+      findOrphans(cloud, storageDir),
+    );
     for (const e of found.errors) log.warn(`orphan sweep: ${e}`);
     if (found.orphans.length === 0) {
-      void showInformationMessage(found.errors.length ? `No orphaned instances found (${found.errors.length} cloud(s) could not be listed; see the log).` : 'No orphaned instances: every instance this extension launched belongs to a live run.');
+      void showInformationMessage(
+        found.errors.length
+          ? `No orphaned instances found (${found.errors.length} cloud(s) could not be listed; see the log).`
+          : 'No orphaned instances: every instance this extension launched belongs to a live run.',
+      );
       return 0;
     }
     const now = Date.now();
@@ -117,13 +138,17 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
       { canPickMany: true, title: 'Terminate orphaned instances', placeHolder: 'Every picked instance is terminated (its disk is deleted)' },
     );
     if (!picked || picked.length === 0) return 0;
-    await terminateWithProgress(cloud, picked.map((p) => p.orphan), log);
+    await terminateWithProgress(
+      cloud,
+      picked.map((p) => p.orphan),
+      log,
+    );
     return picked.length;
   });
 
   // The sweep on activation: after a pause, off the activation path, trusted workspaces only.
   let timer: NodeJS.Timeout | undefined;
-  const enabled = (userSetting<boolean>('remoteFinetune', 'cloud.reconcileOnStartup') ?? true);
+  const enabled = userSetting<boolean>('remoteFinetune', 'cloud.reconcileOnStartup') ?? true;
   if (enabled && vscode.workspace.isTrusted) {
     timer = setTimeout(() => {
       void findOrphans(cloud, storageDir).then(
@@ -137,5 +162,7 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
     }, 3000);
   }
 
-  return vscode.Disposable.from(setKey, terminate, registerShowOffersCommand(cloud, refuseUntrusted, log), cloud, { dispose: () => timer && clearTimeout(timer) });
+  return vscode.Disposable.from(setKey, terminate, registerShowOffersCommand(cloud, refuseUntrusted, log), cloud, {
+    dispose: () => timer && clearTimeout(timer),
+  });
 }

@@ -16,33 +16,50 @@ export function registerShowOffersCommand(cloud: CloudProviders, refuseUntrusted
     if (refuseUntrusted()) return 0;
     const gpu = args?.gpu ?? (await vscode.window.showQuickPick(GPUS, { title: 'Cloud GPU offers: which GPU?' }));
     if (!gpu) return 0;
-    const hoursText = args?.hours !== undefined ? String(args.hours) : await vscode.window.showInputBox({
-      title: 'Planned training time (hours)', value: '2', validateInput: (v) => (Number(v) > 0 ? undefined : 'A positive number of hours'),
-    });
+    const hoursText =
+      args?.hours !== undefined
+        ? String(args.hours)
+        : await vscode.window.showInputBox({
+            title: 'Planned training time (hours)',
+            value: '2',
+            validateInput: (v) => (Number(v) > 0 ? undefined : 'A positive number of hours'),
+          });
     const hours = Number(hoursText);
     if (!(hours > 0)) return 0;
     const found = await cloud.cloudProviders();
     const providers = found.providers;
     const problems = [...found.problems];
     const offers: Offer[] = [];
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Fetching ${gpu} offers…`, cancellable: true }, async (_p, token) => {
-      const ac = new AbortController();
-      token.onCancellationRequested(() => ac.abort());
-      await Promise.all(providers.map(async (p) => {
-        try {
-          offers.push(...(await p.listOffers({ gpu }, ac.signal)));
-        } catch (err) {
-          problems.push(`${p.kind}: ${(err as Error).message}`);
-        }
-      }));
-    });
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Fetching ${gpu} offers…`, cancellable: true },
+      async (_p, token) => {
+        const ac = new AbortController();
+        token.onCancellationRequested(() => ac.abort());
+        await Promise.all(
+          providers.map(async (p) => {
+            try {
+              offers.push(...(await p.listOffers({ gpu }, ac.signal)));
+            } catch (err) {
+              problems.push(`${p.kind}: ${(err as Error).message}`);
+            }
+          }),
+        );
+      },
+    );
     for (const p of problems) log.info(`offers: ${p}`);
     if (offers.length === 0) {
       void showWarningMessage(`No ${gpu} offers.${problems.length ? ` ${problems.join('; ')}` : ''}`);
       return 0;
     }
     const sorted = sortOffers(offers);
-    void vscode.window.showQuickPick(sorted.map((o) => offerLabel(o, hours)), { title: `${gpu} offers, cheapest launchable first (prices: Lambda live, EC2 spot live, others list prices)`, matchOnDescription: true, matchOnDetail: true });
+    void vscode.window.showQuickPick(
+      sorted.map((o) => offerLabel(o, hours)),
+      {
+        title: `${gpu} offers, cheapest launchable first (prices: Lambda live, EC2 spot live, others list prices)`,
+        matchOnDescription: true,
+        matchOnDetail: true,
+      },
+    );
     return sorted.length;
   });
 }

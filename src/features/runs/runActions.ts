@@ -30,8 +30,14 @@ async function runOf(runs: RunServices, arg: unknown, filter: (r: RunRecord) => 
   if (typeof arg === 'string') return runs.store.get(arg);
   if (typeof arg === 'object' && arg !== null && (arg as RunsNode).kind === 'run') return runs.store.get((arg as { record: RunRecord }).record.id);
   const candidates = runs.store.all().filter(filter);
-  if (candidates.length === 0) { void showInformationMessage('No run fits this action.'); return undefined; }
-  const pick = await vscode.window.showQuickPick(candidates.map((r) => ({ label: r.name, description: `${r.status} · ${r.host ?? r.provider}`, detail: r.id, r })), { title: 'Which run?' });
+  if (candidates.length === 0) {
+    void showInformationMessage('No run fits this action.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    candidates.map((r) => ({ label: r.name, description: `${r.status} · ${r.host ?? r.provider}`, detail: r.id, r })),
+    { title: 'Which run?' },
+  );
   return pick?.r;
 }
 
@@ -48,7 +54,9 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
   const { manager } = runs;
   const reg = vscode.commands.registerCommand;
   return vscode.Disposable.from(
-    reg(RUN_COMMANDS.select, (id: unknown) => { if (typeof id === 'string') runs.panels.select(id); }),
+    reg(RUN_COMMANDS.select, (id: unknown) => {
+      if (typeof id === 'string') runs.panels.select(id);
+    }),
     reg(OPEN_RUN_PANELS_COMMAND, async () => {
       for (const c of [PANEL_COMMANDS.logs, PANEL_COMMANDS.gpu, PANEL_COMMANDS.metrics]) await vscode.commands.executeCommand(c);
     }),
@@ -58,47 +66,72 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.stop, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !isTerminal(x.status));
       if (!r) return;
-      const ok = await showWarningMessage(`Stop ${r.name}? It gets SIGTERM (the runner saves a checkpoint), then SIGKILL after 2 minutes.`, { modal: true }, 'Stop Run');
+      const ok = await showWarningMessage(
+        `Stop ${r.name}? It gets SIGTERM (the runner saves a checkpoint), then SIGKILL after 2 minutes.`,
+        { modal: true },
+        'Stop Run',
+      );
       if (ok !== 'Stop Run') return;
       await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Stopping ${r.name}…` }, async () => {
-        try { await manager.stop(r.id); } catch (err) { void showErrorMessage(`Could not stop ${r.name}: ${(err as Error).message}`); }
+        try {
+          await manager.stop(r.id);
+        } catch (err) {
+          void showErrorMessage(`Could not stop ${r.name}: ${(err as Error).message}`);
+        }
       });
     }),
     reg(RUN_COMMANDS.download, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.remoteDir);
       if (!r) return;
-      const what = await vscode.window.showQuickPick([
-        { label: 'Adapter', description: 'outputs/adapter', path: 'outputs/adapter' },
-        { label: 'Checkpoints', description: 'outputs/', path: 'outputs' },
-        { label: 'Run logs and events', description: r.remoteDir, path: r.remoteDir ?? '' },
-      ], { title: `Download from ${r.name}` });
+      const what = await vscode.window.showQuickPick(
+        [
+          { label: 'Adapter', description: 'outputs/adapter', path: 'outputs/adapter' },
+          { label: 'Checkpoints', description: 'outputs/', path: 'outputs' },
+          { label: 'Run logs and events', description: r.remoteDir, path: r.remoteDir ?? '' },
+        ],
+        { title: `Download from ${r.name}` },
+      );
       if (!what) return;
       const dest = join(r.workspaceDir ?? runs.storageDir, 'outputs', r.id, what.label.toLowerCase().replace(/\W+/g, '-'));
-      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Downloading ${what.label.toLowerCase()} of ${r.name}`, cancellable: true }, async (progress, token) => {
-        const abort = new AbortController();
-        token.onCancellationRequested(() => abort.abort());
-        let last = 0;
-        try {
-          const res = await manager.downloadArtifacts(r.id, what.path, dest, (p) => {
-            const pct = p.totalBytes ? (p.bytes / p.totalBytes) * 100 : undefined;
-            progress.report({ message: `${(p.bytes / 1e6).toFixed(1)} MB`, ...(pct !== undefined ? { increment: pct - last } : {}) });
-            if (pct !== undefined) last = pct;
-          }, abort.signal);
-          deps.log.info(`[${r.id}] downloaded ${what.label.toLowerCase()} ${what.path} to ${dest} (${(res.bytes / 1e6).toFixed(1)} MB)`);
-          const open = await showInformationMessage(`Downloaded ${(res.bytes / 1e6).toFixed(1)} MB to ${vscode.workspace.asRelativePath(dest)}.`, 'Reveal');
-          if (open) await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(dest));
-        } catch (err) {
-          deps.log.warn(`[${r.id}] ${what.label.toLowerCase()} download failed: ${(err as Error).message}`);
-          void showErrorMessage(`Download failed: ${(err as Error).message}`);
-        }
-      });
+      await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Downloading ${what.label.toLowerCase()} of ${r.name}`, cancellable: true },
+        async (progress, token) => {
+          const abort = new AbortController();
+          token.onCancellationRequested(() => abort.abort());
+          let last = 0;
+          try {
+            const res = await manager.downloadArtifacts(
+              r.id,
+              what.path,
+              dest,
+              (p) => {
+                const pct = p.totalBytes ? (p.bytes / p.totalBytes) * 100 : undefined;
+                progress.report({ message: `${(p.bytes / 1e6).toFixed(1)} MB`, ...(pct !== undefined ? { increment: pct - last } : {}) });
+                if (pct !== undefined) last = pct;
+              },
+              abort.signal,
+            );
+            deps.log.info(`[${r.id}] downloaded ${what.label.toLowerCase()} ${what.path} to ${dest} (${(res.bytes / 1e6).toFixed(1)} MB)`);
+            const open = await showInformationMessage(`Downloaded ${(res.bytes / 1e6).toFixed(1)} MB to ${vscode.workspace.asRelativePath(dest)}.`, 'Reveal');
+            if (open) await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(dest));
+          } catch (err) {
+            deps.log.warn(`[${r.id}] ${what.label.toLowerCase()} download failed: ${(err as Error).message}`);
+            void showErrorMessage(`Download failed: ${(err as Error).message}`);
+          }
+        },
+      );
     }),
     reg(RUN_COMMANDS.terminate, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.instanceId && x.finishedAction !== 'terminated');
       if (!r) return;
       const ok = await showWarningMessage(`Terminate ${r.provider} instance ${r.instanceId}? Its disk is deleted.`, { modal: true }, 'Terminate');
       if (ok !== 'Terminate') return;
-      try { await manager.terminateInstance(r.id); void showInformationMessage(`${r.instanceId} terminated.`); } catch (err) { void showErrorMessage((err as Error).message); }
+      try {
+        await manager.terminateInstance(r.id);
+        void showInformationMessage(`${r.instanceId} terminated.`);
+      } catch (err) {
+        void showErrorMessage((err as Error).message);
+      }
     }),
     reg(RUN_COMMANDS.runAgain, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.specPath);
@@ -110,8 +143,14 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     }),
     // A host named by the caller (a view action, a test) skips the prompt.
     reg(RUN_COMMANDS.findOnHost, async (arg?: unknown) => {
-      if (!vscode.workspace.isTrusted) { void showErrorMessage('Trust this workspace to connect to hosts.'); return; }
-      const host = typeof arg === 'string' && arg.trim() ? arg : await vscode.window.showInputBox({ title: 'Find runs on a host', prompt: 'ssh_config alias or user@host[:port]', ignoreFocusOut: true });
+      if (!vscode.workspace.isTrusted) {
+        void showErrorMessage('Trust this workspace to connect to hosts.');
+        return;
+      }
+      const host =
+        typeof arg === 'string' && arg.trim()
+          ? arg
+          : await vscode.window.showInputBox({ title: 'Find runs on a host', prompt: 'ssh_config alias or user@host[:port]', ignoreFocusOut: true });
       if (!host) return;
       try {
         const added = await manager.discover(host.trim());
@@ -121,10 +160,16 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       }
     }),
     reg(RUN_COMMANDS.setHfToken, async () => {
-      const v = await vscode.window.showInputBox({ title: 'Hugging Face token', prompt: 'Stored in VS Code\'s secret storage; reaches hosts only in the run\'s 0600 env file.', password: true, ignoreFocusOut: true });
+      const v = await vscode.window.showInputBox({
+        title: 'Hugging Face token',
+        prompt: "Stored in VS Code's secret storage; reaches hosts only in the run's 0600 env file.",
+        password: true,
+        ignoreFocusOut: true,
+      });
       if (v === undefined) return;
       const name = SECRET_NAMES.HF_TOKEN!;
-      if (v.trim() === '') await deps.context.secrets.delete(name); else await deps.context.secrets.store(name, v.trim());
+      if (v.trim() === '') await deps.context.secrets.delete(name);
+      else await deps.context.secrets.store(name, v.trim());
       void showInformationMessage(v.trim() === '' ? 'Hugging Face token removed.' : 'Hugging Face token saved.');
     }),
   );

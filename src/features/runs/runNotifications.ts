@@ -48,11 +48,13 @@ export function registerRunNotifications(
     const msg = finishedMessage(f, advice);
     const buttons = endButtons(r);
     last = { runId: r.id, text: msg.text, error: msg.error, buttons };
-    void (msg.error ? showErrorMessage : showInformationMessage)(msg.text, ...buttons).then(async (choice) => {
-      if (choice === END_ACTIONS.revealAdapter && r.artifactsDir) await revealAdapter(r.artifactsDir);
-      else if (choice === END_ACTIONS.openMetrics) await vscode.commands.executeCommand(RUN_COMMANDS.showMetrics, r.id);
-      else if (choice === END_ACTIONS.showLogs) await vscode.commands.executeCommand(RUN_COMMANDS.showLogs, r.id);
-    }).then(undefined, (err: unknown) => log.warn(`[${r.id}] ${String((err as Error)?.message ?? err)}`));
+    void (msg.error ? showErrorMessage : showInformationMessage)(msg.text, ...buttons)
+      .then(async (choice) => {
+        if (choice === END_ACTIONS.revealAdapter && r.artifactsDir) await revealAdapter(r.artifactsDir);
+        else if (choice === END_ACTIONS.openMetrics) await vscode.commands.executeCommand(RUN_COMMANDS.showMetrics, r.id);
+        else if (choice === END_ACTIONS.showLogs) await vscode.commands.executeCommand(RUN_COMMANDS.showLogs, r.id);
+      })
+      .then(undefined, (err: unknown) => log.warn(`[${r.id}] ${String((err as Error)?.message ?? err)}`));
   });
   return Object.assign(new vscode.Disposable(() => sub.dispose()), { last: () => last });
 }

@@ -13,23 +13,51 @@ class MirrorSource implements RunDataSource {
   readonly host: string;
   private readonly local: LocalRunDataSource;
 
-  constructor(dir: string, readonly record: RunRecord) {
-    this.local = new LocalRunDataSource({ log: join(dir, 'output.log'), events: join(dir, 'events.jsonl'), gpu: join(dir, 'gpu.csv'), procs: join(dir, 'gpu_procs.csv') });
+  constructor(
+    dir: string,
+    readonly record: RunRecord,
+  ) {
+    this.local = new LocalRunDataSource({
+      log: join(dir, 'output.log'),
+      events: join(dir, 'events.jsonl'),
+      gpu: join(dir, 'gpu.csv'),
+      procs: join(dir, 'gpu_procs.csv'),
+    });
     this.id = `run:${record.id}`;
     this.label = record.name;
     this.host = record.host ?? 'host';
   }
 
-  start(): Promise<unknown> { return this.local.start(); }
-  fullLogPath(): string | undefined { return this.local.fullLogPath(); }
-  logSize(): number { return this.local.logSize(); }
-  readLog(offset: number, maxBytes: number): ReturnType<RunDataSource['readLog']> { return this.local.readLog(offset, maxBytes); }
-  onLogGrown(l: Parameters<RunDataSource['onLogGrown']>[0]): Unsubscribe { return this.local.onLogGrown(l); }
-  onEvents(l: Parameters<RunDataSource['onEvents']>[0]): Unsubscribe { return this.local.onEvents(l); }
-  onGpuSamples(l: Parameters<RunDataSource['onGpuSamples']>[0]): Unsubscribe { return this.local.onGpuSamples(l); }
-  onGpuProcesses(l: Parameters<RunDataSource['onGpuProcesses']>[0]): Unsubscribe { return this.local.onGpuProcesses(l); }
-  onHostState(l: Parameters<RunDataSource['onHostState']>[0]): Unsubscribe { return this.local.onHostState(l); }
-  dispose(): void { this.local.dispose(); }
+  start(): Promise<unknown> {
+    return this.local.start();
+  }
+  fullLogPath(): string | undefined {
+    return this.local.fullLogPath();
+  }
+  logSize(): number {
+    return this.local.logSize();
+  }
+  readLog(offset: number, maxBytes: number): ReturnType<RunDataSource['readLog']> {
+    return this.local.readLog(offset, maxBytes);
+  }
+  onLogGrown(l: Parameters<RunDataSource['onLogGrown']>[0]): Unsubscribe {
+    return this.local.onLogGrown(l);
+  }
+  onEvents(l: Parameters<RunDataSource['onEvents']>[0]): Unsubscribe {
+    return this.local.onEvents(l);
+  }
+  onGpuSamples(l: Parameters<RunDataSource['onGpuSamples']>[0]): Unsubscribe {
+    return this.local.onGpuSamples(l);
+  }
+  onGpuProcesses(l: Parameters<RunDataSource['onGpuProcesses']>[0]): Unsubscribe {
+    return this.local.onGpuProcesses(l);
+  }
+  onHostState(l: Parameters<RunDataSource['onHostState']>[0]): Unsubscribe {
+    return this.local.onHostState(l);
+  }
+  dispose(): void {
+    this.local.dispose();
+  }
 }
 
 export class RunPanelsContext implements RunContext {
@@ -38,7 +66,10 @@ export class RunPanelsContext implements RunContext {
   private readonly listeners = new Set<(run: RunDataSource | undefined) => void>();
   private readonly sub: { dispose(): void };
 
-  constructor(private readonly store: RunStore, private readonly localDirOf: (id: string) => string) {
+  constructor(
+    private readonly store: RunStore,
+    private readonly localDirOf: (id: string) => string,
+  ) {
     this.sub = store.onDidChange(() => this.refresh());
   }
 

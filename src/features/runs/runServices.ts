@@ -68,7 +68,11 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
   });
   const panels = new RunPanelsContext(store, (id) => manager.localDirOf(id));
   return {
-    store, manager, ledger, panels, storageDir,
+    store,
+    manager,
+    ledger,
+    panels,
+    storageDir,
     dispose: () => {
       panels.dispose();
       // Runs go on on their hosts; only our tails and connections end.

@@ -26,10 +26,17 @@ export function registerRunStatusBar(runs: RunServices, lingerMs = FINISHED_LING
   let followed: string | undefined;
   let expiry: NodeJS.Timeout | undefined;
   const render = (): void => {
-    if (expiry) { clearTimeout(expiry); expiry = undefined; }
+    if (expiry) {
+      clearTimeout(expiry);
+      expiry = undefined;
+    }
     const r = runs.panels.activeRecord();
     const shown = r ? statusBarState(r, gpuUtil, Date.now(), lingerMs) : undefined;
-    if (!r || !shown) { item.hide(); visible = false; return; }
+    if (!r || !shown) {
+      item.hide();
+      visible = false;
+      return;
+    }
     if (isTerminal(r.status)) {
       // Shown as finished until the linger ends, then gone without waiting for another store change.
       const end = Date.parse(r.finishedAt ?? r.updatedAt);
@@ -55,6 +62,14 @@ export function registerRunStatusBar(runs: RunServices, lingerMs = FINISHED_LING
   };
   const sub = runs.store.onDidChange(() => render());
   render();
-  const d = vscode.Disposable.from(item, { dispose: () => { sub.dispose(); gpuSub?.dispose(); if (expiry) clearTimeout(expiry); } });
-  return Object.assign(d, { state: (): RunStatusBarState => ({ visible, text: String(item.text), tooltip: typeof item.tooltip === 'string' ? item.tooltip : '' }) });
+  const d = vscode.Disposable.from(item, {
+    dispose: () => {
+      sub.dispose();
+      gpuSub?.dispose();
+      if (expiry) clearTimeout(expiry);
+    },
+  });
+  return Object.assign(d, {
+    state: (): RunStatusBarState => ({ visible, text: String(item.text), tooltip: typeof item.tooltip === 'string' ? item.tooltip : '' }),
+  });
 }

@@ -1,6 +1,7 @@
 // The Runs view: every run the store knows, newest first, grouped by host. A row tells runs of one spec
-// apart: start time, status, step, loss, duration, GPU and cost; its tooltip adds where the adapter went. Context-menu actions (logs, GPU, metrics, stop, download, terminate, run again) are
-// contributed in package.json against the item's contextValue.
+// apart: start time, status, step, loss, duration, GPU and cost; its tooltip adds where the adapter went.
+// Context-menu actions (logs, GPU, metrics, stop, download, terminate, run again) are contributed in
+// package.json against the item's contextValue.
 import * as vscode from 'vscode';
 import type { RunStore } from '../../core/runs/runStore';
 import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
@@ -10,12 +11,20 @@ import { runDescription, runTooltipLines } from '../../core/runs/runSummary';
 export const RUNS_VIEW_ID = 'remoteFinetune.runs';
 
 export type RunsNode =
-  | { readonly kind: 'host'; readonly host: string; readonly runs: readonly RunRecord[] }
-  | { readonly kind: 'run'; readonly record: RunRecord };
+  { readonly kind: 'host'; readonly host: string; readonly runs: readonly RunRecord[] } | { readonly kind: 'run'; readonly record: RunRecord };
 
 const ICONS: Readonly<Record<RunStatus, string>> = {
-  planned: 'circle-outline', provisioning: 'cloud-upload', connecting: 'plug', syncing: 'sync~spin', bootstrapping: 'tools',
-  running: 'pulse', completed: 'pass', failed: 'error', stopped: 'debug-stop', interrupted: 'debug-pause', cancelled: 'circle-slash',
+  planned: 'circle-outline',
+  provisioning: 'cloud-upload',
+  connecting: 'plug',
+  syncing: 'sync~spin',
+  bootstrapping: 'tools',
+  running: 'pulse',
+  completed: 'pass',
+  failed: 'error',
+  stopped: 'debug-stop',
+  interrupted: 'debug-pause',
+  cancelled: 'circle-slash',
 };
 
 /** contextValue drives which actions the menu shows: run, run.live, run.cloud, run.done… */
@@ -35,7 +44,9 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   constructor(private readonly store: RunStore) {
     this.sub = store.onDidChange(() => this.changed.fire(undefined));
     // A live run's duration moves even when its log is quiet.
-    this.clock = setInterval(() => { if (store.live().length > 0) this.changed.fire(undefined); }, 30_000);
+    this.clock = setInterval(() => {
+      if (store.live().length > 0) this.changed.fire(undefined);
+    }, 30_000);
     this.clock.unref?.();
   }
 
@@ -96,7 +107,10 @@ export interface RunsViewRow {
 
 /** MarkdownString.appendText's escaping undone: the text the hover shows. */
 function plainText(markdown: string): string {
-  return markdown.replace(/\n\n/g, '\n').replace(/&nbsp;/g, ' ').replace(/\\([\\`*_{}[\]()#+\-.!~|<>$])/g, '$1');
+  return markdown
+    .replace(/\n\n/g, '\n')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/\\([\\`*_{}[\]()#+\-.!~|<>$])/g, '$1');
 }
 
 /** The view's run rows as its provider renders them, host by host. */
@@ -109,7 +123,9 @@ export function runsViewRows(provider: RunsTreeProvider): RunsViewRow[] {
       const item = provider.getTreeItem(node);
       const tip = item.tooltip;
       rows.push({
-        id: node.record.id, host: hostNode.host, label: typeof item.label === 'string' ? item.label : item.label?.label ?? '',
+        id: node.record.id,
+        host: hostNode.host,
+        label: typeof item.label === 'string' ? item.label : (item.label?.label ?? ''),
         description: typeof item.description === 'string' ? item.description : '',
         tooltip: typeof tip === 'string' ? tip : plainText(tip?.value ?? ''),
         contextValue: item.contextValue ?? '',

@@ -45,7 +45,10 @@ async function pickSpec(arg: unknown): Promise<vscode.Uri | undefined> {
     void showErrorMessage('No run spec (finetune.yaml) in this workspace. Open one, or copy one from the examples.');
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })), { title: 'Which run spec?' });
+  const pick = await vscode.window.showQuickPick(
+    found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
+    { title: 'Which run spec?' },
+  );
   return pick?.uri;
 }
 
@@ -57,7 +60,10 @@ async function pickGpu(current: string | undefined): Promise<string | undefined>
   const inSpec = qp.items.find((i) => i.label === current);
   if (inSpec) qp.activeItems = [inSpec];
   const picked = await new Promise<string | undefined>((resolve) => {
-    qp.onDidAccept(() => { resolve(qp.selectedItems[0]?.label); qp.hide(); });
+    qp.onDidAccept(() => {
+      resolve(qp.selectedItems[0]?.label);
+      qp.hide();
+    });
     qp.onDidHide(() => resolve(undefined));
     qp.show();
   });
@@ -67,13 +73,23 @@ async function pickGpu(current: string | undefined): Promise<string | undefined>
 
 async function checkPlan(plan: RunPlan): Promise<boolean> {
   if (plan.errors.length > 0) {
-    const lines = plan.errors.slice(0, 3).map((d) => describeDiagnostic(plan.specText, d)).join('\n');
-    const choice = await showErrorMessage(`${plan.errors.length} error(s) in ${vscode.workspace.asRelativePath(plan.specPath)} block the run.`, { modal: true, detail: lines }, 'Show Problems');
+    const lines = plan.errors
+      .slice(0, 3)
+      .map((d) => describeDiagnostic(plan.specText, d))
+      .join('\n');
+    const choice = await showErrorMessage(
+      `${plan.errors.length} error(s) in ${vscode.workspace.asRelativePath(plan.specPath)} block the run.`,
+      { modal: true, detail: lines },
+      'Show Problems',
+    );
     if (choice === 'Show Problems') await vscode.commands.executeCommand('workbench.actions.view.problems');
     return false;
   }
   if (plan.warnings.length > 0) {
-    const lines = plan.warnings.slice(0, 5).map((d) => describeDiagnostic(plan.specText, d)).join('\n');
+    const lines = plan.warnings
+      .slice(0, 5)
+      .map((d) => describeDiagnostic(plan.specText, d))
+      .join('\n');
     const go = await showWarningMessage(`${plan.warnings.length} warning(s) in the run spec. Start anyway?`, { modal: true, detail: lines }, 'Start Anyway');
     return go === 'Start Anyway';
   }
@@ -90,7 +106,13 @@ type TargetPick = TargetChoice | NonNullable<TargetItem['action']>;
 
 export const ADD_SSH_HOST_LABEL = '$(add) Add SSH host…';
 
-async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: TargetSources, fitText: string, activeHost?: string): Promise<TargetPick | undefined> {
+async function pickTarget(
+  plan: RunPlan,
+  gpus: readonly string[],
+  sources: TargetSources,
+  fitText: string,
+  activeHost?: string,
+): Promise<TargetPick | undefined> {
   const qp = vscode.window.createQuickPick<TargetItem>();
   qp.title = `Where should ${plan.name} run? — ${fitText}`;
   qp.placeholder = 'An SSH host you have, or a new instance (cheapest first)';
@@ -119,33 +141,42 @@ async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: Targe
   qp.show();
   // The spec's target decides which clouds, where, what type and how many GPUs are offered.
   const target = plan.target as Partial<TargetSpec>;
-  const cloud = sources.cloudProviders(target).then(async ({ providers, problems }) => {
-    const { offers, problems: more } = await offersForTarget(providers, gpus, target);
-    const all = [...items];
-    if (offers.length > 0) all.push({ label: 'New instance (price per hour, cheapest first)', kind: vscode.QuickPickItemKind.Separator });
-    for (const { provider, offer } of offers) {
-      all.push({
-        label: `$(cloud) ${provider.kind} ${offer.instanceType}`,
-        description: `$${offer.pricePerHour.toFixed(2)}/h · ${offer.gpuCount}× ${offer.gpu} · ${offer.region}${offer.zone ? `/${offer.zone}` : ''}${offer.spot ? ' · spot' : ''}`,
-        detail: offer.capacity === 'available' ? 'capacity now' : offer.capacity === 'unavailable' ? 'no capacity now' : 'capacity unknown until launch',
-        choice: { kind: 'cloud', provider, offer },
-      });
-    }
-    const all2 = [...problems, ...more];
-    const fixes = all2.map((p) => ({ p, fix: fixForProblem(p) }));
-    if (fixes.some((f) => f.fix)) all.push({ label: 'Clouds to set up', kind: vscode.QuickPickItemKind.Separator });
-    for (const { fix } of fixes) if (fix) all.push({ label: `$(key) ${fix.label}`, detail: fix.detail, alwaysShow: true, action: { kind: 'fix', fix: fix.fix } });
-    for (const { p, fix } of fixes) if (!fix) all.push({ label: `$(warning) ${p}`, alwaysShow: true });
-    const keep = qp.activeItems[0];
-    qp.items = all;
-    if (keep && all.includes(keep)) qp.activeItems = [keep];
-    qp.busy = false;
-  }, () => { qp.busy = false; });
+  const cloud = sources.cloudProviders(target).then(
+    async ({ providers, problems }) => {
+      const { offers, problems: more } = await offersForTarget(providers, gpus, target);
+      const all = [...items];
+      if (offers.length > 0) all.push({ label: 'New instance (price per hour, cheapest first)', kind: vscode.QuickPickItemKind.Separator });
+      for (const { provider, offer } of offers) {
+        all.push({
+          label: `$(cloud) ${provider.kind} ${offer.instanceType}`,
+          description: `$${offer.pricePerHour.toFixed(2)}/h · ${offer.gpuCount}× ${offer.gpu} · ${offer.region}${offer.zone ? `/${offer.zone}` : ''}${offer.spot ? ' · spot' : ''}`,
+          detail: offer.capacity === 'available' ? 'capacity now' : offer.capacity === 'unavailable' ? 'no capacity now' : 'capacity unknown until launch',
+          choice: { kind: 'cloud', provider, offer },
+        });
+      }
+      const all2 = [...problems, ...more];
+      const fixes = all2.map((p) => ({ p, fix: fixForProblem(p) }));
+      if (fixes.some((f) => f.fix)) all.push({ label: 'Clouds to set up', kind: vscode.QuickPickItemKind.Separator });
+      for (const { fix } of fixes)
+        if (fix) all.push({ label: `$(key) ${fix.label}`, detail: fix.detail, alwaysShow: true, action: { kind: 'fix', fix: fix.fix } });
+      for (const { p, fix } of fixes) if (!fix) all.push({ label: `$(warning) ${p}`, alwaysShow: true });
+      const keep = qp.activeItems[0];
+      qp.items = all;
+      if (keep && all.includes(keep)) qp.activeItems = [keep];
+      qp.busy = false;
+    },
+    () => {
+      qp.busy = false;
+    },
+  );
   const picked = await new Promise<TargetPick | undefined>((resolve) => {
     qp.onDidAccept(() => {
       const item = qp.selectedItems[0] ?? qp.activeItems[0];
       const c = item?.choice ?? item?.action;
-      if (c) { resolve(c); qp.hide(); }
+      if (c) {
+        resolve(c);
+        qp.hide();
+      }
     });
     qp.onDidHide(() => resolve(undefined));
   });
@@ -155,9 +186,21 @@ async function pickTarget(plan: RunPlan, gpus: readonly string[], sources: Targe
 }
 
 async function applyFix(fix: TargetFix): Promise<void> {
-  if (fix.kind === 'command') { await vscode.commands.executeCommand(fix.command); return; }
-  if (fix.kind === 'openSettings') { await vscode.commands.executeCommand('workbench.action.openSettings', fix.query); return; }
-  const value = await vscode.window.showInputBox({ title: fix.prompt, prompt: `Saved as ${fix.setting} in your user settings`, placeHolder: fix.placeHolder, ignoreFocusOut: true, validateInput: (v) => validateSettingValue(fix.setting, v) });
+  if (fix.kind === 'command') {
+    await vscode.commands.executeCommand(fix.command);
+    return;
+  }
+  if (fix.kind === 'openSettings') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', fix.query);
+    return;
+  }
+  const value = await vscode.window.showInputBox({
+    title: fix.prompt,
+    prompt: `Saved as ${fix.setting} in your user settings`,
+    placeHolder: fix.placeHolder,
+    ignoreFocusOut: true,
+    validateInput: (v) => validateSettingValue(fix.setting, v),
+  });
   if (value === undefined) return;
   const dot = fix.setting.indexOf('.');
   await vscode.workspace.getConfiguration(fix.setting.slice(0, dot)).update(fix.setting.slice(dot + 1), value.trim(), vscode.ConfigurationTarget.Global);
@@ -173,8 +216,16 @@ async function chooseTarget(plan: RunPlan, gpus: readonly string[], sources: Tar
     const pick = await pickTarget(plan, gpus, sources, fitText, activeHost);
     if (!pick) return undefined;
     if (pick.kind === 'ssh' || pick.kind === 'cloud') return pick;
-    if (pick.kind === 'fix') { await applyFix(pick.fix); continue; }
-    const before = new Set(sources.sshHosts().filter((h) => h.sources.includes('saved')).map((h) => h.host));
+    if (pick.kind === 'fix') {
+      await applyFix(pick.fix);
+      continue;
+    }
+    const before = new Set(
+      sources
+        .sshHosts()
+        .filter((h) => h.sources.includes('saved'))
+        .map((h) => h.host),
+    );
     await vscode.commands.executeCommand(ADD_HOST_COMMAND);
     activeHost = sources.sshHosts().find((h) => h.sources.includes('saved') && !before.has(h.host))?.host ?? activeHost;
   }
@@ -211,7 +262,14 @@ async function gatherSecrets(context: vscode.ExtensionContext): Promise<Record<s
 }
 
 /** Resolves with the new run's id, or undefined when nothing was started. */
-export async function startTraining(deps: FeatureDeps, runs: RunServices, sources: TargetSources, a100: boolean, arg?: unknown, again?: StartAgain): Promise<string | undefined> {
+export async function startTraining(
+  deps: FeatureDeps,
+  runs: RunServices,
+  sources: TargetSources,
+  a100: boolean,
+  arg?: unknown,
+  again?: StartAgain,
+): Promise<string | undefined> {
   if (!vscode.workspace.isTrusted) {
     void showErrorMessage('Starting a run connects to hosts and runs code: trust this workspace first. Config checks work without trust.');
     return undefined;
@@ -241,7 +299,11 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   const fitText = plan.ownScript && fits.every((f) => f.fits === undefined) ? `your own command on ${gpus.join(' / ')}` : fits.map((f) => f.label).join(' · ');
   if (fits.length > 0 && fits.every((f) => f.fits === false)) {
     const advice = fits[fits.length - 1]?.estimate?.advice.map((a) => a.title).join('; ');
-    const go = await showWarningMessage(`The estimate says this run does not fit: ${fitText}`, { modal: true, detail: advice ? `Cheapest fixes: ${advice}` : undefined }, 'Start Anyway');
+    const go = await showWarningMessage(
+      `The estimate says this run does not fit: ${fitText}`,
+      { modal: true, detail: advice ? `Cheapest fixes: ${advice}` : undefined },
+      'Start Anyway',
+    );
     if (go !== 'Start Anyway') return undefined;
   }
   const choice: TargetChoice | undefined = again?.host ? { kind: 'ssh', host: again.host } : await chooseTarget(plan, gpus, sources, fitText);
@@ -249,13 +311,21 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
   if (choice.kind === 'ssh' && !(await confirmHostGpu(sources, choice.host, gpus))) return undefined;
 
   // Price × the run's estimated hours (steps, tokens per step, the GPU class's throughput, the estimator's model size).
-  const priceLine = choice.kind === 'cloud'
-    ? (() => {
-      const fit = fits.find((f) => f.gpu === choice.offer.gpu) ?? fits[0];
-      const length = runLength({ spec: plan.spec, specDir: plan.workspaceDir, gpu: choice.offer.gpu, gpuCount: choice.offer.gpuCount, ...(fit?.estimate ? { params: fit.estimate.model.params } : {}), countExamples });
-      return `${launchCost(choice.offer, length).text} Teardown: ${plan.teardown.policy}.`;
-    })()
-    : 'Your own host: no cloud charges from this extension.';
+  const priceLine =
+    choice.kind === 'cloud'
+      ? (() => {
+          const fit = fits.find((f) => f.gpu === choice.offer.gpu) ?? fits[0];
+          const length = runLength({
+            spec: plan.spec,
+            specDir: plan.workspaceDir,
+            gpu: choice.offer.gpu,
+            gpuCount: choice.offer.gpuCount,
+            ...(fit?.estimate ? { params: fit.estimate.model.params } : {}),
+            countExamples,
+          });
+          return `${launchCost(choice.offer, length).text} Teardown: ${plan.teardown.policy}.`;
+        })()
+      : 'Your own host: no cloud charges from this extension.';
   const where = choice.kind === 'ssh' ? choice.host : `a new ${choice.provider.kind} ${choice.offer.instanceType}`;
   // The env file must lie inside the workspace folder (links resolved): its values go to the host.
   const root = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(plan.specPath))?.uri.fsPath ?? plan.workspaceDir;
@@ -264,8 +334,17 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
     void showErrorMessage(`${plan.name} was not started: ${envRead.error}.`);
     return undefined;
   }
-  const envLine = envRead ? `\nThe variables of ${vscode.workspace.asRelativePath(envRead.path)} are written to the host as a 0600 file (never on a command line).` : '';
-  const ok = await showInformationMessage(`Start ${plan.name} on ${where}?`, { modal: true, detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).${envLine}` }, 'Start');
+  const envLine = envRead
+    ? `\nThe variables of ${vscode.workspace.asRelativePath(envRead.path)} are written to the host as a 0600 file (never on a command line).`
+    : '';
+  const ok = await showInformationMessage(
+    `Start ${plan.name} on ${where}?`,
+    {
+      modal: true,
+      detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).${envLine}`,
+    },
+    'Start',
+  );
   if (ok !== 'Start') return undefined;
 
   const envText = envRead?.text;
@@ -278,28 +357,39 @@ export async function startTraining(deps: FeatureDeps, runs: RunServices, source
     const key = await ensureCloudKey(join(runs.storageDir, 'keys', 'cloud_ed25519'));
     target = { kind: 'cloud', provider: choice.provider, offer: choice.offer, sshPublicKey: key.publicKey, identityFile: key.privateKeyPath };
   }
-  return await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Fine-Tune: ${plan.name}`, cancellable: true }, async (progress, token): Promise<string | undefined> => {
-    const abort = new AbortController();
-    token.onCancellationRequested(() => abort.abort());
-    try {
-      const rec = await runs.manager.start({
-        specPath: plan.specPath, specText: plan.specText, spec: plan.spec, name: plan.name, workspaceDir: plan.workspaceDir,
-        env, target, gpu: gpus[0] ?? '', teardown: plan.teardown, signal: abort.signal,
-        ...(envRead && !relative(plan.workspaceDir, envRead.path).startsWith('..') ? { envFileRel: relative(plan.workspaceDir, envRead.path) } : {}),
-        progress: (_status, message) => progress.report({ message }),
-      });
-      runs.panels.select(rec.id);
-      void vscode.commands.executeCommand(PANEL_COMMANDS.logs);
-      void showInformationMessage(`${plan.name} is running on ${rec.host ?? where}. It keeps running if VS Code closes; reopen to reattach.`);
-      return rec.id;
-    } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
-      deps.log.error(`start ${plan.name}: ${msg}`);
-      if (abort.signal.aborted) void showWarningMessage(`${plan.name} was cancelled${choice.kind === 'cloud' ? '; its instance was torn down' : ''}.`);
-      else void showErrorMessage(`${plan.name} did not start: ${msg}`);
-      return undefined;
-    }
-  });
+  return await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Fine-Tune: ${plan.name}`, cancellable: true },
+    async (progress, token): Promise<string | undefined> => {
+      const abort = new AbortController();
+      token.onCancellationRequested(() => abort.abort());
+      try {
+        const rec = await runs.manager.start({
+          specPath: plan.specPath,
+          specText: plan.specText,
+          spec: plan.spec,
+          name: plan.name,
+          workspaceDir: plan.workspaceDir,
+          env,
+          target,
+          gpu: gpus[0] ?? '',
+          teardown: plan.teardown,
+          signal: abort.signal,
+          ...(envRead && !relative(plan.workspaceDir, envRead.path).startsWith('..') ? { envFileRel: relative(plan.workspaceDir, envRead.path) } : {}),
+          progress: (_status, message) => progress.report({ message }),
+        });
+        runs.panels.select(rec.id);
+        void vscode.commands.executeCommand(PANEL_COMMANDS.logs);
+        void showInformationMessage(`${plan.name} is running on ${rec.host ?? where}. It keeps running if VS Code closes; reopen to reattach.`);
+        return rec.id;
+      } catch (err) {
+        const msg = err instanceof Error ? err.message : String(err);
+        deps.log.error(`start ${plan.name}: ${msg}`);
+        if (abort.signal.aborted) void showWarningMessage(`${plan.name} was cancelled${choice.kind === 'cloud' ? '; its instance was torn down' : ''}.`);
+        else void showErrorMessage(`${plan.name} did not start: ${msg}`);
+        return undefined;
+      }
+    },
+  );
 }
 
 export function registerStartTraining(deps: FeatureDeps, runs: RunServices, sources: TargetSources): vscode.Disposable {

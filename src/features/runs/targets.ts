@@ -5,7 +5,6 @@ import type { TargetSpec } from '../../core/providers/targetSpec';
 import type { KnownHostEntry } from '../../core/hosts/knownHosts';
 import type { ProbeOutcome } from '../../core/hosts/gpuCheck';
 
-
 export interface TargetSources {
   /** Saved, ssh_config and past runs' hosts with their last probe; the spec's host and hosts with `wanted` first. */
   sshHosts(specHost?: string, wanted?: readonly string[]): readonly KnownHostEntry[];

@@ -27,7 +27,15 @@ after(async () => {
 
 async function setup(consistencyMs = 150, windowMs = 5000): Promise<{ emu: Ec2Emulator; provider: Ec2Provider }> {
   const emu = await new Ec2Emulator({ consistencyMs }).start();
-  const provider = new Ec2Provider({ region: 'us-east-1', endpoint: emu.url, maxAttempts: 3, requestTimeoutMs: 2000, callerIp: async () => '203.0.113.7', sshPort: sshd.port, consistency: { baseMs: 20, maxMs: 200, windowMs } });
+  const provider = new Ec2Provider({
+    region: 'us-east-1',
+    endpoint: emu.url,
+    maxAttempts: 3,
+    requestTimeoutMs: 2000,
+    callerIp: async () => '203.0.113.7',
+    sshPort: sshd.port,
+    consistency: { baseMs: 20, maxMs: 200, windowMs },
+  });
   return { emu, provider };
 }
 
@@ -42,7 +50,10 @@ test('ec2: offers list the GPU table with on-demand prices and the latest spot p
     assert.equal(spot?.zone, 'us-east-1b');
     assert.equal(spot?.pricePerHour, 0.22, 'latest quote per zone, then the cheapest zone');
     const h100 = await provider.listOffers({ gpu: 'H100', spot: false });
-    assert.deepEqual(h100.map((o) => [o.instanceType, o.gpuCount, o.pricePerHour]), [['p5.48xlarge', 8, 55.04]]);
+    assert.deepEqual(
+      h100.map((o) => [o.instanceType, o.gpuCount, o.pricePerHour]),
+      [['p5.48xlarge', 8, 55.04]],
+    );
     assert.equal(emu.unsigned, 0, 'every request SigV4-signed by the SDK');
   } finally {
     await emu.stop();
@@ -52,7 +63,14 @@ test('ec2: offers list the GPU table with on-demand prices and the latest spot p
 test('ec2: launch uses the newest DLAMI, an imported key pair, port 22 open to the caller only, sized root disk, tags, terminate-on-shutdown; SSH answers', async () => {
   const { emu, provider } = await setup();
   try {
-    const inst = await provider.launch({ runId: 'rft-20261121-150000-ec21', instanceType: 'g5.xlarge', region: 'us-east-1', spot: true, sshPublicKey: pub, diskGiB: 300 });
+    const inst = await provider.launch({
+      runId: 'rft-20261121-150000-ec21',
+      instanceType: 'g5.xlarge',
+      region: 'us-east-1',
+      spot: true,
+      sshPublicKey: pub,
+      diskGiB: 300,
+    });
     const raw = emu.instances.get(inst.id)!;
     const r = raw.request as Map<string, string>;
     assert.equal(r.get('ImageId'), AMI.pt27, 'the DLAMI its SSM parameter names');
@@ -76,7 +94,10 @@ test('ec2: launch uses the newest DLAMI, an imported key pair, port 22 open to t
     const ready = await provider.waitForSsh(inst.id, { timeoutMs: 5000, intervalMs: 20 });
     assert.equal(ready.publicIp, '127.0.0.1');
     assert.equal(ready.spot, true);
-    assert.deepEqual((await provider.listOwned()).map((i) => i.id), [inst.id]);
+    assert.deepEqual(
+      (await provider.listOwned()).map((i) => i.id),
+      [inst.id],
+    );
     await provider.terminate(inst.id);
     assert.equal(emu.billing().length, 0);
     assert.deepEqual(await provider.listOwned(), []);
@@ -94,12 +115,18 @@ test('ec2: a spot reclaim is read as interrupted; capacity, spot quota and throt
     assert.equal(d?.state, 'terminated');
     assert.equal(d?.interrupted, true);
     emu.inject('RunInstances', { kind: 'capacity' }, 10);
-    await assert.rejects(provider.launch({ runId: 'cap-1', instanceType: 'p4d.24xlarge', region: 'us-east-1', spot: false, sshPublicKey: pub }), (e: unknown) => e instanceof ProviderError && e.code === 'capacity');
+    await assert.rejects(
+      provider.launch({ runId: 'cap-1', instanceType: 'p4d.24xlarge', region: 'us-east-1', spot: false, sshPublicKey: pub }),
+      (e: unknown) => e instanceof ProviderError && e.code === 'capacity',
+    );
     emu.faults.length = 0;
     // A spot request over the account's spot limit is a quota to raise, not capacity to wait for
     // (EC2 error codes: "You've reached the limit on the number of Spot Instances that you can launch").
     emu.inject('RunInstances', Ec2Emulator.errorFault(400, 'MaxSpotInstanceCountExceeded', 'Max spot instance count exceeded'), 10);
-    await assert.rejects(provider.launch({ runId: 'quota-1', instanceType: 'g5.xlarge', region: 'us-east-1', spot: true, sshPublicKey: pub }), (e: unknown) => e instanceof ProviderError && e.code === 'quota' && /MaxSpotInstanceCountExceeded/.test(e.message));
+    await assert.rejects(
+      provider.launch({ runId: 'quota-1', instanceType: 'g5.xlarge', region: 'us-east-1', spot: true, sshPublicKey: pub }),
+      (e: unknown) => e instanceof ProviderError && e.code === 'quota' && /MaxSpotInstanceCountExceeded/.test(e.message),
+    );
     emu.faults.length = 0;
     emu.inject('DescribeInstances', { kind: 'status', status: 503 }, 1);
     assert.equal((await provider.describe(inst.id))?.id, inst.id, 'the SDK retries one throttle');
@@ -116,7 +143,14 @@ test('ec2: a reused security group is verified: a half-made one gets its SSH rul
   const { emu, provider } = await setup();
   try {
     // Eventual consistency left a group without its rule (CreateSecurityGroup succeeded, Authorize did not).
-    emu.groups.push({ id: 'sg-halfmade', name: 'remote-finetune-ssh-203-0-113-7', description: 'Remote Fine-Tune: SSH from 203.0.113.7 only', cidrs: [], visibleAt: 0, tags: {} });
+    emu.groups.push({
+      id: 'sg-halfmade',
+      name: 'remote-finetune-ssh-203-0-113-7',
+      description: 'Remote Fine-Tune: SSH from 203.0.113.7 only',
+      cidrs: [],
+      visibleAt: 0,
+      tags: {},
+    });
     const inst = await provider.launch({ runId: 'rft-20261121-150000-sg01', instanceType: 'g5.xlarge', region: 'us-east-1', spot: false, sshPublicKey: pub });
     assert.equal((emu.instances.get(inst.id)!.request as Map<string, string>).get('SecurityGroupId.1'), 'sg-halfmade');
     assert.deepEqual(emu.ingressOf('sg-halfmade'), [{ proto: 'tcp', from: 22, to: 22, cidr: '203.0.113.7/32' }], 'the missing rule was added before launch');
@@ -161,7 +195,14 @@ test('ec2 consistency: RunInstances right after ImportKeyPair answers InvalidKey
   const { emu, provider } = await setup(300);
   try {
     // The group exists already and is visible: only the key pair is new.
-    emu.groups.push({ id: 'sg-0ready', name: 'remote-finetune-ssh-203-0-113-7', description: 'x', cidrs: [{ proto: 'tcp', from: 22, to: 22, cidr: '203.0.113.7/32' }], visibleAt: 0, tags: {} });
+    emu.groups.push({
+      id: 'sg-0ready',
+      name: 'remote-finetune-ssh-203-0-113-7',
+      description: 'x',
+      cidrs: [{ proto: 'tcp', from: 22, to: 22, cidr: '203.0.113.7/32' }],
+      visibleAt: 0,
+      tags: {},
+    });
     const inst = await provider.launch({ runId: 'rft-20261121-150000-keyp', instanceType: 'g5.xlarge', region: 'us-east-1', spot: false, sshPublicKey: pub });
     assert.ok(emu.lagAnswers.includes('InvalidKeyPair.NotFound'), `lag answers ${emu.lagAnswers.join(',')}`);
     assert.equal(emu.instances.size, 1, 'one instance, whatever the retries');
@@ -182,7 +223,10 @@ test('ec2 consistency: terminate right after launch is not done until EC2 confir
     await provider.terminate(inst.id);
     assert.ok(emu.lagAnswers.slice(before).includes('InvalidInstanceID.NotFound'), 'TerminateInstances answered NotFound at first');
     assert.ok(['terminating', 'terminated'].includes(emu.instances.get(inst.id)!.state), `state ${emu.instances.get(inst.id)!.state}`);
-    assert.deepEqual(emu.billing().map((i) => i.tags[RUN_ID_TAG]), ['warm']);
+    assert.deepEqual(
+      emu.billing().map((i) => i.tags[RUN_ID_TAG]),
+      ['warm'],
+    );
   } finally {
     await emu.stop();
   }

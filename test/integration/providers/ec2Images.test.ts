@@ -18,7 +18,14 @@ before(() => {
 
 async function setup(): Promise<{ emu: Ec2Emulator; provider: Ec2Provider }> {
   const emu = await new Ec2Emulator({ consistencyMs: 0 }).start();
-  const provider = new Ec2Provider({ region: 'us-east-1', endpoint: emu.url, maxAttempts: 2, requestTimeoutMs: 2000, callerIp: async () => '203.0.113.7', consistency: { baseMs: 10, maxMs: 50, windowMs: 1000 } });
+  const provider = new Ec2Provider({
+    region: 'us-east-1',
+    endpoint: emu.url,
+    maxAttempts: 2,
+    requestTimeoutMs: 2000,
+    callerIp: async () => '203.0.113.7',
+    consistency: { baseMs: 10, maxMs: 50, windowMs: 1000 },
+  });
   return { emu, provider };
 }
 

@@ -29,7 +29,15 @@ after(async () => {
 async function setup(): Promise<{ emu: Ec2Emulator; provider: Ec2Provider }> {
   const emu = await new Ec2Emulator({ consistencyMs: 0 }).start();
   emu.net.removeDefaultVpc();
-  const provider = new Ec2Provider({ region: 'us-east-1', endpoint: emu.url, maxAttempts: 2, requestTimeoutMs: 2000, callerIp: async () => '203.0.113.7', sshPort: sshd.port, consistency: { baseMs: 10, maxMs: 50, windowMs: 1000 } });
+  const provider = new Ec2Provider({
+    region: 'us-east-1',
+    endpoint: emu.url,
+    maxAttempts: 2,
+    requestTimeoutMs: 2000,
+    callerIp: async () => '203.0.113.7',
+    sshPort: sshd.port,
+    consistency: { baseMs: 10, maxMs: 50, windowMs: 1000 },
+  });
   return { emu, provider };
 }
 
@@ -55,11 +63,18 @@ test('ec2 network: without a default VPC the launch goes to a public subnet (rou
   }
 });
 
-test('ec2 network: the requested zone picks among public subnets; a second launch reuses the VPC\'s group', async () => {
+test("ec2 network: the requested zone picks among public subnets; a second launch reuses the VPC's group", async () => {
   const { emu, provider } = await setup();
   try {
     const net = emu.net.addVpc({ zones: ['a', 'b'], public: true, mapPublicIp: true });
-    const a = await provider.launch({ runId: 'rft-20261121-150000-net2', instanceType: 'g5.xlarge', region: 'us-east-1', zone: 'us-east-1b', spot: false, sshPublicKey: pub });
+    const a = await provider.launch({
+      runId: 'rft-20261121-150000-net2',
+      instanceType: 'g5.xlarge',
+      region: 'us-east-1',
+      zone: 'us-east-1b',
+      spot: false,
+      sshPublicKey: pub,
+    });
     const ra = emu.instances.get(a.id)!.request as Map<string, string>;
     assert.equal(ra.get('NetworkInterface.1.SubnetId'), net.subnets[1]!.id);
     assert.equal(ra.get('Placement.AvailabilityZone'), undefined, 'the subnet decides the zone');
@@ -77,7 +92,12 @@ test('ec2 network: without a default VPC and without a public subnet the launch 
     emu.net.addVpc({ zones: ['a', 'b'], public: false, mapPublicIp: true });
     await assert.rejects(
       provider.launch({ runId: 'rft-20261121-150000-net4', instanceType: 'g5.xlarge', region: 'us-east-1', spot: false, sshPublicKey: pub }),
-      (e: unknown) => e instanceof ProviderError && e.code === 'invalid' && /no default VPC/i.test(e.message) && /create-default-vpc/.test(e.message) && /internet gateway/.test(e.message),
+      (e: unknown) =>
+        e instanceof ProviderError &&
+        e.code === 'invalid' &&
+        /no default VPC/i.test(e.message) &&
+        /create-default-vpc/.test(e.message) &&
+        /internet gateway/.test(e.message),
     );
     assert.equal(emu.instances.size, 0);
     // A public subnet only in a zone that does not offer the type is no better, and is named as such.

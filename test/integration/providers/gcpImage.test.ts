@@ -15,7 +15,18 @@ const fastRetry = { retries: 2, baseDelayMs: 5, maxDelayMs: 20, retryServerError
 async function setup(imageFamily?: string): Promise<{ emu: GcpEmulator; provider: GcpProvider }> {
   const emu = await new GcpEmulator().start();
   const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
-  const provider = new GcpProvider({ project: emu.project, zone: 'us-central1-a', auth: serviceAccountTokenSource(key), baseUrl: `${emu.url}/compute/v1`, retry: fastRetry, requestTimeoutMs: 2000, operationPollMs: 10, operationTimeoutMs: 5000, callerIp: async () => '203.0.113.9', ...(imageFamily ? { imageFamily } : {}) });
+  const provider = new GcpProvider({
+    project: emu.project,
+    zone: 'us-central1-a',
+    auth: serviceAccountTokenSource(key),
+    baseUrl: `${emu.url}/compute/v1`,
+    retry: fastRetry,
+    requestTimeoutMs: 2000,
+    operationPollMs: 10,
+    operationTimeoutMs: 5000,
+    callerIp: async () => '203.0.113.9',
+    ...(imageFamily ? { imageFamily } : {}),
+  });
   return { emu, provider };
 }
 
@@ -25,7 +36,14 @@ const bootOf = (emu: GcpEmulator): { sourceImage: string; diskSizeGb: string } =
 test('gcp image: the family is resolved with getFromFamily before the insert, which names the newest non-deprecated image of it', async () => {
   const { emu, provider } = await setup();
   try {
-    await provider.launch({ runId: 'rft-20261121-150000-gim1', instanceType: 'g2-standard-8', region: 'us-central1', spot: false, sshPublicKey: PUB, diskGiB: 150 });
+    await provider.launch({
+      runId: 'rft-20261121-150000-gim1',
+      instanceType: 'g2-standard-8',
+      region: 'us-central1',
+      spot: false,
+      sshPublicKey: PUB,
+      diskGiB: 150,
+    });
     assert.ok(emu.calls.indexOf('image-from-family') >= 0 && emu.calls.indexOf('image-from-family') < emu.calls.indexOf('insert'), emu.calls.join(','));
     assert.equal(bootOf(emu).sourceImage, 'projects/deeplearning-platform-release/global/images/pytorch-2-7-cu128-v20250925-ubuntu-2204-nvidia-570');
     assert.equal(bootOf(emu).diskSizeGb, '150');
@@ -39,7 +57,11 @@ test('gcp image: a retired family (only deprecated images left) fails before any
   try {
     await assert.rejects(
       provider.launch({ runId: 'rft-20261121-150000-gim2', instanceType: 'g2-standard-8', region: 'us-central1', spot: false, sshPublicKey: PUB }),
-      (e: unknown) => e instanceof ProviderError && e.code === 'not-found' && /common-cu124-debian-11-py310/.test(e.message) && /deeplearning-platform-release/.test(e.message),
+      (e: unknown) =>
+        e instanceof ProviderError &&
+        e.code === 'not-found' &&
+        /common-cu124-debian-11-py310/.test(e.message) &&
+        /deeplearning-platform-release/.test(e.message),
     );
     assert.equal(emu.calls.filter((c) => c === 'insert' || c === 'firewall-insert').length, 0, emu.calls.join(','));
     assert.equal(emu.instances.size, 0);
@@ -48,7 +70,7 @@ test('gcp image: a retired family (only deprecated images left) fails before any
   }
 });
 
-test('gcp image: a disk smaller than the image is refused before the insert, saying the image\'s size', async () => {
+test("gcp image: a disk smaller than the image is refused before the insert, saying the image's size", async () => {
   const { emu, provider } = await setup();
   try {
     await assert.rejects(

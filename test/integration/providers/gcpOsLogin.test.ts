@@ -21,12 +21,20 @@ const fastRetry = { retries: 1, baseDelayMs: 5, maxDelayMs: 20, retryServerError
 function provider(emu: GcpEmulator, auth?: TokenSource): GcpProvider {
   const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
   return new GcpProvider({
-    project: emu.project, zone: 'us-central1-a', auth: auth ?? serviceAccountTokenSource(key), baseUrl: `${emu.url}/compute/v1`, osLoginBaseUrl: `${emu.url}/oslogin/v1`,
-    retry: fastRetry, requestTimeoutMs: 2000, operationPollMs: 10, operationTimeoutMs: 5000, callerIp: async () => '203.0.113.9',
+    project: emu.project,
+    zone: 'us-central1-a',
+    auth: auth ?? serviceAccountTokenSource(key),
+    baseUrl: `${emu.url}/compute/v1`,
+    osLoginBaseUrl: `${emu.url}/oslogin/v1`,
+    retry: fastRetry,
+    requestTimeoutMs: 2000,
+    operationPollMs: 10,
+    operationTimeoutMs: 5000,
+    callerIp: async () => '203.0.113.9',
   });
 }
 
-test('gcp os login: with enable-oslogin=TRUE the key goes to the caller\'s OS Login profile and the instance is reached as its POSIX user', async () => {
+test("gcp os login: with enable-oslogin=TRUE the key goes to the caller's OS Login profile and the instance is reached as its POSIX user", async () => {
   const emu = await new GcpEmulator().start();
   try {
     emu.projectMetadata = [{ key: 'enable-oslogin', value: 'TRUE' }];
@@ -76,10 +84,22 @@ test('gcp os login: credentials that name no account, and 2FA projects, are refu
     emu.oauth.poolProviders.set('//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/x', new Map([['tok', 'ci']]));
     const file = join(mkdtempSync(join(tmpdir(), 'rft-osl-')), 'token');
     writeFileSync(file, 'tok');
-    const fed = tokenSourceFromJson(JSON.stringify({ type: 'external_account', audience: '//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/x', subject_token_type: 'urn:ietf:params:oauth:token-type:jwt', token_url: `${emu.url}/sts/v1/token`, credential_source: { file } }))!;
+    const fed = tokenSourceFromJson(
+      JSON.stringify({
+        type: 'external_account',
+        audience: '//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/x',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        token_url: `${emu.url}/sts/v1/token`,
+        credential_source: { file },
+      }),
+    )!;
     await assert.rejects(
       provider(emu, fed).launch({ runId: 'rft-20261121-150000-osl4', instanceType: 'g2-standard-8', region: 'us-central1', spot: false, sshPublicKey: PUB }),
-      (e: unknown) => e instanceof ProviderError && e.code === 'auth' && /OS Login/.test(e.message) && /service_account_impersonation_url|gcloud compute os-login ssh-keys add/.test(e.message),
+      (e: unknown) =>
+        e instanceof ProviderError &&
+        e.code === 'auth' &&
+        /OS Login/.test(e.message) &&
+        /service_account_impersonation_url|gcloud compute os-login ssh-keys add/.test(e.message),
     );
     emu.projectMetadata.push({ key: 'enable-oslogin-2fa', value: 'TRUE' });
     await assert.rejects(

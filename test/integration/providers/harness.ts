@@ -34,20 +34,70 @@ export const fastRetry = { retries: 3, baseDelayMs: 5, maxDelayMs: 20, retryServ
 export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs = 600): Promise<CloudRig> {
   if (kind === 'lambda') {
     const emu = await new LambdaEmulator('k-test', { launchWindowMs: 5 }).start();
-    const provider = new LambdaProvider({ apiKey: 'k-test', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 5, retry: fastRetry, requestTimeoutMs, sshPort });
-    return { kind, emu, provider, instanceType: 'gpu_1x_a100', region: 'us-east-1', ops: { launch: 'launch', describe: 'describe', terminate: 'terminate', list: 'list-instances' }, launched: () => emu.instances.size };
+    const provider = new LambdaProvider({
+      apiKey: 'k-test',
+      baseUrl: `${emu.url}/api/v1`,
+      launchMinIntervalMs: 5,
+      retry: fastRetry,
+      requestTimeoutMs,
+      sshPort,
+    });
+    return {
+      kind,
+      emu,
+      provider,
+      instanceType: 'gpu_1x_a100',
+      region: 'us-east-1',
+      ops: { launch: 'launch', describe: 'describe', terminate: 'terminate', list: 'list-instances' },
+      launched: () => emu.instances.size,
+    };
   }
   if (kind === 'ec2') {
     process.env.AWS_ACCESS_KEY_ID ??= 'AKIAEMULATOR000000';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'emulator-secret';
     const emu = await new Ec2Emulator().start();
-    const provider = new Ec2Provider({ region: 'us-east-1', endpoint: emu.url, maxAttempts: 3, requestTimeoutMs, callerIp: async () => '198.51.100.4', sshPort, consistency: { baseMs: 10, maxMs: 100, windowMs: 3000 } });
-    return { kind, emu, provider, instanceType: 'g5.xlarge', region: 'us-east-1', ops: { launch: 'RunInstances', describe: 'DescribeInstances', terminate: 'TerminateInstances', list: 'DescribeInstances' }, launched: () => emu.instances.size };
+    const provider = new Ec2Provider({
+      region: 'us-east-1',
+      endpoint: emu.url,
+      maxAttempts: 3,
+      requestTimeoutMs,
+      callerIp: async () => '198.51.100.4',
+      sshPort,
+      consistency: { baseMs: 10, maxMs: 100, windowMs: 3000 },
+    });
+    return {
+      kind,
+      emu,
+      provider,
+      instanceType: 'g5.xlarge',
+      region: 'us-east-1',
+      ops: { launch: 'RunInstances', describe: 'DescribeInstances', terminate: 'TerminateInstances', list: 'DescribeInstances' },
+      launched: () => emu.instances.size,
+    };
   }
   const emu = await new GcpEmulator().start();
   const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
-  const provider = new GcpProvider({ project: emu.project, zone: 'us-central1-a', auth: serviceAccountTokenSource(key), baseUrl: `${emu.url}/compute/v1`, sshPort, retry: fastRetry, requestTimeoutMs, operationPollMs: 10, operationTimeoutMs: 5000, callerIp: async () => '198.51.100.4' });
-  return { kind, emu, provider, instanceType: 'g2-standard-8', region: 'us-central1', ops: { launch: 'insert', describe: 'get', terminate: 'delete', list: 'aggregated' }, launched: () => emu.instances.size + emu.gone.length };
+  const provider = new GcpProvider({
+    project: emu.project,
+    zone: 'us-central1-a',
+    auth: serviceAccountTokenSource(key),
+    baseUrl: `${emu.url}/compute/v1`,
+    sshPort,
+    retry: fastRetry,
+    requestTimeoutMs,
+    operationPollMs: 10,
+    operationTimeoutMs: 5000,
+    callerIp: async () => '198.51.100.4',
+  });
+  return {
+    kind,
+    emu,
+    provider,
+    instanceType: 'g2-standard-8',
+    region: 'us-central1',
+    ops: { launch: 'insert', describe: 'get', terminate: 'delete', list: 'aggregated' },
+    launched: () => emu.instances.size + emu.gone.length,
+  };
 }
 
 /** A real OpenSSH login to the emulated instance's address (the loopback sshd): what bootstrap would do first. */
@@ -59,6 +109,8 @@ export function sshLogin(sshd: Sshd, host: string, port: number, command: string
   const i = args.indexOf('-p');
   if (i >= 0) args[i + 1] = String(port);
   return new Promise((resolve, reject) => {
-    execFile('ssh', [...args, `${sshd.user}@${host}`, command], { timeout: 15_000 }, (err, stdout, stderr) => (err ? reject(new Error(`ssh: ${stderr || err.message}`)) : resolve(stdout)));
+    execFile('ssh', [...args, `${sshd.user}@${host}`, command], { timeout: 15_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`ssh: ${stderr || err.message}`)) : resolve(stdout),
+    );
   });
 }

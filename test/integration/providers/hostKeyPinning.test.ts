@@ -21,10 +21,18 @@ import { makeRig } from './harness';
 
 const REPO = resolve(__dirname, '../../..');
 const servers: Sshd[] = [];
-after(async () => { for (const s of servers) await s.stop(); });
+after(async () => {
+  for (const s of servers) await s.stop();
+});
 
 async function freePort(): Promise<number> {
-  return await new Promise((res) => { const srv = createServer(); srv.listen(0, '127.0.0.1', () => { const p = (srv.address() as { port: number }).port; srv.close(() => res(p)); }); });
+  return await new Promise((res) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as { port: number }).port;
+      srv.close(() => res(p));
+    });
+  });
 }
 
 /** Plays cloud-init: once the emulator holds an instance, boots "it" (an sshd) with the host key from its user-data. */
@@ -42,14 +50,16 @@ async function bootFromUserData(rig: Awaited<ReturnType<typeof makeRig>>, port: 
     writeFileSync(hostKey, keys.ed25519_private, { mode: 0o600 });
     writeFileSync(`${hostKey}.pub`, `${(parse(userData) as { ssh_keys: { ed25519_public: string } }).ssh_keys.ed25519_public}\n`);
   } else {
-    sshKeygen(hostKey);  // something else answers at the address, with its own key
+    sshKeygen(hostKey); // something else answers at the address, with its own key
   }
   const s = await startSshd({ port, hostKeyPath: hostKey, authorizedKeys: [userPub], pathPrepend: [join(REPO, 'test/support/standins')] });
   servers.push(s);
   return s;
 }
 
-async function scenario(honour: boolean): Promise<{ finished?: RunFinished; error?: Error; prompts: number; pinned?: readonly string[]; rig: Awaited<ReturnType<typeof makeRig>> }> {
+async function scenario(
+  honour: boolean,
+): Promise<{ finished?: RunFinished; error?: Error; prompts: number; pinned?: readonly string[]; rig: Awaited<ReturnType<typeof makeRig>> }> {
   const port = await freePort();
   const rig = await makeRig('ec2', port, 2000);
   const dir = mkdtempSync(join(tmpdir(), 'rft-pin-'));
@@ -61,22 +71,58 @@ async function scenario(honour: boolean): Promise<{ finished?: RunFinished; erro
   // The person's ssh_config names the user for the instance's address (the image default would be ubuntu).
   writeFileSync(join(dir, 'ssh_config'), `Host 127.0.0.1\n  User ${process.env.USER ?? 'root'}\n`);
   const m = new RunManager({
-    store: new RunStore(join(storage, 'runs.json')), storageDir: storage, runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
-    connectOptions: { hostKeyStore: join(dir, 'store_known_hosts'), knownHostsFiles: [], globalKnownHostsFiles: [], agentSocket: null,
-      sshConfigPath: join(dir, 'ssh_config'), confirmHostKey: async () => { prompts++; return true; } },
-    ledger: new Ledger(join(storage, 'instances.json')), sync: sshSync(join(storage, 'sync-cache')), providerFor: () => rig.provider,
+    store: new RunStore(join(storage, 'runs.json')),
+    storageDir: storage,
+    runnerDir: join(REPO, 'python-runner'),
+    runnerVersion: 'test',
+    connectOptions: {
+      hostKeyStore: join(dir, 'store_known_hosts'),
+      knownHostsFiles: [],
+      globalKnownHostsFiles: [],
+      agentSocket: null,
+      sshConfigPath: join(dir, 'ssh_config'),
+      confirmHostKey: async () => {
+        prompts++;
+        return true;
+      },
+    },
+    ledger: new Ledger(join(storage, 'instances.json')),
+    sync: sshSync(join(storage, 'sync-cache')),
+    providerFor: () => rig.provider,
   });
   const ws = mkdtempSync(join(tmpdir(), 'rft-pin-ws-'));
   cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
-  const spec = { version: 1, name: 'pinned', command: 'python train.py --steps 3 --sleep 0.05', target: { provider: 'ec2', gpu: 'A10G' }, outputs: { dir: 'outputs' } };
+  const spec = {
+    version: 1,
+    name: 'pinned',
+    command: 'python train.py --steps 3 --sleep 0.05',
+    target: { provider: 'ec2', gpu: 'A10G' },
+    outputs: { dir: 'outputs' },
+  };
   const booting = bootFromUserData(rig, port, userPub, dir, honour);
-  const offer = { provider: 'ec2' as const, instanceType: rig.instanceType, gpu: 'A10G', gpuCount: 1, vramGiB: 24, region: rig.region, pricePerHour: 1.0, spot: false, capacity: 'unknown' as const };
+  const offer = {
+    provider: 'ec2' as const,
+    instanceType: rig.instanceType,
+    gpu: 'A10G',
+    gpuCount: 1,
+    vramGiB: 24,
+    region: rig.region,
+    pricePerHour: 1.0,
+    spot: false,
+    capacity: 'unknown' as const,
+  };
   const done = new Promise<RunFinished>((res) => m.onFinished(res));
   try {
     const rec = await m.start({
-      specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name: 'pinned', workspaceDir: ws, env: {},
+      specPath: join(ws, 'finetune.yaml'),
+      specText: JSON.stringify(spec),
+      spec,
+      name: 'pinned',
+      workspaceDir: ws,
+      env: {},
       target: { kind: 'cloud', provider: rig.provider, offer, sshPublicKey: userPub, identityFile: userKey, sshTimeoutMs: 20_000 },
-      gpu: 'A10G', teardown: { policy: 'terminate' },
+      gpu: 'A10G',
+      teardown: { policy: 'terminate' },
     });
     await booting;
     const finished = await Promise.race([done, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('run did not finish')), 90_000))]);
@@ -99,7 +145,7 @@ test('EC2: the host key the extension put in the user-data is the one checked; n
   assert.match(r.finished!.record.pinnedHostKeys![0]!, /^ssh-ed25519 /);
 });
 
-test('EC2: another key at the instance\'s address is refused before anything is sent, and the instance is terminated', { timeout: 150_000 }, async () => {
+test("EC2: another key at the instance's address is refused before anything is sent, and the instance is terminated", { timeout: 150_000 }, async () => {
   const r = await scenario(false);
   assert.ok(r.error, 'the run must not start');
   assert.match(String(r.error), /not the one this instance was launched with/);

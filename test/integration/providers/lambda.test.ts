@@ -23,7 +23,14 @@ after(async () => {
 
 async function setup(interval = 5): Promise<{ emu: LambdaEmulator; provider: LambdaProvider }> {
   const emu = await new LambdaEmulator('secret-key', { launchWindowMs: interval }).start();
-  const provider = new LambdaProvider({ apiKey: 'secret-key', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: interval, retry: fastRetry, requestTimeoutMs: 2000, sshPort: sshd.port });
+  const provider = new LambdaProvider({
+    apiKey: 'secret-key',
+    baseUrl: `${emu.url}/api/v1`,
+    launchMinIntervalMs: interval,
+    retry: fastRetry,
+    requestTimeoutMs: 2000,
+    sshPort: sshd.port,
+  });
   return { emu, provider };
 }
 
@@ -32,7 +39,10 @@ test('lambda: offers come from instance-types with capacity per region, 8× A100
   try {
     const offers = await provider.listOffers({});
     const a100 = offers.find((o) => o.instanceType === 'gpu_1x_a100');
-    assert.deepEqual({ gpu: a100?.gpu, n: a100?.gpuCount, vram: a100?.vramGiB, price: a100?.pricePerHour, region: a100?.region, cap: a100?.capacity }, { gpu: 'A100-40GB', n: 1, vram: 40, price: 1.29, region: 'us-east-1', cap: 'available' });
+    assert.deepEqual(
+      { gpu: a100?.gpu, n: a100?.gpuCount, vram: a100?.vramGiB, price: a100?.pricePerHour, region: a100?.region, cap: a100?.capacity },
+      { gpu: 'A100-40GB', n: 1, vram: 40, price: 1.29, region: 'us-east-1', cap: 'available' },
+    );
     const big = offers.find((o) => o.instanceType === 'gpu_8x_a100_80gb_sxm4');
     assert.deepEqual([big?.gpu, big?.gpuCount, big?.vramGiB], ['A100-80GB', 8, 80]);
     assert.equal(offers.find((o) => o.instanceType === 'gpu_8x_a100')?.capacity, 'unavailable');
@@ -105,7 +115,13 @@ test('lambda: the emulator enforces the launch limit like the service; our spaci
   const emu = await new LambdaEmulator('secret-key', { launchWindowMs: 400 }).start();
   try {
     const req = { instanceType: 'gpu_1x_a10', region: 'us-east-1', spot: false, sshPublicKey: pub };
-    const unspaced = new LambdaProvider({ apiKey: 'secret-key', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 0, retry: { ...fastRetry, retries: 2 }, sshPort: sshd.port });
+    const unspaced = new LambdaProvider({
+      apiKey: 'secret-key',
+      baseUrl: `${emu.url}/api/v1`,
+      launchMinIntervalMs: 0,
+      retry: { ...fastRetry, retries: 2 },
+      sshPort: sshd.port,
+    });
     await unspaced.launch({ ...req, runId: 'u1' });
     await assert.rejects(unspaced.launch({ ...req, runId: 'u2' }), (e: unknown) => e instanceof ProviderError && e.code === 'rate-limited');
     assert.ok(emu.rateLimited >= 1);
@@ -130,13 +146,24 @@ test('lambda: a preempted instance is terminated and interrupted (not "unknown")
     emu.preempt(a.id);
     const d = await provider.describe(a.id);
     assert.deepEqual([d?.state, d?.interrupted], ['terminated', true]);
-    assert.deepEqual((await provider.listOwned()).map((i) => i.id), [], 'preempted: not billing, not an orphan');
+    assert.deepEqual(
+      (await provider.listOwned()).map((i) => i.id),
+      [],
+      'preempted: not billing, not an orphan',
+    );
     const b = await provider.launch({ ...req, runId: 'rft-20261121-150000-unh1' });
     emu.markUnhealthy(b.id);
     const t0 = Date.now();
-    await assert.rejects(provider.waitForSsh(b.id, { timeoutMs: 10_000, intervalMs: 20 }), (e: unknown) => e instanceof ProviderError && e.code === 'unreachable' && /unhealthy/.test(e.message));
+    await assert.rejects(
+      provider.waitForSsh(b.id, { timeoutMs: 10_000, intervalMs: 20 }),
+      (e: unknown) => e instanceof ProviderError && e.code === 'unreachable' && /unhealthy/.test(e.message),
+    );
     assert.ok(Date.now() - t0 < 2000, 'not waited to the timeout');
-    assert.deepEqual((await provider.listOwned()).map((i) => i.id), [b.id], 'unhealthy still bills: owned');
+    assert.deepEqual(
+      (await provider.listOwned()).map((i) => i.id),
+      [b.id],
+      'unhealthy still bills: owned',
+    );
     await provider.terminate(b.id);
   } finally {
     await emu.stop();
@@ -148,26 +175,40 @@ test('lambda: global/object-does-not-exist is not-found by its code, whatever th
   try {
     assert.equal(await provider.describe('0123456789abcdef0123456789abcdef'), undefined);
     await provider.terminate('0123456789abcdef0123456789abcdef');
-    emu.inject('describe', { kind: 'status', status: 400, body: JSON.stringify({ error: { code: 'global/object-does-not-exist', message: 'Specified instance does not exist.' } }) });
+    emu.inject('describe', {
+      kind: 'status',
+      status: 400,
+      body: JSON.stringify({ error: { code: 'global/object-does-not-exist', message: 'Specified instance does not exist.' } }),
+    });
     assert.equal(await provider.describe('0123456789abcdef0123456789abcdef'), undefined);
   } finally {
     await emu.stop();
   }
 });
 
-test('lambda: launches carry owner and run tags; with an owner id, a colleague\'s rft- instance on the same account is not offered as ours', async () => {
+test("lambda: launches carry owner and run tags; with an owner id, a colleague's rft- instance on the same account is not offered as ours", async () => {
   const emu = await new LambdaEmulator('team-key', { launchWindowMs: 5 }).start();
   try {
-    const mk = (ownerId: string): LambdaProvider => new LambdaProvider({ apiKey: 'team-key', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 5, retry: fastRetry, sshPort: sshd.port, ownerId });
+    const mk = (ownerId: string): LambdaProvider =>
+      new LambdaProvider({ apiKey: 'team-key', baseUrl: `${emu.url}/api/v1`, launchMinIntervalMs: 5, retry: fastRetry, sshPort: sshd.port, ownerId });
     const me = mk('owner-me-1234');
     const colleague = mk('owner-colleague-5678');
     const req = { instanceType: 'gpu_1x_a10', region: 'us-east-1', spot: false, sshPublicKey: pub };
     const mine = await me.launch({ ...req, runId: 'rft-20261121-150000-mine' });
     const theirs = await colleague.launch({ ...req, runId: 'rft-20261121-150000-coll' });
     const tags = (emu.instances.get(mine.id)!.request as { tags?: Array<{ key: string; value: string }> }).tags;
-    assert.deepEqual(tags, [{ key: 'remote-finetune', value: 'owner-me-1234' }, { key: 'remote-finetune-run-id', value: 'rft-20261121-150000-mine' }]);
-    assert.deepEqual((await me.listOwned()).map((i) => i.id), [mine.id]);
-    assert.deepEqual((await colleague.listOwned()).map((i) => i.id), [theirs.id]);
+    assert.deepEqual(tags, [
+      { key: 'remote-finetune', value: 'owner-me-1234' },
+      { key: 'remote-finetune-run-id', value: 'rft-20261121-150000-mine' },
+    ]);
+    assert.deepEqual(
+      (await me.listOwned()).map((i) => i.id),
+      [mine.id],
+    );
+    assert.deepEqual(
+      (await colleague.listOwned()).map((i) => i.id),
+      [theirs.id],
+    );
     await me.terminate(mine.id);
     await colleague.terminate(theirs.id);
   } finally {

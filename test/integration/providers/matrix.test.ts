@@ -29,7 +29,9 @@ before(async () => {
   sshd = await startSshd();
   pub = readFileSync(`${sshd.userKeyPath}.pub`, 'utf8');
   // A pid that existed and is gone: what an extension host that crashed leaves in the ledger.
-  deadPid = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout ? Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout) : 999_999;
+  deadPid = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout
+    ? Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout)
+    : 999_999;
 });
 
 after(async () => {
@@ -56,7 +58,13 @@ function request(rig: CloudRig, runId: string, spot = false): Parameters<typeof 
 
 function guard(c: CaseContext, extra: Partial<Parameters<typeof provisionGuarded>[0]> = {}): Parameters<typeof provisionGuarded>[0] {
   return {
-    provider: c.rig.provider, ledger: c.ledger, request: request(c.rig, c.runId), pricePerHour: 1.5, sshTimeoutMs: 4000, sshIntervalMs: 20, cleanupTimeoutMs: 10_000,
+    provider: c.rig.provider,
+    ledger: c.ledger,
+    request: request(c.rig, c.runId),
+    pricePerHour: 1.5,
+    sshTimeoutMs: 4000,
+    sshIntervalMs: 20,
+    cleanupTimeoutMs: 10_000,
     // Bootstrap's first step for real: log in with OpenSSH to the address the cloud reported.
     bootstrap: async (i) => {
       const out = await sshLogin(sshd, i.publicIp ?? '', i.sshPort, 'echo bootstrap-ok');
@@ -133,11 +141,28 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 150);
     // On a loaded machine the abort may land while the launch call is still out: both paths must clean up.
-    await assert.rejects(provisionGuarded(guard(c, { signal: ac.signal, sshTimeoutMs: 20_000 })), (e: unknown) => e instanceof ProvisionError && (e.step === 'ssh' || e.step === 'launch') && e.cause instanceof ProviderError && e.cause.code === 'aborted' && e.cleanedUp);
+    await assert.rejects(
+      provisionGuarded(guard(c, { signal: ac.signal, sshTimeoutMs: 20_000 })),
+      (e: unknown) =>
+        e instanceof ProvisionError &&
+        (e.step === 'ssh' || e.step === 'launch') &&
+        e.cause instanceof ProviderError &&
+        e.cause.code === 'aborted' &&
+        e.cleanedUp,
+    );
     return {};
   },
   'bootstrap fails': async (c) => {
-    await expectProvisionFailure(provisionGuarded(guard(c, { bootstrap: async () => { throw new Error('pip install failed'); } })), 'bootstrap');
+    await expectProvisionFailure(
+      provisionGuarded(
+        guard(c, {
+          bootstrap: async () => {
+            throw new Error('pip install failed');
+          },
+        }),
+      ),
+      'bootstrap',
+    );
     return {};
   },
   'run fails, policy stop': (c) => runToEnd(c, { policy: 'stop' }),
@@ -194,7 +219,14 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
   },
   'extension host crashes after launch, before recording it': async (c) => {
     // The ledger got its 'launching' line, then the process died inside the launch call.
-    await c.ledger.update(c.runId, { provider: c.rig.provider.kind, region: c.rig.region, instanceType: c.rig.instanceType, spot: false, state: 'launching', holderPid: deadPid });
+    await c.ledger.update(c.runId, {
+      provider: c.rig.provider.kind,
+      region: c.rig.region,
+      instanceType: c.rig.instanceType,
+      spot: false,
+      state: 'launching',
+      holderPid: deadPid,
+    });
     await c.rig.provider.launch(request(c.rig, c.runId));
     await nextActivation();
     // Next activation: reconcile by tag/name and terminate.
@@ -208,7 +240,10 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
     const g = await provisionGuarded(guard(c));
     await c.ledger.update(c.runId, { holderPid: deadPid });
     const rec = await reconcile([c.rig.provider], c.ledger);
-    assert.deepEqual(rec.orphans.map((o) => o.instance.id), [g.instance.id]);
+    assert.deepEqual(
+      rec.orphans.map((o) => o.instance.id),
+      [g.instance.id],
+    );
     assert.equal(await terminateOrphans([c.rig.provider], c.ledger, rec.orphans), 1);
     assert.equal((await c.ledger.get(c.runId))?.state, 'terminated');
     return {};
@@ -216,18 +251,33 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
   'instance launched outside the ledger (ledger lost)': async (c) => {
     await c.rig.provider.launch({ ...request(c.rig, c.runId), ownerId: 'a1b2c3d4e5f60718' });
     await nextActivation();
-    const rec = await reconcile([c.rig.provider], new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')), undefined, undefined, 'a1b2c3d4e5f60718');
+    const rec = await reconcile(
+      [c.rig.provider],
+      new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')),
+      undefined,
+      undefined,
+      'a1b2c3d4e5f60718',
+    );
     assert.equal(rec.orphans.length, 1);
     assert.equal(await terminateOrphans([c.rig.provider], c.ledger, rec.orphans), 1);
     return {};
   },
-  'a colleague\'s instance on the same account is never offered for termination': async (c) => {
+  "a colleague's instance on the same account is never offered for termination": async (c) => {
     // Launched by Remote Fine-Tune on another machine (another owner id), absent from this ledger.
     const theirs = await c.rig.provider.launch({ ...request(c.rig, `${c.runId}-theirs`), ownerId: 'ffffeeeeddddcccc' });
     await nextActivation();
-    const rec = await reconcile([c.rig.provider], new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')), undefined, undefined, 'a1b2c3d4e5f60718');
+    const rec = await reconcile(
+      [c.rig.provider],
+      new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-empty-')), 'ledger.json')),
+      undefined,
+      undefined,
+      'a1b2c3d4e5f60718',
+    );
     assert.deepEqual(rec.orphans, []);
-    assert.deepEqual(rec.others.map((i) => [i.id, i.ownerId]), [[theirs.id, 'ffffeeeeddddcccc']]);
+    assert.deepEqual(
+      rec.others.map((i) => [i.id, i.ownerId]),
+      [[theirs.id, 'ffffeeeeddddcccc']],
+    );
     // Not ours to stop: the case ends with it running, counted as kept on purpose; the emulator is stopped after.
     await c.rig.provider.terminate(theirs.id);
     return {};

@@ -35,45 +35,105 @@ before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
   base = mkdtempSync(join(tmpdir(), 'rft-cloudcost-'));
   writeFileSync(join(base, 'known_hosts'), '');
-  connectOptions = { hostKeyStore: join(base, 'store_known_hosts'), knownHostsFiles: [join(base, 'known_hosts')], agentSocket: null, sshConfigPath: join(base, 'no_ssh_config') };
+  connectOptions = {
+    hostKeyStore: join(base, 'store_known_hosts'),
+    knownHostsFiles: [join(base, 'known_hosts')],
+    agentSocket: null,
+    sshConfigPath: join(base, 'no_ssh_config'),
+  };
 });
-after(async () => { await sshd?.stop(); });
+after(async () => {
+  await sshd?.stop();
+});
 
 test('cloud run: the cost so far counts from the launch call and follows the clock; the instance is deleted at the end', { timeout: 180_000 }, async () => {
   const emu = await new GcpEmulator({ bootMs: 1500 }).start();
   emu.guestHostKeys = [sshd.knownHostsLine.split(' ').slice(1).join(' ')];
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
   const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
-  const provider = new GcpProvider({ project: emu.project, zone: 'us-central1-a', auth: serviceAccountTokenSource(key), baseUrl: `${emu.url}/compute/v1`, sshPort: sshd.port, sshUser: sshd.user, operationPollMs: 20, callerIp: async () => '203.0.113.9' });
+  const provider = new GcpProvider({
+    project: emu.project,
+    zone: 'us-central1-a',
+    auth: serviceAccountTokenSource(key),
+    baseUrl: `${emu.url}/compute/v1`,
+    sshPort: sshd.port,
+    sshUser: sshd.user,
+    operationPollMs: 20,
+    callerIp: async () => '203.0.113.9',
+  });
   const clock = (): number => Date.now() + AHEAD_MS;
   const m = new RunManager({
-    store: new RunStore(join(storage, 'runs.json')), storageDir: storage, runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
-    connectOptions, ledger: new Ledger(join(storage, 'instances.json')), sync: sshSync(join(storage, 'sync-cache')),
-    providerFor: () => provider, costIntervalMs: 100, now: clock,
+    store: new RunStore(join(storage, 'runs.json')),
+    storageDir: storage,
+    runnerDir: join(REPO, 'python-runner'),
+    runnerVersion: 'test',
+    connectOptions,
+    ledger: new Ledger(join(storage, 'instances.json')),
+    sync: sshSync(join(storage, 'sync-cache')),
+    providerFor: () => provider,
+    costIntervalMs: 100,
+    now: clock,
   });
   try {
     const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
     cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
-    const spec = { version: 1, name: 'cloud-cost', command: 'python train.py --steps 12 --sleep 0.4', target: { provider: 'gcp', gpu: 'L4', zone: 'us-central1-a', disk_gb: 120 }, teardown: { policy: 'terminate' } };
-    const offer: Offer = { provider: 'gcp', instanceType: 'g2-standard-8', gpu: 'L4', gpuCount: 1, vramGiB: 24, region: 'us-central1', zone: 'us-central1-a', pricePerHour: PRICE, spot: false, capacity: 'unknown' };
+    const spec = {
+      version: 1,
+      name: 'cloud-cost',
+      command: 'python train.py --steps 12 --sleep 0.4',
+      target: { provider: 'gcp', gpu: 'L4', zone: 'us-central1-a', disk_gb: 120 },
+      teardown: { policy: 'terminate' },
+    };
+    const offer: Offer = {
+      provider: 'gcp',
+      instanceType: 'g2-standard-8',
+      gpu: 'L4',
+      gpuCount: 1,
+      vramGiB: 24,
+      region: 'us-central1',
+      zone: 'us-central1-a',
+      pricePerHour: PRICE,
+      spot: false,
+      capacity: 'unknown',
+    };
     const startedAt = Date.now();
     const done = new Promise<RunFinished>((res) => m.onFinished((f) => res(f)));
     const rec = await m.start({
-      specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name: 'cloud-cost', workspaceDir: ws, env: {},
-      target: { kind: 'cloud', provider, offer, sshPublicKey: readFileSync(`${sshd.userKeyPath}.pub`, 'utf8'), identityFile: sshd.userKeyPath, sshTimeoutMs: 20_000 },
-      gpu: 'L4', teardown: { policy: 'terminate' },
+      specPath: join(ws, 'finetune.yaml'),
+      specText: JSON.stringify(spec),
+      spec,
+      name: 'cloud-cost',
+      workspaceDir: ws,
+      env: {},
+      target: {
+        kind: 'cloud',
+        provider,
+        offer,
+        sshPublicKey: readFileSync(`${sshd.userKeyPath}.pub`, 'utf8'),
+        identityFile: sshd.userKeyPath,
+        sshTimeoutMs: 20_000,
+      },
+      gpu: 'L4',
+      teardown: { policy: 'terminate' },
     });
     const created = [...emu.instances.values()][0]!;
-    assert.equal((created.request as { disks: Array<{ initializeParams: { diskSizeGb: string } }> }).disks[0]!.initializeParams.diskSizeGb, '120', 'the spec\'s disk');
-    assert.ok(rec.launchedAt !== undefined && rec.launchedAt >= startedAt && rec.launchedAt <= created.launchedAt, `cost counted from ${rec.launchedAt}, instance created at ${created.launchedAt}: boot and SSH wait must bill`);
+    assert.equal(
+      (created.request as { disks: Array<{ initializeParams: { diskSizeGb: string } }> }).disks[0]!.initializeParams.diskSizeGb,
+      '120',
+      "the spec's disk",
+    );
+    assert.ok(
+      rec.launchedAt !== undefined && rec.launchedAt >= startedAt && rec.launchedAt <= created.launchedAt,
+      `cost counted from ${rec.launchedAt}, instance created at ${created.launchedAt}: boot and SSH wait must bill`,
+    );
     // While it runs: the cost so far is the billing rule applied from the launch call to the (moved) clock.
     await new Promise((r) => setTimeout(r, 1200));
     const a = m.store.get(rec.id)!;
     const expectA = runningCost(PRICE, rec.launchedAt!, clock(), 'gcp');
-    assert.ok(a.costUsd !== undefined && Math.abs(a.costUsd - expectA) <= PRICE * 0.5 / 3600, `cost ${a.costUsd}, expected about ${expectA}`);
+    assert.ok(a.costUsd !== undefined && Math.abs(a.costUsd - expectA) <= (PRICE * 0.5) / 3600, `cost ${a.costUsd}, expected about ${expectA}`);
     await new Promise((r) => setTimeout(r, 1000));
     const b = m.store.get(rec.id)!;
-    assert.ok((b.costUsd ?? 0) >= (a.costUsd ?? 0) + PRICE * 0.7 / 3600, `cost went ${a.costUsd} → ${b.costUsd} in a second`);
+    assert.ok((b.costUsd ?? 0) >= (a.costUsd ?? 0) + (PRICE * 0.7) / 3600, `cost went ${a.costUsd} → ${b.costUsd} in a second`);
     const f = await done;
     assert.equal(f.record.status, 'completed', JSON.stringify(f.record.failure));
     assert.equal(f.record.finishedAction, 'terminated');

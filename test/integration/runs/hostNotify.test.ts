@@ -21,14 +21,20 @@ const REPO = resolve(__dirname, '../../..');
 let sshd: Sshd;
 let connectOptions: ConnectOptions;
 
-interface Post { readonly path: string; readonly body: string }
+interface Post {
+  readonly path: string;
+  readonly body: string;
+}
 
 function receiver(): Promise<{ server: Server; url: string; posts: Post[] }> {
   const posts: Post[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => { posts.push({ path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') }); res.end(); });
+    req.on('end', () => {
+      posts.push({ path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') });
+      res.end();
+    });
   });
   return new Promise((res) => server.listen(0, '127.0.0.1', () => res({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, posts })));
 }
@@ -37,54 +43,75 @@ before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
   connectOptions = trustingConnectOptions([sshd]);
 });
-after(async () => { await sshd?.stop(); });
-
-test('host notify: the host posts the outcome to the user\'s webhook after VS Code is gone; a workspace .env target is dropped', { timeout: 180_000 }, async () => {
-  const user = await receiver();
-  const workspaceHook = await receiver();
-  const secretPath = '/services/T0/B0/wEbHoOkSeCrEt0123';
-  const settings = notifyEnv({ webhookUrl: `${user.url}${secretPath}` });
-  assert.deepEqual(settings.problems, []);
-  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
-  const m = testRunManager(storage, connectOptions, { notifyEnv: () => settings.env });
-  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
-  cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
-  const spec = { version: 1, name: 'notify-me', command: 'python3 train.py --steps 8 --sleep 0.2', target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' }, outputs: { dir: 'outputs' } };
-  const rec = await m.start({
-    specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name: spec.name, workspaceDir: ws,
-    // As if the workspace's .env tried to read every run's outcome.
-    env: { HF_TOKEN: 'hf_notifyTESTsecret0123456789', RFT_NOTIFY_WEBHOOK: `${workspaceHook.url}/steal`, RFT_NOTIFY_NTFY_URL: `${workspaceHook.url}/steal-ntfy` },
-    target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
-    gpu: 'A100-40GB', teardown: { policy: 'terminate' },
-  });
-  assert.equal(rec.status, 'running');
-  await m.dispose(); // VS Code closed: nothing on the laptop watches the run any more
-
-  await until('the webhook POST', () => user.posts.length > 0, 90_000);
-  const post = user.posts[0]!;
-  assert.equal(post.path, secretPath);
-  const payload = JSON.parse(post.body) as { text: string; run: { run_id: string; status: string; step?: number; exit_code?: number } };
-  assert.match(payload.text, /^notify-me completed on \S+: after \d+m\d\ds, step \d+, loss [\d.]+/);
-  assert.equal(payload.run.run_id, rec.id);
-  assert.equal(payload.run.status, 'completed');
-  assert.equal(payload.run.exit_code, 0);
-  assert.equal(user.posts.length, 1);
-  assert.equal(workspaceHook.posts.length, 0, 'the workspace .env target got the outcome');
-
-  // On the host the target lives only in the 0600 env file: not in the spec, the log or the events.
-  const remoteRun = join(sshd.home, '.remote-finetune', 'runs', rec.id);
-  for (const name of readdirSync(remoteRun)) {
-    const p = join(remoteRun, name);
-    if (!statSync(p).isFile()) continue;
-    const text = readFileSync(p, 'utf8');
-    if (name === 'env') {
-      assert.equal(statSync(p).mode & 0o777, 0o600);
-      assert.ok(text.includes(secretPath), 'the env file carries the target');
-      assert.ok(!text.includes('/steal'), 'the workspace target reached the host');
-    } else {
-      assert.ok(!text.includes(secretPath), `the webhook URL is in ${name}`);
-    }
-  }
-  user.server.close();
-  workspaceHook.server.close();
+after(async () => {
+  await sshd?.stop();
 });
+
+test(
+  "host notify: the host posts the outcome to the user's webhook after VS Code is gone; a workspace .env target is dropped",
+  { timeout: 180_000 },
+  async () => {
+    const user = await receiver();
+    const workspaceHook = await receiver();
+    const secretPath = '/services/T0/B0/wEbHoOkSeCrEt0123';
+    const settings = notifyEnv({ webhookUrl: `${user.url}${secretPath}` });
+    assert.deepEqual(settings.problems, []);
+    const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+    const m = testRunManager(storage, connectOptions, { notifyEnv: () => settings.env });
+    const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+    cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
+    const spec = {
+      version: 1,
+      name: 'notify-me',
+      command: 'python3 train.py --steps 8 --sleep 0.2',
+      target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' },
+      outputs: { dir: 'outputs' },
+    };
+    const rec = await m.start({
+      specPath: join(ws, 'finetune.yaml'),
+      specText: JSON.stringify(spec),
+      spec,
+      name: spec.name,
+      workspaceDir: ws,
+      // As if the workspace's .env tried to read every run's outcome.
+      env: {
+        HF_TOKEN: 'hf_notifyTESTsecret0123456789',
+        RFT_NOTIFY_WEBHOOK: `${workspaceHook.url}/steal`,
+        RFT_NOTIFY_NTFY_URL: `${workspaceHook.url}/steal-ntfy`,
+      },
+      target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
+      gpu: 'A100-40GB',
+      teardown: { policy: 'terminate' },
+    });
+    assert.equal(rec.status, 'running');
+    await m.dispose(); // VS Code closed: nothing on the laptop watches the run any more
+
+    await until('the webhook POST', () => user.posts.length > 0, 90_000);
+    const post = user.posts[0]!;
+    assert.equal(post.path, secretPath);
+    const payload = JSON.parse(post.body) as { text: string; run: { run_id: string; status: string; step?: number; exit_code?: number } };
+    assert.match(payload.text, /^notify-me completed on \S+: after \d+m\d\ds, step \d+, loss [\d.]+/);
+    assert.equal(payload.run.run_id, rec.id);
+    assert.equal(payload.run.status, 'completed');
+    assert.equal(payload.run.exit_code, 0);
+    assert.equal(user.posts.length, 1);
+    assert.equal(workspaceHook.posts.length, 0, 'the workspace .env target got the outcome');
+
+    // On the host the target lives only in the 0600 env file: not in the spec, the log or the events.
+    const remoteRun = join(sshd.home, '.remote-finetune', 'runs', rec.id);
+    for (const name of readdirSync(remoteRun)) {
+      const p = join(remoteRun, name);
+      if (!statSync(p).isFile()) continue;
+      const text = readFileSync(p, 'utf8');
+      if (name === 'env') {
+        assert.equal(statSync(p).mode & 0o777, 0o600);
+        assert.ok(text.includes(secretPath), 'the env file carries the target');
+        assert.ok(!text.includes('/steal'), 'the workspace target reached the host');
+      } else {
+        assert.ok(!text.includes(secretPath), `the webhook URL is in ${name}`);
+      }
+    }
+    user.server.close();
+    workspaceHook.server.close();
+  },
+);

@@ -26,16 +26,31 @@ before(async () => {
   twoGpus = await startSshd({ pathPrepend: standins, env: { RFT_QUEUE_POLL_S: '0.2', RFT_STANDIN_GPU_COUNT: '2' } });
   connectOptions = trustingConnectOptions([oneGpu, twoGpus]);
 });
-after(async () => { await oneGpu?.stop(); await twoGpus?.stop(); });
+after(async () => {
+  await oneGpu?.stop();
+  await twoGpus?.stop();
+});
 
 const manager = (storage: string): RunManager => testRunManager(storage, connectOptions);
 
 function req(sshd: Sshd, ws: string, name: string, steps: number): Parameters<RunManager['start']>[0] {
-  const spec = { version: 1, name, command: `python3 train.py --steps ${steps} --sleep 0.2`, target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' }, outputs: { dir: 'outputs' } };
+  const spec = {
+    version: 1,
+    name,
+    command: `python3 train.py --steps ${steps} --sleep 0.2`,
+    target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' },
+    outputs: { dir: 'outputs' },
+  };
   return {
-    specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name, workspaceDir: ws, env: {},
+    specPath: join(ws, 'finetune.yaml'),
+    specText: JSON.stringify(spec),
+    spec,
+    name,
+    workspaceDir: ws,
+    env: {},
     target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
-    gpu: 'A100-40GB', teardown: { policy: 'terminate' },
+    gpu: 'A100-40GB',
+    teardown: { policy: 'terminate' },
   };
 }
 
@@ -47,11 +62,26 @@ function workspace(): string {
 
 const finished = (m: RunManager, id: string): Promise<RunFinished> => runFinished(m, id, 120_000);
 
-interface Ev { type: string; ts: number; position?: number; gpus?: number[]; status?: string; waited_s?: number }
-function events(m: RunManager, id: string): Ev[] {
-  return readFileSync(join(m.localDirOf(id), 'events.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Ev);
+interface Ev {
+  type: string;
+  ts: number;
+  position?: number;
+  gpus?: number[];
+  status?: string;
+  waited_s?: number;
 }
-const at = (evs: Ev[], type: string): Ev => { const e = evs.find((x) => x.type === type); assert.ok(e, `no ${type} event`); return e; };
+function events(m: RunManager, id: string): Ev[] {
+  return readFileSync(join(m.localDirOf(id), 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Ev);
+}
+const at = (evs: Ev[], type: string): Ev => {
+  const e = evs.find((x) => x.type === type);
+  assert.ok(e, `no ${type} event`);
+  return e;
+};
 
 test('host queue: a run on a busy GPU waits on the host, also with VS Code gone, and starts when the GPU frees', { timeout: 240_000 }, async () => {
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
@@ -60,7 +90,10 @@ test('host queue: a run on a busy GPU waits on the host, also with VS Code gone,
   const a = await first.start(req(oneGpu, ws, 'first', 20));
   const b = await first.start(req(oneGpu, ws, 'second', 3));
   let rec: RunRecord | undefined;
-  await until('the second run queued', () => { rec = first.store.get(b.id); return rec?.queuePosition === 1; });
+  await until('the second run queued', () => {
+    rec = first.store.get(b.id);
+    return rec?.queuePosition === 1;
+  });
   assert.equal(rec?.status, 'running');
   await first.dispose(); // the laptop closes: the queue lives on the host
 
@@ -111,7 +144,7 @@ test('host queue: a two-GPU host runs two single-GPU runs side by side on differ
   const [fa, fb] = await Promise.all([doneA, finished(m, b.id)]);
   assert.equal(fa.record.status, 'completed');
   assert.equal(fb.record.status, 'completed');
-  assert.deepEqual([...fa.record.gpuIndices ?? [], ...fb.record.gpuIndices ?? []].sort(), [0, 1]);
+  assert.deepEqual([...(fa.record.gpuIndices ?? []), ...(fb.record.gpuIndices ?? [])].sort(), [0, 1]);
   const ea = events(m, a.id);
   const eb = events(m, b.id);
   for (const e of [ea, eb]) assert.ok((at(e, 'assigned').waited_s ?? 99) < 1, 'a run waited with a GPU free');

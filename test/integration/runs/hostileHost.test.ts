@@ -25,14 +25,20 @@ before(async () => {
   mkdirSync(bin);
   sshd = await startSshd({ pathPrepend: [bin] });
 });
-after(async () => { await sshd?.stop(); });
+after(async () => {
+  await sshd?.stop();
+});
 
 function manager(storage: string): RunManager {
   writeFileSync(join(base, 'known_hosts'), `${sshd.knownHostsLine}\n`);
   return new RunManager({
-    store: new RunStore(join(storage, 'runs.json')), storageDir: storage, runnerDir: join(REPO, 'python-runner'), runnerVersion: 'test',
+    store: new RunStore(join(storage, 'runs.json')),
+    storageDir: storage,
+    runnerDir: join(REPO, 'python-runner'),
+    runnerVersion: 'test',
     connectOptions: { hostKeyStore: join(base, 'store'), knownHostsFiles: [join(base, 'known_hosts')], agentSocket: null, sshConfigPath: join(base, 'none') },
-    ledger: new Ledger(join(storage, 'instances.json')), sync: sshSync(join(storage, 'sync-cache')),
+    ledger: new Ledger(join(storage, 'instances.json')),
+    sync: sshSync(join(storage, 'sync-cache')),
   });
 }
 
@@ -48,9 +54,31 @@ test('hostile host: run ids that name paths are not taken from "Find Runs on Hos
   const added = await m.discover(`${sshd.user}@127.0.0.1:${sshd.port}`, { identityFile: sshd.userKeyPath });
   assert.deepEqual(added.map((r) => r.id).sort(), ['ok-run-1']);
   await m.dispose();
-  assert.deepEqual(readdirSync(base).sort(), ['bin', 'known_hosts', 'storage', 'store'].filter((n) => existsSync(join(base, n))).sort(), 'nothing created beside the storage');
+  assert.deepEqual(
+    readdirSync(base).sort(),
+    ['bin', 'known_hosts', 'storage', 'store'].filter((n) => existsSync(join(base, n))).sort(),
+    'nothing created beside the storage',
+  );
   // A run store edited to hold an id that climbs out: the record is dropped (with a problem), not used.
-  writeFileSync(join(storage, 'runs.json'), JSON.stringify({ version: 1, runs: [{ id: '..', name: 'x', specPath: '', specHash: '', createdAt: '', updatedAt: '', status: 'completed', provider: 'ssh', offsets: { output_log: 0, events: 0, gpu: 0 } }] }));
+  writeFileSync(
+    join(storage, 'runs.json'),
+    JSON.stringify({
+      version: 1,
+      runs: [
+        {
+          id: '..',
+          name: 'x',
+          specPath: '',
+          specHash: '',
+          createdAt: '',
+          updatedAt: '',
+          status: 'completed',
+          provider: 'ssh',
+          offsets: { output_log: 0, events: 0, gpu: 0 },
+        },
+      ],
+    }),
+  );
   const store = new RunStore(join(storage, 'runs.json'));
   assert.equal(store.get('..'), undefined);
   assert.ok(store.problems.length > 0);
@@ -65,16 +93,20 @@ test('hostile host: a download answered with a symlink and a file through it wri
   const outside = join(base, 'outside');
   mkdirSync(outside);
   // The host's `tar` answers any archive request with: link -> <outside>, then link/pwned.
-  writeFileSync(join(bin, 'tar'), `#!/usr/bin/env python3
+  writeFileSync(
+    join(bin, 'tar'),
+    `#!/usr/bin/env python3
 import io, sys, tarfile
 buf = io.BytesIO()
 with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as t:
     l = tarfile.TarInfo("link"); l.type = tarfile.SYMTYPE; l.linkname = ${JSON.stringify(outside)}; t.addfile(l)
     data = b"owned"; f = tarfile.TarInfo("link/pwned"); f.size = len(data); t.addfile(f, io.BytesIO(data))
 sys.stdout.buffer.write(buf.getvalue())
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   const dest = join(base, 'ws', 'outputs', run.id, 'adapter');
   await assert.rejects(m.downloadArtifacts(run.id, '/tmp', dest), /refused: entry "link" is a symbolic link/);
-  assert.equal(existsSync(join(outside, 'pwned')), false, 'a file was written through the host\'s symlink');
+  assert.equal(existsSync(join(outside, 'pwned')), false, "a file was written through the host's symlink");
   await m.dispose();
 });

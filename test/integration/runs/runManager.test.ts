@@ -24,7 +24,9 @@ before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
   connectOptions = trustingConnectOptions([sshd]);
 });
-after(async () => { await sshd?.stop(); });
+after(async () => {
+  await sshd?.stop();
+});
 
 const manager = (storage: string): RunManager => testRunManager(storage, connectOptions);
 
@@ -36,11 +38,23 @@ function workspace(): string {
 }
 
 function startReq(ws: string, command: string, name = 'own-script-smoke'): Parameters<RunManager['start']>[0] {
-  const spec = { version: 1, name, command, target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' }, outputs: { dir: 'outputs', download: ['adapter'] } };
+  const spec = {
+    version: 1,
+    name,
+    command,
+    target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' },
+    outputs: { dir: 'outputs', download: ['adapter'] },
+  };
   return {
-    specPath: join(ws, 'finetune.yaml'), specText: JSON.stringify(spec), spec, name, workspaceDir: ws,
-    env: { HF_TOKEN: SECRET }, target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
-    gpu: 'A100-40GB', teardown: { policy: 'terminate' },
+    specPath: join(ws, 'finetune.yaml'),
+    specText: JSON.stringify(spec),
+    spec,
+    name,
+    workspaceDir: ws,
+    env: { HF_TOKEN: SECRET },
+    target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
+    gpu: 'A100-40GB',
+    teardown: { policy: 'terminate' },
   };
 }
 
@@ -50,7 +64,13 @@ const finished = runFinished;
 
 function allFiles(dir: string): string[] {
   const out: string[] = [];
-  const walk = (d: string): void => { for (const e of readdirSync(d, { withFileTypes: true })) { const p = join(d, e.name); if (e.isDirectory()) walk(p); else out.push(p); } };
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.push(p);
+    }
+  };
   if (existsSync(dir)) walk(dir);
   return out;
 }
@@ -76,7 +96,10 @@ test('runs: an own-script run syncs, runs detached, mirrors byte-identically, fi
   const store = new RunStore(join(storage, 'runs.json'));
   assert.equal(store.get(rec.id)?.offsets.output_log, readFileSync(join(remoteRun, 'output.log')).length);
   // Metrics came from the HF-style dicts the script printed; the stand-in A100 was sampled.
-  const events = readFileSync(join(m.localDirOf(rec.id), 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; step?: number });
+  const events = readFileSync(join(m.localDirOf(rec.id), 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; step?: number });
   assert.ok(events.filter((e) => e.type === 'metrics').length >= 6, 'metrics events');
   assert.equal(events[events.length - 1]?.type, 'finished');
   assert.match(readFileSync(join(m.localDirOf(rec.id), 'gpu.csv'), 'utf8'), /A100/);
@@ -116,7 +139,13 @@ test('runs: a recognised failure ends the run failed with its signature and fix'
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
   const m = manager(storage);
   const ws = workspace();
-  const rec = await m.start(startReq(ws, 'python3 train.py --steps 2 --sleep 0.05 --exit-code 1 --fail-with "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"', 'oom'));
+  const rec = await m.start(
+    startReq(
+      ws,
+      'python3 train.py --steps 2 --sleep 0.05 --exit-code 1 --fail-with "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"',
+      'oom',
+    ),
+  );
   const f = await finished(m, rec.id);
   assert.equal(f.record.status, 'failed');
   assert.equal(f.record.exitCode, 1);
@@ -170,27 +199,31 @@ test('runs: connections killed mid-run (laptop sleep, network drop) — the run 
   await m.dispose();
 });
 
-test('runs: a cloud spec (target lambda) run on one\'s own SSH host arms no power-off; the watchdog knows it was not launched', { timeout: 120_000 }, async () => {
-  // The incident of issue 15 item 12: "Start Training on A100" on a lambda spec, run on the user's own host,
-  // left a watchdog armed to run `shutdown -h now` there. The decision now comes from the launch record only.
-  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
-  const m = manager(storage);
-  const ws = workspace();
-  const req = startReq(ws, 'python train.py --steps 3 --sleep 0.05', 'cloud-spec-on-own-host');
-  const spec = { ...req.spec, target: { provider: 'lambda', gpu: 'A100-80GB', region: 'us-east-1' }, teardown: { policy: 'terminate', idle_minutes: 1 } };
-  const rec = await m.start({ ...req, spec, specText: JSON.stringify(spec) });
-  const done = await finished(m, rec.id);
-  assert.equal(done.record.status, 'completed', JSON.stringify(done.record));
-  const root = join(sshd.home, '.remote-finetune');
-  assert.ok(existsSync(join(root, 'runs', rec.id, 'spec.json')));
-  assert.ok(!existsSync(join(root, 'runs', rec.id, 'launch.json')), 'a launch record was written for a host nobody launched');
-  assert.ok(!existsSync(join(root, 'launched-instance.json')));
-  assert.ok(!existsSync(join(root, 'provisioned')));
-  const log = readFileSync(join(root, 'watchdog.log'), 'utf8');
-  assert.match(log, /watchdog started: idle [\d.]+ min, provisioned=False/);
-  assert.ok(!existsSync(sshd.poweroffLog), 'the power-off stand-in ran');
-  await m.dispose();
-});
+test(
+  "runs: a cloud spec (target lambda) run on one's own SSH host arms no power-off; the watchdog knows it was not launched",
+  { timeout: 120_000 },
+  async () => {
+    // The incident of issue 15 item 12: "Start Training on A100" on a lambda spec, run on the user's own host,
+    // left a watchdog armed to run `shutdown -h now` there. The decision now comes from the launch record only.
+    const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+    const m = manager(storage);
+    const ws = workspace();
+    const req = startReq(ws, 'python train.py --steps 3 --sleep 0.05', 'cloud-spec-on-own-host');
+    const spec = { ...req.spec, target: { provider: 'lambda', gpu: 'A100-80GB', region: 'us-east-1' }, teardown: { policy: 'terminate', idle_minutes: 1 } };
+    const rec = await m.start({ ...req, spec, specText: JSON.stringify(spec) });
+    const done = await finished(m, rec.id);
+    assert.equal(done.record.status, 'completed', JSON.stringify(done.record));
+    const root = join(sshd.home, '.remote-finetune');
+    assert.ok(existsSync(join(root, 'runs', rec.id, 'spec.json')));
+    assert.ok(!existsSync(join(root, 'runs', rec.id, 'launch.json')), 'a launch record was written for a host nobody launched');
+    assert.ok(!existsSync(join(root, 'launched-instance.json')));
+    assert.ok(!existsSync(join(root, 'provisioned')));
+    const log = readFileSync(join(root, 'watchdog.log'), 'utf8');
+    assert.match(log, /watchdog started: idle [\d.]+ min, provisioned=False/);
+    assert.ok(!existsSync(sshd.poweroffLog), 'the power-off stand-in ran');
+    await m.dispose();
+  },
+);
 
 test('runs: .env files and the env_file never travel as workspace files; the remote root is 0700', { timeout: 120_000 }, async () => {
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));

@@ -56,7 +56,10 @@ test('ssh-agent auth (SSH_AUTH_SOCK) with no identity file configured', async ()
   await agentAt(sock, [s.userKeyPath]);
   writeFileSync(c.sshConfigPath, `Host agent-only\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n`);
   // Without the agent nothing can authenticate: proves the agent is what logs in below.
-  await assert.rejects(connect({ host: 'agent-only' }, { ...c.options, agentSocket: null }), (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed');
+  await assert.rejects(
+    connect({ host: 'agent-only' }, { ...c.options, agentSocket: null }),
+    (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed',
+  );
   const session = await connect({ host: 'agent-only' }, { ...c.options, agentSocket: sock });
   assert.equal(await session.run('echo via-agent'), 'via-agent\n');
   session.close();
@@ -67,8 +70,11 @@ test('IdentityAgent (a 1Password-style agent socket) is used over SSH_AUTH_SOCK;
   const c = clientFor(s);
   const sock = join(c.dir, 'other-agent.sock');
   await agentAt(sock, [s.userKeyPath]);
-  writeFileSync(c.sshConfigPath, `Host via-identity-agent\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityAgent ${sock}\n` +
-    `Host agent-off\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityAgent none\n`);
+  writeFileSync(
+    c.sshConfigPath,
+    `Host via-identity-agent\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityAgent ${sock}\n` +
+      `Host agent-off\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityAgent none\n`,
+  );
   // No explicit agentSocket: the choice is ssh_config's, as it is inside VS Code.
   const { agentSocket: _unused, ...fromConfig } = c.options;
   const saved = process.env.SSH_AUTH_SOCK;
@@ -103,10 +109,21 @@ test('IdentitiesOnly: the agent signs for the configured key (an encrypted file,
   writeFileSync(enc, readFileSync(s.userKeyPath), { mode: 0o600 });
   execFileSync('ssh-keygen', ['-q', '-p', '-P', '', '-N', 'secret words', '-f', enc], { stdio: 'ignore' });
   writeFileSync(`${enc}.pub`, readFileSync(`${s.userKeyPath}.pub`));
-  writeFileSync(c.sshConfigPath, `Host io\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityFile ${enc}\n  IdentitiesOnly yes\n` +
-    `Host all-keys\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n`);
+  writeFileSync(
+    c.sshConfigPath,
+    `Host io\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityFile ${enc}\n  IdentitiesOnly yes\n` +
+      `Host all-keys\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n`,
+  );
   const asked: string[] = [];
-  const opts = { ...c.options, agentSocket: sock, passphraseCache: new Map<string, string>(), askPassphrase: async (p: string): Promise<undefined> => { asked.push(p); return undefined; } };
+  const opts = {
+    ...c.options,
+    agentSocket: sock,
+    passphraseCache: new Map<string, string>(),
+    askPassphrase: async (p: string): Promise<undefined> => {
+      asked.push(p);
+      return undefined;
+    },
+  };
   const session = await connect({ host: 'io' }, opts);
   assert.equal(await session.run('echo only-the-configured-key'), 'only-the-configured-key\n');
   session.close();
@@ -125,7 +142,14 @@ test('encrypted key: the passphrase is asked, a wrong one asked again, then reme
   const asked: string[] = [];
   const answers = ['wrong', 'correct horse'];
   const cache = new Map<string, string>();
-  const opts = { ...c.options, passphraseCache: cache, askPassphrase: async (p: string): Promise<string | undefined> => { asked.push(p); return answers.shift(); } };
+  const opts = {
+    ...c.options,
+    passphraseCache: cache,
+    askPassphrase: async (p: string): Promise<string | undefined> => {
+      asked.push(p);
+      return answers.shift();
+    },
+  };
   const s1 = await connect({ host: 'enc' }, opts);
   assert.equal(await s1.run('echo ok'), 'ok\n');
   s1.close();
@@ -142,11 +166,29 @@ test('unknown host key: the SHA256 fingerprint is shown once; accept remembers, 
   const c = clientFor(s, { trust: false });
   await assert.rejects(connect({ host: c.alias }, c.options), (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-rejected');
   const refusedPrompts: string[] = [];
-  await assert.rejects(connect({ host: c.alias }, { ...c.options, confirmHostKey: async (p) => { refusedPrompts.push(p.fingerprint); return false; } }), SshFatalError);
+  await assert.rejects(
+    connect(
+      { host: c.alias },
+      {
+        ...c.options,
+        confirmHostKey: async (p) => {
+          refusedPrompts.push(p.fingerprint);
+          return false;
+        },
+      },
+    ),
+    SshFatalError,
+  );
   assert.deepEqual(refusedPrompts, [s.hostKeyFingerprint]);
   assert.equal(existsSync(c.options.hostKeyStore), false, 'a refused key is not stored');
   const prompts: Array<{ host: string; port: number; fingerprint: string }> = [];
-  const opts = { ...c.options, confirmHostKey: async (p: { host: string; port: number; fingerprint: string }): Promise<boolean> => { prompts.push(p); return true; } };
+  const opts = {
+    ...c.options,
+    confirmHostKey: async (p: { host: string; port: number; fingerprint: string }): Promise<boolean> => {
+      prompts.push(p);
+      return true;
+    },
+  };
   const s1 = await connect({ host: c.alias }, opts);
   s1.close();
   assert.deepEqual(prompts, [{ host: '127.0.0.1', port: s.port, keyType: 'ssh-ed25519', fingerprint: s.hostKeyFingerprint }]);
@@ -159,7 +201,10 @@ test('the connect deadline does not count time spent at a prompt; a server that 
   const s = await server();
   const c = clientFor(s, { trust: false });
   // A careful user compares the fingerprint for longer than the whole handshake may take.
-  const slowYes = async (): Promise<boolean> => { await new Promise((r) => setTimeout(r, 1200)); return true; };
+  const slowYes = async (): Promise<boolean> => {
+    await new Promise((r) => setTimeout(r, 1200));
+    return true;
+  };
   const session = await connect({ host: c.alias }, { ...c.options, readyTimeoutMs: 400, confirmHostKey: slowYes });
   assert.equal(await session.run('echo after-a-slow-prompt'), 'after-a-slow-prompt\n');
   session.close();
@@ -169,7 +214,10 @@ test('the connect deadline does not count time spent at a prompt; a server that 
   const port = (silent.address() as AddressInfo).port;
   writeFileSync(c.sshConfigPath, `Host silent\n  HostName 127.0.0.1\n  Port ${port}\n  User ${s.user}\n  IdentityFile ${s.userKeyPath}\n`);
   const t0 = Date.now();
-  await assert.rejects(connect({ host: 'silent' }, { ...c.options, readyTimeoutMs: 300 }), /Timed out after 300 ms waiting for the SSH handshake with 127\.0\.0\.1/);
+  await assert.rejects(
+    connect({ host: 'silent' }, { ...c.options, readyTimeoutMs: 300 }),
+    /Timed out after 300 ms waiting for the SSH handshake with 127\.0\.0\.1/,
+  );
   assert.ok(Date.now() - t0 < 3000, `gave up after ${Date.now() - t0} ms`);
   silent.close();
 });
@@ -186,13 +234,23 @@ test('changed host key on the same port is refused naming the host and both fing
   assert.notEqual(impostor.hostKeyFingerprint, oldFp);
   let prompted = false;
   await assert.rejects(
-    connect({ host: c.alias }, { ...c.options, confirmHostKey: async () => { prompted = true; return true; } }),
+    connect(
+      { host: c.alias },
+      {
+        ...c.options,
+        confirmHostKey: async () => {
+          prompted = true;
+          return true;
+        },
+      },
+    ),
     (e: unknown) => {
       assert.ok(e instanceof SshFatalError && e.code === 'host-key-changed', String(e));
       assert.match(e.message, new RegExp(`\\[127\\.0\\.0\\.1\\]:${port}`));
       assert.ok(e.message.includes(oldFp) && e.message.includes(impostor.hostKeyFingerprint), e.message);
       return true;
-    });
+    },
+  );
   assert.equal(prompted, false, 'a changed key is never offered for acceptance');
 });
 
@@ -205,11 +263,17 @@ test('a host known only by its RSA key is checked against that key (known types 
   const rsaPub = readFileSync(`${rsa}.pub`, 'utf8').trim().split(/\s+/);
   writeFileSync(c.knownHostsPath, `[127.0.0.1]:${s.port} ${rsaPub[0]} ${rsaPub[1]}\n`);
   let prompted = false;
-  const opts = { ...c.options, confirmHostKey: async (): Promise<boolean> => { prompted = true; return true; } };
+  const opts = {
+    ...c.options,
+    confirmHostKey: async (): Promise<boolean> => {
+      prompted = true;
+      return true;
+    },
+  };
   const ok = await connect({ host: c.alias }, opts);
   assert.equal(await ok.run('echo rsa-known'), 'rsa-known\n');
   ok.close();
-  assert.equal(prompted, false, 'the recorded RSA key was used: no prompt for the server\'s ed25519 key');
+  assert.equal(prompted, false, "the recorded RSA key was used: no prompt for the server's ed25519 key");
   // A different RSA key on record: refused as changed, never offered for acceptance.
   const other = join(keys, 'other_rsa');
   execFileSync('ssh-keygen', ['-q', '-t', 'rsa', '-b', '2048', '-N', '', '-f', other], { stdio: 'ignore' });
@@ -222,10 +286,17 @@ test('a host known only by its RSA key is checked against that key (known types 
 test('StrictHostKeyChecking from ssh_config: yes refuses an unknown key unasked, accept-new records it unasked, a changed key is refused in every mode', async () => {
   const s = await server();
   let prompted = 0;
-  const ask = { confirmHostKey: async (): Promise<boolean> => { prompted++; return true; } };
+  const ask = {
+    confirmHostKey: async (): Promise<boolean> => {
+      prompted++;
+      return true;
+    },
+  };
   const yes = clientFor(s, { trust: false, extraConfig: ['  StrictHostKeyChecking yes'] });
-  await assert.rejects(connect({ host: yes.alias }, { ...yes.options, ...ask }),
-    (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-rejected' && /StrictHostKeyChecking is yes/.test(e.message));
+  await assert.rejects(
+    connect({ host: yes.alias }, { ...yes.options, ...ask }),
+    (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-rejected' && /StrictHostKeyChecking is yes/.test(e.message),
+  );
   assert.equal(prompted, 0, 'yes never asks');
   const acceptNew = clientFor(s, { trust: false, extraConfig: ['  StrictHostKeyChecking accept-new'] });
   const first = await connect({ host: acceptNew.alias }, { ...acceptNew.options, ...ask });
@@ -237,8 +308,12 @@ test('StrictHostKeyChecking from ssh_config: yes refuses an unknown key unasked,
   for (const mode of ['accept-new', 'no']) {
     const c = clientFor(other, { trust: false, extraConfig: [`  StrictHostKeyChecking ${mode}`] });
     const [type, b64] = s.knownHostsLine.split(' ').slice(1);
-    writeFileSync(c.knownHostsPath, `[127.0.0.1]:${other.port} ${type} ${b64}\n`);  // the first server's key, on record for the second
-    await assert.rejects(connect({ host: c.alias }, { ...c.options, ...ask }), (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-changed', mode);
+    writeFileSync(c.knownHostsPath, `[127.0.0.1]:${other.port} ${type} ${b64}\n`); // the first server's key, on record for the second
+    await assert.rejects(
+      connect({ host: c.alias }, { ...c.options, ...ask }),
+      (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-changed',
+      mode,
+    );
   }
   assert.equal(prompted, 0);
 });
@@ -247,20 +322,28 @@ test('provisioned instances: a pinned host key connects unasked, any other key i
   const first = await server();
   const c = clientFor(first, { trust: false });
   let prompted = 0;
-  const opts = { ...c.options, confirmHostKey: async (): Promise<boolean> => { prompted++; return true; } };
+  const opts = {
+    ...c.options,
+    confirmHostKey: async (): Promise<boolean> => {
+      prompted++;
+      return true;
+    },
+  };
   const pin = first.knownHostsLine.split(' ').slice(1).join(' ');
   const a = await connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0aaa', pinnedHostKeys: [pin] }, opts);
   a.close();
   assert.equal(prompted, 0);
   assert.match(readFileSync(c.options.hostKeyStore, 'utf8'), /ssh-ed25519/, 'recorded under the instance alias for reattaching');
-  const again = await connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0aaa' }, opts);  // after a reload: no pin, the store knows it
+  const again = await connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0aaa' }, opts); // after a reload: no pin, the store knows it
   again.close();
   assert.equal(prompted, 0);
   // Another key than the pinned one (a different machine answering at that address): refused.
   sshKeygen(join(c.dir, 'other_host_key'));
   const otherPin = readFileSync(join(c.dir, 'other_host_key.pub'), 'utf8').trim().split(/\s+/).slice(0, 2).join(' ');
-  await assert.rejects(connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0bbb', pinnedHostKeys: [otherPin] }, opts),
-    (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-changed' && /not the one this instance was launched with/.test(e.message));
+  await assert.rejects(
+    connect({ host: c.alias, hostKeyAlias: 'rft-ec2-i-0bbb', pinnedHostKeys: [otherPin] }, opts),
+    (e: unknown) => e instanceof SshFatalError && e.code === 'host-key-changed' && /not the one this instance was launched with/.test(e.message),
+  );
   // The address is recycled: a new instance (another host key) on the same IP and port, under its own alias.
   const userKey = join(c.dir, 'user_key');
   writeFileSync(userKey, readFileSync(first.userKeyPath), { mode: 0o600 });
@@ -297,12 +380,29 @@ test('HostKeyAlias: the key is looked up under the bare alias whatever the port,
   const [type, b64] = s.knownHostsLine.split(' ').slice(1);
   writeFileSync(c.knownHostsPath, `gpu-box.example ${type} ${b64}\n`);
   let prompted = false;
-  const opts = { ...c.options, confirmHostKey: async (): Promise<boolean> => { prompted = true; return true; } };
+  const opts = {
+    ...c.options,
+    confirmHostKey: async (): Promise<boolean> => {
+      prompted = true;
+      return true;
+    },
+  };
   const ok = await connect({ host: c.alias }, opts);
   ok.close();
   assert.equal(prompted, false, `the alias entry was found although sshd listens on ${s.port}`);
   // Cross-checked against OpenSSH itself with the same config and known_hosts.
-  const args = ['-F', c.sshConfigPath, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes', '-o', `UserKnownHostsFile=${c.knownHostsPath}`, c.alias, 'true'];
+  const args = [
+    '-F',
+    c.sshConfigPath,
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${c.knownHostsPath}`,
+    c.alias,
+    'true',
+  ];
   execFileSync('ssh', args, { stdio: 'ignore' });
   // The same key under "[alias]:port" is not what ssh looks for: unknown, so asked.
   writeFileSync(c.knownHostsPath, `[gpu-box.example]:${s.port} ${type} ${b64}\n`);
@@ -315,9 +415,12 @@ test('HostKeyAlias: the key is looked up under the bare alias whatever the port,
 test('ProxyJump through a second sshd', async () => {
   const jump = await server();
   const target = await server();
-  const c = clientFor(target, { alias: 'behind' , extraConfig: ['  ProxyJump hop'] });
-  writeFileSync(c.sshConfigPath, readFileSync(c.sshConfigPath, 'utf8') +
-    `Host hop\n  HostName 127.0.0.1\n  Port ${jump.port}\n  User ${jump.user}\n  IdentityFile ${jump.userKeyPath}\n  IdentitiesOnly yes\n`);
+  const c = clientFor(target, { alias: 'behind', extraConfig: ['  ProxyJump hop'] });
+  writeFileSync(
+    c.sshConfigPath,
+    readFileSync(c.sshConfigPath, 'utf8') +
+      `Host hop\n  HostName 127.0.0.1\n  Port ${jump.port}\n  User ${jump.user}\n  IdentityFile ${jump.userKeyPath}\n  IdentitiesOnly yes\n`,
+  );
   writeFileSync(c.knownHostsPath, `${target.knownHostsLine}\n${jump.knownHostsLine}\n`);
   const session = await connect({ host: 'behind' }, c.options);
   assert.equal(await session.home(), target.home);
@@ -328,14 +431,17 @@ test('ProxyJump through a second sshd', async () => {
   assert.equal(session.closed, true);
 });
 
-test('ProxyCommand (OpenSSH\'s own ssh -W through a second sshd) carries the connection; a failing one says why', async () => {
+test("ProxyCommand (OpenSSH's own ssh -W through a second sshd) carries the connection; a failing one says why", async () => {
   const jump = await server();
   const target = await server();
   const jumpKnown = join(mkdtempSync(join(tmpdir(), 'rft-jump-')), 'known_hosts');
   writeFileSync(jumpKnown, `${jump.knownHostsLine}\n`);
   const c = clientFor(target, { alias: 'via-cmd', extraConfig: [`  ProxyCommand ssh -W %h:%p ${opensshArgs(jump, jumpKnown).join(' ')} %r@127.0.0.1`] });
-  writeFileSync(c.sshConfigPath, readFileSync(c.sshConfigPath, 'utf8') +
-    `Host broken-proxy\n  HostName 127.0.0.1\n  Port ${target.port}\n  User ${target.user}\n  ProxyCommand sh -c 'echo no route to bastion >&2; exit 3'\n`);
+  writeFileSync(
+    c.sshConfigPath,
+    readFileSync(c.sshConfigPath, 'utf8') +
+      `Host broken-proxy\n  HostName 127.0.0.1\n  Port ${target.port}\n  User ${target.user}\n  ProxyCommand sh -c 'echo no route to bastion >&2; exit 3'\n`,
+  );
   const session = await connect({ host: 'via-cmd' }, c.options);
   assert.equal(await session.run('echo through-proxy-command'), 'through-proxy-command\n');
   // The bytes really go through the jump host: cutting its connection ends the session.
@@ -353,13 +459,22 @@ test('keepalive notices a dead (silent) link within 30 s, and SshHost reconnects
   const c = clientFor(s);
   const host = new SshHost({ host: c.alias }, c.options);
   const session = await host.session();
-  const conn = execFileSync('pgrep', ['-P', String(s.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  const conn = execFileSync('pgrep', ['-P', String(s.pid)], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map(Number);
   const t0 = Date.now();
   // SIGSTOP the per-connection sshd: the TCP link stays up but nothing answers, like a sleeping laptop's Wi-Fi.
   for (const p of conn) process.kill(p, 'SIGSTOP');
   await new Promise<void>((r) => session.onClose(() => r()));
   const noticedMs = Date.now() - t0;
-  for (const p of conn) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+  for (const p of conn) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
   assert.ok(noticedMs < 30_000, `dead link noticed after ${noticedMs} ms`);
   const again = await host.session();
   assert.notEqual(again, session);

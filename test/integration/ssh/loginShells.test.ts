@@ -58,16 +58,24 @@ for (const shell of shells) {
     const forced = join(dir, 'login-shell');
     const trace = join(dir, 'commands.log');
     // The forced command is run by the real login shell (sh here); it records what arrived and hands it on.
-    writeFileSync(forced, `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then exec /usr/lib/openssh/sftp-server; fi\n` +
-      `printf '%s\\n' "$SSH_ORIGINAL_COMMAND" | head -c 200 >> '${trace}'; echo >> '${trace}'\nexec ${shell.path} -c "$SSH_ORIGINAL_COMMAND"\n`, { mode: 0o755 });
+    writeFileSync(
+      forced,
+      `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then exec /usr/lib/openssh/sftp-server; fi\n` +
+        `printf '%s\\n' "$SSH_ORIGINAL_COMMAND" | head -c 200 >> '${trace}'; echo >> '${trace}'\nexec ${shell.path} -c "$SSH_ORIGINAL_COMMAND"\n`,
+      { mode: 0o755 },
+    );
     const sshd = await startSshd({ extraConfig: [`ForceCommand ${forced}`], env: { SHELL: shell.path } });
     const host = new SshHost({ host: 'shell-host' }, clientFor(sshd, { alias: 'shell-host' }).options);
-    cleanups.push(async () => { host.close(); await sshd.stop(); rmSync(dir, { recursive: true, force: true }); });
+    cleanups.push(async () => {
+      host.close();
+      await sshd.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
     const session = await host.session();
     assert.equal(session.loginShell, shell.posix ? 'posix' : 'other');
     assert.equal(await session.home(), sshd.home);
-    assert.equal(await session.run(`printf '%s|' "a b" '$HOME' 'it'"'"'s' "back\\\\slash"; echo $((2+3))`), 'a b|$HOME|it\'s|back\\slash|5\n');
+    assert.equal(await session.run(`printf '%s|' "a b" '$HOME' 'it'"'"'s' "back\\\\slash"; echo $((2+3))`), "a b|$HOME|it's|back\\slash|5\n");
 
     const ws = mkdtempSync(join(tmpdir(), 'rft-ws-shell-'));
     cleanups.push(() => rmSync(ws, { recursive: true, force: true }));
@@ -86,7 +94,9 @@ for (const shell of shells) {
     for (const launcher of ['tmux', 'setsid'] as const) {
       const runId = `shell-${shell.name}-${launcher}`;
       const started = await startDetached(session, {
-        runId, launcher, command: 'echo "token is set: ${HF_TOKEN:+yes}"; i=0; while [ $i -lt 3 ]; do echo "step $i"; i=$((i+1)); done; exit 4',
+        runId,
+        launcher,
+        command: 'echo "token is set: ${HF_TOKEN:+yes}"; i=0; while [ $i -lt 3 ]; do echo "step $i"; i=$((i+1)); done; exit 4',
         env: { HF_TOKEN: 'hf_shellSecret42' },
       });
       let log = '';
@@ -109,7 +119,7 @@ for (const shell of shells) {
 }
 
 test('the wrapped form holds only characters that no shell treats specially inside single quotes', () => {
-  const hostile = "it's a \\ back\\slash\n$(rm -rf /) `x` !! \"q\" ü 日本";
+  const hostile = 'it\'s a \\ back\\slash\n$(rm -rf /) `x` !! "q" ü 日本';
   const line = viaPosixShell(hostile);
   const inner = /^exec \/bin\/sh -c '(.*)'$/.exec(line)?.[1];
   assert.ok(inner !== undefined);
@@ -132,13 +142,20 @@ for (const shell of shells.filter((s) => s.name === 'bash' || s.name === 'fish')
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const loginShell = (stream: string): string => {
       const path = join(dir, `login-${stream}`);
-      writeFileSync(path, `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then exec /usr/lib/openssh/sftp-server; fi\n` +
-        `echo 'Welcome to gpu-7 (conda: base)' ${stream === 'stderr' ? '>&2' : ''}\nexec ${shell.path} -c "$SSH_ORIGINAL_COMMAND"\n`, { mode: 0o755 });
+      writeFileSync(
+        path,
+        `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then exec /usr/lib/openssh/sftp-server; fi\n` +
+          `echo 'Welcome to gpu-7 (conda: base)' ${stream === 'stderr' ? '>&2' : ''}\nexec ${shell.path} -c "$SSH_ORIGINAL_COMMAND"\n`,
+        { mode: 0o755 },
+      );
       return path;
     };
     const noisy = await startSshd({ extraConfig: [`ForceCommand ${loginShell('stdout')}`] });
     const quiet = await startSshd({ extraConfig: [`ForceCommand ${loginShell('stderr')}`] });
-    cleanups.push(async () => { await noisy.stop(); await quiet.stop(); });
+    cleanups.push(async () => {
+      await noisy.stop();
+      await quiet.stop();
+    });
     const c = clientFor(noisy, { alias: 'noisy-host' });
     await assert.rejects(connect({ host: c.alias }, c.options), (e: unknown) => {
       assert.ok(e instanceof SshFatalError && e.code === 'shell-noise', String(e));

@@ -13,15 +13,22 @@ import { tailFile } from '../../../src/core/ssh/tail';
 import { writeFileAtomic } from '../../../src/core/ssh/remoteFiles';
 
 let sshd: Sshd;
-before(async () => { sshd = await startSshd({ extraConfig: ['MaxSessions 2'] }); });
-after(async () => { await sshd.stop(); });
+before(async () => {
+  sshd = await startSshd({ extraConfig: ['MaxSessions 2'] });
+});
+after(async () => {
+  await sshd.stop();
+});
 
 test('commands beyond MaxSessions run over a sibling connection; all finish with their own output', async () => {
   const host = new SshHost({ host: 'limited' }, clientFor(sshd, { alias: 'limited' }).options);
   try {
     const session = await host.session();
     const outs = await Promise.all(Array.from({ length: 7 }, (_, i) => session.run(`sleep 0.5; echo job-${i}`)));
-    assert.deepEqual(outs, Array.from({ length: 7 }, (_, i) => `job-${i}\n`));
+    assert.deepEqual(
+      outs,
+      Array.from({ length: 7 }, (_, i) => `job-${i}\n`),
+    );
     assert.ok(host.overflowConnects >= 3, `${host.overflowConnects} sibling connections for 7 channels at 2 per connection`);
     assert.equal(host.connects, 1, 'siblings are not reconnects');
   } finally {
@@ -39,11 +46,13 @@ test('six tails at once on a server that allows two sessions per connection: eve
   const contents = Array.from({ length: 6 }, (_, i) => Array.from({ length: 200 }, (_, j) => `file ${i} line ${j}\n`).join(''));
   contents.forEach((c, i) => writeFileSync(join(dir, `f${i}.log`), c));
   try {
-    const got = await Promise.all(contents.map(async (_, i) => {
-      let text = '';
-      for await (const item of tailFile(host, join(dir, `f${i}.log`))) if (item.kind === 'data') text += item.data.toString();
-      return text;
-    }));
+    const got = await Promise.all(
+      contents.map(async (_, i) => {
+        let text = '';
+        for await (const item of tailFile(host, join(dir, `f${i}.log`))) if (item.kind === 'data') text += item.data.toString();
+        return text;
+      }),
+    );
     assert.deepEqual(got, contents);
   } finally {
     host.close();

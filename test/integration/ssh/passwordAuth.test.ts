@@ -42,7 +42,14 @@ test('password: asked once, a wrong answer asked again, then remembered in memor
   const prompts: SecretPrompt[] = [];
   const answers = ['wrong-password', PASSWORD];
   const passwordCache = new Map<string, string>();
-  const opts = { ...c.options, passwordCache, askSecret: async (p: SecretPrompt): Promise<string | undefined> => { prompts.push(p); return answers.shift(); } };
+  const opts = {
+    ...c.options,
+    passwordCache,
+    askSecret: async (p: SecretPrompt): Promise<string | undefined> => {
+      prompts.push(p);
+      return answers.shift();
+    },
+  };
   const session = await connect({ host: c.alias, user: USER }, opts);
   assert.equal((await session.run('id -un')).trim(), USER);
   session.close();
@@ -54,12 +61,22 @@ test('password: asked once, a wrong answer asked again, then remembered in memor
   assert.equal(prompts.length, 2, 'a reconnect is not asked again');
 });
 
-test('keyboard-interactive through PAM: the server\'s own prompt is shown, without echo', async (t) => {
+test("keyboard-interactive through PAM: the server's own prompt is shown, without echo", async (t) => {
   if (why) return t.skip(why);
   const s = await server(['UsePAM yes', 'KbdInteractiveAuthentication yes', 'PasswordAuthentication no', 'PubkeyAuthentication no']);
   const c = clientFor(s, { alias: 'kbd-host' });
   const prompts: SecretPrompt[] = [];
-  const session = await connect({ host: c.alias, user: USER }, { ...c.options, passwordCache: new Map(), askSecret: async (p) => { prompts.push(p); return PASSWORD; } });
+  const session = await connect(
+    { host: c.alias, user: USER },
+    {
+      ...c.options,
+      passwordCache: new Map(),
+      askSecret: async (p) => {
+        prompts.push(p);
+        return PASSWORD;
+      },
+    },
+  );
   assert.equal((await session.run('id -un')).trim(), USER);
   session.close();
   assert.equal(prompts.length, 1);
@@ -73,22 +90,61 @@ test('a server that takes only keys never asks for a password; a cancelled promp
   const keysOnly = await server([]);
   const c = clientFor(keysOnly, { alias: 'keys-only' });
   let asked = 0;
-  await assert.rejects(connect({ host: c.alias, user: USER }, { ...c.options, askSecret: async () => { asked++; return PASSWORD; } }),
-    (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed');
+  await assert.rejects(
+    connect(
+      { host: c.alias, user: USER },
+      {
+        ...c.options,
+        askSecret: async () => {
+          asked++;
+          return PASSWORD;
+        },
+      },
+    ),
+    (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed',
+  );
   assert.equal(asked, 0, 'no password prompt for a server that does not offer passwords');
   const pw = await server(['PasswordAuthentication yes', 'PubkeyAuthentication no']);
   const p = clientFor(pw, { alias: 'pw-cancel' });
-  await assert.rejects(connect({ host: p.alias, user: USER }, { ...p.options, passwordCache: new Map(), askSecret: async () => { asked++; return undefined; } }),
-    (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed' && /password/.test(e.message));
+  await assert.rejects(
+    connect(
+      { host: p.alias, user: USER },
+      {
+        ...p.options,
+        passwordCache: new Map(),
+        askSecret: async () => {
+          asked++;
+          return undefined;
+        },
+      },
+    ),
+    (e: unknown) => e instanceof SshFatalError && e.code === 'auth-failed' && /password/.test(e.message),
+  );
   assert.equal(asked, 1, 'cancelled once: not asked again');
 });
 
 test('two factors (AuthenticationMethods password,keyboard-interactive): the second is asked after the first succeeds', async (t) => {
   if (why) return t.skip(why);
-  const s = await server(['UsePAM yes', 'PasswordAuthentication yes', 'KbdInteractiveAuthentication yes', 'PubkeyAuthentication no', 'AuthenticationMethods password,keyboard-interactive']);
+  const s = await server([
+    'UsePAM yes',
+    'PasswordAuthentication yes',
+    'KbdInteractiveAuthentication yes',
+    'PubkeyAuthentication no',
+    'AuthenticationMethods password,keyboard-interactive',
+  ]);
   const c = clientFor(s, { alias: 'two-factor' });
   const kinds: string[] = [];
-  const session = await connect({ host: c.alias, user: USER }, { ...c.options, passwordCache: new Map(), askSecret: async (p) => { kinds.push(p.kind); return PASSWORD; } });
+  const session = await connect(
+    { host: c.alias, user: USER },
+    {
+      ...c.options,
+      passwordCache: new Map(),
+      askSecret: async (p) => {
+        kinds.push(p.kind);
+        return PASSWORD;
+      },
+    },
+  );
   assert.equal((await session.run('id -un')).trim(), USER);
   session.close();
   assert.deepEqual(kinds, ['password', 'keyboard-interactive']);

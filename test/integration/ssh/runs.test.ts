@@ -121,7 +121,10 @@ test('secrets: only in the 0600 env file; never in ps args, logs, run files or a
     await new Promise((r) => setTimeout(r, 150));
   }
   assert.ok(psSnapshots.length >= 3, 'ps was sampled while the job ran');
-  assert.ok(psSnapshots.some((p) => p.includes('wrapper.sh')), 'the sampled ps output does show the run');
+  assert.ok(
+    psSnapshots.some((p) => p.includes('wrapper.sh')),
+    'the sampled ps output does show the run',
+  );
   const done = await runStatus(session, 'secret-run');
   assert.equal(done.exitCode, 0);
   let received = '';
@@ -154,11 +157,15 @@ test('systemd-run --user is picked where the user manager lingers (stand-in syst
   // service, starts the command outside the SSH session.
   const bin = mkdtempSync(join(tmpdir(), 'rft-systemd-'));
   const argvLog = join(bin, 'systemd-run.argv');
-  writeFileSync(join(bin, 'systemd-run'), `#!/bin/sh
+  writeFileSync(
+    join(bin, 'systemd-run'),
+    `#!/bin/sh
 printf '%s\\n' "$@" > ${JSON.stringify(argvLog)}
 while [ $# -gt 0 ]; do case "$1" in --user|--collect|--quiet) shift;; --unit) shift 2;; --setenv=*) export "\${1#--setenv=}"; shift;; *) break;; esac; done
 setsid "$@" </dev/null >/dev/null 2>&1 &
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   writeFileSync(join(bin, 'loginctl'), '#!/bin/sh\necho yes\n', { mode: 0o755 });
   writeFileSync(join(bin, 'systemctl'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
   const s = await startSshd({ pathPrepend: [bin] });
@@ -167,11 +174,20 @@ setsid "$@" </dev/null >/dev/null 2>&1 &
   try {
     const session = await h.session();
     assert.equal(await detectLauncher(session), 'systemd-run');
-    const started = await startDetached(session, { runId: 'sd-1', command: 'echo "path has $(echo "$PATH" | tr : "\\n" | grep -c systemd)"; sleep 1; exit 3', launcher: 'auto', spec: { model: 'tiny' }, env: { HF_TOKEN: 'hf_systemdSecret123' } });
+    const started = await startDetached(session, {
+      runId: 'sd-1',
+      command: 'echo "path has $(echo "$PATH" | tr : "\\n" | grep -c systemd)"; sleep 1; exit 3',
+      launcher: 'auto',
+      spec: { model: 'tiny' },
+      env: { HF_TOKEN: 'hf_systemdSecret123' },
+    });
     assert.equal(started.launcher, 'systemd-run');
     const argv = readFileSync(argvLog, 'utf8').split('\n');
     assert.deepEqual(argv.slice(0, 5), ['--user', '--collect', '--quiet', '--unit', 'rft-sd-1']);
-    assert.ok(argv.some((a) => a.startsWith('--setenv=PATH=') && a.includes(bin)), 'the session PATH is carried into the unit');
+    assert.ok(
+      argv.some((a) => a.startsWith('--setenv=PATH=') && a.includes(bin)),
+      'the session PATH is carried into the unit',
+    );
     assert.ok(!argv.join(' ').includes('hf_systemdSecret123'), 'no secret on the launcher command line');
     assert.ok(s.killConnectionChildren() > 0);
     const deadline = Date.now() + 20_000;
@@ -195,13 +211,19 @@ test('a host without SFTP: starting a run says so plainly, writes no secret anyw
   writeFileSync(flag, '');
   // The forced command refuses the sftp subsystem while the flag exists (as a host with no Subsystem line does).
   const forced = join(dir, 'forced');
-  writeFileSync(forced, `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then [ -e '${flag}' ] && { echo 'subsystem request failed' >&2; exit 1; }; exec /usr/lib/openssh/sftp-server; fi\nexec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n`, { mode: 0o755 });
+  writeFileSync(
+    forced,
+    `#!/bin/sh\nif [ "$SSH_ORIGINAL_COMMAND" = internal-sftp ]; then [ -e '${flag}' ] && { echo 'subsystem request failed' >&2; exit 1; }; exec /usr/lib/openssh/sftp-server; fi\nexec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n`,
+    { mode: 0o755 },
+  );
   const s = await startSshd({ extraConfig: [`ForceCommand ${forced}`] });
   const h = new SshHost({ host: 'nosftp' }, clientFor(s, { alias: 'nosftp' }).options);
   try {
     const session = await h.session();
-    await assert.rejects(startDetached(session, { runId: 'nosftp-1', command: 'echo hi', env: { HF_TOKEN: 'hf_noSftpSecret9' } }),
-      (e: Error) => /SFTP subsystem on nosftp did not start/.test(e.message) && /Subsystem sftp/.test(e.message));
+    await assert.rejects(
+      startDetached(session, { runId: 'nosftp-1', command: 'echo hi', env: { HF_TOKEN: 'hf_noSftpSecret9' } }),
+      (e: Error) => /SFTP subsystem on nosftp did not start/.test(e.message) && /Subsystem sftp/.test(e.message),
+    );
     const leaked = await session.run(`grep -rl hf_noSftpSecret9 ${shellQuote(s.home)} || true`);
     assert.equal(leaked.trim(), '', 'the secret was not written some other way');
     assert.equal(existsSync(join(s.home, '.remote-finetune/runs/nosftp-1')), false, 'no half-made run is left behind');

@@ -2,7 +2,21 @@
 // byte-compared each time; ignore files; only changed files travel; host-written files survive; large warnings.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, existsSync, utimesSync, symlinkSync, lstatSync, readlinkSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+  utimesSync,
+  symlinkSync,
+  lstatSync,
+  readlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { startSshd } from '../../support/sshd';
@@ -27,7 +41,10 @@ after(async () => {
 /** A seeded PRNG so a failure can be replayed. */
 function rng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => { s = (s * 1664525 + 1013904223) >>> 0; return s / 2 ** 32; };
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
 }
 
 function listTree(root: string, skip: (rel: string) => boolean = () => false): Map<string, Buffer> {
@@ -61,7 +78,18 @@ test('random edits, renames and deletes over 6 rounds: both trees byte-identical
   const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
   const cache = join(mkdtempSync(join(tmpdir(), 'rft-cache-')), 'hashes.json');
   const rand = rng(20261121);
-  const names = ['train.py', 'cfg/finetune.yaml', 'cfg/accelerate.yaml', 'src/a b.py', "src/it's.py", 'src/ünï/çødé.txt', 'data/x.jsonl', '-dash.txt', 'deep/1/2/3/4/5/f.txt', `long/${'n'.repeat(120)}/${'m'.repeat(110)}.txt`];
+  const names = [
+    'train.py',
+    'cfg/finetune.yaml',
+    'cfg/accelerate.yaml',
+    'src/a b.py',
+    "src/it's.py",
+    'src/ünï/çødé.txt',
+    'data/x.jsonl',
+    '-dash.txt',
+    'deep/1/2/3/4/5/f.txt',
+    `long/${'n'.repeat(120)}/${'m'.repeat(110)}.txt`,
+  ];
   for (let i = 0; i < 200; i++) names.push(`pkg/mod${i % 17}/file_${i}.py`);
   const content = (): Buffer => Buffer.from(Array.from({ length: Math.floor(rand() * 3000) }, () => Math.floor(rand() * 256)));
   for (const n of names) write(ws, n, content());
@@ -83,9 +111,14 @@ test('random edits, renames and deletes over 6 rounds: both trees byte-identical
     const changed = new Set<string>();
     for (const f of files) {
       const r = rand();
-      if (r < 0.05) { writeFileSync(join(ws, f), content()); changed.add(f); edits++; }
-      else if (r < 0.08) { rmSync(join(ws, f)); edits++; }
-      else if (r < 0.11) {
+      if (r < 0.05) {
+        writeFileSync(join(ws, f), content());
+        changed.add(f);
+        edits++;
+      } else if (r < 0.08) {
+        rmSync(join(ws, f));
+        edits++;
+      } else if (r < 0.11) {
         const to = `renamed/r${round}/${f.replace(/\//g, '_')}`;
         mkdirSync(dirname(join(ws, to)), { recursive: true });
         renameSync(join(ws, f), join(ws, to));
@@ -179,8 +212,13 @@ test('large data or checkpoint folders are announced first, and declining sends 
   const remoteDir = '.remote-finetune/workspaces/large';
   const seen: string[] = [];
   const r = await syncWorkspace(await host.session(), {
-    localRoot: ws, remoteDir, largeLimits: { folderBytes: 1024 * 1024, largeBytes: 100 * 1024 * 1024 },
-    confirmLarge: async (w) => { seen.push(...w.map((x) => `${x.path}:${x.reason}`)); return false; },
+    localRoot: ws,
+    remoteDir,
+    largeLimits: { folderBytes: 1024 * 1024, largeBytes: 100 * 1024 * 1024 },
+    confirmLarge: async (w) => {
+      seen.push(...w.map((x) => `${x.path}:${x.reason}`));
+      return false;
+    },
   });
   assert.equal(r.cancelled, true);
   assert.deepEqual(seen.sort(), ['checkpoints/:checkpoints', 'data/:data']);
@@ -255,10 +293,22 @@ test('a connection dropped mid-sync leaves the target as it was; the next sync c
     write(ws, 'train.py', 'v2\n');
     for (let i = 0; i < 4; i++) write(ws, `data/shard_${i}.bin`, Buffer.alloc(24 * 1024 * 1024, i + 1));
     let killed = 0;
-    await assert.rejects(syncWorkspace(await own.session(), {
-      localRoot: ws, remoteDir,
-      onProgress: (p) => { if (p.phase === 'upload') setTimeout(() => { killed = sshd.killConnectionChildren(); }, 30); },
-    }), (e: unknown) => { assert.match(String(e), /connection to sync-test was lost while syncing .*Nothing was half-written/, String(e)); return true; });
+    await assert.rejects(
+      syncWorkspace(await own.session(), {
+        localRoot: ws,
+        remoteDir,
+        onProgress: (p) => {
+          if (p.phase === 'upload')
+            setTimeout(() => {
+              killed = sshd.killConnectionChildren();
+            }, 30);
+        },
+      }),
+      (e: unknown) => {
+        assert.match(String(e), /connection to sync-test was lost while syncing .*Nothing was half-written/, String(e));
+        return true;
+      },
+    );
     assert.ok(killed > 0, 'the connection was cut while the upload ran');
     // Nothing half-written in the target: the old file is intact and no shard arrived.
     assert.equal(readFileSync(join(abs, 'train.py'), 'utf8'), 'v1\n');
@@ -269,15 +319,25 @@ test('a connection dropped mid-sync leaves the target as it was; the next sync c
     // The cut-off remote tar may still be finishing (creating folders in the stage, which refreshes its mtime):
     // wait until no process names the stage, then age it past the sweep threshold; the next sync (on a new
     // connection) removes it and completes.
-    const busy = (): boolean => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).some((d) => {
-      try { return readFileSync(`/proc/${d}/cmdline`, 'latin1').includes('.dropped.rft-stage-'); } catch { return false; }
-    });
+    const busy = (): boolean =>
+      readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .some((d) => {
+          try {
+            return readFileSync(`/proc/${d}/cmdline`, 'latin1').includes('.dropped.rft-stage-');
+          } catch {
+            return false;
+          }
+        });
     for (let waited = 0; busy() && waited < 20_000; waited += 100) await new Promise((res) => setTimeout(res, 100));
     for (const st of stages) utimesSync(join(parent, st), new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
     const r = await syncWorkspace(await own.session(), { localRoot: ws, remoteDir });
     assert.equal(r.uploaded, 5);
     assertSameTree(ws, abs, () => false);
-    assert.deepEqual(readdirSync(parent).filter((n) => n.startsWith('.dropped.rft-stage-')), []);
+    assert.deepEqual(
+      readdirSync(parent).filter((n) => n.startsWith('.dropped.rft-stage-')),
+      [],
+    );
   } finally {
     own.close();
   }
@@ -327,10 +387,14 @@ test('symbolic links travel as links, as rsync -a sends them: never followed, re
   assert.ok(lstatSync(join(abs, 'cfg')).isFile());
   assert.equal(readFileSync(join(abs, 'cfg'), 'utf8'), 'now a file\n');
   assert.equal(readlinkSync(join(abs, 'configs/base.yaml')), '../train.yaml');
-  assert.equal(readdirSync(outside).length, 1, 'the link\'s target folder was never touched');
+  assert.equal(readdirSync(outside).length, 1, "the link's target folder was never touched");
   assert.equal((await syncWorkspace(await host.session(), { localRoot: ws, remoteDir })).uploaded, 0);
 });
 
 function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
-  try { return lstatSync(p); } catch { return undefined; }
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
 }

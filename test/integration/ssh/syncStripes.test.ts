@@ -16,74 +16,110 @@ import { syncWorkspace } from '../../../src/core/ssh/sync';
 import { planPieces, STRIPE_BLOCK } from '../../../src/core/ssh/stripes';
 
 const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => { for (const c of cleanups.reverse()) await c(); });
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
 
 function put(root: string, rel: string, data: Buffer | string): void {
   mkdirSync(dirname(join(root, rel)), { recursive: true });
   writeFileSync(join(root, rel), data);
 }
 
-test('planPieces: whole 1 MiB blocks, a file\'s tail in its last piece, every byte covered once, largest first', () => {
-  const files = [{ path: 'a', size: 10 * STRIPE_BLOCK + 17, mode: 0o644, mtime: 1 }, { path: 'b', size: 3 * STRIPE_BLOCK, mode: 0o600, mtime: 2 }, { path: 'c', size: 0, mode: 0o644, mtime: 3 }];
+test("planPieces: whole 1 MiB blocks, a file's tail in its last piece, every byte covered once, largest first", () => {
+  const files = [
+    { path: 'a', size: 10 * STRIPE_BLOCK + 17, mode: 0o644, mtime: 1 },
+    { path: 'b', size: 3 * STRIPE_BLOCK, mode: 0o600, mtime: 2 },
+    { path: 'c', size: 0, mode: 0o644, mtime: 3 },
+  ];
   const pieces = planPieces(files, 4);
   for (const p of pieces) assert.equal(p.offset % STRIPE_BLOCK, 0);
   for (const f of files) {
     const mine = pieces.filter((p) => p.file === f).sort((x, y) => x.offset - y.offset);
     assert.ok(mine.length >= 1, f.path);
     let at = 0;
-    for (const p of mine) { assert.equal(p.offset, at); at += p.length; }
+    for (const p of mine) {
+      assert.equal(p.offset, at);
+      at += p.length;
+    }
     assert.equal(at, f.size, `${f.path} covered exactly`);
   }
-  assert.deepEqual(pieces.map((p) => p.length), [...pieces.map((p) => p.length)].sort((x, y) => y - x));
+  assert.deepEqual(
+    pieces.map((p) => p.length),
+    [...pieces.map((p) => p.length)].sort((x, y) => y - x),
+  );
 });
 
 const busybox = ['/usr/bin/busybox', '/bin/busybox'].find((p) => existsSync(p));
-for (const flavour of [{ name: 'GNU dd', exec: '/bin/dd' }, { name: 'BusyBox dd', exec: busybox ? `${busybox} dd` : undefined }]) {
-  test(`large files in stripes through ${flavour.name}: identical bytes, mode and mtime; re-sync sends nothing; an edit goes again`, { timeout: 120_000 }, async (t) => {
-    if (!flavour.exec) { t.skip(`${flavour.name} is not installed here (the preflight installs busybox)`); return; }
-    const bin = mkdtempSync(join(tmpdir(), 'rft-ddbin-'));
-    const argLog = join(bin, 'args.log');
-    writeFileSync(join(bin, 'dd'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${argLog}'\nexec ${flavour.exec} "$@"\n`);
-    chmodSync(join(bin, 'dd'), 0o755);
-    const sshd = await startSshd({ pathPrepend: [bin] });
-    const host = new SshHost({ host: 'dd-host' }, clientFor(sshd, { alias: 'dd-host' }).options);
-    const ws = mkdtempSync(join(tmpdir(), 'rft-ws-stripes-'));
-    cleanups.push(async () => { host.close(); await sshd.stop(); rmSync(bin, { recursive: true, force: true }); rmSync(ws, { recursive: true, force: true }); });
-    const big = randomBytes(9 * STRIPE_BLOCK + 12345);  // not a whole number of blocks
-    put(ws, 'model/weights.safetensors', big);
-    chmodSync(join(ws, 'model/weights.safetensors'), 0o640);
-    utimesSync(join(ws, 'model/weights.safetensors'), 1_700_000_000, 1_700_000_000);
-    put(ws, 'data/other.bin', randomBytes(5 * STRIPE_BLOCK));
-    put(ws, 'train.py', 'print("hi")\n');
-    const remoteDir = '.remote-finetune/workspaces/stripes';
-    const abs = join(sshd.home, remoteDir);
-    // The hash cache keeps the identity token a large file was sent with (what makes a re-sync free).
-    const opts = { localRoot: ws, remoteDir, identityBytes: 4 * STRIPE_BLOCK, stripes: 4, cacheFile: join(bin, 'hashes.json') };
+for (const flavour of [
+  { name: 'GNU dd', exec: '/bin/dd' },
+  { name: 'BusyBox dd', exec: busybox ? `${busybox} dd` : undefined },
+]) {
+  test(
+    `large files in stripes through ${flavour.name}: identical bytes, mode and mtime; re-sync sends nothing; an edit goes again`,
+    { timeout: 120_000 },
+    async (t) => {
+      if (!flavour.exec) {
+        t.skip(`${flavour.name} is not installed here (the preflight installs busybox)`);
+        return;
+      }
+      const bin = mkdtempSync(join(tmpdir(), 'rft-ddbin-'));
+      const argLog = join(bin, 'args.log');
+      writeFileSync(join(bin, 'dd'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${argLog}'\nexec ${flavour.exec} "$@"\n`);
+      chmodSync(join(bin, 'dd'), 0o755);
+      const sshd = await startSshd({ pathPrepend: [bin] });
+      const host = new SshHost({ host: 'dd-host' }, clientFor(sshd, { alias: 'dd-host' }).options);
+      const ws = mkdtempSync(join(tmpdir(), 'rft-ws-stripes-'));
+      cleanups.push(async () => {
+        host.close();
+        await sshd.stop();
+        rmSync(bin, { recursive: true, force: true });
+        rmSync(ws, { recursive: true, force: true });
+      });
+      const big = randomBytes(9 * STRIPE_BLOCK + 12345); // not a whole number of blocks
+      put(ws, 'model/weights.safetensors', big);
+      chmodSync(join(ws, 'model/weights.safetensors'), 0o640);
+      utimesSync(join(ws, 'model/weights.safetensors'), 1_700_000_000, 1_700_000_000);
+      put(ws, 'data/other.bin', randomBytes(5 * STRIPE_BLOCK));
+      put(ws, 'train.py', 'print("hi")\n');
+      const remoteDir = '.remote-finetune/workspaces/stripes';
+      const abs = join(sshd.home, remoteDir);
+      // The hash cache keeps the identity token a large file was sent with (what makes a re-sync free).
+      const opts = { localRoot: ws, remoteDir, identityBytes: 4 * STRIPE_BLOCK, stripes: 4, cacheFile: join(bin, 'hashes.json') };
 
-    const first = await syncWorkspace(await host.session(), opts);
-    assert.equal(first.uploaded, 3);
-    const remote = join(abs, 'model/weights.safetensors');
-    assert.ok(readFileSync(remote).equals(big), 'byte-identical');
-    assert.equal(statSync(remote).mode & 0o777, 0o640);
-    assert.equal(Math.floor(statSync(remote).mtimeMs / 1000), 1_700_000_000);
-    assert.ok(readFileSync(join(abs, 'data/other.bin')).equals(readFileSync(join(ws, 'data/other.bin'))));
-    const calls = readFileSync(argLog, 'utf8').trim().split('\n');
-    assert.ok(calls.length >= 4, `one dd per range: ${calls.length}`);
-    assert.ok(calls.every((c) => /of=\S+ bs=1048576 seek=\d+ conv=notrunc/.test(c)), calls.join('\n'));
-    assert.ok(calls.some((c) => !/seek=0 /.test(c)), 'ranges past the start');
-    assert.ok(readFileSync(join(sshd.home, '.remote-finetune/workspaces/.stripes.rft-manifest.json'), 'utf8').includes('model/weights.safetensors'), 'in the manifest');
+      const first = await syncWorkspace(await host.session(), opts);
+      assert.equal(first.uploaded, 3);
+      const remote = join(abs, 'model/weights.safetensors');
+      assert.ok(readFileSync(remote).equals(big), 'byte-identical');
+      assert.equal(statSync(remote).mode & 0o777, 0o640);
+      assert.equal(Math.floor(statSync(remote).mtimeMs / 1000), 1_700_000_000);
+      assert.ok(readFileSync(join(abs, 'data/other.bin')).equals(readFileSync(join(ws, 'data/other.bin'))));
+      const calls = readFileSync(argLog, 'utf8').trim().split('\n');
+      assert.ok(calls.length >= 4, `one dd per range: ${calls.length}`);
+      assert.ok(
+        calls.every((c) => /of=\S+ bs=1048576 seek=\d+ conv=notrunc/.test(c)),
+        calls.join('\n'),
+      );
+      assert.ok(
+        calls.some((c) => !/seek=0 /.test(c)),
+        'ranges past the start',
+      );
+      assert.ok(
+        readFileSync(join(sshd.home, '.remote-finetune/workspaces/.stripes.rft-manifest.json'), 'utf8').includes('model/weights.safetensors'),
+        'in the manifest',
+      );
 
-    rmSync(argLog, { force: true });
-    const again = await syncWorkspace(await host.session(), opts);
-    assert.equal(again.uploaded, 0, 'unchanged: nothing sent');
-    assert.equal(existsSync(argLog), false, 'no dd ran');
+      rmSync(argLog, { force: true });
+      const again = await syncWorkspace(await host.session(), opts);
+      assert.equal(again.uploaded, 0, 'unchanged: nothing sent');
+      assert.equal(existsSync(argLog), false, 'no dd ran');
 
-    const edited = Buffer.from(big);
-    edited.write('EDITED', 5 * STRIPE_BLOCK + 3);
-    put(ws, 'model/weights.safetensors', edited);
-    const third = await syncWorkspace(await host.session(), opts);
-    assert.equal(third.uploaded, 1);
-    assert.ok(readFileSync(remote).equals(edited), 'the edit arrived');
-    assert.ok(readFileSync(argLog, 'utf8').trim().split('\n').length >= 2, 'sent in stripes again');
-  });
+      const edited = Buffer.from(big);
+      edited.write('EDITED', 5 * STRIPE_BLOCK + 3);
+      put(ws, 'model/weights.safetensors', edited);
+      const third = await syncWorkspace(await host.session(), opts);
+      assert.equal(third.uploaded, 1);
+      assert.ok(readFileSync(remote).equals(edited), 'the edit arrived');
+      assert.ok(readFileSync(argLog, 'utf8').trim().split('\n').length >= 2, 'sent in stripes again');
+    },
+  );
 }

@@ -4,7 +4,20 @@
 // (-b 2048) where the tar supports them, none where it would refuse them.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync, lutimesSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  lutimesSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -60,7 +73,11 @@ for (const flavour of flavours) {
     chmodSync(join(bin, 'tar'), 0o755);
     const sshd: Sshd = await startSshd({ pathPrepend: [bin] });
     const host = new SshHost({ host: 'tar-host' }, clientFor(sshd, { alias: 'tar-host' }).options);
-    cleanups.push(async () => { host.close(); await sshd.stop(); rmSync(bin, { recursive: true, force: true }); });
+    cleanups.push(async () => {
+      host.close();
+      await sshd.stop();
+      rmSync(bin, { recursive: true, force: true });
+    });
 
     const ws = mkdtempSync(join(tmpdir(), 'rft-ws-tar-'));
     cleanups.push(() => rmSync(ws, { recursive: true, force: true }));
@@ -95,7 +112,9 @@ for (const flavour of flavours) {
     const third = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir });
     assert.equal(third.uploaded, 0);
 
-    const extracts = readFileSync(argLog, 'utf8').split('\n').filter((l) => l.includes('-x'));
+    const extracts = readFileSync(argLog, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('-x'));
     assert.ok(extracts.length >= 3, `tar was used for every sync (${extracts.length} extracts)`);
     for (const l of extracts) assert.equal(l.includes('-b 2048'), flavour.blocked, `${flavour.name} got: ${l}`);
   });

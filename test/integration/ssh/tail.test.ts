@@ -29,7 +29,8 @@ const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex
 test('20 forced disconnects during a running job: the received log is sha256-identical and the exit code right', { timeout: 180_000 }, async () => {
   const stopFlag = join(sshd.home, 'stop-writing');
   // Lines of varying length with multibyte text, written until the test raises the flag; then exit 7.
-  const job = `awk -v flag=${shellQuote(stopFlag)} 'BEGIN { for (i = 0; ; i++) { ` +
+  const job =
+    `awk -v flag=${shellQuote(stopFlag)} 'BEGIN { for (i = 0; ; i++) { ` +
     `printf "line %d %s é日本 %s\\n", i, substr("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 1, i % 97), i * 7; ` +
     `fflush(); if (i % 200 == 199) { if ((getline line < flag) > 0) break; close(flag); system("sleep 0.03") } } }'; echo done-writing; exit 7`;
   const started = await startDetached(await host.session(), { runId: 'disconnects', command: job, launcher: 'setsid' });
@@ -107,13 +108,19 @@ test('a partial last line waits for its newline; truncation below the offset is 
   const items = [];
   for await (const item of tailFile(host, f)) items.push(item);
   // Without a run to wait for, the tail ends at EOF and hands over the partial line as the last batch.
-  assert.deepEqual(items.map((i) => (i.kind === 'data' ? i.data.toString() : i.kind)), ['a,1\nb,2\n', 'c,']);
+  assert.deepEqual(
+    items.map((i) => (i.kind === 'data' ? i.data.toString() : i.kind)),
+    ['a,1\nb,2\n', 'c,'],
+  );
   truncateSync(f, 2);
   const after = [];
   for await (const item of tailFile(host, f, { fromOffset: 8 })) after.push(item);
   assert.equal(after[0]?.kind, 'truncated');
   assert.deepEqual(after[0], { kind: 'truncated', offset: 8, size: 2 });
-  assert.deepEqual(after.filter((i) => i.kind === 'data').map((i) => (i.kind === 'data' ? i.data.toString() : '')), ['a,']);
+  assert.deepEqual(
+    after.filter((i) => i.kind === 'data').map((i) => (i.kind === 'data' ? i.data.toString() : '')),
+    ['a,'],
+  );
 });
 
 test('a slow consumer pauses the stream: buffered bytes stay bounded, nothing is lost', { timeout: 120_000 }, async () => {
@@ -166,7 +173,10 @@ test('a progress bar (\\r, no newline for seconds) reaches a log tail as it move
   // The same bytes as a record file: whole lines only, so the bar arrives in one piece with its newline.
   const records: Buffer[] = [];
   for await (const item of tailFile(host, path)) if (item.kind === 'data') records.push(item.data);
-  assert.ok(records.every((b) => b[b.length - 1] === 0x0a), 'every record batch ends at a newline');
+  assert.ok(
+    records.every((b) => b[b.length - 1] === 0x0a),
+    'every record batch ends at a newline',
+  );
   assert.ok(Buffer.concat(records).equals(log));
 });
 
@@ -177,7 +187,11 @@ test('a line with no end is delivered in bounded pieces, in order, not held whol
   writeFileSync(join(dir, 'events.jsonl'), blob);
   const sizes: number[] = [];
   const got: Buffer[] = [];
-  for await (const item of tailFile(host, join(dir, 'events.jsonl'))) if (item.kind === 'data') { sizes.push(item.data.length); got.push(item.data); }
+  for await (const item of tailFile(host, join(dir, 'events.jsonl')))
+    if (item.kind === 'data') {
+      sizes.push(item.data.length);
+      got.push(item.data);
+    }
   assert.ok(Buffer.concat(got).equals(blob));
   assert.ok(sizes.length > 3, `${sizes.length} pieces`);
   assert.ok(Math.max(...sizes) < 2 * 1024 * 1024, `largest piece ${Math.max(...sizes)} bytes`);

@@ -12,11 +12,35 @@ import { startSshd } from '../../support/sshd';
 import { launchChromium } from '../../harness/chromium';
 
 test('classify: the argv of each kind the suites start, and nothing else', () => {
-  assert.deepEqual(classify(['/usr/sbin/sshd', '-D', '-f', '/tmp/rft-sshd-1/sshd_config', '-E', '/tmp/rft-sshd-1/sshd.log']), { kind: 'sshd', dir: '/tmp/rft-sshd-1' });
-  assert.deepEqual(classify(['/usr/bin/node', '/root/.cache/remote-finetune/code-server-4.100.3/node_modules/code-server/out/node/entry.js', '--auth', 'none', '--user-data-dir', '/tmp/cs-x/user', '/ws']), { kind: 'code-server', dir: '/tmp/cs-x/user' });
-  assert.deepEqual(classify(['/usr/lib/chromium/chromium', '--headless', '--user-data-dir=/tmp/playwright_chromiumdev_profile-AbC']), { kind: 'chromium', dir: '/tmp/playwright_chromiumdev_profile-AbC' });
-  assert.deepEqual(classify(['/venv/bin/python', '-m', 'remote_finetune', 'watchdog', '--root', '/tmp/h/.remote-finetune']), { kind: 'watchdog', dir: '/tmp/h/.remote-finetune' });
-  assert.deepEqual(classify(['sshd: /usr/sbin/sshd -D -f /tmp/rft-sshd-2/sshd_config -E /tmp/rft-sshd-2/sshd.log [listener] 0 of 10-100 startups']), { kind: 'sshd', dir: '/tmp/rft-sshd-2' }, 'the listener\'s process title');
+  assert.deepEqual(classify(['/usr/sbin/sshd', '-D', '-f', '/tmp/rft-sshd-1/sshd_config', '-E', '/tmp/rft-sshd-1/sshd.log']), {
+    kind: 'sshd',
+    dir: '/tmp/rft-sshd-1',
+  });
+  assert.deepEqual(
+    classify([
+      '/usr/bin/node',
+      '/root/.cache/remote-finetune/code-server-4.100.3/node_modules/code-server/out/node/entry.js',
+      '--auth',
+      'none',
+      '--user-data-dir',
+      '/tmp/cs-x/user',
+      '/ws',
+    ]),
+    { kind: 'code-server', dir: '/tmp/cs-x/user' },
+  );
+  assert.deepEqual(classify(['/usr/lib/chromium/chromium', '--headless', '--user-data-dir=/tmp/playwright_chromiumdev_profile-AbC']), {
+    kind: 'chromium',
+    dir: '/tmp/playwright_chromiumdev_profile-AbC',
+  });
+  assert.deepEqual(classify(['/venv/bin/python', '-m', 'remote_finetune', 'watchdog', '--root', '/tmp/h/.remote-finetune']), {
+    kind: 'watchdog',
+    dir: '/tmp/h/.remote-finetune',
+  });
+  assert.deepEqual(
+    classify(['sshd: /usr/sbin/sshd -D -f /tmp/rft-sshd-2/sshd_config -E /tmp/rft-sshd-2/sshd.log [listener] 0 of 10-100 startups']),
+    { kind: 'sshd', dir: '/tmp/rft-sshd-2' },
+    "the listener's process title",
+  );
   assert.equal(classify(['/usr/sbin/sshd', '-D']), undefined, 'the system sshd has no test folder');
   assert.equal(classify(['sshd: root@notty']), undefined, 'a connection child is stopped with its listener');
   assert.equal(classify(['/usr/bin/python3', '-m', 'remote_finetune', 'run']), undefined);
@@ -33,7 +57,10 @@ test('a real sshd, Chromium and watchdog are found under their folder, and gone 
     const found = leftoverProcesses(tmpdir());
     const kinds = new Set(found.map((p) => p.kind));
     for (const k of ['sshd', 'chromium', 'watchdog'] as const) assert.ok(kinds.has(k), `${k} found among ${JSON.stringify(found)}`);
-    assert.ok(found.some((p) => p.kind === 'sshd' && p.pid === sshd.pid), 'the sshd by its pid');
+    assert.ok(
+      found.some((p) => p.kind === 'sshd' && p.pid === sshd.pid),
+      'the sshd by its pid',
+    );
     assert.ok(found.some((p) => p.kind === 'watchdog' && p.pid === wd.pid));
     assert.deepEqual(leftoverProcesses(join(tmpdir(), 'no-such-folder')), [], 'nothing outside the folder');
     const mine = found.filter((p) => p.pid === sshd.pid || p.pid === wd.pid || p.kind === 'chromium');

@@ -16,13 +16,22 @@ async function server(onConn: (s: Socket) => void): Promise<{ port: number; clos
 test('a 1-byte echo takes the round trip; bulk data arrives whole, in order, at the link rate', async () => {
   const sink = { bytes: 0, hash: createHash('sha256') };
   let done: () => void = () => undefined;
-  const finished = new Promise<void>((r) => { done = r; });
+  const finished = new Promise<void>((r) => {
+    done = r;
+  });
   const echo = await server((s) => {
     s.on('data', (d: Buffer) => {
-      if (d.length === 1 && d[0] === 0x2a && sink.bytes === 0) { s.write(d); return; }
-      sink.bytes += d.length; sink.hash.update(d);
+      if (d.length === 1 && d[0] === 0x2a && sink.bytes === 0) {
+        s.write(d);
+        return;
+      }
+      sink.bytes += d.length;
+      sink.hash.update(d);
     });
-    s.on('end', () => { done(); s.end(); });
+    s.on('end', () => {
+      done();
+      s.end();
+    });
   });
   const proxy = await startShapingProxy({ host: '127.0.0.1', port: echo.port }, { rttMs: 40, bitsPerSecond: 80e6 });
   try {
@@ -53,7 +62,11 @@ test('a 1-byte echo takes the round trip; bulk data arrives whole, in order, at 
 
 test('a full queue stops reading: the sender is held back instead of the proxy buffering everything', async () => {
   let received = 0;
-  const slow = await server((s) => { s.on('data', (d: Buffer) => { received += d.length; }); });
+  const slow = await server((s) => {
+    s.on('data', (d: Buffer) => {
+      received += d.length;
+    });
+  });
   const proxy = await startShapingProxy({ host: '127.0.0.1', port: slow.port }, { rttMs: 20, bitsPerSecond: 8e6, queueBytes: 1 << 20 });
   try {
     const c = connect(proxy.port, '127.0.0.1');

@@ -3,7 +3,16 @@
 import { after, before, beforeEach, test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { WandbEmulator, trainerHistory } from '../../emulators/wandb';
-import { historyToPoints, ownWandbRunRef, resolveWandbBaseUrl, WANDB_METRIC_KEYS, WandbClient, WandbError, wandbRunUrl, retryAfterMs } from '../../../src/core/telemetry/wandb';
+import {
+  historyToPoints,
+  ownWandbRunRef,
+  resolveWandbBaseUrl,
+  WANDB_METRIC_KEYS,
+  WandbClient,
+  WandbError,
+  wandbRunUrl,
+  retryAfterMs,
+} from '../../../src/core/telemetry/wandb';
 
 const ref = { entity: 'acme', project: 'qlora', runId: 'abc123' };
 let emu: WandbEmulator;
@@ -12,7 +21,12 @@ before(async () => {
   emu = await new WandbEmulator().start();
   emu.addRun('acme', 'qlora', { name: 'abc123', displayName: 'llama-qlora-r16', state: 'running', history: trainerHistory(2500) });
   // A user's own loop logging the short names (no "train/" prefix), eval every 25 steps.
-  emu.addRun('acme', 'qlora', { name: 'own1', displayName: 'own-loop', state: 'finished', history: Array.from({ length: 300 }, (_, s) => ({ _step: s, loss: 3 - s / 200, lr: 1e-4, ...(s % 25 === 0 ? { eval_loss: 3.1 - s / 210 } : {}) })) });
+  emu.addRun('acme', 'qlora', {
+    name: 'own1',
+    displayName: 'own-loop',
+    state: 'finished',
+    history: Array.from({ length: 300 }, (_, s) => ({ _step: s, loss: 3 - s / 200, lr: 1e-4, ...(s % 25 === 0 ? { eval_loss: 3.1 - s / 210 } : {}) })),
+  });
   for (let i = 0; i < 120; i++) emu.addRun('acme', 'sweep', { name: `r${i}`, displayName: `sweep-${i}`, state: 'finished', history: [] });
 });
 after(async () => emu.stop());
@@ -45,7 +59,10 @@ test('the emulator answers a spec only with rows holding all its keys, as W&B do
   // all-keys semantics this is empty, because a run logs "loss" or "train/loss", never both.
   const data = await client().query<{ project: { run: { sampledHistory: unknown[][] } } }>(
     'query SampledHistory($entity: String!, $project: String!, $name: String!, $specs: [JSONString!]!) { project(name: $project, entityName: $entity) { run(name: $name) { sampledHistory(specs: $specs) } } }',
-    { ...{ entity: ref.entity, project: ref.project, name: ref.runId }, specs: [JSON.stringify({ keys: ['_step', ...Object.values(WANDB_METRIC_KEYS).flat()], samples: 500 })] },
+    {
+      ...{ entity: ref.entity, project: ref.project, name: ref.runId },
+      specs: [JSON.stringify({ keys: ['_step', ...Object.values(WANDB_METRIC_KEYS).flat()], samples: 500 })],
+    },
   );
   assert.equal(data.project.run.sampledHistory.length, 1, 'one list per spec');
   assert.equal(data.project.run.sampledHistory[0]!.length, 0);
@@ -78,7 +95,7 @@ test('sampledHistory sends one spec per key and merges the rows by _step: every 
   assert.ok(own.every((p) => p.values.learning_rate === 1e-4));
 });
 
-test('our own run is found from the started event: the URL the runner wrote, else the key owner\'s entity and the HF default project', async () => {
+test("our own run is found from the started event: the URL the runner wrote, else the key owner's entity and the HF default project", async () => {
   const c = client();
   assert.deepEqual(await ownWandbRunRef({ wandb_run_id: 'abc123', wandb_url: 'https://wandb.ai/acme/qlora/runs/abc123' }, {}, c), ref);
   assert.deepEqual(emu.calls, [], 'the URL is enough');
@@ -148,7 +165,10 @@ test('an aborted request stops waiting at once', async () => {
 });
 
 test('an unreachable server is a network error', async () => {
-  await assert.rejects(new WandbClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'x', maxRetries: 1, backoffMs: 1 }).run(ref), (e: unknown) => e instanceof WandbError && e.kind === 'network');
+  await assert.rejects(
+    new WandbClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'x', maxRetries: 1, backoffMs: 1 }).run(ref),
+    (e: unknown) => e instanceof WandbError && e.kind === 'network',
+  );
 });
 
 test('base URL: setting, then WANDB_BASE_URL, then the cloud; the run page link', () => {

@@ -20,7 +20,10 @@ function sources(dir: string): string[] {
 /** The files that call `name(` (a call, not its declaration or an import of it). */
 function callers(files: ReadonlyMap<string, string>, name: string): string[] {
   const call = new RegExp(`(?<!function\\s)\\b${name.replace(' ', '\\s+')}\\s*\\(`);
-  return [...files].filter(([, text]) => call.test(text)).map(([f]) => f).sort();
+  return [...files]
+    .filter(([, text]) => call.test(text))
+    .map(([f]) => f)
+    .sort();
 }
 
 test('the call-site check finds a second builder (proven on made-up files)', () => {
@@ -35,7 +38,10 @@ test('the call-site check finds a second builder (proven on made-up files)', () 
 // Module-level caches (`let shared…; shared ??= …`) are how a feature builds a second, hidden root.
 test('features hold no module-level service singletons', () => {
   const offenders = sources(join(REPO, 'src/features')).filter((f) => /^let \w+\s*:[^=\n]*\|\s*undefined;\s*$/m.test(readFileSync(f, 'utf8')));
-  assert.deepEqual(offenders.map((f) => relative(REPO, f)), []);
+  assert.deepEqual(
+    offenders.map((f) => relative(REPO, f)),
+    [],
+  );
 });
 
 test('SSH connect options, cloud providers, run services and the host store are built once, in the composition root', () => {

@@ -29,14 +29,24 @@ function allowed(from: string, to: string): boolean {
 
 test('the graph reader sees the real imports (so the checks below have something to hold)', () => {
   assert.ok(graph.size > 150, `${graph.size} files`);
-  assert.ok(graph.get('src/extension.ts')?.some((t) => t.startsWith('src/features/')), 'extension.ts imports features');
+  assert.ok(
+    graph.get('src/extension.ts')?.some((t) => t.startsWith('src/features/')),
+    'extension.ts imports features',
+  );
   assert.ok(graph.get('src/core/ssh/session.ts')?.includes('src/core/ssh/auth.ts'), 'a value import');
   assert.ok(graph.get('src/core/ssh/auth.ts')?.includes('src/core/ssh/ssh2Module.ts'), 'a type-only import');
-  assert.ok([...graph.values()].flat().some((t) => t.startsWith('src/protocol/')), 'someone imports the protocol');
+  assert.ok(
+    [...graph.values()].flat().some((t) => t.startsWith('src/protocol/')),
+    'someone imports the protocol',
+  );
 });
 
 test('the checks fail on what they must refuse (a file cycle, an area cycle, a core → features import)', () => {
-  const fake = new Map([['src/core/a/x.ts', ['src/core/b/y.ts']], ['src/core/b/y.ts', ['src/core/a/z.ts']], ['src/core/a/z.ts', ['src/core/a/x.ts', 'src/features/f.ts']]]);
+  const fake = new Map([
+    ['src/core/a/x.ts', ['src/core/b/y.ts']],
+    ['src/core/b/y.ts', ['src/core/a/z.ts']],
+    ['src/core/a/z.ts', ['src/core/a/x.ts', 'src/features/f.ts']],
+  ]);
   assert.deepEqual(cyclesOf(fake), [['src/core/a/x.ts', 'src/core/a/z.ts', 'src/core/b/y.ts']]);
   assert.deepEqual(cyclesOf(groupGraph(fake, coreArea)), [['core/a', 'core/b']]);
   assert.deepEqual(violations(fake, allowed), ['src/core/a/z.ts → src/features/f.ts']);

@@ -34,8 +34,7 @@ function factsOf(files: Record<string, string>): Map<string, ModuleFacts> {
   return new Map(Object.entries(files).map(([f, text]) => [f, moduleFacts(f, text, resolveSpec)]));
 }
 
-const dead = (f: ReadonlyMap<string, ModuleFacts>, allowed?: ReadonlySet<string>): string[] =>
-  unusedExports(f, product, (e) => !e.usedInFile, allowed);
+const dead = (f: ReadonlyMap<string, ModuleFacts>, allowed?: ReadonlySet<string>): string[] => unusedExports(f, product, (e) => !e.usedInFile, allowed);
 
 test('the reader tells imported, re-exported, dynamically loaded, locally used and dead exports apart', () => {
   const files = {
@@ -50,10 +49,10 @@ test('the reader tells imported, re-exported, dynamically loaded, locally used a
       "import { alsoDead } from './b'; export { alsoDead } from './b';",
       'export const usesImport = alsoDead;',
     ].join('\n'),
-    'src/b.ts': "export const renamed = 1; export const alsoDead = 2;\nexport type OnlyTyped = number;",
-    'src/c.ts': "export const viaStar = 1;",
-    'src/d.ts': "export default function entry(): void {}",
-    'src/e.ts': "export class Lazy {}",
+    'src/b.ts': 'export const renamed = 1; export const alsoDead = 2;\nexport type OnlyTyped = number;',
+    'src/c.ts': 'export const viaStar = 1;',
+    'src/d.ts': 'export default function entry(): void {}',
+    'src/e.ts': 'export class Lazy {}',
     'src/barrel/index.ts': "export * from '../c';",
     'test/x.test.ts': [
       "import { used, usesLocal, alias } from '../src/a';",
@@ -67,13 +66,19 @@ test('the reader tells imported, re-exported, dynamically loaded, locally used a
   assert.deepEqual(f.get('src/a.ts')!.exports.get('Local'), { kind: 'type', usedInFile: true });
   assert.deepEqual(f.get('src/a.ts')!.exports.get('dead'), { kind: 'value', usedInFile: false });
   // A re-export nobody imports is dead even where the file uses its own import of the same name.
-  assert.deepEqual(dead(f), ['src/a.ts#alsoDead', 'src/a.ts#dead', 'src/a.ts#DeadType', 'src/a.ts#inner', 'src/a.ts#usesImport'].sort((a, b) => a.localeCompare(b)));
+  assert.deepEqual(
+    dead(f),
+    ['src/a.ts#alsoDead', 'src/a.ts#dead', 'src/a.ts#DeadType', 'src/a.ts#inner', 'src/a.ts#usesImport'].sort((a, b) => a.localeCompare(b)),
+  );
   // A new export nobody uses makes the check fail; an allowed entry point does not.
   const grown = factsOf({ ...files, 'src/d.ts': `${files['src/d.ts']}\nexport const RUN_AGAIN = 'x';` });
   assert.ok(dead(grown).includes('src/d.ts#RUN_AGAIN'));
   assert.ok(!dead(grown, new Set(['src/d.ts#RUN_AGAIN'])).includes('src/d.ts#RUN_AGAIN'));
   // Exports only their own file uses are a separate question (the `export` keyword alone is superfluous).
-  assert.deepEqual(unusedExports(f, product, (e) => e.usedInFile), ['src/a.ts#Local']);
+  assert.deepEqual(
+    unusedExports(f, product, (e) => e.usedInFile),
+    ['src/a.ts#Local'],
+  );
 });
 
 test('the reader sees the real sources (so the check below has something to hold)', () => {

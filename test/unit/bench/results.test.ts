@@ -10,12 +10,16 @@ import { parseVerdict, readResults, recordVerdict, renderTable, withTable, BEGIN
 import { meets } from '../../../bench/lib/pairs';
 
 const ROOT = resolve(__dirname, '../../..');
-const line = (o: Record<string, unknown>): string => JSON.stringify({ bench: 'tail', metric: 'ingest MiB/s', ours: 336.2, reference: 251.9, ratio: 1.3347, goal: '>= 0.8', pass: true, date: '2026-11-24', ...o });
+const line = (o: Record<string, unknown>): string =>
+  JSON.stringify({ bench: 'tail', metric: 'ingest MiB/s', ours: 336.2, reference: 251.9, ratio: 1.3347, goal: '>= 0.8', pass: true, date: '2026-11-24', ...o });
 
 test('a verdict renders as a row with its ratio, goals, checks, cipher and date', () => {
   const v = parseVerdict(line({ cipher: 'aes128-gcm@openssh.com', checks: [{ name: 'p95 line latency ms', value: 1.2, goal: '< 250', pass: true }] }));
   const table = renderTable([v]);
-  assert.match(table, /\| tail \| ingest MiB\/s \| 336 \| 252 \| \*\*1\.33\*\* \| >= 0\.8 \| p95 line latency ms: 1\.200 \(< 250\) met \| yes \| aes128-gcm@openssh\.com \| 2026-11-24 \|/);
+  assert.match(
+    table,
+    /\| tail \| ingest MiB\/s \| 336 \| 252 \| \*\*1\.33\*\* \| >= 0\.8 \| p95 line latency ms: 1\.200 \(< 250\) met \| yes \| aes128-gcm@openssh\.com \| 2026-11-24 \|/,
+  );
   const failed = renderTable([parseVerdict(line({ pass: false, ratio: 0.5 }))]);
   assert.match(failed, /\*\*no\*\*/);
 });
@@ -27,14 +31,20 @@ test('a verdict line missing a field, or with a non-number figure, is refused', 
   assert.throws(() => parseVerdict('not json'), /not a JSON verdict line/);
 });
 
-test('recording replaces the bench\'s own line and keeps the others, sorted', () => {
+test("recording replaces the bench's own line and keeps the others, sorted", () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-results-'));
   const f = join(dir, 'latest.jsonl');
   recordVerdict(parseVerdict(line({ bench: 'upload', ratio: 1.1 })), f);
   recordVerdict(parseVerdict(line({ bench: 'tail' })), f);
   recordVerdict(parseVerdict(line({ bench: 'upload', ratio: 1.4 })), f);
   const all = readResults(f);
-  assert.deepEqual(all.map((v) => [v.bench, v.ratio]), [['tail', 1.3347], ['upload', 1.4]]);
+  assert.deepEqual(
+    all.map((v) => [v.bench, v.ratio]),
+    [
+      ['tail', 1.3347],
+      ['upload', 1.4],
+    ],
+  );
   writeFileSync(f, `${line({})}\n{"bench":"broken"}\n`);
   assert.throws(() => readResults(f), /verdict of broken lacks/);
 });
@@ -47,7 +57,7 @@ test('goals: every comparison the verdicts use, and a bad goal is an error', () 
   assert.throws(() => meets(1, 'about 1'), /bad goal/);
 });
 
-test('the README\'s benchmark table is the rendering of bench/results/latest.jsonl', () => {
+test("the README's benchmark table is the rendering of bench/results/latest.jsonl", () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   assert.ok(readme.includes(BEGIN) && readme.includes(END), 'markers present');
   const expected = withTable(readme, renderTable(readResults(join(ROOT, 'bench/results/latest.jsonl'))));

@@ -7,8 +7,13 @@ import { join, resolve } from 'node:path';
 
 const REPO = resolve(__dirname, '../../..');
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
-  name: string; displayName: string; engines: { vscode: string }; categories: string[]; icon: string;
-  extensionKind: string[]; activationEvents: string[];
+  name: string;
+  displayName: string;
+  engines: { vscode: string };
+  categories: string[];
+  icon: string;
+  extensionKind: string[];
+  activationEvents: string[];
   capabilities: { untrustedWorkspaces: { supported: string | boolean; description?: string }; virtualWorkspaces: boolean };
   contributes: { commands: { command: string; category?: string; enablement?: string }[] };
 };
@@ -16,7 +21,8 @@ const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
 function walk(dir: string, out: string[] = []): string[] {
   for (const n of readdirSync(dir)) {
     const p = join(dir, n);
-    if (statSync(p).isDirectory()) walk(p, out); else if (p.endsWith('.ts')) out.push(p);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (p.endsWith('.ts')) out.push(p);
   }
   return out;
 }
@@ -34,7 +40,9 @@ test('manifest: runs where the SSH keys are (ui first, workspace when VS Code is
   assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
   assert.match(pkg.capabilities.untrustedWorkspaces.description ?? '', /config checks/);
   // Everything that connects, syncs, provisions or runs is disabled in an untrusted workspace.
-  const remoteActions = pkg.contributes.commands.filter((c) => /start|stop|terminate|download|runAgain|findRuns|addHost|probeHost|cloudOffers|orphans/i.test(c.command));
+  const remoteActions = pkg.contributes.commands.filter((c) =>
+    /start|stop|terminate|download|runAgain|findRuns|addHost|probeHost|cloudOffers|orphans/i.test(c.command),
+  );
   assert.ok(remoteActions.length >= 10);
   for (const c of remoteActions) assert.equal(c.enablement, 'isWorkspaceTrusted', `${c.command} must not run untrusted`);
   // The config checks are the part that works untrusted.

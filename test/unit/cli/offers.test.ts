@@ -50,12 +50,26 @@ test('cli offers: Lambda offers from its API, cheapest launchable first, with th
   try {
     const env = bareEnv({ LAMBDA_API_KEY: 'secret-key-for-cli' });
     const c = capture(env);
-    assert.equal(await main(['offers', '--gpu', 'A100', '--hours', '3', '--provider', 'lambda', '--lambda-api-url', `${emu.url}/api/v1`, '--format', 'json'], c.io), 0);
+    assert.equal(
+      await main(['offers', '--gpu', 'A100', '--hours', '3', '--provider', 'lambda', '--lambda-api-url', `${emu.url}/api/v1`, '--format', 'json'], c.io),
+      0,
+    );
     assert.equal(emu.unauthorized, 0, 'the key from the environment was sent');
-    assert.equal(c.err.join(''), '', 'a named provider hides the other clouds\' setup notes');
-    const rows = JSON.parse(c.out.join('')) as Array<{ provider: string; instanceType: string; gpuCount: number; region: string; capacity: string; pricePerHour: number; runUsd: number }>;
+    assert.equal(c.err.join(''), '', "a named provider hides the other clouds' setup notes");
+    const rows = JSON.parse(c.out.join('')) as Array<{
+      provider: string;
+      instanceType: string;
+      gpuCount: number;
+      region: string;
+      capacity: string;
+      pricePerHour: number;
+      runUsd: number;
+    }>;
     assert.ok(rows.length >= 2);
-    assert.ok(rows.every((r) => r.provider === 'lambda' && r.gpuCount === 1), 'one GPU unless --count says otherwise');
+    assert.ok(
+      rows.every((r) => r.provider === 'lambda' && r.gpuCount === 1),
+      'one GPU unless --count says otherwise',
+    );
     assert.deepEqual(rows.map((r) => r.instanceType).sort(), ['gpu_1x_a100', 'gpu_1x_a100_sxm4']);
     assert.ok(rows[0]!.capacity === 'available');
     assert.ok(rows[0]!.runUsd >= rows[0]!.pricePerHour * 3, 'the run costs at least the training hours');
@@ -64,7 +78,10 @@ test('cli offers: Lambda offers from its API, cheapest launchable first, with th
     assert.equal(await main(['offers', '--gpu=A100', '--count=8', '--lambda-api-url', `${emu.url}/api/v1`], text.io), 0);
     const lines = text.out.join('').trim().split('\n');
     assert.ok(lines.length >= 1 && lines.every((l) => l.startsWith('8× A100')), lines.join('\n'));
-    assert.ok(lines.some((l) => /lambda gpu_8x_a100_80gb_sxm4 .*capacity now .*about \$/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => /lambda gpu_8x_a100_80gb_sxm4 .*capacity now .*about \$/.test(l)),
+      lines.join('\n'),
+    );
     assert.match(text.err.join(''), /AWS EC2: no region/, 'without --provider every unconfigured cloud is named');
 
     const wrong = capture({ ...env, LAMBDA_API_KEY: 'not-the-key-000000' });

@@ -15,7 +15,16 @@ test('cli validate: JSON contract, 1-based positions, exit 1 on errors', async (
   const c = capture();
   assert.equal(await main(['validate', 'test/fixtures/config/planted/accelerate_single.yaml', '--format', 'json'], c.io), 1);
   const ds = JSON.parse(c.out.join('')) as Array<Record<string, unknown>>;
-  assert.deepEqual(ds[0], { file: 'test/fixtures/config/planted/accelerate_single.yaml', line: 3, column: 18, endLine: 3, endColumn: 22, severity: 'error', code: 'RFT204', message: ds[0]!.message });
+  assert.deepEqual(ds[0], {
+    file: 'test/fixtures/config/planted/accelerate_single.yaml',
+    line: 3,
+    column: 18,
+    endLine: 3,
+    endColumn: 22,
+    severity: 'error',
+    code: 'RFT204',
+    message: ds[0]!.message,
+  });
   for (const d of ds) assert.deepEqual(Object.keys(d), ['file', 'line', 'column', 'endLine', 'endColumn', 'severity', 'code', 'message']);
 });
 

@@ -27,7 +27,10 @@ test('a config over the editor limit that needs the full parser: the editor thre
   const text = bigAnchored(true);
   const quick = validateText(text, { fileName: '/ws/axolotl.yml' });
   assert.equal(quick.deferred, true);
-  assert.deepEqual(quick.diagnostics.map((d) => d.code), ['RFT004']);
+  assert.deepEqual(
+    quick.diagnostics.map((d) => d.code),
+    ['RFT004'],
+  );
   const bg = new BackgroundValidator(WORKER, ['--require', TSX]);
   try {
     const full = await bg.check('doc', text, '/ws/axolotl.yml');
@@ -35,7 +38,10 @@ test('a config over the editor limit that needs the full parser: the editor thre
     assert.equal(full.kind, 'axolotl');
     assert.equal(full.deferred, undefined);
     const planted = text.lastIndexOf('path: 42');
-    assert.ok(full.diagnostics.some((d) => d.start >= planted && d.start < planted + 12), JSON.stringify(full.diagnostics));
+    assert.ok(
+      full.diagnostics.some((d) => d.start >= planted && d.start < planted + 12),
+      JSON.stringify(full.diagnostics),
+    );
     assert.ok(!full.diagnostics.some((d) => d.code === 'RFT004'));
     // The same file without the planted error is clean: nothing else was reported.
     const clean = await bg.check('doc', bigAnchored(false), '/ws/axolotl.yml');

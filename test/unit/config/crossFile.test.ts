@@ -36,7 +36,8 @@ ${extra}target:
   gpu_count: 4
 `;
 
-const codes = (dir: string, rel: string, text: string): string[] => validateText(text, { fileName: join(dir, rel), files: nodeFiles }).diagnostics.map((d) => d.code);
+const codes = (dir: string, rel: string, text: string): string[] =>
+  validateText(text, { fileName: join(dir, rel), files: nodeFiles }).diagnostics.map((d) => d.code);
 
 test('run spec + the files it names: process counts, mixed precision, ZeRO-3 with QLoRA, DeepSpeed batch, missing files', () => {
   const acc = 'distributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 3\n';
@@ -61,7 +62,10 @@ test('an accelerate config takes the GPU from the finetune.yaml beside it; a VRA
   try {
     const accCodes = codes(dir, 'accelerate_configs/single.yaml', "distributed_type: 'NO'\nmixed_precision: bf16\nnum_processes: 1\n");
     assert.deepEqual(accCodes, ['RFT801']);
-    const r = validateText(spec('').replace('A100-40GB', 'T4').replace('gpu_count: 4', 'gpu_count: 1').replace('method: qlora', 'method: full'), { fileName: join(dir, 'finetune.yaml'), files: nodeFiles });
+    const r = validateText(spec('').replace('A100-40GB', 'T4').replace('gpu_count: 4', 'gpu_count: 1').replace('method: qlora', 'method: full'), {
+      fileName: join(dir, 'finetune.yaml'),
+      files: nodeFiles,
+    });
     const vram = r.diagnostics.find((d) => d.code === 'RFT901');
     assert.ok(vram, r.diagnostics.map((d) => d.code).join(' '));
     assert.match(vram.message, /does not fit the 16 GB of T4/);
@@ -87,15 +91,29 @@ test('.env: real-looking tokens in a file git tracks give RFT607; untracked or p
 test('accelerate: a bare NO is a YAML 1.1 boolean to PyYAML; the quick fix quotes it', () => {
   const text = 'distributed_type: NO\nmixed_precision: bf16\n';
   const d = validateText(text, { fileName: 'accelerate_config.yaml' }).diagnostics;
-  assert.deepEqual(d.map((x) => x.code), ['RFT817']);
+  assert.deepEqual(
+    d.map((x) => x.code),
+    ['RFT817'],
+  );
   assert.equal(d[0]!.fixes![0]!.edits[0]!.newText, "'NO'");
 });
 
-test('the seeds\' own configs (accelerate, sweep, .env, hyperparameters, LoRA, bitsandbytes) validate clean', () => {
+test("the seeds' own configs (accelerate, sweep, .env, hyperparameters, LoRA, bitsandbytes) validate clean", () => {
   const dir = resolve(__dirname, '../../fixtures/config/seeds');
-  for (const rel of ['accelerate_configs/single_gpu.yaml', 'accelerate_configs/multi_gpu.yaml', 'accelerate_configs/deepspeed_zero3.yaml', 'wandb_sweep.yaml', '.env', 'training_args.yaml']) {
+  for (const rel of [
+    'accelerate_configs/single_gpu.yaml',
+    'accelerate_configs/multi_gpu.yaml',
+    'accelerate_configs/deepspeed_zero3.yaml',
+    'wandb_sweep.yaml',
+    '.env',
+    'training_args.yaml',
+  ]) {
     const r = validateText(readFileSync(join(dir, rel), 'utf8'), { fileName: join(dir, rel), files: nodeFiles });
     assert.ok(r.kind, rel);
-    assert.deepEqual(r.diagnostics.map((d) => `${d.code} ${d.message}`), [], rel);
+    assert.deepEqual(
+      r.diagnostics.map((d) => `${d.code} ${d.message}`),
+      [],
+      rel,
+    );
   }
 });

@@ -20,7 +20,11 @@ const spec = (method: string, lr: string, extra = ''): string =>
 const diags = (text: string, fileName = 'finetune.yaml'): ConfigDiagnostic[] => validateText(text, { fileName }).diagnostics;
 
 test('learning rate out of range: the preferred fix proposes 2e-4 for LoRA/QLoRA and 2e-5 for full, never the bound', () => {
-  for (const [method, want] of [['qlora', '2e-4'], ['lora-bf16', '2e-4'], ['full', '2e-5']] as const) {
+  for (const [method, want] of [
+    ['qlora', '2e-4'],
+    ['lora-bf16', '2e-4'],
+    ['full', '2e-5'],
+  ] as const) {
     for (const lr of ['5', '0']) {
       const text = spec(method, lr);
       const d = diags(text).find((x) => x.code === 'RFT103');
@@ -30,7 +34,11 @@ test('learning rate out of range: the preferred fix proposes 2e-4 for LoRA/QLoRA
       assert.match(fix.title, new RegExp(`^Set to ${want} \\(usual for`));
       const fixed = applyFix(text, fix);
       assert.match(fixed, new RegExp(`\\n {2}learning_rate: ${want}\\n`));
-      assert.deepEqual(diags(fixed).filter((x) => x.code === 'RFT103' || x.code === 'RFT818'), [], `${method}: the fixed spec is clean`);
+      assert.deepEqual(
+        diags(fixed).filter((x) => x.code === 'RFT103' || x.code === 'RFT818'),
+        [],
+        `${method}: the fixed spec is clean`,
+      );
       assert.ok(!d.fixes!.some((f) => /Set to (1|1e-8)$/.test(f.title)), 'no fix to the range bound');
     }
   }
@@ -52,25 +60,44 @@ test('RFT818: a LoRA/QLoRA learning rate above 1e-2 is a warning with a 2e-4 fix
   assert.ok(!diags(spec('full', '0.05')).some((x) => x.code === 'RFT818'));
   assert.ok(!diags(spec('qlora', '5')).some((x) => x.code === 'RFT818'), 'out of range is the schema error alone');
   // Other kinds that train an adapter: LLaMA-Factory (lora by default), Axolotl, a trainer YAML with LoRA keys.
-  assert.ok(diags('model_name_or_path: x/y\nstage: sft\nlearning_rate: 0.1\n', 'llama_factory/a_lora_sft.yaml').some((x) => x.code === 'RFT818' && x.severity === 'warning'));
-  assert.ok(!diags('model_name_or_path: x/y\nstage: sft\nfinetuning_type: full\nlearning_rate: 0.1\n', 'llama_factory/a_full_sft.yaml').some((x) => x.code === 'RFT818'));
+  assert.ok(
+    diags('model_name_or_path: x/y\nstage: sft\nlearning_rate: 0.1\n', 'llama_factory/a_lora_sft.yaml').some(
+      (x) => x.code === 'RFT818' && x.severity === 'warning',
+    ),
+  );
+  assert.ok(
+    !diags('model_name_or_path: x/y\nstage: sft\nfinetuning_type: full\nlearning_rate: 0.1\n', 'llama_factory/a_full_sft.yaml').some(
+      (x) => x.code === 'RFT818',
+    ),
+  );
 });
 
 // Every message the checks produce over the fixtures, the examples and a set of broken configs.
 const REPO = join(__dirname, '../../..');
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : /\.(ya?ml|json)$|^\.env/.test(e.name) ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : /\.(ya?ml|json)$|^\.env/.test(e.name) ? [join(dir, e.name)] : [],
+  );
 }
 const BAD: ReadonlyArray<readonly [string, string]> = [
   ['finetune.yaml', spec('qlora', '5', '')],
-  ['finetune.yaml', 'version: 1\nname: -bad\nmodel:\n  id: x/y-7B\n  params_b: 0\nmethod: lora\nlora:\n  dropout: 2\n  alpah: 3\n  r: 1.5\ndata:\n  train: a/b\n  max_seq_length: 4\ntrainer:\n  seed: -1\n  per_device_batch_size: 0\n  warmup_ratio: 3\n  precision: bf16\n  fp16: yes\nlauncher:\n  type: python\n  num_processes: 3\ntarget:\n  provider: lambda\n  gpu: T4\n  gpu_count: 40\n  disk_gb: 2\noutputs:\n  upload: ftp://x\n'],
-  ['finetune.yaml', 'version: 1\nmodel:\n  id: x/y-7B\nmethod: full\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  num_processes: 1\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n  gpu_count: 2\n'],
+  [
+    'finetune.yaml',
+    'version: 1\nname: -bad\nmodel:\n  id: x/y-7B\n  params_b: 0\nmethod: lora\nlora:\n  dropout: 2\n  alpah: 3\n  r: 1.5\ndata:\n  train: a/b\n  max_seq_length: 4\ntrainer:\n  seed: -1\n  per_device_batch_size: 0\n  warmup_ratio: 3\n  precision: bf16\n  fp16: yes\nlauncher:\n  type: python\n  num_processes: 3\ntarget:\n  provider: lambda\n  gpu: T4\n  gpu_count: 40\n  disk_gb: 2\noutputs:\n  upload: ftp://x\n',
+  ],
+  [
+    'finetune.yaml',
+    'version: 1\nmodel:\n  id: x/y-7B\nmethod: full\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  num_processes: 1\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n  gpu_count: 2\n',
+  ],
   ['finetune.yaml', 'model:\n  id: x/y\ntarget:\n  provider: ssh\n'],
   ['finetune.yaml', ''],
   ['accelerate.yaml', "distributed_type: 'NO'\nnum_processes: 4\nmixed_precision: bf17\n"],
   ['accelerate.yaml', 'distributed_type: DEEPSPEED\nnum_processes: 1\nuse_cpu: true\nmixed_precision: fp16\n'],
   ['ds_config.json', '{"train_batch_size": 7, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 9}}'],
-  ['training_args.yaml', 'learning_rate: 0.5\nlora_r: 16\nlora_alpha: 320\nbf16: true\nfp16: true\nload_best_model_at_end: true\nsave_steps: 7\neval_strategy: steps\neval_steps: 5\nnum_train_epochs: -1\n'],
+  [
+    'training_args.yaml',
+    'learning_rate: 0.5\nlora_r: 16\nlora_alpha: 320\nbf16: true\nfp16: true\nload_best_model_at_end: true\nsave_steps: 7\neval_strategy: steps\neval_steps: 5\nnum_train_epochs: -1\n',
+  ],
   ['sweep.yaml', 'parameters:\n  lr:\n    distribution: log_uniform_values\n    min: 0\n    max: 0\n  bs:\n    probabilities: [0.5]\n    values: []\n'],
   ['.env', 'LEARNING_RATE=5\nBATCH_SIZE=0\nBATCH_SIZE=1\nCUDA_VISIBLE_DEVICES=0, 1\n'],
 ];
@@ -107,18 +134,36 @@ test('messages: plurals agree with their number ("1 GPU", "2 GPUs"), and a range
   assert.ok(one.length > 0);
   const lr = diags(spec('qlora', '5')).find((x) => x.code === 'RFT103')!;
   assert.equal(lr.message.split('1e-8').length - 1, 1, lr.message);
-  assert.equal(lr.message, 'trainer.learning_rate is 5; it must be from 1e-8 to 1. Peak learning rate. 2e-4 is usual for LoRA/QLoRA, 1e-5–5e-5 for full fine-tuning.');
+  assert.equal(
+    lr.message,
+    'trainer.learning_rate is 5; it must be from 1e-8 to 1. Peak learning rate. 2e-4 is usual for LoRA/QLoRA, 1e-5–5e-5 for full fine-tuning.',
+  );
 });
 
 test('messages: the world-size message with one GPU says "1 GPU" (it said "1 GPUs")', () => {
   const acc = validateText('{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}', { fileName: 'ds_config.json' });
-  assert.deepEqual(acc.diagnostics.map((d) => d.code), []);
-  const spec1 = 'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
-  const files = (acc: string): { readText: (p: string) => string | undefined; exists: (p: string) => boolean } => ({ readText: (p) => (p === '/w/acc.yaml' ? acc : undefined), exists: (p) => p === '/w/acc.yaml' });
-  assert.deepEqual(validateText(spec1, { fileName: '/w/finetune.yaml', files: files('distributed_type: MULTI_GPU\nnum_processes: 1\n') }).diagnostics.map((d) => d.code), []);
-  const m = validateText(spec1, { fileName: '/w/finetune.yaml', files: files('distributed_type: MULTI_GPU\nnum_processes: 2\n') }).diagnostics.find((d) => d.code === 'RFT805')!;
+  assert.deepEqual(
+    acc.diagnostics.map((d) => d.code),
+    [],
+  );
+  const spec1 =
+    'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
+  const files = (acc: string): { readText: (p: string) => string | undefined; exists: (p: string) => boolean } => ({
+    readText: (p) => (p === '/w/acc.yaml' ? acc : undefined),
+    exists: (p) => p === '/w/acc.yaml',
+  });
+  assert.deepEqual(
+    validateText(spec1, { fileName: '/w/finetune.yaml', files: files('distributed_type: MULTI_GPU\nnum_processes: 1\n') }).diagnostics.map((d) => d.code),
+    [],
+  );
+  const m = validateText(spec1, { fileName: '/w/finetune.yaml', files: files('distributed_type: MULTI_GPU\nnum_processes: 2\n') }).diagnostics.find(
+    (d) => d.code === 'RFT805',
+  )!;
   assert.match(m.message, /sets num_processes: 2, but the target has 1 GPU\. /);
-  const two = validateText(spec1.replace('gpu: A100-80GB', 'gpu: A100-80GB\n  gpu_count: 2'), { fileName: '/w/finetune.yaml', files: files('distributed_type: MULTI_GPU\nnum_processes: 1\n') }).diagnostics.find((d) => d.code === 'RFT805')!;
+  const two = validateText(spec1.replace('gpu: A100-80GB', 'gpu: A100-80GB\n  gpu_count: 2'), {
+    fileName: '/w/finetune.yaml',
+    files: files('distributed_type: MULTI_GPU\nnum_processes: 1\n'),
+  }).diagnostics.find((d) => d.code === 'RFT805')!;
   assert.match(two.message, /the target has 2 GPUs\. /);
 });
 
@@ -128,16 +173,20 @@ test('sources: messages in src/core/config use plural() rather than ad-hoc "s" s
   for (const f of sources) {
     const text = readFileSync(f, 'utf8');
     assert.doesNotMatch(text, /\$\{[^}]*=== 1 \? '' : 's'\}/, `${f}: use plural()`);
-    if (!f.endsWith('hover.ts') && !f.endsWith('estimateBreakdown.ts')) assert.doesNotMatch(text.replace(/^\s*(\/\/|\*).*$/gm, ''), /\\`/, `${f}: a backtick inside a message`);
+    if (!f.endsWith('hover.ts') && !f.endsWith('estimateBreakdown.ts'))
+      assert.doesNotMatch(text.replace(/^\s*(\/\/|\*).*$/gm, ''), /\\`/, `${f}: a backtick inside a message`);
   }
 });
 
 function srcFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? srcFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? srcFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 test('RFT819 per provider: Lambda offers no T4 (warning, its list is live), EC2 no V100 and GCP no A10G (errors); the fix picks an offered GPU', () => {
-  const p = (provider: string, gpu: string): string => `version: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\nmethod: qlora\ndata:\n  train: a/b\ntrainer:\n  precision: fp16\n  gradient_checkpointing: true\ntarget:\n  provider: ${provider}\n  gpu: ${gpu}\n`;
+  const p = (provider: string, gpu: string): string =>
+    `version: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\nmethod: qlora\ndata:\n  train: a/b\ntrainer:\n  precision: fp16\n  gradient_checkpointing: true\ntarget:\n  provider: ${provider}\n  gpu: ${gpu}\n`;
   const lambda = diags(p('lambda', 'T4')).filter((d) => d.code === 'RFT819');
   assert.equal(lambda.length, 1);
   assert.equal(lambda[0]!.severity, 'warning');
@@ -145,14 +194,28 @@ test('RFT819 per provider: Lambda offers no T4 (warning, its list is live), EC2 
   assert.equal(lambda[0]!.message, 'Lambda offers no T4; its GPUs are V100, A100-40GB, A100-80GB, H100. Pick one of them, or use an SSH host that has one.');
   const fixed = applyFix(p('lambda', 'T4'), lambda[0]!.fixes![0]!);
   assert.match(fixed, /\n {2}gpu: A100-40GB\n/);
-  assert.deepEqual(diags(fixed).filter((d) => d.code === 'RFT819'), []);
+  assert.deepEqual(
+    diags(fixed).filter((d) => d.code === 'RFT819'),
+    [],
+  );
   const ec2 = diags(p('ec2', 'V100')).find((d) => d.code === 'RFT819')!;
   assert.equal(ec2.severity, 'error');
   assert.match(ec2.message, /^EC2 offers no V100; its GPUs are T4, A10G, L4, A100-40GB, A100-80GB, H100\./);
   assert.match(diags(p('gcp', 'A10G')).find((d) => d.code === 'RFT819')!.message, /^GCP offers no A10G; its GPUs are T4, V100, L4, /);
   // Offered GPUs, SSH and local hosts: nothing to say.
-  for (const [prov, gpu] of [['lambda', 'H100'], ['lambda', 'A100-80GB'], ['ec2', 'T4'], ['gcp', 'V100'], ['ssh', 'RTX4090'], ['local', 'T4']]) {
-    assert.deepEqual(diags(p(prov!, gpu!)).filter((d) => d.code === 'RFT819'), [], `${prov} ${gpu}`);
+  for (const [prov, gpu] of [
+    ['lambda', 'H100'],
+    ['lambda', 'A100-80GB'],
+    ['ec2', 'T4'],
+    ['gcp', 'V100'],
+    ['ssh', 'RTX4090'],
+    ['local', 'T4'],
+  ]) {
+    assert.deepEqual(
+      diags(p(prov!, gpu!)).filter((d) => d.code === 'RFT819'),
+      [],
+      `${prov} ${gpu}`,
+    );
   }
   // Lambda's A10 is not the catalog's A10G: not counted as offering it.
   assert.ok(!providerGpus('lambda').has('A10G'));
@@ -163,17 +226,24 @@ test('a value the tool only ignores is a warning, not an error (RFT805): acceler
   const acc = diags("distributed_type: 'NO'\nnum_processes: 4\n", 'accelerate.yaml').find((d) => d.code === 'RFT805')!;
   assert.equal(acc.severity, 'warning');
   assert.match(acc.message, /^distributed_type is NO, so accelerate starts one process and ignores num_processes: 4\./);
-  assert.equal(diags("distributed_type: MULTI_GPU\nnum_processes: 4\n", 'accelerate.yaml').filter((d) => d.code === 'RFT805').length, 0);
+  assert.equal(diags('distributed_type: MULTI_GPU\nnum_processes: 4\n', 'accelerate.yaml').filter((d) => d.code === 'RFT805').length, 0);
   // Run spec, launcher python: one process whatever num_processes says.
-  const py = (type: string): ConfigDiagnostic | undefined => diags(`version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: ${type}\n  num_processes: 2\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n`).find((d) => d.code === 'RFT805');
+  const py = (type: string): ConfigDiagnostic | undefined =>
+    diags(
+      `version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: ${type}\n  num_processes: 2\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n`,
+    ).find((d) => d.code === 'RFT805');
   assert.equal(py('python')?.severity, 'warning');
   assert.match(py('python')!.message, /launcher\.type python starts one process and ignores it/);
   // accelerate and torchrun do start num_processes processes: a mismatch there stays an error.
   assert.equal(py('accelerate')?.severity, 'error');
   assert.equal(py('torchrun')?.severity, 'error');
   // The accelerate file named by the spec: the run's --num_processes flag overrides it.
-  const spec1 = 'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\n  num_processes: 1\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
-  const r = validateText(spec1, { fileName: '/w/finetune.yaml', files: { readText: (p) => (p === '/w/acc.yaml' ? 'distributed_type: MULTI_GPU\nnum_processes: 8\n' : undefined), exists: (p) => p === '/w/acc.yaml' } });
+  const spec1 =
+    'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\n  num_processes: 1\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
+  const r = validateText(spec1, {
+    fileName: '/w/finetune.yaml',
+    files: { readText: (p) => (p === '/w/acc.yaml' ? 'distributed_type: MULTI_GPU\nnum_processes: 8\n' : undefined), exists: (p) => p === '/w/acc.yaml' },
+  });
   const f = r.diagnostics.find((d) => d.code === 'RFT805')!;
   assert.equal(f.severity, 'warning');
   assert.match(f.message, /passes --num_processes 1 to accelerate launch, which overrides/);

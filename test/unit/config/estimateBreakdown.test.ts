@@ -32,7 +32,8 @@ test('breakdown of the T4 QLoRA example: every part, small ones in MB, the total
 });
 
 test('breakdown: workspace text (a model id with markdown) is escaped, not rendered', () => {
-  const text = 'version: 1\nmodel:\n  id: "[x](http://evil)/Llama-7B"\n  params_b: 7\nmethod: qlora\ndata:\n  train: a/b\ntarget:\n  provider: ssh\n  gpu: T4\n';
+  const text =
+    'version: 1\nmodel:\n  id: "[x](http://evil)/Llama-7B"\n  params_b: 7\nmethod: qlora\ndata:\n  train: a/b\ntarget:\n  provider: ssh\n  gpu: T4\n';
   const e = validateText(text, { fileName: 'finetune.yaml' }).estimate!;
   const md = breakdownMarkdown(e, '[a](b).yaml');
   assert.ok(!md.includes('[a](b)'), md);

@@ -20,7 +20,11 @@ function scalars(n: DocNode | undefined, out: string[] = []): string[] {
   if (!n) return out;
   if (n.kind === 'scalar') out.push(`${n.start}-${n.end}:${String(n.value)}`);
   else if (n.kind === 'seq') for (const it of n.items) scalars(it, out);
-  else for (const p of n.pairs) { scalars(p.key, out); scalars(p.value, out); }
+  else
+    for (const p of n.pairs) {
+      scalars(p.key, out);
+      scalars(p.value, out);
+    }
   return out;
 }
 
@@ -36,7 +40,7 @@ function library(text: string): { ok: boolean; value?: unknown } {
 // does answer, it must agree, and it must answer for nearly all of them.
 const wildDir = join(root, 'test/fixtures/config/wild');
 
-test('fast path: the project\'s own configs take it, with the same values and scalar ranges as the YAML library', () => {
+test("fast path: the project's own configs take it, with the same values and scalar ranges as the YAML library", () => {
   const files = [...yamlFiles(join(root, 'examples')), ...yamlFiles(join(root, 'test/fixtures/runspec')), ...yamlFiles(join(root, 'test/fixtures/config'))];
   assert.ok(files.length >= 10);
   let wildFast = 0;
@@ -54,20 +58,30 @@ test('fast path: the project\'s own configs take it, with the same values and sc
 });
 
 const key = fc.stringMatching(/^[a-z_][a-z0-9_]{0,11}$/);
-const leaf = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.string({ maxLength: 12 }), fc.constantFrom('2e-4', 'no', 'NO', 'yes', '~', 'a: b', '#x', 'x #y', "it's", '"q"', '0x1F', '0o17', '.inf', '-.5', '1_000', 'all-linear'));
+const leaf = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom('2e-4', 'no', 'NO', 'yes', '~', 'a: b', '#x', 'x #y', "it's", '"q"', '0x1F', '0o17', '.inf', '-.5', '1_000', 'all-linear'),
+);
 const value = fc.letrec((tie) => ({
   v: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(key, tie('v'), { maxKeys: 5 })),
 })).v;
 
-test('fast path property: on any document the library writes, it answers with the library\'s values or defers', () => {
-  fc.assert(fc.property(fc.dictionary(key, value, { minKeys: 1, maxKeys: 6 }), fc.boolean(), (obj, flow) => {
-    const text = stringify(obj, flow ? { collectionStyle: 'flow', lineWidth: 0 } : { lineWidth: 0 });
-    const fast = fastParseYaml(text);
-    if (!fast) return;
-    const lib = library(text);
-    assert.ok(lib.ok);
-    assert.deepEqual(toValue(fast.root), lib.value, text);
-  }), { numRuns: 600 });
+test("fast path property: on any document the library writes, it answers with the library's values or defers", () => {
+  fc.assert(
+    fc.property(fc.dictionary(key, value, { minKeys: 1, maxKeys: 6 }), fc.boolean(), (obj, flow) => {
+      const text = stringify(obj, flow ? { collectionStyle: 'flow', lineWidth: 0 } : { lineWidth: 0 });
+      const fast = fastParseYaml(text);
+      if (!fast) return;
+      const lib = library(text);
+      assert.ok(lib.ok);
+      assert.deepEqual(toValue(fast.root), lib.value, text);
+    }),
+    { numRuns: 600 },
+  );
 });
 
 test('fast path: a lone "-" value is a sequence indicator the library rejects, never a plain scalar (found by the property below)', () => {
@@ -82,18 +96,58 @@ test('fast path property: on mutated configs it never accepts what the library r
   const seeds = [...yamlFiles(join(root, 'examples')), ...yamlFiles(join(root, 'test/fixtures/config'))].map((f) => readFileSync(f, 'utf8'));
   const mutation = fc.record({
     seed: fc.nat(seeds.length - 1),
-    ops: fc.array(fc.record({ at: fc.nat(), len: fc.nat(6), insert: fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom(':', ': ', '- ', '\n', '\n  ', '\n- ', '  ', '{', '}', '[', ']', ',', '"', "'", '#', ' #', '&a ', '*a', '!', '|', '>', '?', '---\n', '...', '\\', '%')) }), { minLength: 1, maxLength: 4 }),
+    ops: fc.array(
+      fc.record({
+        at: fc.nat(),
+        len: fc.nat(6),
+        insert: fc.oneof(
+          fc.string({ maxLength: 6 }),
+          fc.constantFrom(
+            ':',
+            ': ',
+            '- ',
+            '\n',
+            '\n  ',
+            '\n- ',
+            '  ',
+            '{',
+            '}',
+            '[',
+            ']',
+            ',',
+            '"',
+            "'",
+            '#',
+            ' #',
+            '&a ',
+            '*a',
+            '!',
+            '|',
+            '>',
+            '?',
+            '---\n',
+            '...',
+            '\\',
+            '%',
+          ),
+        ),
+      }),
+      { minLength: 1, maxLength: 4 },
+    ),
   });
-  fc.assert(fc.property(mutation, ({ seed, ops }) => {
-    let text = seeds[seed]!;
-    for (const op of ops) {
-      const at = op.at % (text.length + 1);
-      text = text.slice(0, at) + op.insert + text.slice(at + op.len);
-    }
-    const fast = fastParseYaml(text);
-    if (!fast) return;
-    const lib = library(text);
-    assert.ok(lib.ok, `fast path accepted text the library rejects:\n${text}`);
-    assert.deepEqual(toValue(fast.root), lib.value ?? null, text);
-  }), { numRuns: 1500 });
+  fc.assert(
+    fc.property(mutation, ({ seed, ops }) => {
+      let text = seeds[seed]!;
+      for (const op of ops) {
+        const at = op.at % (text.length + 1);
+        text = text.slice(0, at) + op.insert + text.slice(at + op.len);
+      }
+      const fast = fastParseYaml(text);
+      if (!fast) return;
+      const lib = library(text);
+      assert.ok(lib.ok, `fast path accepted text the library rejects:\n${text}`);
+      assert.deepEqual(toValue(fast.root), lib.value ?? null, text);
+    }),
+    { numRuns: 1500 },
+  );
 });

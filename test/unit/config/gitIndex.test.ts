@@ -17,7 +17,14 @@ const git = (cwd: string, ...args: string[]): string => execFileSync('git', ['-c
 function repo(opts: { objectFormat?: string } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'rft-gitidx-'));
   git(dir, 'init', '-q', ...(opts.objectFormat ? [`--object-format=${opts.objectFormat}`] : []));
-  for (const f of ['.env', 'finetune.yaml', 'configs/accelerate.yaml', 'configs/deep/er/ds_config.json', 'données/été.jsonl', 'a'.repeat(120) + '/long name.txt']) {
+  for (const f of [
+    '.env',
+    'finetune.yaml',
+    'configs/accelerate.yaml',
+    'configs/deep/er/ds_config.json',
+    'données/été.jsonl',
+    'a'.repeat(120) + '/long name.txt',
+  ]) {
     mkdirSync(join(dir, f, '..'), { recursive: true });
     writeFileSync(join(dir, f), 'x\n');
   }
@@ -36,7 +43,10 @@ function agrees(dir: string): void {
 
 for (const version of [2, 3, 4]) {
   test(`git index v${version}: tracked files as git ls-files lists them`, (t) => {
-    if (noGit) { t.skip(noGit); return; }
+    if (noGit) {
+      t.skip(noGit);
+      return;
+    }
     const dir = repo();
     git(dir, 'update-index', '--index-version', String(version));
     if (version === 3) git(dir, 'update-index', '--skip-worktree', 'finetune.yaml');
@@ -45,7 +55,10 @@ for (const version of [2, 3, 4]) {
 }
 
 test('git index: a SHA-256 repository and a linked worktree', (t) => {
-  if (noGit) { t.skip(noGit); return; }
+  if (noGit) {
+    t.skip(noGit);
+    return;
+  }
   const sha256 = repo({ objectFormat: 'sha256' });
   agrees(sha256);
   const main = repo();
@@ -56,14 +69,17 @@ test('git index: a SHA-256 repository and a linked worktree', (t) => {
   assert.equal(isTrackedInIndex(join(tmpdir(), 'surely-not-in-a-repo-xyz', '.env')), undefined);
 });
 
-test('attack: opening a repo\'s .env must not run its core.fsmonitor command (git ls-files would)', (t) => {
-  if (noGit) { t.skip(noGit); return; }
+test("attack: opening a repo's .env must not run its core.fsmonitor command (git ls-files would)", (t) => {
+  if (noGit) {
+    t.skip(noGit);
+    return;
+  }
   const dir = repo();
   const marker = join(dir, '..', `pwned-${Date.now()}`);
   git(dir, 'config', 'core.fsmonitor', `touch ${marker}; false`);
   // The attack works against git itself: this is what the check used to run.
   spawnSync('git', ['ls-files', '--error-unmatch', '--', '.env'], { cwd: dir, stdio: 'ignore' });
-  assert.ok(existsSync(marker), 'git ls-files ran the repository\'s fsmonitor command');
+  assert.ok(existsSync(marker), "git ls-files ran the repository's fsmonitor command");
   const marker2 = `${marker}-2`;
   git(dir, 'config', 'core.fsmonitor', `touch ${marker2}; false`);
   assert.equal(nodeFiles.isTrackedByGit?.(join(dir, '.env')), false);

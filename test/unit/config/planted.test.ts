@@ -22,7 +22,10 @@ function check(name: string): Array<[string, number, number, number, number]> {
 
 // Each planted file gives exactly these diagnostics (code, 1-based start line/col, end line/col);
 // the VS Code host suite (test/vscode/suite/config.test.ts) checks the same table.
-const EXPECTED = JSON.parse(readFileSync(resolve(__dirname, '../../fixtures/config/planted-expected.json'), 'utf8')) as Record<string, Array<[string, number, number, number, number]>>;
+const EXPECTED = JSON.parse(readFileSync(resolve(__dirname, '../../fixtures/config/planted-expected.json'), 'utf8')) as Record<
+  string,
+  Array<[string, number, number, number, number]>
+>;
 
 test('planted errors: every planted file gives exactly the expected codes and ranges', () => {
   const files = readdirSync(planted);
@@ -76,7 +79,9 @@ test('missing required key points at its parent mapping, never at offset 0', () 
   assert.ok(miss, JSON.stringify(ds));
   assert.equal(text.slice(miss.start, miss.end), 'target');
   assert.match(miss.message, /'gpu'/);
-  const top = validateText('# c\nmodel:\n  id: a/b\nmethod: qlora\ndata:\n  train: x\ntarget:\n  provider: ssh\n  gpu: T4\n', { fileName: 'finetune.yaml' }).diagnostics.find((d) => d.message.includes("'version'"))!;
+  const top = validateText('# c\nmodel:\n  id: a/b\nmethod: qlora\ndata:\n  train: x\ntarget:\n  provider: ssh\n  gpu: T4\n', {
+    fileName: 'finetune.yaml',
+  }).diagnostics.find((d) => d.message.includes("'version'"))!;
   assert.ok(top.start > 0);
   assert.equal(top.code, 'RFT101');
 });
@@ -85,22 +90,36 @@ test('a file of no known kind gets no diagnostics; the examples and the seed con
   assert.deepEqual(validateText('foo: [1, 2\n', { fileName: 'random.yaml' }).diagnostics, []);
   assert.deepEqual(validateText('{"name": "pkg"}', { fileName: 'package.json' }).diagnostics, []);
   const ex = resolve(__dirname, '../../../examples');
-  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : /\.(ya?ml|json)$|^\.env/.test(e.name) ? [join(d, e.name)] : []));
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(d, e.name)) : /\.(ya?ml|json)$|^\.env/.test(e.name) ? [join(d, e.name)] : [],
+    );
   const files = walk(ex);
   assert.ok(files.length >= 10);
   for (const f of files) {
     const r = validateText(readFileSync(f, 'utf8'), { fileName: f, files: nodeFiles });
     assert.ok(r.kind, `${f}: kind not recognised`);
-    assert.deepEqual(r.diagnostics.map((d) => `${d.code} ${d.message}`), [], f);
+    assert.deepEqual(
+      r.diagnostics.map((d) => `${d.code} ${d.message}`),
+      [],
+      f,
+    );
   }
 });
 
 test('hardware rules: FlashAttention-2 on a V100, fp8 on an A10G, QLoRA + 4-bit FA2 without a 16-bit compute dtype', () => {
-  const spec = (gpu: string, extra: string): string => `version: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\n  attn_implementation: flash_attention_2\nmethod: qlora\n${extra}data:\n  train: a/b\ntrainer:\n  gradient_checkpointing: true\n  precision: fp16\ntarget:\n  provider: ssh\n  gpu: ${gpu}\n`;
+  const spec = (gpu: string, extra: string): string =>
+    `version: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\n  attn_implementation: flash_attention_2\nmethod: qlora\n${extra}data:\n  train: a/b\ntrainer:\n  gradient_checkpointing: true\n  precision: fp16\ntarget:\n  provider: ssh\n  gpu: ${gpu}\n`;
   const codes = (t: string): string[] => validateText(t, { fileName: 'finetune.yaml' }).diagnostics.map((d) => d.code);
   assert.ok(codes(spec('V100', 'quantization:\n  compute_dtype: float16\n')).includes('RFT811'));
   assert.ok(codes(spec('A100-40GB', '')).includes('RFT802'));
   assert.ok(!codes(spec('A100-40GB', 'quantization:\n  compute_dtype: bfloat16\n')).includes('RFT802'));
-  const acc = validateText('distributed_type: MULTI_GPU\nmixed_precision: fp8\nnum_processes: 2\n', { fileName: 'accelerate.yaml', gpu: { id: 'A10G', name: 'A10G', vramGb: 24, computeCapability: 8.6, bf16: true, flashAttention2: true, fp8: false, pricePerHourUsd: 1 } });
-  assert.deepEqual(acc.diagnostics.map((d) => d.code), ['RFT816']);
+  const acc = validateText('distributed_type: MULTI_GPU\nmixed_precision: fp8\nnum_processes: 2\n', {
+    fileName: 'accelerate.yaml',
+    gpu: { id: 'A10G', name: 'A10G', vramGb: 24, computeCapability: 8.6, bf16: true, flashAttention2: true, fp8: false, pricePerHourUsd: 1 },
+  });
+  assert.deepEqual(
+    acc.diagnostics.map((d) => d.code),
+    ['RFT816'],
+  );
 });

@@ -13,7 +13,10 @@ const codes = (text: string, fileName: string, gpu?: string): string[] =>
 const kindOf = (text: string, fileName: string): string | undefined => validateText(text, { fileName }).kind;
 
 test('null values mean "default" in accelerate, trainer, Axolotl and LLaMA-Factory files; a wrong type is still an error', () => {
-  assert.deepEqual(codes("compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nmain_process_ip: null\nmain_process_port: null\n", 'accelerate.yaml'), []);
+  assert.deepEqual(
+    codes("compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nmain_process_ip: null\nmain_process_port: null\n", 'accelerate.yaml'),
+    [],
+  );
   assert.deepEqual(codes('base_model: m\nadapter:\nlora_r:\nfp16:\ndatasets:\n  - path: d\n    type: alpaca\n', 'axolotl.yml'), []);
   assert.deepEqual(codes('model_name_or_path: m\nstage: sft\nresume_from_checkpoint: null\n', 'lf.yaml'), []);
   assert.deepEqual(codes('model_name_or_path: m\ntorch_dtype: null\nlearning_rate: 1.0e-5\nsave_total_limit: null\n', 'config.yaml'), []);
@@ -35,31 +38,44 @@ test('a file named finetune.yml that is plainly an Axolotl config is checked as 
 });
 
 test('LLaMA-Factory v1 configs (model + model_class/train_dataset) are LLaMA-Factory, not trainer YAML', () => {
-  const v1 = 'model: Qwen/Qwen3-4B\nmodel_class: llm\npeft_config:\n  name: lora\n  r: 16\n  lora_alpha: 32\nflash_attn: flash_attention_2\ntrain_dataset: data/v1_sft_demo.yaml\nmicro_batch_size: 1\nlearning_rate: 1.0e-4\n';
+  const v1 =
+    'model: Qwen/Qwen3-4B\nmodel_class: llm\npeft_config:\n  name: lora\n  r: 16\n  lora_alpha: 32\nflash_attn: flash_attention_2\ntrain_dataset: data/v1_sft_demo.yaml\nmicro_batch_size: 1\nlearning_rate: 1.0e-4\n';
   assert.equal(kindOf(v1, 'train_lora_sft.yaml'), 'llamafactory');
   assert.deepEqual(codes(v1, 'train_lora_sft.yaml'), []);
   assert.ok(codes(v1.replace('flash_attention_2', 'flash_attention_9'), 'train_lora_sft.yaml').includes('RFT754'));
 });
 
 test('DeepSpeed: field-name aliases, sub_group_size 0, newer sections and "_comment" are valid; misspelt ZeRO keys are not', () => {
-  const ds = '{"_comment": "see docs", "zero_optimization": {"stage": 3, "sub_group_size": 0, "max_live_parameters": 1e9, "gather_16bit_weights_on_model_save": true}, "compile": {"disable": false}, "tensor_parallel": {"autotp_size": 2}, "seq_parallel_communication_data_type": "bf16"}';
+  const ds =
+    '{"_comment": "see docs", "zero_optimization": {"stage": 3, "sub_group_size": 0, "max_live_parameters": 1e9, "gather_16bit_weights_on_model_save": true}, "compile": {"disable": false}, "tensor_parallel": {"autotp_size": 2}, "seq_parallel_communication_data_type": "bf16"}';
   assert.deepEqual(codes(ds, 'ds_config.json'), []);
   assert.ok(codes('{"zero_optimization": {"stage": 3, "max_live_parameter": 1e9}}', 'ds_config.json').includes('RFT300'));
-  assert.ok(codes('{"zero_optimization": {"stage": 3, "_comment": "x"}}', 'ds_config.json').includes('RFT300'), 'DeepSpeed forbids extra keys inside zero_optimization');
+  assert.ok(
+    codes('{"zero_optimization": {"stage": 3, "_comment": "x"}}', 'ds_config.json').includes('RFT300'),
+    'DeepSpeed forbids extra keys inside zero_optimization',
+  );
 });
 
 test('W&B sweeps: grid over int_uniform/q_uniform, Launch sweeps and controller/scheduler keys are valid; grid over uniform is not', () => {
-  const grid = 'program: train.py\nmethod: grid\nparameters:\n  epochs:\n    distribution: int_uniform\n    min: 10\n    max: 20\n  lr:\n    distribution: q_uniform\n    min: 0\n    max: 1\n    q: 0.25\n';
+  const grid =
+    'program: train.py\nmethod: grid\nparameters:\n  epochs:\n    distribution: int_uniform\n    min: 10\n    max: 20\n  lr:\n    distribution: q_uniform\n    min: 0\n    max: 1\n    q: 0.25\n';
   assert.deepEqual(codes(grid, 'sweep.yaml'), []);
   assert.ok(codes(grid.replace('q_uniform', 'uniform'), 'sweep.yaml').includes('RFT514'));
   // No distribution: integer bounds make wandb infer int_uniform (grid-able); 1.0 is a float to Python.
   assert.deepEqual(codes('program: t.py\nmethod: grid\nparameters:\n  layers:\n    min: 1\n    max: 4\n', 'sweep.yaml'), []);
   assert.ok(codes('program: t.py\nmethod: grid\nparameters:\n  layers:\n    min: 1.0\n    max: 4\n', 'sweep.yaml').includes('RFT514'));
-  const launch = 'job: wandb/sweep-jobs/job-train:latest\nmetric:\n  name: val_loss\n  goal: minimize\nscheduler:\n  job: wandb/sweep-jobs/job-optuna-sweep-scheduler:latest\n  num_workers: 2\nparameters:\n  lr:\n    min: 0.0001\n    max: 1.0\n';
+  const launch =
+    'job: wandb/sweep-jobs/job-train:latest\nmetric:\n  name: val_loss\n  goal: minimize\nscheduler:\n  job: wandb/sweep-jobs/job-optuna-sweep-scheduler:latest\n  num_workers: 2\nparameters:\n  lr:\n    min: 0.0001\n    max: 1.0\n';
   assert.equal(kindOf(launch, 'optuna_config_basic.yaml'), 'sweep');
   assert.deepEqual(codes(launch, 'optuna_config_basic.yaml'), []);
   assert.ok(codes(launch.replace(/scheduler:\n( {2}.*\n)+/, ''), 'optuna_config_basic.yaml').includes('RFT501'), 'without a scheduler the method is required');
-  assert.deepEqual(codes('program: t.py\nmethod: grid\ncontroller:\n  type: local\ncommand:\n  - ${env}\n  - ${interpreter}\n  - ${program}\n  - ${args}\nparameters:\n  a:\n    values: [1, 2]\n', 'sweep.yaml'), []);
+  assert.deepEqual(
+    codes(
+      'program: t.py\nmethod: grid\ncontroller:\n  type: local\ncommand:\n  - ${env}\n  - ${interpreter}\n  - ${program}\n  - ${args}\nparameters:\n  a:\n    values: [1, 2]\n',
+      'sweep.yaml',
+    ),
+    [],
+  );
 });
 
 test('4-bit + FlashAttention-2: compute dtype implied by bf16 (Axolotl), by bf16/fp16 or inference (LLaMA-Factory) and by torch_dtype (TRL) counts', () => {
@@ -88,25 +104,39 @@ test('.env: a key left blank in a template overrides nothing; a bad number is st
 });
 
 test('.env: export, quotes, inline comments, spaces around = and names without a value are all valid; prose is not', () => {
-  const env = 'export WANDB_PROJECT="sft"   # project\nWANDB_ENTITY=\'team\'\nEMPTY=\nQUOTED_EMPTY=""\nURL=http://host/#frag\nexport  SPACED = value\nCUDA_VISIBLE_DEVICES="0,1"\nPYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:128\nHF_HOME\nexport WANDB_MODE\nBATCH_SIZE="8"\n';
+  const env =
+    'export WANDB_PROJECT="sft"   # project\nWANDB_ENTITY=\'team\'\nEMPTY=\nQUOTED_EMPTY=""\nURL=http://host/#frag\nexport  SPACED = value\nCUDA_VISIBLE_DEVICES="0,1"\nPYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:128\nHF_HOME\nexport WANDB_MODE\nBATCH_SIZE="8"\n';
   assert.deepEqual(codes(env, '.env'), []);
   assert.deepEqual(codes('HF_TOKEN hf_abc\n', '.env'), ['RFT600']);
 });
 
 test('trainer YAML: TRL, alignment-handbook and open-r1 keys are known; a typo of a TrainingArguments key is still reported', () => {
-  const trl = 'model_name_or_path: m\ndataset_mixture:\n  datasets: []\nbeta: 0.1\nmax_prompt_length: 512\nuse_vllm: true\nreward_funcs: [accuracy]\nhub_model_revision: main\nlearning_rate: 5.0e-7\ninclude_num_input_tokens_seen: non_padding\nattn_implementation: kernels-community/vllm-flash-attn3\n';
+  const trl =
+    'model_name_or_path: m\ndataset_mixture:\n  datasets: []\nbeta: 0.1\nmax_prompt_length: 512\nuse_vllm: true\nreward_funcs: [accuracy]\nhub_model_revision: main\nlearning_rate: 5.0e-7\ninclude_num_input_tokens_seen: non_padding\nattn_implementation: kernels-community/vllm-flash-attn3\n';
   assert.deepEqual(codes(trl, 'config_full.yaml'), []);
   assert.ok(codes(`${trl}gradient_accumulaton_steps: 4\n`, 'config_full.yaml').includes('RFT400'));
   // Hub kernel ids are accepted, so a near miss of a built-in name fails the pattern, still with the suggestion.
-  const typo = validateText('model_name_or_path: m\nlearning_rate: 0.0001\nattn_implementation: flash_attention2\n', { fileName: 'config_full.yaml' }).diagnostics;
-  assert.deepEqual(typo.map((d) => [d.code, d.fixes?.[0]?.title]), [['RFT405', "Change to 'flash_attention_2'"]]);
+  const typo = validateText('model_name_or_path: m\nlearning_rate: 0.0001\nattn_implementation: flash_attention2\n', {
+    fileName: 'config_full.yaml',
+  }).diagnostics;
+  assert.deepEqual(
+    typo.map((d) => [d.code, d.fixes?.[0]?.title]),
+    [['RFT405', "Change to 'flash_attention_2'"]],
+  );
 });
 
 test('YAML merge keys: "<<: *defaults" joins the named keys (written keys win, the first source wins) and is no unknown key; a merged bad value is still reported; "<<" on a scalar is an error', () => {
   // A W&B sweep is strict (unknown keys are errors), so a "<<" taken for a key would be reported.
-  const sweep = 'program: train.py\nmethod: bayes\nmetric:\n  name: loss\n  goal: minimize\nlr_defaults: &lr\n  distribution: log_uniform_values\n  min: 1e-5\n  max: 1e-3\nparameters:\n  learning_rate:\n    <<: *lr\n  warmup:\n    <<: *lr\n    max: 1e-2\n';
+  const sweep =
+    'program: train.py\nmethod: bayes\nmetric:\n  name: loss\n  goal: minimize\nlr_defaults: &lr\n  distribution: log_uniform_values\n  min: 1e-5\n  max: 1e-3\nparameters:\n  learning_rate:\n    <<: *lr\n  warmup:\n    <<: *lr\n    max: 1e-2\n';
   const r = validateText(sweep, { fileName: 'wandb_sweep.yaml' });
-  assert.deepEqual(r.diagnostics.filter((d) => d.code !== 'RFT310').map((d) => `${d.code} ${d.message}`).filter((m) => m.includes('<<')), []);
+  assert.deepEqual(
+    r.diagnostics
+      .filter((d) => d.code !== 'RFT310')
+      .map((d) => `${d.code} ${d.message}`)
+      .filter((m) => m.includes('<<')),
+    [],
+  );
   const root = parseConfigText(sweep, 'yaml').root;
   const params = toValue(root) as { parameters: Record<string, Record<string, unknown>> };
   assert.deepEqual(params.parameters.learning_rate, { distribution: 'log_uniform_values', min: 1e-5, max: 1e-3 });
@@ -118,5 +148,8 @@ test('YAML merge keys: "<<: *defaults" joins the named keys (written keys win, t
   const hit = validateText(bad, { fileName: 'wandb_sweep.yaml' }).diagnostics.find((d) => bad.slice(d.start, d.end).includes('log_uniformish'));
   assert.ok(hit, 'the bad merged value is reported where it is written');
   const scalar = validateText('program: t.py\nmethod: grid\nparameters:\n  lr:\n    <<: 3\n    values: [1]\n', { fileName: 'wandb_sweep.yaml' });
-  assert.ok(scalar.diagnostics.some((d) => d.code === 'RFT001' && d.message.includes('merge key')), JSON.stringify(scalar.diagnostics));
+  assert.ok(
+    scalar.diagnostics.some((d) => d.code === 'RFT001' && d.message.includes('merge key')),
+    JSON.stringify(scalar.diagnostics),
+  );
 });

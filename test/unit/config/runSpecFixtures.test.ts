@@ -9,7 +9,9 @@ import { runSpecSchema } from '../../../src/core/config/schemas/runSpec';
 const dir = join(__dirname, '../../fixtures/runspec');
 
 test('runspec fixtures: every <name>.yaml has an identical <name>.json twin and both satisfy the schema', () => {
-  const names = readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -5));
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -5));
   assert.ok(names.length >= 3, `expected the three seed profiles, got ${names.join(', ')}`);
   for (const n of names) {
     const fromYaml: unknown = parse(readFileSync(join(dir, `${n}.yaml`), 'utf8'));

@@ -30,7 +30,11 @@ const EXPECTED: Readonly<Record<string, readonly Expected[]>> = {
   ],
 };
 
-interface Finding { code: string; line: number; message: string }
+interface Finding {
+  code: string;
+  line: number;
+  message: string;
+}
 
 interface Checked {
   readonly rel: string;
@@ -89,10 +93,19 @@ test('wild configs: every kind but the run spec, 4 to 8 files each, each saying 
   for (const f of all) {
     const name = f.rel.slice(f.folder.length + 1);
     assert.ok(readme.includes(`| ${f.folder} | \`${name}\` |`), `${f.rel} is not listed in README.md`);
-    if (!name.endsWith('.json')) assert.match(readFileSync(f.abs, 'utf8'), /^# Hand-written in the style of [^\n;]+; exercises: \S[^\n]*\n/, `${f.rel}: first line does not say it is hand-written and what it exercises`);
+    if (!name.endsWith('.json'))
+      assert.match(
+        readFileSync(f.abs, 'utf8'),
+        /^# Hand-written in the style of [^\n;]+; exercises: \S[^\n]*\n/,
+        `${f.rel}: first line does not say it is hand-written and what it exercises`,
+      );
   }
   const listed = [...readme.matchAll(/^\| (\w+) \| `([^`]+)` \|/gm)].map((m) => `${m[1]}/${m[2]}`);
-  assert.deepEqual(listed.filter((rel) => !all.some((f) => f.rel === rel)), [], 'README.md lists files that are not there');
+  assert.deepEqual(
+    listed.filter((rel) => !all.some((f) => f.rel === rel)),
+    [],
+    'README.md lists files that are not there',
+  );
 });
 
 test('wild configs: each is detected as the kind its folder names', () => {
@@ -118,7 +131,10 @@ test('wild configs: every expected diagnostic is still reported (the table canno
     assert.ok(r, `${rel} is in the expectations table but not in the fixtures`);
     for (const w of want) {
       assert.ok(w.reason.length > 0, `${rel}: ${w.code} needs a reason`);
-      assert.ok(r.problems.some((e) => e.code === w.code && e.line === w.line), `${rel}: expected ${w.code} on line ${w.line} (${w.reason}); got ${JSON.stringify(r.problems)}`);
+      assert.ok(
+        r.problems.some((e) => e.code === w.code && e.line === w.line),
+        `${rel}: expected ${w.code} on line ${w.line} (${w.reason}); got ${JSON.stringify(r.problems)}`,
+      );
     }
   }
 });

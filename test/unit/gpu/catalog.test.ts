@@ -4,9 +4,18 @@ import { GPU_CATALOG, GPU_IDS, findGpu, gpusWithAtLeast } from '../../../src/cor
 import { validateText } from '../../../src/core/config/validate';
 
 test('catalog: bf16 / FlashAttention-2 / fp8 follow compute capability (T4, V100 have neither bf16 nor FA2)', () => {
-  assert.deepEqual(GPU_IDS.filter((id) => !GPU_CATALOG[id].bf16), ['T4', 'V100']);
-  assert.deepEqual(GPU_IDS.filter((id) => !GPU_CATALOG[id].flashAttention2), ['T4', 'V100']);
-  assert.deepEqual(GPU_IDS.filter((id) => GPU_CATALOG[id].fp8), ['L4', 'RTX4090', 'H100', 'H200']);
+  assert.deepEqual(
+    GPU_IDS.filter((id) => !GPU_CATALOG[id].bf16),
+    ['T4', 'V100'],
+  );
+  assert.deepEqual(
+    GPU_IDS.filter((id) => !GPU_CATALOG[id].flashAttention2),
+    ['T4', 'V100'],
+  );
+  assert.deepEqual(
+    GPU_IDS.filter((id) => GPU_CATALOG[id].fp8),
+    ['L4', 'RTX4090', 'H100', 'H200'],
+  );
   assert.equal(GPU_CATALOG['A100-40GB'].vramGb, 40);
   assert.equal(GPU_CATALOG.H200.vramGb, 141);
 });
@@ -18,7 +27,10 @@ test('catalog: the spellings people use resolve (GCP accelerator types, "Tesla T
   assert.equal(findGpu('a100')?.id, 'A100-40GB');
   assert.equal(findGpu('A100-80G')?.id, 'A100-80GB');
   assert.equal(findGpu('TPUv5'), undefined);
-  assert.deepEqual(gpusWithAtLeast(70).map((g) => g.id), ['A100-80GB', 'H100', 'H200']);
+  assert.deepEqual(
+    gpusWithAtLeast(70).map((g) => g.id),
+    ['A100-80GB', 'H100', 'H200'],
+  );
 });
 
 test('run spec: target.gpu written as a GCP accelerator type gets a fix to the catalog id', () => {

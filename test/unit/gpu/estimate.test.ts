@@ -6,18 +6,45 @@ import { GPU_CATALOG, findGpu } from '../../../src/core/gpu/catalog';
 import { parseConfigText } from '../../../src/core/config/parse';
 import { estimateLabel, estimateRunSpec } from '../../../src/core/config/runSpecEstimate';
 
-test('estimate: the seed\'s 7.6B BF16 LoRA on a 40 GB A100 lands within ±25% of its ~28.5 GB budget', () => {
+test("estimate: the seed's 7.6B BF16 LoRA on a 40 GB A100 lands within ±25% of its ~28.5 GB budget", () => {
   // Seed 002: Qwen2-based 7.6B model in BF16, LoRA, 8 frames @ 512px (~4k tokens), batch 1,
   // gradient checkpointing, 8-bit AdamW, FlashAttention-2: "Total ~28.5 GB (fits comfortably in 40GB)".
   const model = lookupModel('Qwen/Qwen2-7B-Instruct')!;
-  const e = estimateMemory({ model, method: 'lora-bf16', doubleQuant: false, weightBytes: 2, loraR: 16, loraTargets: 'all-linear', batch: 1, seqLen: 4096, gradientCheckpointing: true, optimizer: 'adamw_8bit', attention: 'flash', gpuCount: 1, zeroStage: 0 });
+  const e = estimateMemory({
+    model,
+    method: 'lora-bf16',
+    doubleQuant: false,
+    weightBytes: 2,
+    loraR: 16,
+    loraTargets: 'all-linear',
+    batch: 1,
+    seqLen: 4096,
+    gradientCheckpointing: true,
+    optimizer: 'adamw_8bit',
+    attention: 'flash',
+    gpuCount: 1,
+    zeroStage: 0,
+  });
   assert.ok(e.totalGib >= 28.5 * 0.75 && e.totalGib <= 28.5 * 1.25, `${e.totalGib.toFixed(1)} GB`);
   assert.ok(e.totalGib < GPU_CATALOG['A100-40GB'].vramGb);
 });
 
 test('estimate: QLoRA fine-tunes LLaMA-65B within a 48 GB GPU (Dettmers et al. 2023), and 16-bit LoRA does not', () => {
   const model = lookupModel('huggyllama/llama-65b')!;
-  const base = { model, doubleQuant: true, weightBytes: 2, loraR: 64, loraTargets: 'all-linear' as const, batch: 1, seqLen: 512, gradientCheckpointing: true, optimizer: 'paged_adamw_32bit', attention: 'flash' as const, gpuCount: 1, zeroStage: 0 };
+  const base = {
+    model,
+    doubleQuant: true,
+    weightBytes: 2,
+    loraR: 64,
+    loraTargets: 'all-linear' as const,
+    batch: 1,
+    seqLen: 512,
+    gradientCheckpointing: true,
+    optimizer: 'paged_adamw_32bit',
+    attention: 'flash' as const,
+    gpuCount: 1,
+    zeroStage: 0,
+  };
   const q = estimateMemory({ ...base, method: 'qlora' });
   // The paper: "reduces the average memory requirements of finetuning a 65B parameter model from
   // >780GB of GPU memory to <48GB"; the 4-bit weights alone are ~33 GB, so the band is 33–48.
@@ -34,16 +61,34 @@ test('estimate: LoRA parameter count matches peft for Llama-2-7B r=8 on q_proj,v
 });
 
 test('estimate: gradient checkpointing and smaller batches lower the activation part; config.json is read', () => {
-  const model = shapeFromConfigJson(JSON.stringify({ hidden_size: 4096, num_hidden_layers: 32, intermediate_size: 11008, num_attention_heads: 32, vocab_size: 32000 }), 'config.json')!;
+  const model = shapeFromConfigJson(
+    JSON.stringify({ hidden_size: 4096, num_hidden_layers: 32, intermediate_size: 11008, num_attention_heads: 32, vocab_size: 32000 }),
+    'config.json',
+  )!;
   assert.ok(Math.abs(model.params - 6.74e9) / 6.74e9 < 0.01, String(model.params));
-  const x = { model, method: 'qlora' as const, doubleQuant: true, weightBytes: 2, loraR: 16, loraTargets: 'all-linear' as const, batch: 8, seqLen: 2048, gradientCheckpointing: false, optimizer: 'paged_adamw_8bit', attention: 'flash' as const, gpuCount: 1, zeroStage: 0 };
+  const x = {
+    model,
+    method: 'qlora' as const,
+    doubleQuant: true,
+    weightBytes: 2,
+    loraR: 16,
+    loraTargets: 'all-linear' as const,
+    batch: 8,
+    seqLen: 2048,
+    gradientCheckpointing: false,
+    optimizer: 'paged_adamw_8bit',
+    attention: 'flash' as const,
+    gpuCount: 1,
+    zeroStage: 0,
+  };
   const a = estimateMemory(x).totalGib;
   assert.ok(estimateMemory({ ...x, gradientCheckpointing: true }).totalGib < a);
   assert.ok(estimateMemory({ ...x, batch: 1 }).totalGib < a);
 });
 
 test('estimate: run spec → CodeLens label and a does-not-fit diagnostic with the cheapest fixes', () => {
-  const spec = 'version: 1\nmodel:\n  id: meta-llama/Llama-2-7b-hf\nmethod: qlora\ndata:\n  train: a/b\n  max_seq_length: 2048\ntrainer:\n  per_device_batch_size: 4\n  gradient_accumulation: 4\n  precision: fp16\ntarget:\n  provider: gcp\n  gpu: T4\n';
+  const spec =
+    'version: 1\nmodel:\n  id: meta-llama/Llama-2-7b-hf\nmethod: qlora\ndata:\n  train: a/b\n  max_seq_length: 2048\ntrainer:\n  per_device_batch_size: 4\n  gradient_accumulation: 4\n  precision: fp16\ntarget:\n  provider: gcp\n  gpu: T4\n';
   const { root } = parseConfigText(spec, 'yaml');
   const e = estimateRunSpec(root, 'finetune.yaml', undefined)!;
   assert.match(estimateLabel(e), /^≈ \d+(\.\d)? GB of 16 GB on T4 \(does not fit\)$/);

@@ -25,13 +25,15 @@ const H100_UUID = 'GPU-5b1e9c2a-7d34-4f08-a6c1-93e2d7b04f15';
 /** What `--query-gpu=index,name,memory.total,driver_version,uuid --format=csv,noheader,nounits` prints on the
  *  machine of a hand-written `--format=csv` sample: its values for those fields, units dropped as nounits does. */
 function probeCsvFrom(file: string): string {
-  return parseNvidiaSmiCsv(hand(file)).rows
-    .map((r) => PROBE_FIELDS.map((f) => (r.values.get(f) ?? '').replace(/ MiB$/, '')).join(', '))
+  return parseNvidiaSmiCsv(hand(file))
+    .rows.map((r) => PROBE_FIELDS.map((f) => (r.values.get(f) ?? '').replace(/ MiB$/, '')).join(', '))
     .join('\n');
 }
 
 const tmp: string[] = [];
-after(() => { for (const d of tmp) rmSync(d, { recursive: true, force: true }); });
+after(() => {
+  for (const d of tmp) rmSync(d, { recursive: true, force: true });
+});
 
 /** Runs GPU_PROBE_COMMAND under sh with a stand-in nvidia-smi that prints `csv` for --query-gpu and `banner` otherwise. */
 function runProbe(csv: string, banner: string, rc = 0): string {
@@ -50,8 +52,12 @@ test('probe command on banners: CUDA from "CUDA Version" (470–595) and "CUDA U
   const csv = probeCsvFrom('h100-mig_csv-units.csv');
   assert.equal(csv, `0, NVIDIA H100 80GB HBM3, 81559, 590.48.01, ${H100_UUID}`);
   const banners = [
-    ...readdirSync(REAL).filter((f) => f.startsWith('table_')).map((f) => ({ f, text: real(f), want: expectedReal.find((c) => c.file === f)!.cuda })),
-    ...readdirSync(HAND).filter((f) => f.startsWith('banner_')).map((f) => ({ f, text: hand(f), want: expectedHand.find((c) => c.file === f)!.cuda })),
+    ...readdirSync(REAL)
+      .filter((f) => f.startsWith('table_'))
+      .map((f) => ({ f, text: real(f), want: expectedReal.find((c) => c.file === f)!.cuda })),
+    ...readdirSync(HAND)
+      .filter((f) => f.startsWith('banner_'))
+      .map((f) => ({ f, text: hand(f), want: expectedHand.find((c) => c.file === f)!.cuda })),
   ];
   assert.ok(banners.length >= 13);
   assert.ok(banners.some((b) => b.want === null) && banners.some((b) => b.want === '13.3'));
@@ -66,7 +72,10 @@ test('probe command on banners: CUDA from "CUDA Version" (470–595) and "CUDA U
 test('probe on a MIG H100 (590) and a Windows 610 driver: names, memory, driver and CUDA', () => {
   const h100 = parseGpuProbe(runProbe(probeCsvFrom('h100-mig_csv-units.csv'), hand('banner_h100-mig_590.txt')));
   assert.deepEqual(h100, {
-    kind: 'nvidia', count: 1, driverVersion: '590.48.01', cudaVersion: '13.1',
+    kind: 'nvidia',
+    count: 1,
+    driverVersion: '590.48.01',
+    cudaVersion: '13.1',
     gpus: [{ index: 0, name: 'NVIDIA H100 80GB HBM3', memoryTotalMiB: 81559, uuid: H100_UUID }],
   });
   assert.equal(describeGpus(h100), '1 × NVIDIA H100 80GB HBM3 (80 GiB), driver 590.48.01, CUDA 13.1');
@@ -94,7 +103,10 @@ test('probe failures: each real message gives "no GPU" with nvidia-smi\'s words 
     assert.equal(r.kind, 'none', file);
     return r.kind === 'none' ? r.reason : '';
   };
-  assert.match(reason('err_driver-not-loaded.txt', 9), /^No NVIDIA GPU available: nvidia-smi failed \(exit 9\): NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.* — The NVIDIA driver is not loaded/);
+  assert.match(
+    reason('err_driver-not-loaded.txt', 9),
+    /^No NVIDIA GPU available: nvidia-smi failed \(exit 9\): NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.* — The NVIDIA driver is not loaded/,
+  );
   assert.match(reason('err_driver-not-loaded_curly-quote.txt', 9), /driver is not loaded/);
   assert.match(reason('err_no-devices.txt', 6), /\(exit 6\): No devices were found — The NVIDIA driver is loaded but finds no GPU/);
   assert.match(reason('err_nvml-mismatch_570.txt', 18), /Driver\/library version mismatch — .*\(the library is 570\.124\).*reboot the host/);
@@ -136,7 +148,14 @@ test('probe: a last CSV line left unterminated (nvidia-smi killed mid-line) does
 test('probe: hostile output never throws and never invents a GPU', () => {
   let seed = 11;
   const junk = Array.from({ length: 100_000 }, () => String.fromCharCode((seed = (seed * 1103515245 + 12345) % 2147483648) % 256)).join('');
-  for (const out of [junk, `${junk}\nRFT-RC 0\n`, `${'x'.repeat(4 * 1024 * 1024)}\nRFT-RC 0\n`, '\x1b[31mRFT-RC 0\x1b[0m\n', 'RFT-RC abc\n', '0, , 1, 2, 3\nRFT-RC 0\n']) {
+  for (const out of [
+    junk,
+    `${junk}\nRFT-RC 0\n`,
+    `${'x'.repeat(4 * 1024 * 1024)}\nRFT-RC 0\n`,
+    '\x1b[31mRFT-RC 0\x1b[0m\n',
+    'RFT-RC abc\n',
+    '0, , 1, 2, 3\nRFT-RC 0\n',
+  ]) {
     const r = parseGpuProbe(out);
     assert.equal(r.kind, 'none');
     describeGpus(r);

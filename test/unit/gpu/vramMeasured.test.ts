@@ -7,7 +7,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { estimateMemory } from '../../../src/core/gpu/estimate';
 import type { VramRecord } from '../../../bench/gpu/vramCheck';
-import { ROOT, TOLERANCE, checkRecord, estimateInput, measuredFiles, parseVramFile, readRepoText, renderTable, README_END, README_START, withTable } from '../../../bench/gpu/vramCheck';
+import {
+  ROOT,
+  TOLERANCE,
+  checkRecord,
+  estimateInput,
+  measuredFiles,
+  parseVramFile,
+  readRepoText,
+  renderTable,
+  README_END,
+  README_START,
+  withTable,
+} from '../../../bench/gpu/vramCheck';
 
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'gpu-vram', 'synthetic-vram-not-measured.json');
 const synthetic = parseVramFile(readFileSync(FIXTURE, 'utf8'), FIXTURE);
@@ -19,9 +31,12 @@ test('vram check: the synthetic fixture is marked synthetic and its records are 
   assert.deepEqual(judged.map((r) => r.synthetic_expect).sort(), ['accept', 'accept', 'reject', 'reject']);
   for (const rec of judged) {
     const c = checkRecord(rec, readRepoText);
-    assert.equal(c.ok ? 'accept' : 'reject', rec.synthetic_expect,
+    assert.equal(
+      c.ok ? 'accept' : 'reject',
+      rec.synthetic_expect,
       `${rec.case}: estimate ${c.estimateGib.toFixed(2)} GiB, synthetic "measured" ${c.measuredGib.toFixed(2)} GiB, error ${(c.error * 100).toFixed(1)}% ` +
-      '(if estimate.ts changed on purpose, recompute the fixture as its note says)');
+        '(if estimate.ts changed on purpose, recompute the fixture as its note says)',
+    );
   }
 });
 
@@ -36,16 +51,20 @@ test('vram check: the limit is ±15% of the measurement, on both sides', () => {
   assert.equal(at(0.849), false);
 });
 
-test('vram check: a record without a measurement, or a file that is not the harness\'s, is refused', () => {
+test("vram check: a record without a measurement, or a file that is not the harness's, is refused", () => {
   const oom = synthetic.cases.find((r) => r.status === 'oom')!;
   assert.throws(() => checkRecord(oom, readRepoText), /no measurement/);
-  assert.throws(() => parseVramFile(JSON.stringify({ kind: 'gpu-vram', dry_run: false, gpu: 'x', cases: [{ case: 'a' }] }), 'bad.json'), /not a vram_measure\.py file/);
+  assert.throws(
+    () => parseVramFile(JSON.stringify({ kind: 'gpu-vram', dry_run: false, gpu: 'x', cases: [{ case: 'a' }] }), 'bad.json'),
+    /not a vram_measure\.py file/,
+  );
 });
 
 test('vram check: every case measured on a GPU (bench/gpu/vram-*.json) is within ±15% of its estimate', (t) => {
   const files = measuredFiles();
   if (files.length === 0) {
-    const why = 'no bench/gpu/vram-*.json: run `npm run bench:gpu-vram -- --chunk N --resume` (README, "On a GPU machine") on a GPU machine and commit the file';
+    const why =
+      'no bench/gpu/vram-*.json: run `npm run bench:gpu-vram -- --chunk N --resume` (README, "On a GPU machine") on a GPU machine and commit the file';
     console.log(`SKIPPED: ${why}`);
     t.skip(why);
     return;
@@ -58,7 +77,10 @@ test('vram check: every case measured on a GPU (bench/gpu/vram-*.json) is within
     for (const rec of f.cases.filter((r) => r.status === 'ok')) {
       const c = checkRecord(rec, readRepoText);
       checked++;
-      if (!c.ok) bad.push(`${f.gpu} ${rec.case}: estimate ${c.estimateGib.toFixed(2)} GiB, measured ${c.measuredGib.toFixed(2)} GiB reserved (${c.error >= 0 ? '+' : ''}${(c.error * 100).toFixed(1)}%)`);
+      if (!c.ok)
+        bad.push(
+          `${f.gpu} ${rec.case}: estimate ${c.estimateGib.toFixed(2)} GiB, measured ${c.measuredGib.toFixed(2)} GiB reserved (${c.error >= 0 ? '+' : ''}${(c.error * 100).toFixed(1)}%)`,
+        );
     }
   }
   console.log(`vram check: ${checked - bad.length} of ${checked} measured cases within ±${TOLERANCE * 100}%`);

@@ -12,15 +12,43 @@ import type { RunRecord } from '../../../src/core/runs/runRecord';
 test('comparable runs: every recorded run, newest first, its mirror events.jsonl, GPU, host and state in the detail', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-compare-'));
   const store = new RunStore(join(dir, 'runs.json'));
-  const base = { specPath: '/ws/finetune.yaml', specHash: 'h', updatedAt: '2026-11-24T10:00:00.000Z', provider: 'ssh', offsets: { output_log: 0, events: 0, gpu: 0 }, workspaceDir: '/ws', origin: 'here', teardownPolicy: 'terminate' } as const;
-  store.add({ ...base, id: 'r-old', name: 'first', createdAt: '2026-11-24T09:00:00.000Z', status: 'completed', host: 'gpu-box', gpu: 'A100-80GB' } as RunRecord);
-  store.add({ ...base, id: 'r-new', name: 'second', createdAt: '2026-11-24T11:00:00.000Z', status: 'running', host: 'gpu-box', localDir: join(dir, 'elsewhere') } as RunRecord);
+  const base = {
+    specPath: '/ws/finetune.yaml',
+    specHash: 'h',
+    updatedAt: '2026-11-24T10:00:00.000Z',
+    provider: 'ssh',
+    offsets: { output_log: 0, events: 0, gpu: 0 },
+    workspaceDir: '/ws',
+    origin: 'here',
+    teardownPolicy: 'terminate',
+  } as const;
+  store.add({
+    ...base,
+    id: 'r-old',
+    name: 'first',
+    createdAt: '2026-11-24T09:00:00.000Z',
+    status: 'completed',
+    host: 'gpu-box',
+    gpu: 'A100-80GB',
+  } as RunRecord);
+  store.add({
+    ...base,
+    id: 'r-new',
+    name: 'second',
+    createdAt: '2026-11-24T11:00:00.000Z',
+    status: 'running',
+    host: 'gpu-box',
+    localDir: join(dir, 'elsewhere'),
+  } as RunRecord);
   const ctx = new RunPanelsContext(store, (id) => join(dir, 'runs', id));
   const runs = ctx.comparableRuns();
-  assert.deepEqual(runs.map((r) => [r.id, r.label, r.eventsPath]), [
-    ['r-new', 'second', join(dir, 'elsewhere', 'events.jsonl')],
-    ['r-old', 'first', join(dir, 'runs', 'r-old', 'events.jsonl')],
-  ]);
+  assert.deepEqual(
+    runs.map((r) => [r.id, r.label, r.eventsPath]),
+    [
+      ['r-new', 'second', join(dir, 'elsewhere', 'events.jsonl')],
+      ['r-old', 'first', join(dir, 'runs', 'r-old', 'events.jsonl')],
+    ],
+  );
   assert.match(runs[1]!.detail ?? '', /A100-80GB · gpu-box · completed$/);
   ctx.dispose?.();
 });

@@ -21,7 +21,10 @@ test('ANSI and OSC sequences are stripped for matching', () => {
 test('the ring keeps only the newest lines', () => {
   const r = new LineRing(3);
   for (let n = 1; n <= 10; n++) r.push({ n, text: `l${n}`, level: 'info', at: 0 });
-  assert.deepEqual([...r.lines()].map((l) => l.n), [8, 9, 10]);
+  assert.deepEqual(
+    [...r.lines()].map((l) => l.n),
+    [8, 9, 10],
+  );
   assert.equal(r.size, 3);
 });
 

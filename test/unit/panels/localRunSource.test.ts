@@ -19,12 +19,17 @@ async function until(pred: () => boolean, what: string, ms = 5000): Promise<void
   }
 }
 
-test('finds a run folder\'s files from any one of them', () => {
+test("finds a run folder's files from any one of them", () => {
   const d = join(dir, 'run-a');
   rmSync(d, { recursive: true, force: true });
   mkdirSync(d);
   for (const f of ['output.log', 'events.jsonl', 'gpu.csv']) writeFileSync(join(d, f), '');
-  assert.deepEqual(runFilesNear(join(d, 'gpu.csv')), { log: join(d, 'output.log'), events: join(d, 'events.jsonl'), gpu: join(d, 'gpu.csv'), procs: undefined });
+  assert.deepEqual(runFilesNear(join(d, 'gpu.csv')), {
+    log: join(d, 'output.log'),
+    events: join(d, 'events.jsonl'),
+    gpu: join(d, 'gpu.csv'),
+    procs: undefined,
+  });
   assert.equal(runFilesNear('/elsewhere/train.txt').log, '/elsewhere/train.txt');
 });
 
@@ -46,7 +51,9 @@ test('log bytes, events and GPU samples are tailed by byte offset as the files g
   const fixtureCount = got.length;
   assert.equal(src.logSize(), 6);
   let grown = 0;
-  src.onLogGrown((n) => { grown = n; });
+  src.onLogGrown((n) => {
+    grown = n;
+  });
   appendFileSync(log, 'second line\n');
   await until(() => grown === 18, 'log growth');
   assert.equal(Buffer.from((await src.readLog(6, 100)).bytes).toString(), 'second line\n');
@@ -72,12 +79,14 @@ test('no gpu.csv is the "no GPU" state, not an empty chart', async () => {
   writeFileSync(log, 'x\n');
   const src = await new LocalRunDataSource({ log }).start();
   let state: HostState | undefined;
-  src.onHostState((s) => { state = s; });
+  src.onHostState((s) => {
+    state = s;
+  });
   assert.equal(state?.kind, 'noGpu');
   src.dispose();
 });
 
-test('a host with no NVIDIA GPU: the runner\'s no-gpu event turns the GPU state into noGpu (gpu.csv never comes)', async () => {
+test("a host with no NVIDIA GPU: the runner's no-gpu event turns the GPU state into noGpu (gpu.csv never comes)", async () => {
   const d = join(dir, 'run-nogpu');
   mkdirSync(d, { recursive: true });
   const events = join(d, 'events.jsonl');
@@ -86,14 +95,17 @@ test('a host with no NVIDIA GPU: the runner\'s no-gpu event turns the GPU state 
   const states: HostState[] = [];
   src.onHostState((s) => states.push(s));
   assert.equal(states[0]?.kind, 'connecting');
-  appendFileSync(events, `${JSON.stringify({ v: 1, ts: 1, type: 'warning', code: 'no-gpu', message: 'No NVIDIA GPU on this host: nvidia-smi is not installed. GPU charts stay empty; training will run on CPU or fail.' })}\n`);
+  appendFileSync(
+    events,
+    `${JSON.stringify({ v: 1, ts: 1, type: 'warning', code: 'no-gpu', message: 'No NVIDIA GPU on this host: nvidia-smi is not installed. GPU charts stay empty; training will run on CPU or fail.' })}\n`,
+  );
   await until(() => states.some((s) => s.kind === 'noGpu'), 'noGpu state');
   const last = states[states.length - 1];
   assert.ok(last?.kind === 'noGpu' && /nvidia-smi is not installed/.test(last.detail));
   src.dispose();
 });
 
-test('a GPU lost mid-run: the runner\'s gpu-lost event sets gpuLost, and samples read afterwards do not hide it', async () => {
+test("a GPU lost mid-run: the runner's gpu-lost event sets gpuLost, and samples read afterwards do not hide it", async () => {
   const d = join(dir, 'run-lost');
   mkdirSync(d, { recursive: true });
   const events = join(d, 'events.jsonl');
@@ -103,10 +115,15 @@ test('a GPU lost mid-run: the runner\'s gpu-lost event sets gpuLost, and samples
   const src = await new LocalRunDataSource({ log: join(d, 'output.log'), events, gpu }, { pollMs: 30 }).start();
   const states: HostState[] = [];
   src.onHostState((s) => states.push(s));
-  appendFileSync(events, `${JSON.stringify({ v: 1, ts: 2, type: 'warning', code: 'gpu-lost', message: 'A GPU stopped responding (it fell off the bus or needs a reset): reset the GPU or reboot the host; runs on it will fail until then.' })}\n`);
+  appendFileSync(
+    events,
+    `${JSON.stringify({ v: 1, ts: 2, type: 'warning', code: 'gpu-lost', message: 'A GPU stopped responding (it fell off the bus or needs a reset): reset the GPU or reboot the host; runs on it will fail until then.' })}\n`,
+  );
   await until(() => states.some((s) => s.kind === 'gpuLost'), 'gpuLost state');
   let sampled = 0;
-  src.onGpuSamples((b) => { sampled += b.length; });
+  src.onGpuSamples((b) => {
+    sampled += b.length;
+  });
   appendFileSync(gpu, '1763737200.5, 0, NVIDIA A100-SXM4-40GB, 37, 12, 10240, 40960, 45, [N/A], 400.00, 1410\n');
   await until(() => sampled > 0, 'the late sample');
   const last = states[states.length - 1];

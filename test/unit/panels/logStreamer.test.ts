@@ -12,7 +12,9 @@ class MemoryLog {
     this.bytes = Buffer.concat([this.bytes, typeof b === 'string' ? Buffer.from(b) : b]);
     for (const l of this.listeners) l(this.bytes.length);
   }
-  logSize(): number { return this.bytes.length; }
+  logSize(): number {
+    return this.bytes.length;
+  }
   async readLog(offset: number, max: number): Promise<LogChunk> {
     return { offset, bytes: this.bytes.subarray(offset, Math.min(this.bytes.length, offset + max)) };
   }
@@ -42,9 +44,15 @@ test('never more than the window in flight; acks resume the stream; every byte a
     assert.ok(s.inFlightNow <= 100_000);
   }
   const all = chunks();
-  assert.equal(all.reduce((n, c) => n + c.bytes, 0), 1_000_000);
+  assert.equal(
+    all.reduce((n, c) => n + c.bytes, 0),
+    1_000_000,
+  );
   let off = 0;
-  for (const c of all) { assert.equal(c.offset, off); off += c.bytes; }
+  for (const c of all) {
+    assert.equal(c.offset, off);
+    off += c.bytes;
+  }
   assert.equal(s.stats.maxInFlightBytes <= 100_000, true);
   // Growth after the end is picked up through onLogGrown.
   log.append('tail\n');
@@ -59,7 +67,10 @@ test('multi-byte characters split across chunks decode whole; invalid UTF-8 beco
   const sent: LogToWebview[] = [];
   const s = new LogStreamer(log, (m) => sent.push(m), 't', [], { windowBytes: 1e6, chunkBytes: 1, tailBytes: Infinity });
   await s.start();
-  const text = sent.filter((m): m is LogChunkMessage => m.type === 'chunk').map((m) => m.data).join('');
+  const text = sent
+    .filter((m): m is LogChunkMessage => m.type === 'chunk')
+    .map((m) => m.data)
+    .join('');
   assert.ok(text.startsWith('€uro ✓ '));
   assert.ok(text.includes('\ufffd'));
   assert.ok(text.endsWith(' end\n'));

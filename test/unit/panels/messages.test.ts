@@ -15,9 +15,19 @@ test('valid messages from each webview pass', () => {
 
 test('malformed, unknown, extra-field and oversized messages are refused without throwing', () => {
   const bad: unknown[] = [
-    null, 42, 'ready', {}, { type: 'nope' }, { type: 'ack', seq: -1 }, { type: 'ack', seq: 1.5 }, { type: 'ack', seq: '1' },
-    { type: 'ready', extra: true }, { type: 'copy', text: 'x'.repeat(9 * 1024 * 1024) }, { type: 'openFullLog', line: 0 },
-    { type: 'action', id: 'rm -rf' }, { type: '__proto__' },
+    null,
+    42,
+    'ready',
+    {},
+    { type: 'nope' },
+    { type: 'ack', seq: -1 },
+    { type: 'ack', seq: 1.5 },
+    { type: 'ack', seq: '1' },
+    { type: 'ready', extra: true },
+    { type: 'copy', text: 'x'.repeat(9 * 1024 * 1024) },
+    { type: 'openFullLog', line: 0 },
+    { type: 'action', id: 'rm -rf' },
+    { type: '__proto__' },
   ];
   for (const m of bad) assert.equal(validate(logFromWebview, m).ok, false, JSON.stringify(m)?.slice(0, 60));
   assert.equal(validate(gpuFromWebview, { type: 'ack', seq: 1 }).ok, false);

@@ -18,7 +18,13 @@ test('nonces are fresh crypto-random strings', () => {
 });
 
 test('the shell carries the nonce on its one script, no inline handlers or inline script, and escapes what it interpolates', () => {
-  const html = panelHtml({ cspSource: 'vscode-resource:', nonce: 'N0nce+/=', title: '"><script>alert(1)</script>', scriptUri: 'vscode-resource:/dist/webview/log.js?a"b', styleUris: ['vscode-resource:/media/panels.css'] });
+  const html = panelHtml({
+    cspSource: 'vscode-resource:',
+    nonce: 'N0nce+/=',
+    title: '"><script>alert(1)</script>',
+    scriptUri: 'vscode-resource:/dist/webview/log.js?a"b',
+    styleUris: ['vscode-resource:/media/panels.css'],
+  });
   const scripts = html.match(/<script\b[^>]*>/g) ?? [];
   assert.equal(scripts.length, 1);
   assert.match(scripts[0]!, /nonce="N0nce\+\/="/);

@@ -35,7 +35,15 @@ test('cost: training hours from steps; running and final cost from timestamps', 
   const t0 = Date.UTC(2026, 10, 21, 12, 0, 0);
   assert.equal(runningCost(2.49, t0, t0 + 30 * 60_000, 'lambda'), 1.25);
   const f = finalCost('gcp', 'a2-highgpu-1g', 3.67, t0, t0 + 2 * 3600_000 + 500);
-  assert.deepEqual(f, { provider: 'gcp', instanceType: 'a2-highgpu-1g', pricePerHour: 3.67, launchedAt: '2026-11-21T12:00:00.000Z', endedAt: '2026-11-21T14:00:00.500Z', billedSeconds: 7201, usd: 7.34 });
+  assert.deepEqual(f, {
+    provider: 'gcp',
+    instanceType: 'a2-highgpu-1g',
+    pricePerHour: 3.67,
+    launchedAt: '2026-11-21T12:00:00.000Z',
+    endedAt: '2026-11-21T14:00:00.500Z',
+    billedSeconds: 7201,
+    usd: 7.34,
+  });
 });
 
 test('cost: USD formatting keeps three decimals under $10 (sub-cent hourly prices matter), two above', () => {

@@ -13,7 +13,11 @@ test('instance host key: an OpenSSH Ed25519 key pair that ssh-keygen and ssh2 re
   const dir = mkdtempSync(join(tmpdir(), 'rft-hostkey-'));
   writeFileSync(join(dir, 'key'), k.privateKey, { mode: 0o600 });
   // OpenSSH itself derives the public key from the private one: it must be the one we pin.
-  const derived = execFileSync('ssh-keygen', ['-y', '-f', join(dir, 'key')], { encoding: 'utf8' }).trim().split(/\s+/).slice(0, 2).join(' ');
+  const derived = execFileSync('ssh-keygen', ['-y', '-f', join(dir, 'key')], { encoding: 'utf8' })
+    .trim()
+    .split(/\s+/)
+    .slice(0, 2)
+    .join(' ');
   assert.equal(derived, k.publicKey);
   const parsed = utils.parseKey(k.privateKey);
   assert.ok(!(parsed instanceof Error), String(parsed));

@@ -34,8 +34,14 @@ test('ledger: a corrupt or foreign file reads as empty and is never thrown on', 
   await l.update('r1', { ...base, state: 'active' });
   writeFileSync(l.path, '{not json');
   assert.deepEqual(await l.entries(), []);
-  writeFileSync(l.path, JSON.stringify({ version: 1, entries: [{ runId: 'x' }, { ...base, runId: 'ok', state: 'active', holderPid: 1, holderHost: 'h', updatedAt: 1 }] }));
-  assert.deepEqual((await l.entries()).map((e) => e.runId), ['ok']);
+  writeFileSync(
+    l.path,
+    JSON.stringify({ version: 1, entries: [{ runId: 'x' }, { ...base, runId: 'ok', state: 'active', holderPid: 1, holderHost: 'h', updatedAt: 1 }] }),
+  );
+  assert.deepEqual(
+    (await l.entries()).map((e) => e.runId),
+    ['ok'],
+  );
   await assert.rejects(l.update('bad', { state: 'active' }), /needs provider/);
   assert.match(readFileSync(l.path, 'utf8'), /"ok"/);
 });

@@ -8,7 +8,18 @@ import { GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from '../../../src/core/prov
 import { instanceNameFor, runIdFromName } from '../../../src/core/providers/types';
 import type { Capacity, Offer, ProviderKind } from '../../../src/core/providers/types';
 
-const o = (p: Partial<Offer>): Offer => ({ provider: 'ec2', instanceType: 'x', gpu: 'T4', gpuCount: 1, vramGiB: 16, region: 'us-east-1', pricePerHour: 1, spot: false, capacity: 'available', ...p });
+const o = (p: Partial<Offer>): Offer => ({
+  provider: 'ec2',
+  instanceType: 'x',
+  gpu: 'T4',
+  gpuCount: 1,
+  vramGiB: 16,
+  region: 'us-east-1',
+  pricePerHour: 1,
+  spot: false,
+  capacity: 'available',
+  ...p,
+});
 
 test('offers: launchable first, then cheapest per GPU-hour, then cheapest instance', () => {
   const sorted = sortOffers([
@@ -18,7 +29,10 @@ test('offers: launchable first, then cheapest per GPU-hour, then cheapest instan
     o({ instanceType: 'one', pricePerHour: 1.5 }),
     o({ instanceType: 'cheap-one', pricePerHour: 0.9 }),
   ]);
-  assert.deepEqual(sorted.map((x) => x.instanceType), ['cheap-one', 'eight', 'one', 'unknown', 'none']);
+  assert.deepEqual(
+    sorted.map((x) => x.instanceType),
+    ['cheap-one', 'eight', 'one', 'unknown', 'none'],
+  );
 });
 
 test('offers: ordering is a total order (antisymmetric, transitive) and stable under shuffles', () => {
@@ -33,12 +47,17 @@ test('offers: ordering is a total order (antisymmetric, transitive) and stable u
     spot: fc.boolean(),
     capacity: fc.constantFrom<Capacity>('available', 'unknown', 'unavailable'),
   });
-  fc.assert(fc.property(fc.array(arb, { maxLength: 12 }), (offers) => {
-    const a = sortOffers(offers);
-    const b = sortOffers([...offers].reverse());
-    assert.deepEqual(a.map((x) => JSON.stringify(x)), b.map((x) => JSON.stringify(x)));
-    for (let i = 1; i < a.length; i++) assert.ok(compareOffers(a[i - 1]!, a[i]!) <= 0);
-  }));
+  fc.assert(
+    fc.property(fc.array(arb, { maxLength: 12 }), (offers) => {
+      const a = sortOffers(offers);
+      const b = sortOffers([...offers].reverse());
+      assert.deepEqual(
+        a.map((x) => JSON.stringify(x)),
+        b.map((x) => JSON.stringify(x)),
+      );
+      for (let i = 1; i < a.length; i++) assert.ok(compareOffers(a[i - 1]!, a[i]!) <= 0);
+    }),
+  );
 });
 
 test('offers: GPU matching is loose for families, exact for variants; queries filter count, region, spot', () => {
@@ -54,7 +73,8 @@ test('offers: GPU matching is loose for families, exact for variants; queries fi
 });
 
 test('offers: Lambda instance type names and descriptions give GPU, count and memory', () => {
-  const t = (name: string, gpu_description: string, gpus?: number): ReturnType<typeof lambdaGpuOf> => lambdaGpuOf({ name, gpu_description, price_cents_per_hour: 1, specs: gpus ? { gpus } : undefined });
+  const t = (name: string, gpu_description: string, gpus?: number): ReturnType<typeof lambdaGpuOf> =>
+    lambdaGpuOf({ name, gpu_description, price_cents_per_hour: 1, specs: gpus ? { gpus } : undefined });
   assert.deepEqual(t('gpu_1x_a100', 'A100 (40 GB PCIe)'), { gpu: 'A100-40GB', count: 1, vramGiB: 40 });
   assert.deepEqual(t('gpu_1x_a100_sxm4', 'A100 (40 GB SXM4)'), { gpu: 'A100-40GB', count: 1, vramGiB: 40 });
   assert.deepEqual(t('gpu_8x_a100_80gb_sxm4', 'A100 (80 GB SXM4)', 8), { gpu: 'A100-80GB', count: 8, vramGiB: 80 });
@@ -65,7 +85,11 @@ test('offers: Lambda instance type names and descriptions give GPU, count and me
 });
 
 test('offers: catalogs cover the families the issue names, with positive prices', () => {
-  for (const family of ['g4dn', 'g5', 'g6', 'p4d', 'p4de', 'p5']) assert.ok(EC2_GPU_TYPES.some((x) => x.instanceType.startsWith(`${family}.`)), family);
+  for (const family of ['g4dn', 'g5', 'g6', 'p4d', 'p4de', 'p5'])
+    assert.ok(
+      EC2_GPU_TYPES.some((x) => x.instanceType.startsWith(`${family}.`)),
+      family,
+    );
   // No P3: no current Deep Learning AMI drives its V100s (ec2Dlami.ts).
   assert.ok(!EC2_GPU_TYPES.some((x) => x.instanceType.startsWith('p3.')));
   assert.deepEqual([...new Set(GCP_GPU_SHAPES.map((x) => x.gpu))].sort(), ['A100-40GB', 'A100-80GB', 'H100', 'L4', 'T4', 'V100']);
@@ -79,8 +103,9 @@ test('offers: instance names from run ids are valid GCP names and read back', ()
   assert.equal(runIdFromName('rft-20261121-150000-abcd'), 'rft-20261121-150000-abcd');
   assert.equal(instanceNameFor('My Run_1'), 'rft-my-run-1');
   assert.equal(runIdFromName('someone-else'), undefined);
-  fc.assert(fc.property(fc.string({ minLength: 1, maxLength: 200 }), (s) => {
-    assert.match(instanceNameFor(s), /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/);
-  }));
+  fc.assert(
+    fc.property(fc.string({ minLength: 1, maxLength: 200 }), (s) => {
+      assert.match(instanceNameFor(s), /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/);
+    }),
+  );
 });
-

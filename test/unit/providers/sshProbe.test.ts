@@ -57,9 +57,31 @@ test('sshProbe: an abort ends the probe at once', async () => {
 
 /** A provider whose instance runs at once at host:port; only describe is asked for. */
 function runningAt(host: string, port: number): Provider {
-  const instance: Instance = { provider: 'ec2', id: 'i-1', region: 'r', instanceType: 't', state: 'running', publicIp: host, sshPort: port, sshUser: 'ubuntu', spot: false };
-  const unused = (): never => { throw new Error('not asked for'); };
-  return { kind: 'ec2', canStop: true, describe: async () => instance, listOffers: unused, launch: unused, waitForSsh: unused, terminate: unused, stop: unused, listOwned: unused };
+  const instance: Instance = {
+    provider: 'ec2',
+    id: 'i-1',
+    region: 'r',
+    instanceType: 't',
+    state: 'running',
+    publicIp: host,
+    sshPort: port,
+    sshUser: 'ubuntu',
+    spot: false,
+  };
+  const unused = (): never => {
+    throw new Error('not asked for');
+  };
+  return {
+    kind: 'ec2',
+    canStop: true,
+    describe: async () => instance,
+    listOffers: unused,
+    launch: unused,
+    waitForSsh: unused,
+    terminate: unused,
+    stop: unused,
+    listOwned: unused,
+  };
 }
 
 test('waitForSshViaDescribe: waits until sshd answers on the instance, times out when it never does', async () => {
@@ -76,7 +98,10 @@ test('waitForSshViaDescribe: waits until sshd answers on the instance, times out
     const i = await waitForSshViaDescribe(runningAt('127.0.0.1', port), 'i-1', { timeoutMs: 5000, intervalMs: 30 });
     assert.ok(Date.now() - t0 >= 100, 'it waited for the listener');
     assert.equal(i.sshPort, port);
-    await assert.rejects(waitForSshViaDescribe(runningAt('127.0.0.2', port), 'i-1', { timeoutMs: 300, intervalMs: 50 }), (e: unknown) => e instanceof ProviderError && e.code === 'timeout');
+    await assert.rejects(
+      waitForSshViaDescribe(runningAt('127.0.0.2', port), 'i-1', { timeoutMs: 300, intervalMs: 50 }),
+      (e: unknown) => e instanceof ProviderError && e.code === 'timeout',
+    );
   } finally {
     clearTimeout(timer);
     late?.close();

@@ -5,18 +5,28 @@ import { artifactPlan, localOutputsDir } from '../../../src/core/runs/artifactPl
 
 const WS = '/home/me/proj';
 
-test('artifactPlan: the adapter goes under the spec\'s outputs.dir, the run id and its kind', () => {
-  assert.deepEqual(artifactPlan(undefined, 'r1', WS, 'outputs/adapter'), [{ item: 'adapter', remote: 'outputs/adapter', local: join(WS, 'outputs/r1/adapter') }]);
-  assert.deepEqual(artifactPlan({ dir: 'runs/out' }, 'r1', WS, 'runs/out/model'), [{ item: 'adapter', remote: 'runs/out/model', local: join(WS, 'runs/out/r1/model') }]);
+test("artifactPlan: the adapter goes under the spec's outputs.dir, the run id and its kind", () => {
+  assert.deepEqual(artifactPlan(undefined, 'r1', WS, 'outputs/adapter'), [
+    { item: 'adapter', remote: 'outputs/adapter', local: join(WS, 'outputs/r1/adapter') },
+  ]);
+  assert.deepEqual(artifactPlan({ dir: 'runs/out' }, 'r1', WS, 'runs/out/model'), [
+    { item: 'adapter', remote: 'runs/out/model', local: join(WS, 'runs/out/r1/model') },
+  ]);
 });
 
-test('artifactPlan: an own script\'s adapter folder (found by the runner) comes back too', () => {
+test("artifactPlan: an own script's adapter folder (found by the runner) comes back too", () => {
   const plan = artifactPlan({ dir: 'outputs', download: ['adapter'] }, 'r2', WS, 'outputs/vqa-run/final');
-  assert.deepEqual(plan.map((p) => [p.remote, p.local]), [['outputs/vqa-run/final', join(WS, 'outputs/r2/adapter')]]);
+  assert.deepEqual(
+    plan.map((p) => [p.remote, p.local]),
+    [['outputs/vqa-run/final', join(WS, 'outputs/r2/adapter')]],
+  );
 });
 
 test('artifactPlan: download decides what comes back; no adapter reported, none fetched', () => {
-  assert.deepEqual(artifactPlan({ download: ['checkpoints'] }, 'r3', WS, 'outputs/adapter').map((p) => [p.item, p.remote]), [['checkpoints', 'outputs/checkpoints/r3']]);
+  assert.deepEqual(
+    artifactPlan({ download: ['checkpoints'] }, 'r3', WS, 'outputs/adapter').map((p) => [p.item, p.remote]),
+    [['checkpoints', 'outputs/checkpoints/r3']],
+  );
   assert.deepEqual(artifactPlan({ download: [] }, 'r3', WS, 'outputs/adapter'), []);
   assert.deepEqual(artifactPlan(undefined, 'r3', WS, undefined), []);
 });

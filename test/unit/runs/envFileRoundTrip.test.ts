@@ -13,7 +13,8 @@ import { invalidEnvNames, renderEnvFile } from '../../../src/core/ssh/secrets';
 import { WRAPPER_SCRIPT } from '../../../src/core/ssh/runs';
 
 const RUNNER = resolve(__dirname, '../../../python-runner');
-const PEM = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDx+/=\n-----END OPENSSH PRIVATE KEY-----';
+const PEM =
+  '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDx+/=\n-----END OPENSSH PRIVATE KEY-----';
 
 /** Values meant to break out of the file: each must arrive as plain data. `dir` is where a break-out would leave a file. */
 function hostile(dir: string): Record<string, string> {
@@ -43,9 +44,15 @@ function envFileIn(dir: string, env: Record<string, string>): string {
 function sourcedByShell(dir: string, shell = '/bin/sh'): Record<string, string> {
   const line = WRAPPER_SCRIPT.split('\n').find((l) => l.includes('. ./env'));
   assert.ok(line, 'the wrapper sources ./env');
-  const dump = 'process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("RFT_T_") || k.startsWith("PWNED")))))';
+  const dump =
+    'process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("RFT_T_") || k.startsWith("PWNED")))))';
   // stdin closed: bash on a socket stdin (libuv's pipes) takes itself for rshd's child and reads ~/.bashrc.
-  const r = spawnSync(shell, ['-c', `${line}\nexec "$0" -e "$1"`, process.execPath, dump], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(shell, ['-c', `${line}\nexec "$0" -e "$1"`, process.execPath, dump], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stderr, '');
   return JSON.parse(r.stdout) as Record<string, string>;
@@ -82,35 +89,47 @@ test('collectEnv: hostile values written in a .env (single-quoted, spanning line
 });
 
 for (const shell of ['/bin/sh', '/bin/dash', '/bin/bash']) {
-  test(`env file: the wrapper's \`set -a; . ./env\` in ${shell} reads every hostile value back byte-exact and runs none of it`, { skip: existsSync(shell) ? false : `${shell} is not installed` }, () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rft-envrt-'));
-    const want = hostile(dir);
-    envFileIn(dir, want);
-    const got = sourcedByShell(dir, shell);
-    assert.deepEqual(got, want, 'no PWNED variable, every value exact');
-    assert.deepEqual(readdirSync(dir).sort(), ['env'], 'no command in a value ran');
-  });
+  test(
+    `env file: the wrapper's \`set -a; . ./env\` in ${shell} reads every hostile value back byte-exact and runs none of it`,
+    { skip: existsSync(shell) ? false : `${shell} is not installed` },
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rft-envrt-'));
+      const want = hostile(dir);
+      envFileIn(dir, want);
+      const got = sourcedByShell(dir, shell);
+      assert.deepEqual(got, want, 'no PWNED variable, every value exact');
+      assert.deepEqual(readdirSync(dir).sort(), ['env'], 'no command in a value ran');
+    },
+  );
 }
 
-test('env file: the python runner reads the same file back byte-exact, as the shell does', { skip: !existsSync('/bin/sh') ? '/bin/sh is not installed' : !pythonAvailable() && 'python3 not found' }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rft-envrt-'));
-  const want = { ...hostile(dir), HF_TOKEN: 'hf_abcdefghijklmnopqrstuvwxyz', BATCH_SIZE: '4' };
-  const path = envFileIn(dir, want);
-  const [env, problems] = readByRunner(path);
-  assert.deepEqual(problems, []);
-  assert.deepEqual(env, want);
-  assert.deepEqual(sourcedByShell(dir), Object.fromEntries(Object.entries(want).filter(([k]) => k.startsWith('RFT_T_'))));
-  assert.ok(!existsSync(join(dir, 'pwned-subst')));
-});
+test(
+  'env file: the python runner reads the same file back byte-exact, as the shell does',
+  { skip: !existsSync('/bin/sh') ? '/bin/sh is not installed' : !pythonAvailable() && 'python3 not found' },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rft-envrt-'));
+    const want = { ...hostile(dir), HF_TOKEN: 'hf_abcdefghijklmnopqrstuvwxyz', BATCH_SIZE: '4' };
+    const path = envFileIn(dir, want);
+    const [env, problems] = readByRunner(path);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(env, want);
+    assert.deepEqual(sourcedByShell(dir), Object.fromEntries(Object.entries(want).filter(([k]) => k.startsWith('RFT_T_'))));
+    assert.ok(!existsSync(join(dir, 'pwned-subst')));
+  },
+);
 
-test('env file: .env → collectEnv → env file → shell and runner, for a private key and an escaped double-quoted value', { skip: !existsSync('/bin/sh') ? '/bin/sh is not installed' : !pythonAvailable() && 'python3 not found' }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rft-envrt-'));
-  const env = collectEnv(`RFT_T_KEY="${PEM}\n"\nRFT_T_DQ="tab\\there \\"x\\" \\$(id) \`id\`"\n`, { RFT_T_STORE: "it's\nmulti-line" });
-  assert.deepEqual(env, { RFT_T_KEY: `${PEM}\n`, RFT_T_DQ: 'tab\there "x" \\$(id) `id`', RFT_T_STORE: "it's\nmulti-line" });
-  const path = envFileIn(dir, env);
-  assert.deepEqual(sourcedByShell(dir), env);
-  assert.deepEqual(readByRunner(path), [env, []]);
-});
+test(
+  'env file: .env → collectEnv → env file → shell and runner, for a private key and an escaped double-quoted value',
+  { skip: !existsSync('/bin/sh') ? '/bin/sh is not installed' : !pythonAvailable() && 'python3 not found' },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rft-envrt-'));
+    const env = collectEnv(`RFT_T_KEY="${PEM}\n"\nRFT_T_DQ="tab\\there \\"x\\" \\$(id) \`id\`"\n`, { RFT_T_STORE: "it's\nmulti-line" });
+    assert.deepEqual(env, { RFT_T_KEY: `${PEM}\n`, RFT_T_DQ: 'tab\there "x" \\$(id) `id`', RFT_T_STORE: "it's\nmulti-line" });
+    const path = envFileIn(dir, env);
+    assert.deepEqual(sourcedByShell(dir), env);
+    assert.deepEqual(readByRunner(path), [env, []]);
+  },
+);
 
 test('a dotted .env name is flagged (RFT608) and left out of the run environment instead of failing the run', () => {
   const text = 'HF_TOKEN=hf_abc\nmodel.name=llama\n';

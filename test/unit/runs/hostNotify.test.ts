@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { notifyEnv, withoutNotifyTargets } from '../../../src/core/runs/hostNotify';
 
-test('host notify: https webhook and ntfy topic become the runner\'s variables; ntfy.sh is the default server', () => {
+test("host notify: https webhook and ntfy topic become the runner's variables; ntfy.sh is the default server", () => {
   const n = notifyEnv({ webhookUrl: ' https://hooks.slack.com/services/T0/B0/x ', ntfyTopic: 'rft-9Zq_7' });
   assert.deepEqual(n.problems, []);
   assert.deepEqual(n.env, { RFT_NOTIFY_WEBHOOK: 'https://hooks.slack.com/services/T0/B0/x', RFT_NOTIFY_NTFY_URL: 'https://ntfy.sh/rft-9Zq_7' });
@@ -26,5 +26,8 @@ test('host notify: plain http leaves the host only to its own loopback; bad topi
 });
 
 test('host notify: a workspace env loses every RFT_NOTIFY_ variable and keeps the rest', () => {
-  assert.deepEqual(withoutNotifyTargets({ HF_TOKEN: 'h', RFT_NOTIFY_WEBHOOK: 'x', RFT_NOTIFY_NTFY_URL: 'y', RFT_NOTIFY_OTHER: 'z', BATCH: '4' }), { HF_TOKEN: 'h', BATCH: '4' });
+  assert.deepEqual(withoutNotifyTargets({ HF_TOKEN: 'h', RFT_NOTIFY_WEBHOOK: 'x', RFT_NOTIFY_NTFY_URL: 'y', RFT_NOTIFY_OTHER: 'z', BATCH: '4' }), {
+    HF_TOKEN: 'h',
+    BATCH: '4',
+  });
 });

@@ -14,8 +14,13 @@ import { costFor, DEFAULT_OVERHEAD_HOURS } from '../../../src/core/providers/cos
 
 const offer = { provider: 'gcp' as const, pricePerHour: 3.67, spot: false, instanceType: 'a2-highgpu-1g' };
 
-test('run length: max_steps × tokens per step ÷ the GPU\'s throughput; the cost is price × (those hours + start-up), not one hour', () => {
-  const spec = { version: 1, method: 'qlora', data: { train: 'hub/dataset', max_seq_length: 2048 }, trainer: { max_steps: 1000, per_device_batch_size: 4, gradient_accumulation: 4, gradient_checkpointing: true, precision: 'bf16' } };
+test("run length: max_steps × tokens per step ÷ the GPU's throughput; the cost is price × (those hours + start-up), not one hour", () => {
+  const spec = {
+    version: 1,
+    method: 'qlora',
+    data: { train: 'hub/dataset', max_seq_length: 2048 },
+    trainer: { max_steps: 1000, per_device_batch_size: 4, gradient_accumulation: 4, gradient_checkpointing: true, precision: 'bf16' },
+  };
   const length = runLength({ spec, specDir: '/w', gpu: 'A100-40GB', gpuCount: 1, params: 8e9, countExamples: () => undefined });
   assert.ok(length.known);
   assert.equal(length.steps, 1000);
@@ -32,10 +37,15 @@ test('run length: max_steps × tokens per step ÷ the GPU\'s throughput; the cos
   assert.match(cost.text, /1000 steps \(trainer\.max_steps 1000\)/);
 });
 
-test('run length: without max_steps, epochs over the local file\'s examples as HF Trainer counts steps; several GPUs share the batches', () => {
+test("run length: without max_steps, epochs over the local file's examples as HF Trainer counts steps; several GPUs share the batches", () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-len-'));
   writeFileSync(join(dir, 'train.jsonl'), Array.from({ length: 1000 }, (_, i) => JSON.stringify({ text: `example ${i}` })).join('\n') + '\n\n');
-  const spec = { version: 1, method: 'lora-bf16', data: { train: 'train.jsonl', max_seq_length: 1024 }, trainer: { epochs: 2, per_device_batch_size: 2, gradient_accumulation: 4 } };
+  const spec = {
+    version: 1,
+    method: 'lora-bf16',
+    data: { train: 'train.jsonl', max_seq_length: 1024 },
+    trainer: { epochs: 2, per_device_batch_size: 2, gradient_accumulation: 4 },
+  };
   const one = runLength({ spec, specDir: dir, gpu: 'L4', gpuCount: 1, params: 7e9, countExamples });
   assert.ok(one.known);
   assert.equal(one.steps, 2 * Math.ceil(Math.ceil(1000 / 2) / 4), '125 steps an epoch');
@@ -51,17 +61,33 @@ test('run length: without max_steps, epochs over the local file\'s examples as H
 });
 
 test('run length: unknown length is said, with the fix, and no total is shown', () => {
-  const hub = runLength({ spec: { version: 1, data: { train: 'HuggingFaceH4/ultrachat_200k' } }, specDir: '/w', gpu: 'A100-80GB', gpuCount: 1, params: 7e9, countExamples });
+  const hub = runLength({
+    spec: { version: 1, data: { train: 'HuggingFaceH4/ultrachat_200k' } },
+    specDir: '/w',
+    gpu: 'A100-80GB',
+    gpuCount: 1,
+    params: 7e9,
+    countExamples,
+  });
   assert.equal(hub.known, false);
   const text = launchCost(offer, hub);
   assert.equal(text.estimate, undefined);
   assert.match(text.text, /no total: .*set trainer\.max_steps/);
-  assert.equal(runLength({ spec: { version: 1, command: 'python train.py' }, specDir: '/w', gpu: 'A100-80GB', gpuCount: 1, params: 7e9, countExamples }).known, false);
-  assert.equal(runLength({ spec: { version: 1, trainer: { max_steps: 10 } }, specDir: '/w', gpu: 'A100-80GB', gpuCount: 1, countExamples }).known, false, 'no model size');
+  assert.equal(
+    runLength({ spec: { version: 1, command: 'python train.py' }, specDir: '/w', gpu: 'A100-80GB', gpuCount: 1, params: 7e9, countExamples }).known,
+    false,
+  );
+  assert.equal(
+    runLength({ spec: { version: 1, trainer: { max_steps: 10 } }, specDir: '/w', gpu: 'A100-80GB', gpuCount: 1, countExamples }).known,
+    false,
+    'no model size',
+  );
 });
 
 test('throughput: the GPU classes order as their tensor peaks, and a 7B LoRA on one A100 lands in the 1–5k tokens/s range such runs report', () => {
-  const at = (gpu: Parameters<typeof trainingThroughput>[0]['gpu'], method: 'qlora' | 'lora-bf16' | 'full' = 'lora-bf16'): number => trainingThroughput({ gpu, gpuCount: 1, params: 7e9, method, gradientCheckpointing: true, precision: gpu === 'T4' || gpu === 'V100' ? 'fp16' : 'bf16' }).tokensPerSecond;
+  const at = (gpu: Parameters<typeof trainingThroughput>[0]['gpu'], method: 'qlora' | 'lora-bf16' | 'full' = 'lora-bf16'): number =>
+    trainingThroughput({ gpu, gpuCount: 1, params: 7e9, method, gradientCheckpointing: true, precision: gpu === 'T4' || gpu === 'V100' ? 'fp16' : 'bf16' })
+      .tokensPerSecond;
   const a100 = at('A100-40GB');
   assert.ok(a100 > 1000 && a100 < 5000, String(a100));
   assert.ok(at('H100') > 3 * a100);
@@ -77,10 +103,13 @@ test('examples: JSONL and text by non-empty lines, CSV after the header, JSON ar
   writeFileSync(join(dir, 'c.json'), JSON.stringify([{ t: 1 }, { t: 2 }]));
   writeFileSync(join(dir, 'd.json'), JSON.stringify({ data: [{ t: 1 }] }));
   writeFileSync(join(dir, 'e.parquet'), 'PAR1');
-  assert.deepEqual(['a.jsonl', 'b.csv', 'c.json', 'd.json', 'e.parquet', 'none.jsonl'].map((f) => countExamples(join(dir, f))), [3, 2, 2, 1, undefined, undefined]);
+  assert.deepEqual(
+    ['a.jsonl', 'b.csv', 'c.json', 'd.json', 'e.parquet', 'none.jsonl'].map((f) => countExamples(join(dir, f))),
+    [3, 2, 2, 1, undefined, undefined],
+  );
 });
 
-test('run length: the defaults assumed are python-runner\'s (remote_finetune/spec.py DEFAULTS)', () => {
+test("run length: the defaults assumed are python-runner's (remote_finetune/spec.py DEFAULTS)", () => {
   const py = readFileSync(resolve(__dirname, '../../../python-runner/remote_finetune/spec.py'), 'utf8');
   const num = (key: string): number => Number(new RegExp(`"${key}": ([\\d.e+-]+)`).exec(py)?.[1]);
   assert.equal(num('epochs'), RUNNER_DEFAULTS.epochs);

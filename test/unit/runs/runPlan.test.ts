@@ -22,11 +22,15 @@ test('runPlan: an example spec plans clean, with its folder, env file and teardo
 
 test('runPlan: errors block (bf16 on a T4), and fit is given for A100 40 and 80 GB', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-plan-'));
-  const spec = 'version: 1\nname: big\nmodel:\n  id: meta-llama/Llama-2-13b-hf\nmethod: full\ndata:\n  train: data.jsonl\ntrainer:\n  precision: bf16\n  per_device_batch_size: 8\ntarget:\n  provider: ssh\n  host: gpu\n  gpu: T4\n';
+  const spec =
+    'version: 1\nname: big\nmodel:\n  id: meta-llama/Llama-2-13b-hf\nmethod: full\ndata:\n  train: data.jsonl\ntrainer:\n  precision: bf16\n  per_device_batch_size: 8\ntarget:\n  provider: ssh\n  host: gpu\n  gpu: T4\n';
   writeFileSync(join(dir, 'finetune.yaml'), spec);
   writeFileSync(join(dir, 'data.jsonl'), '{"text":"x"}\n');
   const plan = planRun(join(dir, 'finetune.yaml'), spec, nodeFiles);
-  assert.ok(plan.errors.some((d) => /bf16|fp16/i.test(d.message)), JSON.stringify(plan.errors));
+  assert.ok(
+    plan.errors.some((d) => /bf16|fp16/i.test(d.message)),
+    JSON.stringify(plan.errors),
+  );
   const fits = fitOn(plan, ['A100-40GB', 'A100-80GB'], nodeFiles);
   assert.equal(fits.length, 2);
   assert.match(fits[0]!.label, /of 40 GB on A100-40GB/);
@@ -36,15 +40,22 @@ test('runPlan: errors block (bf16 on a T4), and fit is given for A100 40 and 80 
   assert.match(advice ?? '', /Cheapest fixes: .+/);
 });
 
-test('runPlan: checked for the GPU the command names, the spec\'s own T4 rules do not block a run on an A100', () => {
+test("runPlan: checked for the GPU the command names, the spec's own T4 rules do not block a run on an A100", () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-plan-a100-'));
-  const spec = 'version: 1\nname: t4spec\nmodel:\n  id: meta-llama/Llama-3.2-1B\nmethod: lora-bf16\ndata:\n  train: data.jsonl\ntrainer:\n  precision: bf16\ntarget:\n  provider: ssh\n  host: gpu\n  gpu: T4\n';
+  const spec =
+    'version: 1\nname: t4spec\nmodel:\n  id: meta-llama/Llama-3.2-1B\nmethod: lora-bf16\ndata:\n  train: data.jsonl\ntrainer:\n  precision: bf16\ntarget:\n  provider: ssh\n  host: gpu\n  gpu: T4\n';
   writeFileSync(join(dir, 'finetune.yaml'), spec);
   writeFileSync(join(dir, 'data.jsonl'), '{"text":"x"}\n');
   const onT4 = planRun(join(dir, 'finetune.yaml'), spec, nodeFiles);
-  assert.ok(onT4.errors.some((d) => /T4/.test(d.message) && /bf16/i.test(d.message)), JSON.stringify(onT4.errors));
+  assert.ok(
+    onT4.errors.some((d) => /T4/.test(d.message) && /bf16/i.test(d.message)),
+    JSON.stringify(onT4.errors),
+  );
   const onA100 = planRun(join(dir, 'finetune.yaml'), spec, nodeFiles, { gpu: 'A100-40GB' });
-  assert.deepEqual(onA100.errors.filter((d) => /bf16|T4/i.test(d.message)), []);
+  assert.deepEqual(
+    onA100.errors.filter((d) => /bf16|T4/i.test(d.message)),
+    [],
+  );
 });
 
 test('collectEnv: the env file first, secrets from the store win; an empty secret is not written', () => {
@@ -53,7 +64,18 @@ test('collectEnv: the env file first, secrets from the store win; an empty secre
 });
 
 function rec(patch: Partial<RunRecord>): RunRecord {
-  return { id: 'r', name: 'demo', specPath: '', specHash: '', createdAt: '', updatedAt: '', status: 'running', provider: 'lambda', offsets: { output_log: 0, events: 0, gpu: 0 }, ...patch };
+  return {
+    id: 'r',
+    name: 'demo',
+    specPath: '',
+    specHash: '',
+    createdAt: '',
+    updatedAt: '',
+    status: 'running',
+    provider: 'lambda',
+    offsets: { output_log: 0, events: 0, gpu: 0 },
+    ...patch,
+  };
 }
 
 test('runSummary: status bar, view description and the end-of-run sentence', () => {
@@ -61,12 +83,13 @@ test('runSummary: status bar, view description and the end-of-run sentence', () 
   assert.equal(runDescription(rec({ origin: 'found' })), 'running · started elsewhere');
   const ok = finishedMessage({ record: rec({ status: 'completed', artifactsDir: '/w/outputs/r/adapter', costUsd: 1.2, finishedAction: 'terminated' }) });
   assert.deepEqual(ok, { text: 'demo completed; adapter downloaded to /w/outputs/r/adapter. Cost $1.20. Instance terminated.', error: false });
-  const bad = finishedMessage({ record: rec({ status: 'failed' }), failure: { signature: 'cuda-oom', message: 'CUDA out of memory', hint: 'Lower the batch.' } }, 'Cheapest fixes: QLoRA.');
+  const bad = finishedMessage(
+    { record: rec({ status: 'failed' }), failure: { signature: 'cuda-oom', message: 'CUDA out of memory', hint: 'Lower the batch.' } },
+    'Cheapest fixes: QLoRA.',
+  );
   assert.equal(bad.error, true);
   assert.match(bad.text, /demo failed\. CUDA out of memory Fix: Lower the batch\. Cheapest fixes: QLoRA\./);
 });
-
-
 
 test('env_file: only a file really inside the workspace folder is read (../, absolute paths and symlinks out are refused)', () => {
   const plan = planRun;
@@ -78,7 +101,10 @@ test('env_file: only a file really inside the workspace folder is read (../, abs
   writeFileSync(join(ws, '.env'), 'HF_TOKEN=hf_ok\n');
   symlinkSync(join(home, '.aws', 'credentials'), join(ws, 'linked.env'));
   for (const ref of ['../../.aws/credentials', join(home, '.aws', 'credentials'), 'linked.env']) {
-    const p = plan(join(ws, 'finetune.yaml'), `version: 1\nname: t\nenv_file: ${ref}\ncommand: python train.py\ntarget:\n  provider: ssh\n`, { readText: () => undefined, exists: () => false });
+    const p = plan(join(ws, 'finetune.yaml'), `version: 1\nname: t\nenv_file: ${ref}\ncommand: python train.py\ntarget:\n  provider: ssh\n`, {
+      readText: () => undefined,
+      exists: () => false,
+    });
     assert.ok(p.envFile, 'the spec names the file (the attack: before, its text was read and sent)');
     const r = readEnvFileWithin(p.envFile!, ws);
     assert.ok('error' in r && /outside the workspace folder/.test(r.error), `${ref}: ${JSON.stringify(r)}`);

@@ -10,7 +10,18 @@ import { newRunId } from '../../../src/core/runs/runId';
 
 function record(id: string): RunRecord {
   const now = new Date().toISOString();
-  return { id, name: 'n', specPath: '/w/finetune.yaml', specHash: 'abc', createdAt: now, updatedAt: now, status: 'planned', provider: 'ssh', host: 'gpu', offsets: { output_log: 0, events: 0, gpu: 0 } };
+  return {
+    id,
+    name: 'n',
+    specPath: '/w/finetune.yaml',
+    specHash: 'abc',
+    createdAt: now,
+    updatedAt: now,
+    status: 'planned',
+    provider: 'ssh',
+    host: 'gpu',
+    offsets: { output_log: 0, events: 0, gpu: 0 },
+  };
 }
 
 test('runStore: records survive a reload (a new store on the same file) with offsets and status', () => {

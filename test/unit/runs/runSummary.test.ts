@@ -6,7 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
 import { RunStore } from '../../../src/core/runs/runStore';
-import { endLogLine, formatDuration, runDescription, runDurationMs, runTooltipLines, startLabel, statusBarState, FINISHED_LINGER_MS } from '../../../src/core/runs/runSummary';
+import {
+  endLogLine,
+  formatDuration,
+  runDescription,
+  runDurationMs,
+  runTooltipLines,
+  startLabel,
+  statusBarState,
+  FINISHED_LINGER_MS,
+} from '../../../src/core/runs/runSummary';
 import { RUNS_CONTEXT, runsContextState } from '../../../src/features/runs/runsContextState';
 
 // Local times, so the expected "HH:MM" does not depend on the machine's time zone.
@@ -15,8 +24,17 @@ const iso = (t: number): string => new Date(t).toISOString();
 
 function rec(patch: Partial<RunRecord>): RunRecord {
   return {
-    id: 'rft-20261125-164105-ab12', name: 'demo', specPath: '', specHash: '', createdAt: iso(START), updatedAt: iso(START),
-    status: 'running', provider: 'ssh', host: 'demo-host', offsets: { output_log: 0, events: 0, gpu: 0 }, ...patch,
+    id: 'rft-20261125-164105-ab12',
+    name: 'demo',
+    specPath: '',
+    specHash: '',
+    createdAt: iso(START),
+    updatedAt: iso(START),
+    status: 'running',
+    provider: 'ssh',
+    host: 'demo-host',
+    offsets: { output_log: 0, events: 0, gpu: 0 },
+    ...patch,
   };
 }
 
@@ -52,7 +70,10 @@ test('three runs of one spec differ in their rows: start time, step, loss, durat
 });
 
 test('the tooltip adds the id, where it ran, the start, the duration and the adapter path', () => {
-  const lines = runTooltipLines(rec({ status: 'completed', lastStep: 30, lastLoss: 0.1, gpu: 'A100-40GB', finishedAt: iso(START + 72_000), artifactsDir: '/w/outputs/rft-1/adapter' }), START + 100_000);
+  const lines = runTooltipLines(
+    rec({ status: 'completed', lastStep: 30, lastLoss: 0.1, gpu: 'A100-40GB', finishedAt: iso(START + 72_000), artifactsDir: '/w/outputs/rft-1/adapter' }),
+    START + 100_000,
+  );
   assert.equal(lines[0], 'demo (rft-20261125-164105-ab12)');
   assert.equal(lines[1], 'ssh · demo-host · A100-40GB');
   assert.match(lines[2]!, /^Started /);
@@ -78,7 +99,8 @@ test('the status bar keeps an ended run as finished for a while, then lets it go
 test('the store stamps finishedAt once, when a run reaches its end', () => {
   const s = new RunStore(join(mkdtempSync(join(tmpdir(), 'rft-summary-')), 'runs.json'));
   s.add(rec({ status: 'planned' }));
-  for (const st of ['connecting', 'syncing', 'bootstrapping', 'running'] as const) assert.equal(s.update('rft-20261125-164105-ab12', { status: st }).finishedAt, undefined, st);
+  for (const st of ['connecting', 'syncing', 'bootstrapping', 'running'] as const)
+    assert.equal(s.update('rft-20261125-164105-ab12', { status: st }).finishedAt, undefined, st);
   const ended = s.update('rft-20261125-164105-ab12', { status: 'completed' });
   assert.ok(ended.finishedAt && Date.parse(ended.finishedAt) >= Date.now() - 5_000);
   const later = s.update('rft-20261125-164105-ab12', { artifactsDir: '/w/a' });
@@ -97,13 +119,18 @@ test('context keys: no run, a live run, only ended runs', () => {
 test('manifest: run commands are hidden from the palette by the context keys the extension sets; the activity bar has its SVG icon', () => {
   const root = join(__dirname, '../../..');
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
-    contributes: { menus: { commandPalette: Array<{ command: string; when?: string }> }; viewsContainers: { activitybar: Array<{ id: string; title: string; icon: string }> } };
+    contributes: {
+      menus: { commandPalette: Array<{ command: string; when?: string }> };
+      viewsContainers: { activitybar: Array<{ id: string; title: string; icon: string }> };
+    };
   };
   const when = new Map(pkg.contributes.menus.commandPalette.map((m) => [m.command, m.when]));
   assert.equal(when.get('remoteFinetune.stopRun'), RUNS_CONTEXT.hasLiveRuns);
-  for (const c of ['remoteFinetune.downloadArtifacts', 'remoteFinetune.terminateRunInstance', 'remoteFinetune.runAgain', 'remoteFinetune.openRunPanels']) assert.equal(when.get(c), RUNS_CONTEXT.hasRuns, c);
+  for (const c of ['remoteFinetune.downloadArtifacts', 'remoteFinetune.terminateRunInstance', 'remoteFinetune.runAgain', 'remoteFinetune.openRunPanels'])
+    assert.equal(when.get(c), RUNS_CONTEXT.hasRuns, c);
   // Commands that make a run, or need none, stay in the palette.
-  for (const c of ['remoteFinetune.startTraining', 'remoteFinetune.startTrainingA100', 'remoteFinetune.findRunsOnHost']) assert.equal(when.get(c), undefined, c);
+  for (const c of ['remoteFinetune.startTraining', 'remoteFinetune.startTrainingA100', 'remoteFinetune.findRunsOnHost'])
+    assert.equal(when.get(c), undefined, c);
   const bar = pkg.contributes.viewsContainers.activitybar.find((v) => v.id === 'remoteFinetune');
   assert.equal(bar?.title, 'Fine-Tune');
   assert.ok(bar && /\.svg$/.test(bar.icon) && existsSync(join(root, bar.icon)), bar?.icon);
@@ -114,8 +141,10 @@ test('the extension log line of an ended run: outcome, step, loss, length and th
   const done = rec({ status: 'completed', lastStep: 30, lastLoss: 0.08333, finishedAt: iso(START + 72_000), artifactsDir: '/w/outputs/r/adapter' });
   assert.equal(endLogLine({ record: done }), '[rft-20261125-164105-ab12] demo completed (step 30, loss 0.0833, 1m 12s); adapter at /w/outputs/r/adapter');
   assert.match(endLogLine({ record: rec({ status: 'completed', finishedAt: iso(START) }) }), /completed \(0s\); no adapter downloaded$/);
-  assert.equal(endLogLine({ record: rec({ status: 'failed', lastStep: 12, finishedAt: iso(START + 30_000) }), failure: { message: 'CUDA out of memory' } }),
-    '[rft-20261125-164105-ab12] demo failed: CUDA out of memory (step 12, 30s)');
+  assert.equal(
+    endLogLine({ record: rec({ status: 'failed', lastStep: 12, finishedAt: iso(START + 30_000) }), failure: { message: 'CUDA out of memory' } }),
+    '[rft-20261125-164105-ab12] demo failed: CUDA out of memory (step 12, 30s)',
+  );
 });
 
 test('a run waiting in its host queue says so with its place; the GPUs it was given are in the tooltip', () => {

@@ -9,7 +9,9 @@ import { runnerCommand, remoteWorkspaceName } from '../../../src/core/runs/runMa
 // A fake `python` that records its argv and, for bootstrap, prints the runner's JSON answer.
 function fakePython(dir: string): string {
   const py = join(dir, 'python3');
-  writeFileSync(py, `#!/bin/sh\nprintf '%s\\n' "$@" >> "${dir}/argv.log"\nif [ "$3" = bootstrap ]; then echo '{"python": "${dir}/venv-python"}'; fi\n`, { mode: 0o755 });
+  writeFileSync(py, `#!/bin/sh\nprintf '%s\\n' "$@" >> "${dir}/argv.log"\nif [ "$3" = bootstrap ]; then echo '{"python": "${dir}/venv-python"}'; fi\n`, {
+    mode: 0o755,
+  });
   writeFileSync(join(dir, 'venv-python'), `#!/bin/sh\nprintf 'VENV %s\\n' "$@" >> "${dir}/argv.log"\n`, { mode: 0o755 });
   return py;
 }
@@ -44,7 +46,7 @@ test('remoteWorkspaceName: stable per folder, distinct across folders, path-safe
   assert.match(remoteWorkspaceName('/a/we ird$(x)'), /^[A-Za-z0-9._-]+$/);
 });
 
-test('runnerCommand: a repository\'s own remote_finetune/ or json.py never runs in place of the runner (the synced workspace is the cwd)', () => {
+test("runnerCommand: a repository's own remote_finetune/ or json.py never runs in place of the runner (the synced workspace is the cwd)", () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-cmd-'));
   const ws = join(dir, 'ws');
   const runDir = join(dir, 'run');
@@ -61,7 +63,10 @@ test('runnerCommand: a repository\'s own remote_finetune/ or json.py never runs 
   spawnSync('sh', ['-c', old], { env: { ...process.env, RFT_RUN_DIR: runDir } });
   assert.ok(existsSync(marker), 'the attack: python -m puts the working directory first on sys.path');
   rmSync(marker);
-  const r = spawnSync('sh', ['-c', `cd ${JSON.stringify(ws)}\n${runnerCommand('python3', runner, ws, true).replace(' run --workdir', ' plan --workdir')}`], { env: { ...process.env, RFT_RUN_DIR: runDir }, encoding: 'utf8' });
+  const r = spawnSync('sh', ['-c', `cd ${JSON.stringify(ws)}\n${runnerCommand('python3', runner, ws, true).replace(' run --workdir', ' plan --workdir')}`], {
+    env: { ...process.env, RFT_RUN_DIR: runDir },
+    encoding: 'utf8',
+  });
   assert.equal(existsSync(marker), false, `the repository's code ran: ${r.stdout}${r.stderr}`);
   assert.match(r.stdout, /errors|spec\.json/, 'the real runner answered');
 });

@@ -24,14 +24,19 @@ test('decide: nothing missing is ok; root with apt installs the union of package
   assert.deepEqual(asRoot.packages, ['openssh-server', 'python3', 'python3-venv', 'chromium', 'zsh', 'fish', 'tcsh']);
   const asUser = decide({ missing, manager: 'apt', root: false });
   assert.equal(asUser.action, 'print');
-  assert.equal(asUser.line, 'sudo apt-get update && sudo apt-get install -y --no-install-recommends openssh-server python3 python3-venv chromium zsh fish tcsh');
+  assert.equal(
+    asUser.line,
+    'sudo apt-get update && sudo apt-get install -y --no-install-recommends openssh-server python3 python3-venv chromium zsh fish tcsh',
+  );
 });
 
 test('decide: dnf names its own packages; brew only prints (and says how macOS gets sshd); no manager lists the programs', () => {
   const missing = [byId('ssh'), byId('procps'), byId('code-server-build')];
   const dnf = decide({ missing, manager: 'dnf', root: true });
   assert.equal(dnf.action, 'install');
-  assert.deepEqual(dnf.argv, [['dnf', 'install', '-y', 'openssh-clients', 'procps-ng', 'krb5-devel', 'libsecret-devel', 'libX11-devel', 'libxkbfile-devel', 'make', 'gcc-c++']]);
+  assert.deepEqual(dnf.argv, [
+    ['dnf', 'install', '-y', 'openssh-clients', 'procps-ng', 'krb5-devel', 'libsecret-devel', 'libX11-devel', 'libxkbfile-devel', 'make', 'gcc-c++'],
+  ]);
   const brew = decide({ missing: [byId('sshd'), byId('tmux')], manager: 'brew', root: false });
   assert.equal(brew.action, 'print');
   assert.equal(brew.line, 'brew install tmux');
@@ -61,7 +66,9 @@ test('isMet and detectManager read the PATH they are given, and the env override
     assert.equal(isMet(byId('tmux'), { PATH: empty }), true);
     assert.equal(detectManager(empty, 'linux'), 'dnf');
     assert.equal(detectManager(empty, 'darwin'), undefined, 'on macOS only brew counts');
-  } finally { rmSync(empty, { recursive: true, force: true }); }
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
 });
 
 /** A PATH with only node and an apt-get that records its arguments and fails as asked. */
@@ -78,10 +85,31 @@ function barePath(aptExit: number): { dir: string; record: string; env: NodeJS.P
   return { dir, record, env };
 }
 
-const EXPECTED = ['openssh-server', 'openssh-client', 'rsync', 'tmux', 'procps', 'git', 'chromium', 'ripgrep', 'python3', 'python3-venv', 'make', 'g++', 'busybox', 'libarchive-tools', 'zsh', 'fish', 'tcsh'];
+const EXPECTED = [
+  'openssh-server',
+  'openssh-client',
+  'rsync',
+  'tmux',
+  'procps',
+  'git',
+  'chromium',
+  'ripgrep',
+  'python3',
+  'python3-venv',
+  'make',
+  'g++',
+  'busybox',
+  'libarchive-tools',
+  'zsh',
+  'fish',
+  'tcsh',
+];
 
 test('as an unprivileged user on a bare PATH: prints the one apt-get line with every package, exits 2, installs nothing', (t) => {
-  if (!existsSync('/usr/bin/setpriv')) { t.skip('setpriv (util-linux) is needed to run as another user'); return; }
+  if (!existsSync('/usr/bin/setpriv')) {
+    t.skip('setpriv (util-linux) is needed to run as another user');
+    return;
+  }
   const { dir, record, env } = barePath(0);
   try {
     const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', join(dir, 'node'), SCRIPT, 'test'], { env, encoding: 'utf8' });
@@ -93,7 +121,9 @@ test('as an unprivileged user on a bare PATH: prints the one apt-get line with e
     assert.match(out, /sshd: the loopback SSH host/);
     assert.doesNotMatch(out, /\n\s+at .*\(.*:\d+:\d+\)/, 'no stack trace');
     assert.equal(existsSync(record), false, 'apt-get was not run');
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('as root on a bare PATH: runs apt-get update and install with the missing packages; a failed install exits 2 with the command', () => {
@@ -108,7 +138,9 @@ test('as root on a bare PATH: runs apt-get update and install with the missing p
     assert.match(out, /`apt-get update -qq` failed \(exit 100\)/);
     assert.match(out, /apt-get install -y --no-install-recommends openssh-server/);
     assert.doesNotMatch(out, /\n\s+at .*:\d+:\d+/);
-  } finally { rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   const ok = barePath(0);
   try {
     const r = spawnSync(join(ok.dir, 'node'), [SCRIPT, 'demo'], { env: ok.env, encoding: 'utf8' });
@@ -122,5 +154,7 @@ test('as root on a bare PATH: runs apt-get update and install with the missing p
     for (const p of ['openssh-server', 'openssh-client', 'tmux', 'procps', 'ripgrep', 'python3-venv']) assert.ok(installed.includes(p), p);
     for (const p of ['chromium', 'rsync', 'busybox', 'zsh']) assert.ok(!installed.includes(p), `the demo does not need ${p}`);
     assert.match(out, /still missing after the install/);
-  } finally { rmSync(ok.dir, { recursive: true, force: true }); }
+  } finally {
+    rmSync(ok.dir, { recursive: true, force: true });
+  }
 });

@@ -11,9 +11,20 @@ const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'u
 };
 // Where keys, code or connections go: the W&B server, the interpreter run on hosts, ssh_config, cloud endpoints,
 // accounts and ports, the startup sweep that terminates instances, and where the host sends each run's outcome.
-const SENSITIVE = ['remoteFinetune.wandb.baseUrl', 'remoteFinetune.remotePython', 'remoteFinetune.ssh.configFile', 'remoteFinetune.lambda.apiUrl',
-  'remoteFinetune.aws.region', 'remoteFinetune.gcp.project', 'remoteFinetune.gcp.zone', 'remoteFinetune.cloud.sshPort', 'remoteFinetune.cloud.reconcileOnStartup',
-  'remoteFinetune.notify.webhookUrl', 'remoteFinetune.notify.ntfyTopic', 'remoteFinetune.notify.ntfyServer'];
+const SENSITIVE = [
+  'remoteFinetune.wandb.baseUrl',
+  'remoteFinetune.remotePython',
+  'remoteFinetune.ssh.configFile',
+  'remoteFinetune.lambda.apiUrl',
+  'remoteFinetune.aws.region',
+  'remoteFinetune.gcp.project',
+  'remoteFinetune.gcp.zone',
+  'remoteFinetune.cloud.sshPort',
+  'remoteFinetune.cloud.reconcileOnStartup',
+  'remoteFinetune.notify.webhookUrl',
+  'remoteFinetune.notify.ntfyTopic',
+  'remoteFinetune.notify.ntfyServer',
+];
 
 test('manifest: every setting that decides where credentials or commands go is machine-scoped and restricted', () => {
   const props = pkg.contributes.configuration.properties;

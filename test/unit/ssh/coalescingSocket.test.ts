@@ -6,17 +6,22 @@ import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { connectCoalescing } from '../../../src/core/ssh/coalescingSocket';
 
-interface Counted { sock: Socket; calls: { write: number; writev: number } }
+interface Counted {
+  sock: Socket;
+  calls: { write: number; writev: number };
+}
 
 async function pair(): Promise<{ server: Server; received: () => Buffer; client: Counted; waitFor: (n: number) => Promise<void> }> {
   const chunks: Buffer[] = [];
   let size = 0;
   const waiters: Array<{ n: number; resolve: () => void }> = [];
-  const server = createServer((c) => c.on('data', (d: Buffer) => {
-    chunks.push(d);
-    size += d.length;
-    for (const w of waiters.filter((x) => size >= x.n)) w.resolve();
-  }));
+  const server = createServer((c) =>
+    c.on('data', (d: Buffer) => {
+      chunks.push(d);
+      size += d.length;
+      for (const w of waiters.filter((x) => size >= x.n)) w.resolve();
+    }),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const sock = connectCoalescing('127.0.0.1', (server.address() as AddressInfo).port);
   const calls = { write: 0, writev: 0 };
@@ -24,8 +29,14 @@ async function pair(): Promise<{ server: Server; received: () => Buffer; client:
   const s = sock as unknown as { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
   const w = s._write.bind(sock);
   const wv = s._writev.bind(sock);
-  s._write = (...a) => { calls.write++; w(...a); };
-  s._writev = (...a) => { calls.writev++; wv(...a); };
+  s._write = (...a) => {
+    calls.write++;
+    w(...a);
+  };
+  s._writev = (...a) => {
+    calls.writev++;
+    wv(...a);
+  };
   await new Promise<void>((r) => sock.once('connect', () => r()));
   return {
     server,

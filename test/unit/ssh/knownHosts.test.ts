@@ -4,7 +4,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkHostKey, fingerprintSha256, keyTypeOf, rememberHostKey, changedHostKeyMessage, preferKnownHostKeyAlgorithms } from '../../../src/core/ssh/knownHosts';
+import {
+  checkHostKey,
+  fingerprintSha256,
+  keyTypeOf,
+  rememberHostKey,
+  changedHostKeyMessage,
+  preferKnownHostKeyAlgorithms,
+} from '../../../src/core/ssh/knownHosts';
 
 function newKey(dir: string, name: string): { type: string; blob: Buffer; pubLine: string; path: string } {
   const path = join(dir, name);
@@ -86,10 +93,19 @@ test('host key algorithms: types on record for the host come first (hashed entri
   const blob = Buffer.from('AAAAB3NzaC1yc2EAAAADAQABAAABAQ', 'base64');
   // Recorded hashed, as `HashKnownHosts yes` writes it.
   rememberHostKey(file, 'gpu.example.com', 22, { type: 'ssh-rsa', blob });
-  writeFileSync(file, readFileSync(file, 'utf8') +
-    `@revoked gpu.example.com ecdsa-sha2-nistp256 ${blob.toString('base64')}\n` +
-    `@cert-authority *.example.com ssh-ed25519 ${blob.toString('base64')}\n`);
-  assert.deepEqual(preferKnownHostKeyAlgorithms([file], 'gpu.example.com', 22, defaults), ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa', 'ssh-ed25519', 'ecdsa-sha2-nistp256']);
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8') +
+      `@revoked gpu.example.com ecdsa-sha2-nistp256 ${blob.toString('base64')}\n` +
+      `@cert-authority *.example.com ssh-ed25519 ${blob.toString('base64')}\n`,
+  );
+  assert.deepEqual(preferKnownHostKeyAlgorithms([file], 'gpu.example.com', 22, defaults), [
+    'rsa-sha2-512',
+    'rsa-sha2-256',
+    'ssh-rsa',
+    'ssh-ed25519',
+    'ecdsa-sha2-nistp256',
+  ]);
   assert.deepEqual(preferKnownHostKeyAlgorithms([file], 'other.example.com', 22, defaults), [...defaults], 'an unknown host keeps the default order');
   assert.deepEqual(preferKnownHostKeyAlgorithms([join(dir, 'missing')], 'gpu.example.com', 22, defaults), [...defaults]);
 });

@@ -24,12 +24,20 @@ import type { StrictHostKeyChecking } from '../../../src/core/ssh/knownHosts';
 
 const probe = spawnSync('ssh', ['-V'], { encoding: 'utf8' });
 const keygen = spawnSync('ssh-keygen', ['-?'], { encoding: 'utf8' });
-const noOpenssh = probe.error || probe.status !== 0 || keygen.error
-  ? `OpenSSH client tools not available (${probe.error?.message ?? keygen.error?.message ?? probe.stderr.trim()})` : undefined;
+const noOpenssh =
+  probe.error || probe.status !== 0 || keygen.error
+    ? `OpenSSH client tools not available (${probe.error?.message ?? keygen.error?.message ?? probe.stderr.trim()})`
+    : undefined;
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-kh-vs-openssh-'));
 
-interface Key { readonly name: string; readonly type: string; readonly blob: Buffer; readonly text: string; readonly privatePath: string }
+interface Key {
+  readonly name: string;
+  readonly type: string;
+  readonly blob: Buffer;
+  readonly text: string;
+  readonly privatePath: string;
+}
 
 function newKey(name: string, type: 'ed25519' | 'ecdsa'): Key {
   const privatePath = join(dir, name);
@@ -44,7 +52,9 @@ type KeyName = 'A' | 'B' | 'C';
 
 // One server per host key, each presenting only that key.
 const servers = new Map<KeyName, { server: Server; port: number }>();
-after(() => { for (const s of servers.values()) s.server.close(); });
+after(() => {
+  for (const s of servers.values()) s.server.close();
+});
 
 async function serverFor(k: KeyName): Promise<number> {
   const known = servers.get(k);
@@ -60,8 +70,11 @@ async function serverFor(k: KeyName): Promise<number> {
 
 // The ProxyCommand: pipes ssh's stdin/stdout to the server's port.
 const relay = join(dir, 'relay.cjs');
-writeFileSync(relay, "const s = require('net').connect(Number(process.argv[2]), '127.0.0.1');\n" +
-  "process.stdin.pipe(s); s.pipe(process.stdout); s.on('error', () => process.exit(1)); s.on('close', () => process.exit(0));\n");
+writeFileSync(
+  relay,
+  "const s = require('net').connect(Number(process.argv[2]), '127.0.0.1');\n" +
+    "process.stdin.pipe(s); s.pipe(process.stdout); s.on('error', () => process.exit(1)); s.on('close', () => process.exit(0));\n",
+);
 
 type Verdict = 'known' | 'unknown' | 'changed' | 'revoked';
 
@@ -78,11 +91,36 @@ async function opensshVerdict(files: readonly string[], host: string, port: numb
 /** ssh's stderr for one connection attempt under a StrictHostKeyChecking mode (BatchMode: it never prompts). */
 async function opensshAttempt(files: readonly string[], host: string, port: number, present: KeyName, strict: string, global = '/dev/null'): Promise<string> {
   const serverPort = await serverFor(present);
-  const args = ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', `StrictHostKeyChecking=${strict}`,
-    '-o', `UserKnownHostsFile=${files.join(' ')}`, '-o', `GlobalKnownHostsFile=${global}`, '-o', 'CheckHostIP=no',
-    '-o', 'UpdateHostKeys=no', '-o', 'PubkeyAuthentication=no', '-o', 'PasswordAuthentication=no',
-    '-o', 'KbdInteractiveAuthentication=no', '-o', `ProxyCommand=${process.execPath} ${relay} ${serverPort}`,
-    '-p', String(port), '-l', 'nobody', host, 'true'];
+  const args = [
+    '-F',
+    '/dev/null',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    `StrictHostKeyChecking=${strict}`,
+    '-o',
+    `UserKnownHostsFile=${files.join(' ')}`,
+    '-o',
+    `GlobalKnownHostsFile=${global}`,
+    '-o',
+    'CheckHostIP=no',
+    '-o',
+    'UpdateHostKeys=no',
+    '-o',
+    'PubkeyAuthentication=no',
+    '-o',
+    'PasswordAuthentication=no',
+    '-o',
+    'KbdInteractiveAuthentication=no',
+    '-o',
+    `ProxyCommand=${process.execPath} ${relay} ${serverPort}`,
+    '-p',
+    String(port),
+    '-l',
+    'nobody',
+    host,
+    'true',
+  ];
   return await new Promise<string>((resolve) => {
     execFile('ssh', args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeout: 20_000 }, (_err, _out, err) => resolve(String(err)));
   });
@@ -116,7 +154,9 @@ const cases: Case[] = [];
 function add(name: string, files: () => string[], host: string, port: number, present: KeyName, expect: Verdict): void {
   cases.push({ name, files, host, port, present, expect });
 }
-const one = (...lines: string[]) => (): string[] => [knownHosts(lines)];
+const one =
+  (...lines: string[]) =>
+  (): string[] => [knownHosts(lines)];
 
 add('plain name, same key', one(line('gpu1.example.com', 'A')), 'gpu1.example.com', 22, 'A', 'known');
 add('plain name, another key of the same type', one(line('gpu1.example.com', 'A')), 'gpu1.example.com', 22, 'B', 'changed');
@@ -133,7 +173,14 @@ add('[host]:port is not another port', one(line('[gpu3.example.com]:2222', 'A'))
 // identifier"), where only the same key counts.
 add('a bare name vouches for other ports', one(line('gpu3.example.com', 'A')), 'gpu3.example.com', 2222, 'A', 'known');
 add('a bare name with another key is no change on other ports', one(line('gpu3.example.com', 'B')), 'gpu3.example.com', 2222, 'A', 'unknown');
-add('[host]:port on record wins over the bare name', one(line('gpu3.example.com', 'A'), line('[gpu3.example.com]:2222', 'B')), 'gpu3.example.com', 2222, 'A', 'changed');
+add(
+  '[host]:port on record wins over the bare name',
+  one(line('gpu3.example.com', 'A'), line('[gpu3.example.com]:2222', 'B')),
+  'gpu3.example.com',
+  2222,
+  'A',
+  'changed',
+);
 add('a key revoked under the bare name', one(line('gpu3.example.com', 'A', '@revoked')), 'gpu3.example.com', 2222, 'A', 'revoked');
 add('[host]:22 is not how port 22 is written', one(line('[gpu4]:22', 'A')), 'gpu4', 22, 'A', 'unknown');
 add('* wildcard', one(line('*.example.com', 'A')), 'x.example.com', 22, 'A', 'known');
@@ -172,7 +219,10 @@ add('a missing file is no record', () => [join(dir, 'does-not-exist'), knownHost
 
 for (const c of cases) {
   test(`known_hosts: ${c.name} (${c.host}:${c.port}, key ${c.present}) → ${c.expect}, as ssh says`, async (t) => {
-    if (noOpenssh) { t.skip(noOpenssh); return; }
+    if (noOpenssh) {
+      t.skip(noOpenssh);
+      return;
+    }
     const files = c.files();
     const openssh = await opensshVerdict(files, c.host, c.port, c.present);
     assert.equal(openssh, c.expect, `OpenSSH itself says ${openssh}: the case's expectation is wrong`);
@@ -192,7 +242,10 @@ const situations: Array<{ readonly name: string; readonly lines: () => string[];
 for (const mode of ['yes', 'accept-new', 'no'] as const satisfies readonly StrictHostKeyChecking[]) {
   for (const sit of situations) {
     test(`StrictHostKeyChecking ${mode}, ${sit.name}: proceeds and records as ssh does`, async (t) => {
-      if (noOpenssh) { t.skip(noOpenssh); return; }
+      if (noOpenssh) {
+        t.skip(noOpenssh);
+        return;
+      }
       const file = knownHosts(sit.lines());
       const before = readFileSync(file, 'utf8');
       const key = keys!.A;
@@ -213,7 +266,10 @@ for (const mode of ['yes', 'accept-new', 'no'] as const satisfies readonly Stric
 }
 
 test('GlobalKnownHostsFile vouches for a host as the user file does, as ssh says', async (t) => {
-  if (noOpenssh) { t.skip(noOpenssh); return; }
+  if (noOpenssh) {
+    t.skip(noOpenssh);
+    return;
+  }
   const global = knownHosts([line('global-host', 'A')]);
   const user = knownHosts([line('someone-else', 'B')]);
   const stderr = await opensshAttempt([user], 'global-host', 22, 'A', 'yes', global);

@@ -32,22 +32,30 @@ test('ProxyCommand: the old quoting let a host name run a command inside the SSM
   assert.ok(existsSync(h.marker), 'a quoted $(…) inside sh -c "…" runs');
 });
 
-for (const [name, template] of [['SSM', SSM], ['Cloudflare', CLOUDFLARE]] as const) {
+for (const [name, template] of [
+  ['SSM', SSM],
+  ['Cloudflare', CLOUDFLARE],
+] as const) {
   test(`ProxyCommand (${name} template): a host or user name with shell syntax is refused before any shell runs`, () => {
     const h = hostile(name);
     assert.throws(() => expandProxyCommand(template, { host: h.host, port: 22, user: 'ubuntu', alias: 'x' }), /host name contains "\$"/);
-    if (template.includes('%r')) assert.throws(() => expandProxyCommand(template, { host: 'i-0abc', port: 22, user: h.user, alias: 'x' }), /user name contains "\("/);
+    if (template.includes('%r'))
+      assert.throws(() => expandProxyCommand(template, { host: 'i-0abc', port: 22, user: h.user, alias: 'x' }), /user name contains "\("/);
     assert.equal(existsSync(h.marker) || existsSync(`${h.marker}-user`), false);
     // Ordinary names still work, inside the template's own quotes, as with ssh.
-    const out = spawnSync('/bin/sh', ['-c', `exec ${expandProxyCommand(template, { host: 'i-0123456789abcdef0', port: 2222, user: 'ubuntu', alias: 'x' })}`], { encoding: 'utf8' }).stdout;
+    const out = spawnSync('/bin/sh', ['-c', `exec ${expandProxyCommand(template, { host: 'i-0123456789abcdef0', port: 2222, user: 'ubuntu', alias: 'x' })}`], {
+      encoding: 'utf8',
+    }).stdout;
     assert.match(out, /i-0123456789abcdef0/);
     if (template === SSM) assert.match(out, /portNumber=2222/);
   });
 }
 
-test('proxyTokenProblem: OpenSSH\'s character rules, and cmd.exe\'s on Windows', () => {
-  for (const ok of ['gpu-1.example.com', '10.0.0.5', 'fe80::1%eth0', 'i-0abc', 'ssm-host_1']) assert.equal(proxyTokenProblem('host', ok, 'linux'), undefined, ok);
-  for (const bad of ['a;b', 'a b', '-oProxyCommand=x', 'a`b`', "a'b", 'a"b', 'a$b', 'a\\b', 'a|b', 'a&b', 'a<b', 'a(b', 'a{b', 'a,b', 'a\nb']) assert.ok(proxyTokenProblem('host', bad, 'linux'), bad);
+test("proxyTokenProblem: OpenSSH's character rules, and cmd.exe's on Windows", () => {
+  for (const ok of ['gpu-1.example.com', '10.0.0.5', 'fe80::1%eth0', 'i-0abc', 'ssm-host_1'])
+    assert.equal(proxyTokenProblem('host', ok, 'linux'), undefined, ok);
+  for (const bad of ['a;b', 'a b', '-oProxyCommand=x', 'a`b`', "a'b", 'a"b', 'a$b', 'a\\b', 'a|b', 'a&b', 'a<b', 'a(b', 'a{b', 'a,b', 'a\nb'])
+    assert.ok(proxyTokenProblem('host', bad, 'linux'), bad);
   assert.equal(proxyTokenProblem('user', 'first last', 'linux'), undefined, 'a space alone is allowed in a user name, as in OpenSSH');
   assert.ok(proxyTokenProblem('user', 'a -x', 'linux'));
   assert.ok(proxyTokenProblem('user', 'a\\', 'linux'));

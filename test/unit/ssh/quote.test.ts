@@ -7,9 +7,46 @@ import fc from 'fast-check';
 import { shellQuote, shellCommand, shellPath } from '../../../src/core/ssh/quote';
 import { viaPosixShell } from '../../../src/core/ssh/loginShell';
 
-const dangerous = fc.constantFrom("'", '"', '$(', ')', '`', '\n', '\r', '\\', '$HOME', '${IFS}', '-', '--', '-rf', ';', '&', '|', '>', '<', '*', '?', '[a]', '~', ' ', '\t', '!', '#', '%', '{a,b}', 'é', '日本語', '🙂', '\u202e', "''", '\\\'');
+const dangerous = fc.constantFrom(
+  "'",
+  '"',
+  '$(',
+  ')',
+  '`',
+  '\n',
+  '\r',
+  '\\',
+  '$HOME',
+  '${IFS}',
+  '-',
+  '--',
+  '-rf',
+  ';',
+  '&',
+  '|',
+  '>',
+  '<',
+  '*',
+  '?',
+  '[a]',
+  '~',
+  ' ',
+  '\t',
+  '!',
+  '#',
+  '%',
+  '{a,b}',
+  'é',
+  '日本語',
+  '🙂',
+  '\u202e',
+  "''",
+  "\\'",
+);
 const piece = fc.oneof(dangerous, fc.string({ unit: 'binary', maxLength: 6 }), fc.string({ maxLength: 6 }));
-const arg = fc.array(piece, { maxLength: 8 }).map((p) => p.join(''))
+const arg = fc
+  .array(piece, { maxLength: 8 })
+  .map((p) => p.join(''))
   .filter((s) => !s.includes('\0') && Buffer.from(s, 'utf8').toString('utf8') === s);
 
 function echoThrough(shell: string, args: readonly string[], wrap: (command: string) => string = (c) => c): Buffer {
@@ -21,21 +58,31 @@ function echoThrough(shell: string, args: readonly string[], wrap: (command: str
 
 for (const shell of ['/bin/sh', '/bin/bash', '/bin/dash']) {
   test(`shellQuote: ${shell} -c receives every argument literally`, { skip: existsSync(shell) ? false : `${shell} is not installed` }, () => {
-    fc.assert(fc.property(fc.array(arg, { minLength: 1, maxLength: 4 }), (args) => {
-      const out = echoThrough(shell, args);
-      assert.deepEqual(out, Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8'));
-    }), { numRuns: 150 });
+    fc.assert(
+      fc.property(fc.array(arg, { minLength: 1, maxLength: 4 }), (args) => {
+        const out = echoThrough(shell, args);
+        assert.deepEqual(out, Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8'));
+      }),
+      { numRuns: 150 },
+    );
   });
 }
 
 // A host whose login shell is not a POSIX sh gets each command through viaPosixShell (loginShell.ts).
 for (const shell of ['/usr/bin/zsh', '/usr/bin/fish', '/usr/bin/tcsh']) {
-  test(`shellQuote through viaPosixShell: login shell ${shell} passes every argument literally`, { skip: existsSync(shell) ? false : `${shell} is not installed` }, () => {
-    fc.assert(fc.property(fc.array(arg, { minLength: 1, maxLength: 4 }), (args) => {
-      const out = echoThrough(shell, args, viaPosixShell);
-      assert.deepEqual(out, Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8'));
-    }), { numRuns: 100 });
-  });
+  test(
+    `shellQuote through viaPosixShell: login shell ${shell} passes every argument literally`,
+    { skip: existsSync(shell) ? false : `${shell} is not installed` },
+    () => {
+      fc.assert(
+        fc.property(fc.array(arg, { minLength: 1, maxLength: 4 }), (args) => {
+          const out = echoThrough(shell, args, viaPosixShell);
+          assert.deepEqual(out, Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8'));
+        }),
+        { numRuns: 100 },
+      );
+    },
+  );
 }
 
 test('shellQuote: the empty string stays one (empty) argument', () => {
@@ -54,8 +101,11 @@ test('shellQuote: plain words stay readable, anything else is single-quoted', ()
 });
 
 test('shellPath: ~/ expands to HOME, the rest stays literal', () => {
-  fc.assert(fc.property(arg, (rest) => {
-    const r = spawnSync('/bin/sh', ['-c', `printf '%s' ${shellPath(`~/${rest}`)}`], { env: { HOME: '/h o$me' } });
-    assert.equal(r.stdout.toString('utf8'), `/h o$me/${rest}`);
-  }), { numRuns: 100 });
+  fc.assert(
+    fc.property(arg, (rest) => {
+      const r = spawnSync('/bin/sh', ['-c', `printf '%s' ${shellPath(`~/${rest}`)}`], { env: { HOME: '/h o$me' } });
+      assert.equal(r.stdout.toString('utf8'), `/h o$me/${rest}`);
+    }),
+    { numRuns: 100 },
+  );
 });

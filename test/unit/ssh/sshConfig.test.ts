@@ -10,25 +10,28 @@ import { agentSocketFor } from '../../../src/core/ssh/auth';
 const home = mkdtempSync(join(tmpdir(), 'rft-cfg-'));
 mkdirSync(join(home, '.ssh', 'conf.d'), { recursive: true });
 writeFileSync(join(home, '.ssh', 'conf.d', 'lambda.conf'), 'Host lambda-a100\n  HostName 132.145.138.210\n  User ubuntu\n  ProxyJump bastion\n');
-writeFileSync(join(home, '.ssh', 'config'), [
-  'Include conf.d/*.conf',
-  'Host bastion',
-  '  HostName bastion.example.com',
-  '  Port 2200',
-  'Host gpu-*',
-  '  User trainer',
-  '  IdentityFile ~/.ssh/id_gpu',
-  '  IdentitiesOnly yes',
-  '  ServerAliveInterval 15',
-  'Host gpu-1',
-  '  HostName 10.1.0.1',
-  '  User ignored-because-first-wins',
-  'Match host gpu-2',
-  '  Port 2022',
-  'Host *',
-  '  User default-user',
-  '',
-].join('\n'));
+writeFileSync(
+  join(home, '.ssh', 'config'),
+  [
+    'Include conf.d/*.conf',
+    'Host bastion',
+    '  HostName bastion.example.com',
+    '  Port 2200',
+    'Host gpu-*',
+    '  User trainer',
+    '  IdentityFile ~/.ssh/id_gpu',
+    '  IdentitiesOnly yes',
+    '  ServerAliveInterval 15',
+    'Host gpu-1',
+    '  HostName 10.1.0.1',
+    '  User ignored-because-first-wins',
+    'Match host gpu-2',
+    '  Port 2022',
+    'Host *',
+    '  User default-user',
+    '',
+  ].join('\n'),
+);
 const source = { home };
 
 test('Host patterns, first value wins, ~ expands, IdentitiesOnly and ServerAliveInterval are read', () => {
@@ -76,20 +79,25 @@ test('parseHostSpec never throws and rejects junk', () => {
 test('ProxyCommand is read (none disables it, ProxyJump wins) and its tokens expand with shell-safe values', () => {
   const h = mkdtempSync(join(tmpdir(), 'rft-cfg-pc-'));
   mkdirSync(join(h, '.ssh'));
-  writeFileSync(join(h, '.ssh', 'config'), [
-    'Host ssm-*',
-    '  ProxyCommand aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p',
-    'Host both',
-    '  ProxyJump bastion',
-    '  ProxyCommand nc %h %p',
-    'Host off',
-    '  ProxyCommand none',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(h, '.ssh', 'config'),
+    [
+      'Host ssm-*',
+      '  ProxyCommand aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p',
+      'Host both',
+      '  ProxyJump bastion',
+      '  ProxyCommand nc %h %p',
+      'Host off',
+      '  ProxyCommand none',
+      '',
+    ].join('\n'),
+  );
   const r = resolveHost('ssm-i-0abc', { home: h });
   assert.equal(r.proxyCommand, 'aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p');
-  assert.equal(expandProxyCommand(r.proxyCommand!, { host: r.hostName, port: r.port, user: 'ubuntu', alias: r.alias }),
-    'aws ssm start-session --target ssm-i-0abc --document-name AWS-StartSSHSession --parameters portNumber=22');
+  assert.equal(
+    expandProxyCommand(r.proxyCommand!, { host: r.hostName, port: r.port, user: 'ubuntu', alias: r.alias }),
+    'aws ssm start-session --target ssm-i-0abc --document-name AWS-StartSSHSession --parameters portNumber=22',
+  );
   assert.equal(resolveHost('both', { home: h }).proxyCommand, undefined);
   assert.deepEqual(resolveHost('both', { home: h }).proxyJump, ['bastion']);
   assert.equal(resolveHost('off', { home: h }).proxyCommand, undefined);
@@ -98,7 +106,7 @@ test('ProxyCommand is read (none disables it, ProxyJump wins) and its tokens exp
   assert.equal(expandProxyCommand('nc %h %p # 100%%', { host: 'gpu-1.example.com', port: 2222, user: 'u', alias: 'a' }), 'nc gpu-1.example.com 2222 # 100%');
 });
 
-test('which ssh_config is read: our setting, else Remote-SSH\'s remote.SSH.configFile, else ~/.ssh/config', () => {
+test("which ssh_config is read: our setting, else Remote-SSH's remote.SSH.configFile, else ~/.ssh/config", () => {
   assert.equal(chooseSshConfigPath('~/gpu/ssh_config', '/etc/other', '/home/u'), '/home/u/gpu/ssh_config');
   assert.equal(chooseSshConfigPath('  ', '~/.ssh/remote_config', '/home/u'), '/home/u/.ssh/remote_config');
   assert.equal(chooseSshConfigPath(undefined, undefined, '/home/u'), undefined);
@@ -110,15 +118,18 @@ test('Match exec never runs its command and its block never applies', () => {
   const h = mkdtempSync(join(tmpdir(), 'rft-cfg-exec-'));
   mkdirSync(join(h, '.ssh'));
   const marker = join(h, 'ran');
-  writeFileSync(join(h, '.ssh', 'config'), [
-    `Match exec "touch ${marker}"`,
-    '  User from-exec',
-    `Match host gpu exec "touch ${marker}"`,
-    '  Port 2999',
-    `Match !exec "touch ${marker}"`,
-    '  IdentityFile ~/.ssh/from-negated-exec',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(h, '.ssh', 'config'),
+    [
+      `Match exec "touch ${marker}"`,
+      '  User from-exec',
+      `Match host gpu exec "touch ${marker}"`,
+      '  Port 2999',
+      `Match !exec "touch ${marker}"`,
+      '  IdentityFile ~/.ssh/from-negated-exec',
+      '',
+    ].join('\n'),
+  );
   const r = resolveHost('gpu', { home: h, defaultUser: 'me' });
   assert.equal(existsSync(marker), false, 'no command from the config was run');
   assert.equal(r.user, 'me');

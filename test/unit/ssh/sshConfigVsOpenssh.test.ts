@@ -29,7 +29,8 @@ import { OPENSSH_DEFAULT_CIPHERS } from '../../../src/core/ssh/sshCiphers';
 import type { ResolvedHost } from '../../../src/core/ssh/sshConfig';
 
 const sshVersion = spawnSync('ssh', ['-V'], { encoding: 'utf8' });
-const noSsh = sshVersion.error || sshVersion.status !== 0 ? `OpenSSH client not available (${sshVersion.error?.message ?? sshVersion.stderr.trim()})` : undefined;
+const noSsh =
+  sshVersion.error || sshVersion.status !== 0 ? `OpenSSH client not available (${sshVersion.error?.message ?? sshVersion.stderr.trim()})` : undefined;
 
 const home = mkdtempSync(join(tmpdir(), 'rft-vs-openssh-'));
 const pwHome = userInfo().homedir;
@@ -48,7 +49,11 @@ function put(rel: string, text: string): string {
   return p;
 }
 
-interface Corpus { readonly name: string; readonly config: string; readonly queries: readonly string[] }
+interface Corpus {
+  readonly name: string;
+  readonly config: string;
+  readonly queries: readonly string[];
+}
 
 const corpus: Corpus[] = [];
 function add(name: string, lines: readonly string[], queries: readonly string[], eol = '\n'): void {
@@ -56,104 +61,135 @@ function add(name: string, lines: readonly string[], queries: readonly string[],
   corpus.push({ name, config: join(home, '.ssh', `${name}.config`), queries });
 }
 
-add('everyday', [
-  '# Someone with a few GPU boxes',
-  '',
-  'Host gpu-box lab-gpu',
-  '    HostName 203.0.113.10',
-  '    User trainer',
-  '    Port 2222',
-  '    IdentityFile ~/.ssh/id_gpu',
-  '    IdentitiesOnly yes',
-  '',
-  'Host lab-*',
-  '    User labuser',
-  '    Port 2200',
-  '    IdentityFile ~/.ssh/id_lab',
-  '',
-  'Host *.compute.example.com !bad.compute.example.com',
-  '    User ubuntu',
-  '    StrictHostKeyChecking accept-new',
-  '',
-  '# ? is exactly one character',
-  'Host node?',
-  '    User nodeuser',
-  '',
-  '# commas are not separators on a Host line',
-  'Host a,b',
-  '    User comma-is-literal',
-  '',
-  'Host Mixed',
-  '    HostName MiXeD.Example.COM',
-  '    HostKeyAlias MixedAlias',
-  '',
-  '# defaults last: they only fill what nothing above set',
-  'Host *',
-  '    User fallback',
-  '    ServerAliveInterval 60',
-  '    ServerAliveCountMax 5',
-  '    IdentityFile ~/.ssh/id_default',
-], ['gpu-box', 'lab-gpu', 'lab-07', 'x.compute.example.com', 'bad.compute.example.com', 'node1', 'node', 'node12', 'a',
-  'Mixed', 'mixed', 'unknown-host', '10.0.0.9', 'alice@lab-07:2022', 'root@[2001:DB8::5]:2201']);
+add(
+  'everyday',
+  [
+    '# Someone with a few GPU boxes',
+    '',
+    'Host gpu-box lab-gpu',
+    '    HostName 203.0.113.10',
+    '    User trainer',
+    '    Port 2222',
+    '    IdentityFile ~/.ssh/id_gpu',
+    '    IdentitiesOnly yes',
+    '',
+    'Host lab-*',
+    '    User labuser',
+    '    Port 2200',
+    '    IdentityFile ~/.ssh/id_lab',
+    '',
+    'Host *.compute.example.com !bad.compute.example.com',
+    '    User ubuntu',
+    '    StrictHostKeyChecking accept-new',
+    '',
+    '# ? is exactly one character',
+    'Host node?',
+    '    User nodeuser',
+    '',
+    '# commas are not separators on a Host line',
+    'Host a,b',
+    '    User comma-is-literal',
+    '',
+    'Host Mixed',
+    '    HostName MiXeD.Example.COM',
+    '    HostKeyAlias MixedAlias',
+    '',
+    '# defaults last: they only fill what nothing above set',
+    'Host *',
+    '    User fallback',
+    '    ServerAliveInterval 60',
+    '    ServerAliveCountMax 5',
+    '    IdentityFile ~/.ssh/id_default',
+  ],
+  [
+    'gpu-box',
+    'lab-gpu',
+    'lab-07',
+    'x.compute.example.com',
+    'bad.compute.example.com',
+    'node1',
+    'node',
+    'node12',
+    'a',
+    'Mixed',
+    'mixed',
+    'unknown-host',
+    '10.0.0.9',
+    'alice@lab-07:2022',
+    'root@[2001:DB8::5]:2201',
+  ],
+);
 
-add('defaults-first', [
-  'Host *',
-  '  User everyone',
-  '  IdentityFile ~/.ssh/id_everyone',
-  '  ServerAliveInterval 30',
-  '  UserKnownHostsFile ~/.ssh/known_hosts_all',
-  '',
-  'Host special',
-  '  User ignored-because-host-star-came-first',
-  '  IdentityFile ~/.ssh/id_special',
-  '  IdentityFile ~/.ssh/id_everyone',
-  '  ServerAliveInterval 5',
-  '  HostName special.example.org',
-], ['special', 'other']);
+add(
+  'defaults-first',
+  [
+    'Host *',
+    '  User everyone',
+    '  IdentityFile ~/.ssh/id_everyone',
+    '  ServerAliveInterval 30',
+    '  UserKnownHostsFile ~/.ssh/known_hosts_all',
+    '',
+    'Host special',
+    '  User ignored-because-host-star-came-first',
+    '  IdentityFile ~/.ssh/id_special',
+    '  IdentityFile ~/.ssh/id_everyone',
+    '  ServerAliveInterval 5',
+    '  HostName special.example.org',
+  ],
+  ['special', 'other'],
+);
 
-add('match', [
-  'Host db',
-  '  HostName db.internal.example.com',
-  'Host web',
-  '  HostName %h.corp.example.com',
-  'Host build',
-  '  User ci',
-  'Host deploy-*',
-  '  User deploy',
-  '',
-  'Match host *.internal.example.com',
-  '  User dbadmin',
-  '  Port 5022',
-  'Match originalhost web',
-  '  IdentityFile ~/.ssh/id_web',
-  'Match host *.corp.example.com !host web.corp.example.com',
-  '  ServerAliveInterval 10',
-  'Match host *.CORP.example.com',
-  '  ServerAliveInterval 20',
-  'Match user ci',
-  '  Port 2202',
-  'Match !user ci,deploy originalhost build*,deploy-*',
-  '  IdentityFile ~/.ssh/id_not_ci',
-  'Match user deploy',
-  '  IdentityFile ~/.ssh/id_deploy',
-  'Match user alice',
-  '  IdentityFile ~/.ssh/id_alice',
-  `Match localuser ${localUser}`,
-  '  HostKeyAlias local-user-matched',
-  'Match all',
-  '  UserKnownHostsFile ~/.ssh/known_hosts_all',
-], ['db', 'web', 'api.corp.example.com', 'build', 'bob@build', 'deploy-1', 'other', 'alice@other', 'DB']);
+add(
+  'match',
+  [
+    'Host db',
+    '  HostName db.internal.example.com',
+    'Host web',
+    '  HostName %h.corp.example.com',
+    'Host build',
+    '  User ci',
+    'Host deploy-*',
+    '  User deploy',
+    '',
+    'Match host *.internal.example.com',
+    '  User dbadmin',
+    '  Port 5022',
+    'Match originalhost web',
+    '  IdentityFile ~/.ssh/id_web',
+    'Match host *.corp.example.com !host web.corp.example.com',
+    '  ServerAliveInterval 10',
+    'Match host *.CORP.example.com',
+    '  ServerAliveInterval 20',
+    'Match user ci',
+    '  Port 2202',
+    'Match !user ci,deploy originalhost build*,deploy-*',
+    '  IdentityFile ~/.ssh/id_not_ci',
+    'Match user deploy',
+    '  IdentityFile ~/.ssh/id_deploy',
+    'Match user alice',
+    '  IdentityFile ~/.ssh/id_alice',
+    `Match localuser ${localUser}`,
+    '  HostKeyAlias local-user-matched',
+    'Match all',
+    '  UserKnownHostsFile ~/.ssh/known_hosts_all',
+  ],
+  ['db', 'web', 'api.corp.example.com', 'build', 'bob@build', 'deploy-1', 'other', 'alice@other', 'DB'],
+);
 
-add('final', [
-  'Host short',
-  '  HostName Short.Example.NET',
-  'Match final host short.example.net',
-  '  User final-user',
-  'Match canonical host *.example.net',
-  '  Port 2244',
-  'Match host short.example.net',
-  '  IdentityFile ~/.ssh/id_first_pass',
-], ['short', 'other.example.net', 'elsewhere']);
+add(
+  'final',
+  [
+    'Host short',
+    '  HostName Short.Example.NET',
+    'Match final host short.example.net',
+    '  User final-user',
+    'Match canonical host *.example.net',
+    '  Port 2244',
+    'Match host short.example.net',
+    '  IdentityFile ~/.ssh/id_first_pass',
+  ],
+  ['short', 'other.example.net', 'elsewhere'],
+);
 
 // Include: relative (to ~/.ssh), globs in the file name and in a directory, a dotfile the glob must skip,
 // quoted paths with a space, absolute paths, nesting, and Includes inside Host blocks (which only apply
@@ -171,73 +207,96 @@ put('.ssh/projects/beta/ssh_config', 'Host beta-box\n  HostName beta.example.org
 put('.ssh/my includes/personal.conf', 'Host personal\n  HostName personal.example.net\n  User me\n');
 const absInclude = put('elsewhere/abs-include.conf', 'Host abs-host\n  HostName abs.example.com\n');
 put('.ssh/tail.conf', 'Host *\n  User tail-default\n  ServerAliveCountMax 7\n');
-add('include', [
-  'Include conf.d/*.conf',
-  'Include projects/*/ssh_config',
-  `Include "my includes/*.conf" ${absInclude}`,
-  '',
-  'Host jump',
-  '  HostName jump.example.com',
-  '  Include inside-jump.conf',
-  '  IdentityFile ~/.ssh/id_jump',
-  '',
-  'Host lab-a100',
-  '  Port 2300',
-  '',
-  'Match all',
-  'Include ~/.ssh/tail.conf',
-], ['lab-a100', 'cloud-1', 'cloud-z', 'nested-only', 'jump', 'jump-sub', 'alpha-box', 'beta-box', 'personal', 'abs-host', 'nobody']);
+add(
+  'include',
+  [
+    'Include conf.d/*.conf',
+    'Include projects/*/ssh_config',
+    `Include "my includes/*.conf" ${absInclude}`,
+    '',
+    'Host jump',
+    '  HostName jump.example.com',
+    '  Include inside-jump.conf',
+    '  IdentityFile ~/.ssh/id_jump',
+    '',
+    'Host lab-a100',
+    '  Port 2300',
+    '',
+    'Match all',
+    'Include ~/.ssh/tail.conf',
+  ],
+  ['lab-a100', 'cloud-1', 'cloud-z', 'nested-only', 'jump', 'jump-sub', 'alpha-box', 'beta-box', 'personal', 'abs-host', 'nobody'],
+);
 
-add('proxy', [
-  'Host bastion',
-  '  HostName bastion.example.com',
-  '  User ops',
-  '  ProxyCommand none',
-  '',
-  'Host inner-*',
-  '  ProxyJump bastion',
-  '',
-  'Host chain',
-  '  ProxyJump hop1,admin@hop2:2222',
-  '',
-  'Host via-uri',
-  '  ProxyJump ssh://ops@jump.example.com:2200',
-  '',
-  'Host via-uri-chain',
-  '  ProxyJump ssh://first@hop1:2201,ssh://hop2/',
-  '',
-  'Host via-uri6',
-  '  ProxyJump ops@[2001:db8::1]:2200',
-  '',
-  'Host via-ip',
-  '  ProxyJump 10.1.1.1',
-  '',
-  'Host direct',
-  '  ProxyJump none',
-  '  ProxyJump ignored-after-none',
-  '',
-  // ProxyJump none no longer shuts out a later ProxyCommand: OpenSSH 10.3, backported to Debian's 9.2p1.
-  'Host none-then-command',
-  '  ProxyJump none',
-  '  ProxyCommand nc %h %p',
-  '',
-  'Host jump-then-command',
-  '  ProxyJump bastion',
-  '  ProxyCommand nc %h %p',
-  '',
-  'Host cmd-first',
-  '  ProxyCommand ssh -W %h:%p bastion',
-  '  ProxyJump bastion',
-  '',
-  'Host ssm-*',
-  '  ProxyCommand sh -c "aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters \'portNumber=%p\'"',
-  '',
-  'Host cf-*',
-  '  ProxyCommand=cloudflared access ssh --hostname %h   # Cloudflare tunnel',
-  '',
-  'Host *',
-  '  ProxyJump bastion',
-], ['bastion', 'inner-1', 'chain', 'via-uri', 'via-uri-chain', 'via-uri6', 'via-ip', 'direct', 'none-then-command', 'jump-then-command', 'cmd-first', 'ssm-i-0abc', 'cf-box', 'elsewhere']);
+add(
+  'proxy',
+  [
+    'Host bastion',
+    '  HostName bastion.example.com',
+    '  User ops',
+    '  ProxyCommand none',
+    '',
+    'Host inner-*',
+    '  ProxyJump bastion',
+    '',
+    'Host chain',
+    '  ProxyJump hop1,admin@hop2:2222',
+    '',
+    'Host via-uri',
+    '  ProxyJump ssh://ops@jump.example.com:2200',
+    '',
+    'Host via-uri-chain',
+    '  ProxyJump ssh://first@hop1:2201,ssh://hop2/',
+    '',
+    'Host via-uri6',
+    '  ProxyJump ops@[2001:db8::1]:2200',
+    '',
+    'Host via-ip',
+    '  ProxyJump 10.1.1.1',
+    '',
+    'Host direct',
+    '  ProxyJump none',
+    '  ProxyJump ignored-after-none',
+    '',
+    // ProxyJump none no longer shuts out a later ProxyCommand: OpenSSH 10.3, backported to Debian's 9.2p1.
+    'Host none-then-command',
+    '  ProxyJump none',
+    '  ProxyCommand nc %h %p',
+    '',
+    'Host jump-then-command',
+    '  ProxyJump bastion',
+    '  ProxyCommand nc %h %p',
+    '',
+    'Host cmd-first',
+    '  ProxyCommand ssh -W %h:%p bastion',
+    '  ProxyJump bastion',
+    '',
+    'Host ssm-*',
+    '  ProxyCommand sh -c "aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters \'portNumber=%p\'"',
+    '',
+    'Host cf-*',
+    '  ProxyCommand=cloudflared access ssh --hostname %h   # Cloudflare tunnel',
+    '',
+    'Host *',
+    '  ProxyJump bastion',
+  ],
+  [
+    'bastion',
+    'inner-1',
+    'chain',
+    'via-uri',
+    'via-uri-chain',
+    'via-uri6',
+    'via-ip',
+    'direct',
+    'none-then-command',
+    'jump-then-command',
+    'cmd-first',
+    'ssm-i-0abc',
+    'cf-box',
+    'elsewhere',
+  ],
+);
 
 const syntax = [
   '# a comment at the top, then a blank line',
@@ -269,40 +328,48 @@ const syntax = [
 add('syntax', syntax, ['syntax-a', 'syntax-b', 'syntax-c']);
 add('syntax-crlf', syntax, ['syntax-a', 'syntax-b', 'syntax-c'], '\r\n');
 
-add('tokens', [
-  'Host tok-*',
-  '  HostName %h.example.com',
-  '  User tokuser',
-  '  Port 2200',
-  '  IdentityFile ~/.ssh/%r@%h',
-  '  IdentityFile ~/.ssh/%u-%n-%p',
-  '  IdentityFile %d/.ssh/%l-%L-%i',
-  '  IdentityFile ~/.ssh/%C',
-  '  IdentityFile ~/.ssh/%k',
-  '  IdentityFile ~/.ssh/100%%',
-  '  IdentityFile ${RFT_KEYDIR}/env_key',
-  '  IdentityFile ~/.ssh/%r@%h',
-  '  UserKnownHostsFile ~/.ssh/known_hosts_%k %d/kh/%h-%p',
-  '',
-  'Host tok-alias',
-  '  HostKeyAlias Tok-KeyAlias',
-], ['tok-one', 'tok-alias', 'bob@tok-two:2022', 'Tok-Case']);
+add(
+  'tokens',
+  [
+    'Host tok-*',
+    '  HostName %h.example.com',
+    '  User tokuser',
+    '  Port 2200',
+    '  IdentityFile ~/.ssh/%r@%h',
+    '  IdentityFile ~/.ssh/%u-%n-%p',
+    '  IdentityFile %d/.ssh/%l-%L-%i',
+    '  IdentityFile ~/.ssh/%C',
+    '  IdentityFile ~/.ssh/%k',
+    '  IdentityFile ~/.ssh/100%%',
+    '  IdentityFile ${RFT_KEYDIR}/env_key',
+    '  IdentityFile ~/.ssh/%r@%h',
+    '  UserKnownHostsFile ~/.ssh/known_hosts_%k %d/kh/%h-%p',
+    '',
+    'Host tok-alias',
+    '  HostKeyAlias Tok-KeyAlias',
+  ],
+  ['tok-one', 'tok-alias', 'bob@tok-two:2022', 'Tok-Case'],
+);
 
-add('agents', [
-  '# Agents other than SSH_AUTH_SOCK: 1Password, Secretive, a per-host socket',
-  'Host op-*',
-  '  IdentityAgent ~/.1password/agent.sock',
-  'Host no-agent',
-  '  IdentityAgent none',
-  'Host env-agent',
-  '  IdentityAgent SSH_AUTH_SOCK',
-  'Host var-agent',
-  '  IdentityAgent $RFT_AGENT_SOCK',
-  'Host tok-agent',
-  '  IdentityAgent "~/agents/%r at %h.sock"',
-  'Host *',
-  '  User agentuser',
-], ['op-a100', 'no-agent', 'env-agent', 'var-agent', 'tok-agent', 'plain']);
+add(
+  'agents',
+  [
+    '# Agents other than SSH_AUTH_SOCK: 1Password, Secretive, a per-host socket',
+    'Host op-*',
+    '  IdentityAgent ~/.1password/agent.sock',
+    'Host no-agent',
+    '  IdentityAgent none',
+    'Host env-agent',
+    '  IdentityAgent SSH_AUTH_SOCK',
+    'Host var-agent',
+    '  IdentityAgent $RFT_AGENT_SOCK',
+    'Host tok-agent',
+    '  IdentityAgent "~/agents/%r at %h.sock"',
+    'Host *',
+    '  User agentuser',
+  ],
+  ['op-a100', 'no-agent', 'env-agent', 'var-agent', 'tok-agent', 'plain'],
+);
 
 /** `ssh` arguments for a destination: user@host:port is our API's form of ssh's -l user -p port host. */
 function destinationArgs(query: string): string[] {
@@ -379,7 +446,10 @@ function hops(list: string | undefined, unwrapUris: boolean): string[] | undefin
 }
 
 function command(c: string | undefined): string | undefined {
-  return c?.replace(/(^|\s)#.*$/, '').replace(/\s+/g, ' ').trim();
+  return c
+    ?.replace(/(^|\s)#.*$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** Our answer in -G's terms, paths with OpenSSH's home for ~ and %d. */
@@ -417,7 +487,11 @@ function theirs(o: OpensshConfig, identities: string[]): Record<string, unknown>
     serveralivecountmax: g.get('serveralivecountmax'),
     userknownhostsfile: o.knownHostsFiles,
     // -G prints GlobalKnownHostsFile unexpanded; ssh expands a leading ~ when it reads the files.
-    globalknownhostsfile: g.get('globalknownhostsfile')?.split(' ').map((f) => (f.startsWith('~/') ? join(pwHome, f.slice(2)) : f)).join(' '),
+    globalknownhostsfile: g
+      .get('globalknownhostsfile')
+      ?.split(' ')
+      .map((f) => (f.startsWith('~/') ? join(pwHome, f.slice(2)) : f))
+      .join(' '),
     hostkeyalias: g.get('hostkeyalias'),
     stricthostkeychecking: g.get('stricthostkeychecking'),
     proxyjump: hops(g.get('proxyjump'), true),
@@ -430,21 +504,36 @@ function theirs(o: OpensshConfig, identities: string[]): Record<string, unknown>
 }
 
 // Ciphers: a benchmark pins one cipher for us and for ssh(1) this way; people restrict them for compliance.
-add('ciphers', [
-  'Host only-gcm', '    Ciphers aes128-gcm@openssh.com',
-  'Host two', '    Ciphers aes256-ctr,chacha20-poly1305@openssh.com',
-  'Host plus', '    Ciphers +aes128-cbc',
-  'Host minus', '    Ciphers -chacha20-poly1305@openssh.com,aes192*',
-  'Host caret', '    Ciphers ^aes256-gcm@openssh.com',
-  'Host minus-neg', '    Ciphers -aes*,!aes256-gcm@openssh.com',
-  'Host first-wins', '    Ciphers aes128-ctr',
-  'Host *', '    Ciphers aes256-ctr',
-], ['only-gcm', 'two', 'plus', 'minus', 'caret', 'minus-neg', 'first-wins', 'other']);
+add(
+  'ciphers',
+  [
+    'Host only-gcm',
+    '    Ciphers aes128-gcm@openssh.com',
+    'Host two',
+    '    Ciphers aes256-ctr,chacha20-poly1305@openssh.com',
+    'Host plus',
+    '    Ciphers +aes128-cbc',
+    'Host minus',
+    '    Ciphers -chacha20-poly1305@openssh.com,aes192*',
+    'Host caret',
+    '    Ciphers ^aes256-gcm@openssh.com',
+    'Host minus-neg',
+    '    Ciphers -aes*,!aes256-gcm@openssh.com',
+    'Host first-wins',
+    '    Ciphers aes128-ctr',
+    'Host *',
+    '    Ciphers aes256-ctr',
+  ],
+  ['only-gcm', 'two', 'plus', 'minus', 'caret', 'minus-neg', 'first-wins', 'other'],
+);
 
 for (const c of corpus) {
   for (const q of c.queries) {
     test(`${c.name}: ${q} resolves as ssh -G does`, (t) => {
-      if (noSsh) { t.skip(noSsh); return; }
+      if (noSsh) {
+        t.skip(noSsh);
+        return;
+      }
       const expected = theirs(opensshConfig(c.config, q), opensshIdentities(c.config, q));
       assert.deepEqual(ours(resolveHost(q, { path: c.config, home })), expected);
     });
@@ -452,7 +541,10 @@ for (const c of corpus) {
 }
 
 test('the corpus covers what it claims (guards against an oracle that silently agrees on defaults)', (t) => {
-  if (noSsh) { t.skip(noSsh); return; }
+  if (noSsh) {
+    t.skip(noSsh);
+    return;
+  }
   const g = (name: string, q: string): Map<string, string> => opensshConfig(corpus.find((c) => c.name === name)!.config, q).options;
   assert.equal(g('include', 'lab-a100').get('port'), '2300');
   assert.equal(g('include', 'jump').get('port'), '2022');
@@ -465,5 +557,8 @@ test('the corpus covers what it claims (guards against an oracle that silently a
   assert.equal(g('ciphers', 'only-gcm').get('ciphers'), 'aes128-gcm@openssh.com');
   assert.equal(g('ciphers', 'plus').get('ciphers'), `${OPENSSH_DEFAULT_CIPHERS.join(',')},aes128-cbc`);
   const syntaxA = opensshConfig(corpus.find((c) => c.name === 'syntax')!.config, 'syntax-a').knownHostsFiles;
-  assert.deepEqual(syntaxA.map((f) => f.slice(f.lastIndexOf('/') + 1)), ['kh1', 'known hosts 2', 'kh_syntax-a.example.com_2201']);
+  assert.deepEqual(
+    syntaxA.map((f) => f.slice(f.lastIndexOf('/') + 1)),
+    ['kh1', 'known hosts 2', 'kh_syntax-a.example.com_2201'],
+  );
 });

@@ -24,7 +24,10 @@ test('cut points for logs and for record files', () => {
 
 test('any chunking of any stream: bytes delivered once and in order, no CRLF split, nothing held past the bound', () => {
   let seed = 7;
-  const rnd = (): number => { seed = (seed * 1103515245 + 12345) >>> 0; return seed / 2 ** 32; };
+  const rnd = (): number => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
   for (let round = 0; round < 300; round++) {
     const alphabet = ['\r', '\n', '\r\n', 'x', 'yy', 'é'];
     const text = Array.from({ length: 1 + Math.floor(rnd() * 200) }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join('');

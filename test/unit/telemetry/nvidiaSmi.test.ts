@@ -3,8 +3,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  NVIDIA_SMI_GPU_FIELDS, nvidiaSmiQueryArgs, nvidiaSmiSaysNoGpu, parseComputeAppLine, parseGpuCsv,
-  parseNvidiaSmiGpuCsv, parseNvidiaSmiGpuLine,
+  NVIDIA_SMI_GPU_FIELDS,
+  nvidiaSmiQueryArgs,
+  nvidiaSmiSaysNoGpu,
+  parseComputeAppLine,
+  parseGpuCsv,
+  parseNvidiaSmiGpuCsv,
+  parseNvidiaSmiGpuLine,
 } from '../../../src/core/telemetry/nvidiaSmi';
 
 // Hand-written in nvidia-smi's documented format (no GPU machine here; see the folder's README).
@@ -24,8 +29,16 @@ test('nvidia-smi: an A100 -lms loop parses into six samples with units stripped'
   assert.deepEqual(r.rejectedLines, []);
   assert.equal(r.samples.length, 6);
   assert.deepEqual(r.samples[2], {
-    index: 0, name: 'NVIDIA A100-SXM4-40GB', utilizationGpu: 97, utilizationMemory: 41, memoryUsedMiB: 24580,
-    memoryTotalMiB: 40960, temperatureC: 52, powerDrawW: 301.22, powerLimitW: 400, clocksSmMHz: 1410,
+    index: 0,
+    name: 'NVIDIA A100-SXM4-40GB',
+    utilizationGpu: 97,
+    utilizationMemory: 41,
+    memoryUsedMiB: 24580,
+    memoryTotalMiB: 40960,
+    temperatureC: 52,
+    powerDrawW: 301.22,
+    powerLimitW: 400,
+    clocksSmMHz: 1410,
   });
 });
 

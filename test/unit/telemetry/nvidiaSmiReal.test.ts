@@ -7,9 +7,21 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  NVIDIA_SMI_GPU_FIELDS, NVIDIA_SMI_MAX_LINE, cleanNvidiaSmiLine, diagnoseNvidiaSmi, nvidiaSmiCudaVersion,
-  nvidiaSmiDriverVersion, nvidiaSmiNumber, nvidiaSmiSaysNoGpu, parseComputeAppLine, parseComputeApps, parseGpuCsv,
-  parseGpuCsvLine, parseNvidiaSmiCsv, parseNvidiaSmiGpuCsv, parseNvidiaSmiGpuLine,
+  NVIDIA_SMI_GPU_FIELDS,
+  NVIDIA_SMI_MAX_LINE,
+  cleanNvidiaSmiLine,
+  diagnoseNvidiaSmi,
+  nvidiaSmiCudaVersion,
+  nvidiaSmiDriverVersion,
+  nvidiaSmiNumber,
+  nvidiaSmiSaysNoGpu,
+  parseComputeAppLine,
+  parseComputeApps,
+  parseGpuCsv,
+  parseGpuCsvLine,
+  parseNvidiaSmiCsv,
+  parseNvidiaSmiGpuCsv,
+  parseNvidiaSmiGpuLine,
 } from '../../../src/core/telemetry/nvidiaSmi';
 import type { NvidiaSmiProcess, NvidiaSmiSample } from '../../../src/core/telemetry/nvidiaSmi';
 import { parseGpuCsvLine as panelGpuLine, parseGpuProcsCsvLine } from '../../../src/features/panels/gpuCsvLines';
@@ -42,7 +54,9 @@ const CASES: { readonly kind: 'real' | 'hand-written'; readonly c: Case; readonl
 const OLDER_HAND_WRITTEN = ['a100_lms.csv', 'compute_apps.csv', 'garbage.txt', 'gpu_csv_written.csv', 'h100_x8_lms.csv', 'no_gpu.txt', 't4_na.csv'];
 
 test('real samples: expected.json covers every sample file, and every file has a source in SOURCES.md', () => {
-  const files = readdirSync(REAL).filter((f) => f !== 'expected.json' && f !== 'SOURCES.md').sort();
+  const files = readdirSync(REAL)
+    .filter((f) => f !== 'expected.json' && f !== 'SOURCES.md')
+    .sort();
   assert.deepEqual(REAL_CASES.map((c) => c.file).sort(), files);
   const sources = real('SOURCES.md');
   for (const f of files) assert.ok(sources.includes(`\`${f}\``), `${f} is not listed in SOURCES.md`);
@@ -128,15 +142,26 @@ test('--format=csv: the header decides the columns, whatever order and however m
   assert.equal(row.get('clocks.max.sm'), '2100 MHz', 'clocks.max.sm is not clocks.sm');
   assert.equal(nvidiaSmiNumber(row.get('clocks_event_reasons.active')), null, 'hex is not a reading');
   // the same query in our own field order (noheader) reads the same as the header-led wide row
-  assert.deepEqual(parseNvidiaSmiGpuLine(ourFieldsFrom('rtx2080super-win610_csv-wide.csv').join(', ')), parseNvidiaSmiGpuCsv(hand('rtx2080super-win610_csv-wide.csv')).samples[0]);
+  assert.deepEqual(
+    parseNvidiaSmiGpuLine(ourFieldsFrom('rtx2080super-win610_csv-wide.csv').join(', ')),
+    parseNvidiaSmiGpuCsv(hand('rtx2080super-win610_csv-wide.csv')).samples[0],
+  );
 });
 
 test('values with units on our own query (noheader without nounits) read as numbers', () => {
   const cells = ourFieldsFrom('h100x2_csv-units.csv');
   assert.deepEqual(cells, ['0', 'NVIDIA H100 80GB HBM3', '100 %', '23 %', '20471 MiB', '81559 MiB', '61', '642.18 W', '700.00 W', '1980 MHz']);
   assert.deepEqual(parseNvidiaSmiGpuLine(cells.join(', ')), {
-    index: 0, name: 'NVIDIA H100 80GB HBM3', utilizationGpu: 100, utilizationMemory: 23, memoryUsedMiB: 20471,
-    memoryTotalMiB: 81559, temperatureC: 61, powerDrawW: 642.18, powerLimitW: 700, clocksSmMHz: 1980,
+    index: 0,
+    name: 'NVIDIA H100 80GB HBM3',
+    utilizationGpu: 100,
+    utilizationMemory: 23,
+    memoryUsedMiB: 20471,
+    memoryTotalMiB: 81559,
+    temperatureC: 61,
+    powerDrawW: 642.18,
+    powerLimitW: 700,
+    clocksSmMHz: 1980,
   });
   // the runner writes what nvidia-smi printed after the time; the panel must read it either way
   const panel = panelGpuLine(`1763737200.512, ${cells.join(', ')}`);
@@ -178,8 +203,26 @@ test('a broken board: [GPU requires reset] and [GPU is lost] read as null and ma
   assert.equal(s?.memoryUsedMiB, 20471);
   cells[2] = '[GPU is lost]';
   assert.equal(parseNvidiaSmiGpuLine(cells.join(', '))?.fault, 'GPU is lost', 'the first broken field in column order names the fault');
-  assert.equal(parseNvidiaSmiGpuCsv(hand('rtx2080super-win610_csv-wide.csv')).samples[0]?.fault, undefined, '[Requested functionality has been deprecated] is no fault');
-  for (const v of ['[N/A]', '[Not Supported]', '[Unknown Error]', '[GPU requires reset]', 'N/A', 'ERR!', '[Requested functionality has been deprecated]', '', '0x1F', '1e3', 'Infinity', 'NaN', ' ']) {
+  assert.equal(
+    parseNvidiaSmiGpuCsv(hand('rtx2080super-win610_csv-wide.csv')).samples[0]?.fault,
+    undefined,
+    '[Requested functionality has been deprecated] is no fault',
+  );
+  for (const v of [
+    '[N/A]',
+    '[Not Supported]',
+    '[Unknown Error]',
+    '[GPU requires reset]',
+    'N/A',
+    'ERR!',
+    '[Requested functionality has been deprecated]',
+    '',
+    '0x1F',
+    '1e3',
+    'Infinity',
+    'NaN',
+    ' ',
+  ]) {
     assert.equal(nvidiaSmiNumber(v), null, v);
   }
   assert.equal(nvidiaSmiNumber('400.00 W'), 400);
@@ -195,7 +238,9 @@ test('a -l/-lms loop as seen in the wild: header once or repeated, blank lines, 
   assert.ok(r.samples.every((s) => s.index === 0 && s.name === 'NVIDIA H100 80GB HBM3'));
   assert.deepEqual(r.rejectedLines, [1, 5, 6]);
   // our own noheader,nounits loop with the same interruptions
-  const ours = ourFieldsFrom('h100x2_csv-units.csv').map((v) => v.replace(/ (%|MiB|W|MHz)$/, '')).join(', ');
+  const ours = ourFieldsFrom('h100x2_csv-units.csv')
+    .map((v) => v.replace(/ (%|MiB|W|MHz)$/, ''))
+    .join(', ');
   const r2 = parseNvidiaSmiGpuCsv([ours, '', ours, 'Xid (PCI:0000:1b:00): 79, pid=1234, GPU has fallen off the bus.', ours].join('\r\n'));
   assert.equal(r2.samples.length, 3);
   assert.equal(r2.samples[0]!.clocksSmMHz, 1980);
@@ -212,7 +257,14 @@ test('a header without index numbers boards in listing order; a compute-apps hea
 
 test('compute apps with a header: used_gpu_memory [MiB] with units, and an idle GPU prints the header only', () => {
   const apps = parseComputeApps(hand('apps_h100-mig_csv-units.csv'));
-  assert.deepEqual(apps.samples.map((p) => [p.pid, p.usedMemoryMiB]), [[48213, 4586], [48377, 3210], [48502, 1616]]);
+  assert.deepEqual(
+    apps.samples.map((p) => [p.pid, p.usedMemoryMiB]),
+    [
+      [48213, 4586],
+      [48377, 3210],
+      [48502, 1616],
+    ],
+  );
   assert.deepEqual(apps.rejectedLines, [1]);
   const idle = parseComputeApps(hand('apps_idle_csv-header-only.csv'));
   assert.deepEqual(idle, { samples: [], rejectedLines: [1] });
@@ -241,7 +293,10 @@ test('failures: each real message maps to its own kind and a message that says w
   assert.match(msg('err_libnvidia-ml-missing.txt'), /libnvidia-ml\.so/);
   assert.match(msg('err_gpu-lost.txt'), /stopped responding/);
   assert.match(msg('err_command-not-found.txt'), /not installed/);
-  assert.equal(diagnoseNvidiaSmi(real('err_gpu-lost.txt'))!.detail, 'Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU');
+  assert.equal(
+    diagnoseNvidiaSmi(real('err_gpu-lost.txt'))!.detail,
+    'Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU',
+  );
   // the exit code speaks when the text does not
   assert.equal(diagnoseNvidiaSmi('', 9)?.kind, 'driver-not-loaded');
   assert.equal(diagnoseNvidiaSmi('', 15)?.kind, 'gpu-lost');

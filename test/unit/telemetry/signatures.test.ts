@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { FAILURE_SIGNATURES, compileSignatures, matchSignature, signatureById } from '../../../src/core/telemetry/signatures';
 
 const dir = join(__dirname, '../../fixtures/signatures');
-const lines = (f: string): string[] => readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l.trim() !== '');
+const lines = (f: string): string[] =>
+  readFileSync(join(dir, f), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
 
 test('signatures: the shared JSON compiles in JavaScript, every entry, with unique ids', () => {
   const raw = JSON.parse(readFileSync(join(__dirname, '../../../python-runner/remote_finetune/signatures.json'), 'utf8')) as { signatures: unknown[] };
@@ -40,6 +43,14 @@ test('signatures: the match offsets point at the matched text, and a bad pattern
   const line = 'RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB';
   const m = matchSignature(line);
   assert.equal(m && line.slice(m.start, m.end), 'CUDA out of memory');
-  const compiled = compileSignatures({ signatures: [{ id: 'bad', regex: '(', title: 't', hint: 'h' }, { id: 'ok', regex: 'x', title: 't', hint: 'h' }] });
-  assert.deepEqual(compiled.map((s) => s.id), ['ok']);
+  const compiled = compileSignatures({
+    signatures: [
+      { id: 'bad', regex: '(', title: 't', hint: 'h' },
+      { id: 'ok', regex: 'x', title: 't', hint: 'h' },
+    ],
+  });
+  assert.deepEqual(
+    compiled.map((s) => s.id),
+    ['ok'],
+  );
 });

@@ -10,7 +10,10 @@ import { notificationSafe } from '../../../src/core/text/notificationText';
 
 // eslint-disable-next-line no-useless-escape -- verbatim from VS Code, compared with the installed one
 const COPY = /\[([^\]]+)\]\(((?:https?:\/\/|command:|file:)[^\)\s]+)(?: (["'])(.+?)(\3))?\)/gi;
-const WORKBENCH = join(process.env.RFT_CACHE ?? join(homedir(), '.cache/remote-finetune'), 'code-server-4.100.3/node_modules/code-server/lib/vscode/out/vs/code/browser/workbench/workbench.js');
+const WORKBENCH = join(
+  process.env.RFT_CACHE ?? join(homedir(), '.cache/remote-finetune'),
+  'code-server-4.100.3/node_modules/code-server/lib/vscode/out/vs/code/browser/workbench/workbench.js',
+);
 
 function vscodeLinkRegex(): RegExp {
   if (!existsSync(WORKBENCH)) {

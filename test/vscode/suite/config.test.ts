@@ -24,8 +24,13 @@ async function diagnosticsFor(uri: vscode.Uri, ok: (ds: vscode.Diagnostic[]) => 
   return ours();
 }
 
-const row = (d: vscode.Diagnostic): [string, number, number, number, number] =>
-  [String(d.code), d.range.start.line + 1, d.range.start.character + 1, d.range.end.line + 1, d.range.end.character + 1];
+const row = (d: vscode.Diagnostic): [string, number, number, number, number] => [
+  String(d.code),
+  d.range.start.line + 1,
+  d.range.start.character + 1,
+  d.range.end.line + 1,
+  d.range.end.character + 1,
+];
 
 suite('config', () => {
   let ws: string;
@@ -51,11 +56,24 @@ suite('config', () => {
   });
 
   test('the examples open clean', async () => {
-    for (const rel of ['t4-qlora/finetune.yaml', 'deepspeed-zero2-multi/finetune.yaml', 'accelerate_configs/deepspeed_zero3.yaml', 'wandb_sweep.yaml', '.env.example']) {
+    for (const rel of [
+      't4-qlora/finetune.yaml',
+      'deepspeed-zero2-multi/finetune.yaml',
+      'accelerate_configs/deepspeed_zero3.yaml',
+      'wandb_sweep.yaml',
+      '.env.example',
+    ]) {
       const doc = await vscode.workspace.openTextDocument(join(ws, rel));
       await vscode.window.showTextDocument(doc);
       await new Promise((r) => setTimeout(r, 300));
-      assert.deepEqual(vscode.languages.getDiagnostics(doc.uri).filter((d) => d.source === SOURCE).map(row), [], rel);
+      assert.deepEqual(
+        vscode.languages
+          .getDiagnostics(doc.uri)
+          .filter((d) => d.source === SOURCE)
+          .map(row),
+        [],
+        rel,
+      );
     }
   });
 
@@ -65,7 +83,12 @@ suite('config', () => {
     const ds = await diagnosticsFor(doc.uri);
     const bf16 = ds.find((d) => d.code === 'RFT801' && doc.getText(d.range) === 'bf16');
     assert.ok(bf16, JSON.stringify(ds.map(row)));
-    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, bf16.range, vscode.CodeActionKind.QuickFix.value);
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      doc.uri,
+      bf16.range,
+      vscode.CodeActionKind.QuickFix.value,
+    );
     const fix = actions.find((a) => a.title === 'Change to fp16');
     assert.ok(fix?.edit, actions.map((a) => a.title).join(', '));
     assert.ok(await vscode.workspace.applyEdit(fix.edit));
@@ -74,7 +97,9 @@ suite('config', () => {
     assert.ok(!after.some((d) => d.code === 'RFT801' && d.range.start.line === 14));
 
     const alpah = after.find((d) => d.code === 'RFT100')!;
-    const rename = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, alpah.range, vscode.CodeActionKind.QuickFix.value)).find((a) => a.title === "Rename to 'alpha'");
+    const rename = (
+      await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, alpah.range, vscode.CodeActionKind.QuickFix.value)
+    ).find((a) => a.title === "Rename to 'alpha'");
     assert.ok(rename?.edit);
     assert.ok(await vscode.workspace.applyEdit(rename.edit));
     assert.equal(doc.lineAt(10).text, '  alpha: 32');
@@ -83,7 +108,10 @@ suite('config', () => {
   test('typing a planted error is diagnosed after the debounce', async () => {
     const doc = await vscode.workspace.openTextDocument(join(ws, 't4-qlora', 'finetune.yaml'));
     const editor = await vscode.window.showTextDocument(doc);
-    const line = doc.getText().split('\n').findIndex((l) => l.startsWith('  per_device_batch_size:'));
+    const line = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.startsWith('  per_device_batch_size:'));
     await editor.edit((e) => e.replace(doc.lineAt(line).range, '  per_device_batch_size: 0'));
     const ds = await diagnosticsFor(doc.uri, (x) => x.some((d) => d.code === 'RFT103'));
     const d = ds.find((x) => x.code === 'RFT103');
@@ -105,7 +133,10 @@ suite('config', () => {
       if (lenses.length === 0) await new Promise((r) => setTimeout(r, 100));
     }
     const titles = lenses.map((l) => l.command?.title ?? '');
-    assert.ok(titles.some((t) => /^≈ \d+\.\d GB of 16 GB on T4$/.test(t)), titles.join(' | '));
+    assert.ok(
+      titles.some((t) => /^≈ \d+\.\d GB of 16 GB on T4$/.test(t)),
+      titles.join(' | '),
+    );
   });
 
   test('"Fine-Tune: Validate Training Config" checks the active file and reports the counts', async () => {
@@ -127,7 +158,10 @@ suite('config', () => {
     const editor = await vscode.window.showTextDocument(doc);
     const plantedLine = lines.length - 2;
     const ds = await diagnosticsFor(doc.uri, (x) => x.some((d) => d.range.start.line === plantedLine), 20_000);
-    assert.ok(ds.some((d) => d.range.start.line === plantedLine), JSON.stringify(ds.map(row)));
+    assert.ok(
+      ds.some((d) => d.range.start.line === plantedLine),
+      JSON.stringify(ds.map(row)),
+    );
     assert.ok(!ds.some((d) => d.code === 'RFT004'), 'no "too large to check" warning');
     await editor.edit((e) => e.replace(new vscode.Range(plantedLine, 10, plantedLine, 12), 'org/fixed'));
     const after = await diagnosticsFor(doc.uri, (x) => x.length === 0, 20_000);

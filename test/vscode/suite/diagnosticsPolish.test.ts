@@ -26,7 +26,10 @@ async function ours(uri: vscode.Uri, ok: (ds: vscode.Diagnostic[]) => boolean, m
 }
 
 const codeOf = (d: vscode.Diagnostic): string => String(typeof d.code === 'object' ? d.code.value : d.code);
-const has = (code: string) => (ds: vscode.Diagnostic[]): boolean => ds.some((d) => codeOf(d) === code);
+const has =
+  (code: string) =>
+  (ds: vscode.Diagnostic[]): boolean =>
+    ds.some((d) => codeOf(d) === code);
 
 const spec = (method: string, lr: string, provider = 'ssh', gpu = 'A100-80GB'): string =>
   `# planted for the diagnostics-polish suite\nversion: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\nmethod: ${method}\ndata:\n  train: org/dataset\ntrainer:\n  learning_rate: ${lr}\n  precision: bf16\n  gradient_checkpointing: true\ntarget:\n  provider: ${provider}\n  gpu: ${gpu}\n`;
@@ -54,8 +57,16 @@ suite('diagnostics polish (issue 18.6)', () => {
     const ds = await ours(doc.uri, has('RFT103'));
     const d = ds.find((x) => codeOf(x) === 'RFT103');
     assert.ok(d, JSON.stringify(ds.map((x) => x.message)));
-    assert.equal(d.message, 'trainer.learning_rate is 5; it must be from 1e-8 to 1. Peak learning rate. 2e-4 is usual for LoRA/QLoRA, 1e-5–5e-5 for full fine-tuning.');
-    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, d.range, vscode.CodeActionKind.QuickFix.value);
+    assert.equal(
+      d.message,
+      'trainer.learning_rate is 5; it must be from 1e-8 to 1. Peak learning rate. 2e-4 is usual for LoRA/QLoRA, 1e-5–5e-5 for full fine-tuning.',
+    );
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      doc.uri,
+      d.range,
+      vscode.CodeActionKind.QuickFix.value,
+    );
     const fix = actions.find((a) => a.isPreferred);
     assert.ok(fix?.edit, actions.map((a) => a.title).join(', '));
     assert.equal(fix.title, 'Set to 2e-4 (usual for LoRA/QLoRA)');
@@ -70,18 +81,24 @@ suite('diagnostics polish (issue 18.6)', () => {
   test('full fine-tuning gets 2e-5; a QLoRA rate of 0.05 is a warning (RFT818) whose fix is 2e-4', async () => {
     const full = await open(spec('full', '5', 'ssh', 'H200'));
     const d = (await ours(full.uri, has('RFT103'))).find((x) => codeOf(x) === 'RFT103')!;
-    const titles = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', full.uri, d.range, vscode.CodeActionKind.QuickFix.value)).map((a) => a.title);
+    const titles = (
+      await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', full.uri, d.range, vscode.CodeActionKind.QuickFix.value)
+    ).map((a) => a.title);
     assert.ok(titles.includes('Set to 2e-5 (usual for full fine-tuning)'), titles.join(', '));
     const high = await open(spec('qlora', '0.05'));
     const w = (await ours(high.uri, has('RFT818'))).find((x) => codeOf(x) === 'RFT818');
     assert.ok(w);
     assert.equal(w.severity, vscode.DiagnosticSeverity.Warning);
-    const fix = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', high.uri, w.range, vscode.CodeActionKind.QuickFix.value)).find((a) => a.isPreferred);
+    const fix = (
+      await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', high.uri, w.range, vscode.CodeActionKind.QuickFix.value)
+    ).find((a) => a.isPreferred);
     assert.equal(fix?.title, 'Set to 2e-4 (usual for LoRA/QLoRA)');
   });
 
   test('messages shown in the Problems panel carry no backticks and no "1 GPUs"', async () => {
-    const doc = await open('version: 1\nmodel:\n  id: x/y-7B\n  alpah: 1\nmethod: qlora\ndata:\n  train: a/b\n  max_seq_length: 4\nlauncher:\n  type: accelerate\n  num_processes: 2\ntarget:\n  provider: ssh\n');
+    const doc = await open(
+      'version: 1\nmodel:\n  id: x/y-7B\n  alpah: 1\nmethod: qlora\ndata:\n  train: a/b\n  max_seq_length: 4\nlauncher:\n  type: accelerate\n  num_processes: 2\ntarget:\n  provider: ssh\n',
+    );
     const ds = await ours(doc.uri, (x) => x.length >= 4);
     assert.ok(ds.length >= 4, JSON.stringify(ds.map((x) => x.message)));
     for (const d of ds) {
@@ -95,7 +112,10 @@ suite('diagnostics polish (issue 18.6)', () => {
 
   test('the VRAM CodeLens is on line 0 and on the gpu: line; it opens a breakdown that shows small parts in MB', async () => {
     const doc = await open(spec('qlora', '2e-4', 'ssh', 'T4').replace('precision: bf16', 'precision: fp16'));
-    const gpuLine = doc.getText().split('\n').findIndex((l) => l.startsWith('  gpu: T4'));
+    const gpuLine = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.startsWith('  gpu: T4'));
     let lenses: vscode.CodeLens[] = [];
     for (let i = 0; i < 100 && lenses.length < 2; i++) {
       lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri);
@@ -118,7 +138,10 @@ suite('diagnostics polish (issue 18.6)', () => {
     assert.match(text, /^# GPU memory estimate: finetune\.yaml/);
     assert.match(text, /\| LoRA adapters \\\(r=16\\\) \| \d+(\.\d)? MB \|/);
     assert.match(text, /\| \*\*Total\*\* \| \*\*\d+\.\d GB\*\* \| of 16 GB on T4 \|/);
-    assert.ok(vscode.window.visibleTextEditors.some((e) => e.document === view), 'shown beside the spec');
+    assert.ok(
+      vscode.window.visibleTextEditors.some((e) => e.document === view),
+      'shown beside the spec',
+    );
   });
 
   test('hardware per provider: Lambda offers no T4, and the message names the GPUs it does offer', async () => {

@@ -33,16 +33,31 @@ class FakeQuickPick {
   readonly onDidHide = this.hidden.event;
   private hiddenOnce = false;
   constructor(private readonly onShow: (qp: FakeQuickPick) => void) {}
-  show(): void { this.onShow(this); }
-  hide(): void { if (!this.hiddenOnce) { this.hiddenOnce = true; this.hidden.fire(); } }
-  dispose(): void { this.accepted.dispose(); this.hidden.dispose(); }
-  accept(item: Item): void { this.selectedItems = [item]; this.accepted.fire(); }
+  show(): void {
+    this.onShow(this);
+  }
+  hide(): void {
+    if (!this.hiddenOnce) {
+      this.hiddenOnce = true;
+      this.hidden.fire();
+    }
+  }
+  dispose(): void {
+    this.accepted.dispose();
+    this.hidden.dispose();
+  }
+  accept(item: Item): void {
+    this.selectedItems = [item];
+    this.accepted.fire();
+  }
   /** Waits until the cloud offers are in (busy cleared). */
   async settled(): Promise<void> {
     for (let i = 0; i < 200 && this.busy; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(this.busy, false, `${this.title} stayed busy`);
   }
-  labels(): string[] { return this.items.map((i) => (i.kind === vscode.QuickPickItemKind.Separator ? `-- ${i.label}` : i.label)); }
+  labels(): string[] {
+    return this.items.map((i) => (i.kind === vscode.QuickPickItemKind.Separator ? `-- ${i.label}` : i.label));
+  }
   item(label: string): Item {
     const it = this.items.find((i) => i.label === label);
     assert.ok(it, `no item "${label}" in ${JSON.stringify(this.labels())}`);
@@ -59,7 +74,12 @@ interface Answers {
   quickPick?(items: readonly Item[] | readonly string[], options: vscode.QuickPickOptions | undefined): Item | string | undefined;
 }
 
-interface Seen { pickers: FakeQuickPick[]; warnings: Array<{ message: string; options: unknown; buttons: string[] }>; infos: Array<{ message: string; options: unknown }>; inputs: string[] }
+interface Seen {
+  pickers: FakeQuickPick[];
+  warnings: Array<{ message: string; options: unknown; buttons: string[] }>;
+  infos: Array<{ message: string; options: unknown }>;
+  inputs: string[];
+}
 
 /** Runs `body` with vscode.window's pickers and message boxes answered by `answers`; restores them after. */
 async function withAnswers<T>(answers: Answers, body: () => Thenable<T>): Promise<{ result: T; seen: Seen }> {
@@ -71,12 +91,20 @@ async function withAnswers<T>(answers: Answers, body: () => Thenable<T>): Promis
     const options = typeof rest[0] === 'object' && rest[0] !== null && !('title' in rest[0]) ? rest[0] : undefined;
     return { options, buttons: rest.filter((r): r is string => typeof r === 'string') };
   };
-  w.createQuickPick = () => new FakeQuickPick((qp) => {
-    seen.pickers.push(qp);
-    const n = seen.pickers.length - 1;
-    // Answered on a later tick, as a person would: the extension subscribes to accept/hide right after show().
-    pending.push(new Promise((r) => setTimeout(r, 10)).then(() => answers.pick(qp, n)).catch((e: unknown) => { qp.hide(); throw e; }));
-  });
+  w.createQuickPick = () =>
+    new FakeQuickPick((qp) => {
+      seen.pickers.push(qp);
+      const n = seen.pickers.length - 1;
+      // Answered on a later tick, as a person would: the extension subscribes to accept/hide right after show().
+      pending.push(
+        new Promise((r) => setTimeout(r, 10))
+          .then(() => answers.pick(qp, n))
+          .catch((e: unknown) => {
+            qp.hide();
+            throw e;
+          }),
+      );
+    });
   w.showWarningMessage = async (message: string, ...rest: unknown[]) => {
     const { options, buttons } = split(rest);
     seen.warnings.push({ message, options, buttons });
@@ -87,7 +115,10 @@ async function withAnswers<T>(answers: Answers, body: () => Thenable<T>): Promis
     seen.infos.push({ message, options });
     return answers.info?.(message, options, buttons);
   };
-  w.showInputBox = async (options?: vscode.InputBoxOptions) => { seen.inputs.push(options?.title ?? ''); return answers.input?.(options); };
+  w.showInputBox = async (options?: vscode.InputBoxOptions) => {
+    seen.inputs.push(options?.title ?? '');
+    return answers.input?.(options);
+  };
   w.showQuickPick = async (items: readonly Item[] | readonly string[], options?: vscode.QuickPickOptions) => answers.quickPick?.(items, options);
   try {
     const result = await body();
@@ -99,13 +130,26 @@ async function withAnswers<T>(answers: Answers, body: () => Thenable<T>): Promis
 }
 
 export function specText(name: string, target: readonly string[], teardown: readonly string[]): string {
-  return ['version: 1', `name: ${name}`, 'command: "python train.py --steps 3 --sleep 0"', 'target:', ...target, '  gpu: A100-40GB', 'outputs:', '  dir: outputs', '  download: [adapter]', 'teardown:', ...teardown, ''].join('\n');
+  return [
+    'version: 1',
+    `name: ${name}`,
+    'command: "python train.py --steps 3 --sleep 0"',
+    'target:',
+    ...target,
+    '  gpu: A100-40GB',
+    'outputs:',
+    '  dir: outputs',
+    '  download: [adapter]',
+    'teardown:',
+    ...teardown,
+    '',
+  ].join('\n');
 }
 
 /** Accepts the GPU picker's highlighted item (the spec's GPU). */
 async function acceptSpecGpu(qp: FakeQuickPick): Promise<void> {
   assert.equal(qp.title, 'Which GPU?');
-  assert.equal(qp.activeItems[0]?.label, 'A100-40GB', 'the spec\'s GPU is highlighted');
+  assert.equal(qp.activeItems[0]?.label, 'A100-40GB', "the spec's GPU is highlighted");
   qp.accept(qp.activeItems[0]!);
 }
 
@@ -123,9 +167,19 @@ suite('host pickers and GPU checks (real sshd)', function () {
     nogpu = await startSshd();
     t4 = await startSshd({ pathPrepend: [nvidiaSmiStandIn([{ name: 'Tesla T4', memoryMiB: 15360 }])] });
     dir = mkdtempSync(join(tmpdir(), 'rft-suite-hosts-'));
-    const host = (alias: string, s: Sshd): string[] => [`Host ${alias}`, '  HostName 127.0.0.1', `  Port ${s.port}`, `  User ${s.user}`, `  IdentityFile ${s.userKeyPath}`, '  IdentitiesOnly yes'];
+    const host = (alias: string, s: Sshd): string[] => [
+      `Host ${alias}`,
+      '  HostName 127.0.0.1',
+      `  Port ${s.port}`,
+      `  User ${s.user}`,
+      `  IdentityFile ${s.userKeyPath}`,
+      '  IdentitiesOnly yes',
+    ];
     writeFileSync(join(dir, 'known_hosts'), `${nogpu.knownHostsLine}\n${t4.knownHostsLine}\n`);
-    writeFileSync(join(dir, 'config'), [...host('suite-nogpu', nogpu), ...host('suite-t4', t4), 'Host *', `  UserKnownHostsFile ${join(dir, 'known_hosts')}`, ''].join('\n'));
+    writeFileSync(
+      join(dir, 'config'),
+      [...host('suite-nogpu', nogpu), ...host('suite-t4', t4), 'Host *', `  UserKnownHostsFile ${join(dir, 'known_hosts')}`, ''].join('\n'),
+    );
     await cfg().update('ssh.configFile', join(dir, 'config'), vscode.ConfigurationTarget.Global);
     const ws = process.env.RFT_TEST_WORKSPACE!;
     for (const [folder, target, teardown] of [
@@ -147,60 +201,75 @@ suite('host pickers and GPU checks (real sshd)', function () {
   });
 
   test('target picker: the spec\'s host first, ssh_config hosts, "Add SSH host…", and a missing Lambda key as an item that prompts for it', async () => {
-    const { result, seen } = await withAnswers({
-      async pick(qp, n) {
-        if (n === 0) return acceptSpecGpu(qp);
-        await qp.settled();
-        if (n === 1) {
-          const labels = qp.labels();
-          const hostRows = labels.slice(0, labels.indexOf('$(add) Add SSH host…') + 1);
-          assert.deepEqual(hostRows.filter((l) => /suite-|SSH host/.test(l)), ['-- SSH hosts', '$(server) suite-nogpu', '$(server) suite-t4', '$(add) Add SSH host…']);
-          assert.match(qp.item('$(server) suite-nogpu').description ?? '', /in the spec.*ssh config/);
-          const key = labels.indexOf('$(key) Lambda Cloud: set API key…');
-          assert.ok(key > labels.indexOf('$(add) Add SSH host…'), `cloud set-up after the hosts: ${JSON.stringify(labels)}`);
-          assert.ok(!labels.some((l) => l.startsWith('$(warning) Lambda')), 'no dead-end warning row for Lambda');
-          qp.accept(qp.item('$(key) Lambda Cloud: set API key…'));
-          return;
-        }
-        // After the key prompt (cancelled here) the picker comes back: no dead end.
-        assert.match(qp.title ?? '', /Where should hosts-suite run/);
-        qp.hide();
+    const { result, seen } = await withAnswers(
+      {
+        async pick(qp, n) {
+          if (n === 0) return acceptSpecGpu(qp);
+          await qp.settled();
+          if (n === 1) {
+            const labels = qp.labels();
+            const hostRows = labels.slice(0, labels.indexOf('$(add) Add SSH host…') + 1);
+            assert.deepEqual(
+              hostRows.filter((l) => /suite-|SSH host/.test(l)),
+              ['-- SSH hosts', '$(server) suite-nogpu', '$(server) suite-t4', '$(add) Add SSH host…'],
+            );
+            assert.match(qp.item('$(server) suite-nogpu').description ?? '', /in the spec.*ssh config/);
+            const key = labels.indexOf('$(key) Lambda Cloud: set API key…');
+            assert.ok(key > labels.indexOf('$(add) Add SSH host…'), `cloud set-up after the hosts: ${JSON.stringify(labels)}`);
+            assert.ok(!labels.some((l) => l.startsWith('$(warning) Lambda')), 'no dead-end warning row for Lambda');
+            qp.accept(qp.item('$(key) Lambda Cloud: set API key…'));
+            return;
+          }
+          // After the key prompt (cancelled here) the picker comes back: no dead end.
+          assert.match(qp.title ?? '', /Where should hosts-suite run/);
+          qp.hide();
+        },
+        input: () => undefined,
       },
-      input: () => undefined,
-    }, () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', specUri));
+      () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', specUri),
+    );
     assert.equal(result, undefined);
     assert.equal(seen.pickers.length, 3, 'GPU picker, target picker, target picker again');
     assert.deepEqual(seen.inputs, ['Lambda Cloud API Key']);
   });
 
   test('ssh_config hosts and "Add SSH host…" are offered for a Lambda spec too; adding a host brings the picker back with it highlighted', async () => {
-    const { seen } = await withAnswers({
-      async pick(qp, n) {
-        if (n === 0) return acceptSpecGpu(qp);
-        if (n === 1) {
-          assert.deepEqual(qp.labels().filter((l) => /suite-|SSH host/.test(l)), ['-- SSH hosts', '$(server) suite-nogpu', '$(server) suite-t4', '$(add) Add SSH host…']);
-          qp.accept(qp.item('$(add) Add SSH host…'));
-          return;
-        }
-        assert.equal(qp.activeItems[0]?.label, '$(server) suite-t4', 'the added host is highlighted');
-        assert.match(qp.activeItems[0]?.description ?? '', /1 × Tesla T4 \(15 GiB\)/);
-        qp.hide();
+    const { seen } = await withAnswers(
+      {
+        async pick(qp, n) {
+          if (n === 0) return acceptSpecGpu(qp);
+          if (n === 1) {
+            assert.deepEqual(
+              qp.labels().filter((l) => /suite-|SSH host/.test(l)),
+              ['-- SSH hosts', '$(server) suite-nogpu', '$(server) suite-t4', '$(add) Add SSH host…'],
+            );
+            qp.accept(qp.item('$(add) Add SSH host…'));
+            return;
+          }
+          assert.equal(qp.activeItems[0]?.label, '$(server) suite-t4', 'the added host is highlighted');
+          assert.match(qp.activeItems[0]?.description ?? '', /1 × Tesla T4 \(15 GiB\)/);
+          qp.hide();
+        },
+        // Add GPU Host's own picker: the ssh_config host.
+        quickPick: (items) => (items as readonly Item[]).find((i) => i.label === 'suite-t4'),
       },
-      // Add GPU Host's own picker: the ssh_config host.
-      quickPick: (items) => (items as readonly Item[]).find((i) => i.label === 'suite-t4'),
-    }, () => vscode.commands.executeCommand('remoteFinetune.startTraining', lambdaSpecUri));
+      () => vscode.commands.executeCommand('remoteFinetune.startTraining', lambdaSpecUri),
+    );
     assert.equal(seen.pickers.length, 3);
     await vscode.commands.executeCommand('remoteFinetune.removeHost', { kind: 'host', host: { host: 'suite-t4' } });
   });
 
   test('a host without an NVIDIA GPU: "suite-nogpu has no NVIDIA GPU — start anyway?", and Cancel starts nothing', async () => {
-    const { result, seen } = await withAnswers({
-      async pick(qp, n) {
-        if (n === 0) return acceptSpecGpu(qp);
-        qp.accept(qp.item('$(server) suite-nogpu'));
+    const { result, seen } = await withAnswers(
+      {
+        async pick(qp, n) {
+          if (n === 0) return acceptSpecGpu(qp);
+          qp.accept(qp.item('$(server) suite-nogpu'));
+        },
+        warning: () => undefined, // the modal's Cancel
       },
-      warning: () => undefined, // the modal's Cancel
-    }, () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', specUri));
+      () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', specUri),
+    );
     assert.equal(result, undefined, 'no run started');
     const w = seen.warnings.find((x) => /NVIDIA/.test(x.message));
     assert.equal(w?.message, 'suite-nogpu has no NVIDIA GPU — start anyway?');
@@ -211,25 +280,37 @@ suite('host pickers and GPU checks (real sshd)', function () {
   });
 
   test('a host with another GPU: "suite-t4 has Tesla T4, not the A100 …"; Start Anyway goes on to the confirmation; the probe is cached', async () => {
-    const { result, seen } = await withAnswers({
-      async pick(qp, n) {
-        if (n === 0) return acceptSpecGpu(qp);
-        qp.accept(qp.item('$(server) suite-t4'));
+    const { result, seen } = await withAnswers(
+      {
+        async pick(qp, n) {
+          if (n === 0) return acceptSpecGpu(qp);
+          qp.accept(qp.item('$(server) suite-t4'));
+        },
+        warning: (_m, _o, buttons) => buttons[0],
+        info: () => undefined, // stop at the confirmation
       },
-      warning: (_m, _o, buttons) => buttons[0],
-      info: () => undefined, // stop at the confirmation
-    }, () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', specUri));
+      () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', specUri),
+    );
     assert.equal(result, undefined);
     assert.equal(seen.warnings.find((x) => /suite-t4/.test(x.message))?.message, 'suite-t4 has Tesla T4, not the A100 this run asks for — start anyway?');
-    assert.ok(seen.infos.some((i) => i.message === 'Start hosts-suite on suite-t4?'), JSON.stringify(seen.infos));
+    assert.ok(
+      seen.infos.some((i) => i.message === 'Start hosts-suite on suite-t4?'),
+      JSON.stringify(seen.infos),
+    );
   });
 
-  test('Run Again\'s GPU and host: no pickers, checked against that GPU, straight to the confirmation', async () => {
-    const { seen } = await withAnswers({
-      async pick(qp) { qp.hide(); assert.fail(`no picker expected, got ${qp.title}`); },
-      warning: () => undefined,
-      info: () => undefined,
-    }, () => vscode.commands.executeCommand('remoteFinetune.startTraining', specUri, { gpu: 'T4', host: 'suite-t4' }));
+  test("Run Again's GPU and host: no pickers, checked against that GPU, straight to the confirmation", async () => {
+    const { seen } = await withAnswers(
+      {
+        async pick(qp) {
+          qp.hide();
+          assert.fail(`no picker expected, got ${qp.title}`);
+        },
+        warning: () => undefined,
+        info: () => undefined,
+      },
+      () => vscode.commands.executeCommand('remoteFinetune.startTraining', specUri, { gpu: 'T4', host: 'suite-t4' }),
+    );
     assert.equal(seen.pickers.length, 0);
     assert.ok(!seen.warnings.some((x) => /start anyway/.test(x.message)), 'a T4 host for a T4 run needs no warning');
     const confirm = seen.infos.find((i) => i.message === 'Start hosts-suite on suite-t4?');

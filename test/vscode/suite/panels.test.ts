@@ -56,7 +56,9 @@ suite('panels', () => {
       await vscode.commands.executeCommand(command);
       const s = await waitFor(viewType, (p) => p.ready, 'the webview never said ready');
       assert.equal(s.source, null, 'no active run: the empty state, no data');
-      const tab = vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith(viewType));
+      const tab = vscode.window.tabGroups.all
+        .flatMap((g) => g.tabs)
+        .find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith(viewType));
       assert.ok(tab, 'a webview tab of that type is open');
     });
   }
@@ -91,7 +93,11 @@ suite('panels', () => {
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Active, preview: false });
     await waitFor('remoteFinetune.logPanel', (p) => !p.visible, 'log panel still visible');
     await vscode.commands.executeCommand('remoteFinetune.showRunLogs');
-    await waitFor('remoteFinetune.logPanel', (p) => p.visible && p.ready && p.readyCount > before.readyCount && p.inFlightBytes === 0 && (p.sentBytes ?? 0) > 0, 'no second handshake after showing again');
+    await waitFor(
+      'remoteFinetune.logPanel',
+      (p) => p.visible && p.ready && p.readyCount > before.readyCount && p.inFlightBytes === 0 && (p.sentBytes ?? 0) > 0,
+      'no second handshake after showing again',
+    );
   });
 
   test('serializers are declared for every panel (restored after a reload)', () => {

@@ -38,7 +38,9 @@ suite('providers', () => {
       await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
     } finally {
       await cfg.update('aws.region', undefined, vscode.ConfigurationTarget.Global);
-      for (const k of ['AWS_ENDPOINT_URL_EC2', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+      for (const k of ['AWS_ENDPOINT_URL_EC2', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'])
+        if (saved[k] === undefined) delete process.env[k];
+        else process.env[k] = saved[k];
       await emu.stop();
     }
   });

@@ -25,14 +25,25 @@ const STATE = 'remoteFinetune.runs._state';
 const PANELS_STATE = 'remoteFinetune.panels._state';
 const ALIAS = 'host-suite-gpu';
 
-interface Row { id: string; host: string; label: string; description: string; tooltip: string; contextValue: string }
+interface Row {
+  id: string;
+  host: string;
+  label: string;
+  description: string;
+  tooltip: string;
+  contextValue: string;
+}
 interface RunsState {
   rows: Row[];
   statusBar: { visible: boolean; text: string; tooltip: string };
   lastNotification: { runId: string; text: string; error: boolean; buttons: string[] } | null;
   context: { hasRuns: boolean; hasLiveRuns: boolean };
 }
-interface PanelState { viewType: string; ready: boolean; source: string | null }
+interface PanelState {
+  viewType: string;
+  ready: boolean;
+  source: string | null;
+}
 
 const state = async (): Promise<RunsState> => vscode.commands.executeCommand<RunsState>(STATE);
 
@@ -42,7 +53,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}; last ${JSON.stringify(last ?? await state())}`);
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}; last ${JSON.stringify(last ?? (await state()))}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -87,7 +98,9 @@ suite('runs: three runs told apart', () => {
     assert.deepEqual(s.rows, []);
     assert.equal(s.statusBar.visible, false);
     assert.deepEqual(s.context, { hasRuns: false, hasLiveRuns: false });
-    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { menus: { commandPalette: Array<{ command: string; when?: string }> } } };
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as {
+      contributes: { menus: { commandPalette: Array<{ command: string; when?: string }> } };
+    };
     const when = new Map(pkg.contributes.menus.commandPalette.map((m) => [m.command, m.when]));
     assert.equal(when.get('remoteFinetune.stopRun'), 'remoteFinetune.hasLiveRuns');
     assert.equal(when.get('remoteFinetune.downloadArtifacts'), 'remoteFinetune.hasRuns');
@@ -117,10 +130,12 @@ suite('runs: three runs told apart', () => {
 
     // The end notifications are recorded; their buttons are pressed one at a time below, since the panels
     // follow the run last picked.
-    const fake = (kind: 'info' | 'error') => (text: string, ...rest: unknown[]): Thenable<unknown> => {
-      const buttons = rest.filter((x): x is string => typeof x === 'string');
-      return new Promise((resolve) => shown.push({ kind, text, buttons, press: resolve }));
-    };
+    const fake =
+      (kind: 'info' | 'error') =>
+      (text: string, ...rest: unknown[]): Thenable<unknown> => {
+        const buttons = rest.filter((x): x is string => typeof x === 'string');
+        return new Promise((resolve) => shown.push({ kind, text, buttons, press: resolve }));
+      };
     win.showInformationMessage = fake('info');
     win.showErrorMessage = fake('error');
 
@@ -132,17 +147,31 @@ suite('runs: three runs told apart', () => {
     assert.deepEqual(found.context, { hasRuns: true, hasLiveRuns: true }, 'live runs: Stop and the other run commands are in the palette');
     assert.ok(found.rows.every((r) => r.host === ALIAS));
 
-    const ended = await until('all three runs ended', async () => {
-      const s = await state();
-      const rows = ids.map((id) => s.rows.find((r) => r.id === id));
-      return rows.every((r) => r && /^run\.done/.test(r.contextValue)) && shown.filter((x) => ids.some((i) => x.text.startsWith(i))).length >= 3 ? s : undefined;
-    }, 180_000);
+    const ended = await until(
+      'all three runs ended',
+      async () => {
+        const s = await state();
+        const rows = ids.map((id) => s.rows.find((r) => r.id === id));
+        return rows.every((r) => r && /^run\.done/.test(r.contextValue)) && shown.filter((x) => ids.some((i) => x.text.startsWith(i))).length >= 3
+          ? s
+          : undefined;
+      },
+      180_000,
+    );
     const row = (id: string): Row => ended.rows.find((r) => r.id === id)!;
     // Start time (to the second, today), status, step, loss, duration.
     const shape = /^(\d\d:\d\d:\d\d) · (completed|failed) · step (\d+) · loss (\d+\.\d{4}) · (\d+s|\d+m \d\ds)/;
     const parsed = ids.map((id) => shape.exec(row(id).description));
     parsed.forEach((m, i) => assert.ok(m, `row ${i}: ${row(ids[i]!).description}`));
-    assert.deepEqual(parsed.map((m) => [m![2], Number(m![3])]), [['completed', 30], ['failed', 12], ['completed', 20]], 'a 30-step run ends at step 30');
+    assert.deepEqual(
+      parsed.map((m) => [m![2], Number(m![3])]),
+      [
+        ['completed', 30],
+        ['failed', 12],
+        ['completed', 20],
+      ],
+      'a 30-step run ends at step 30',
+    );
     assert.equal(new Set(parsed.map((m) => m![1])).size, 3, 'the three start times differ');
     assert.equal(Number(parsed[0]![4]), 0.0833, 'the last loss of 30 steps (2.5 / 30)');
     // The tooltip: id, host, start, duration; the failure with its message.
@@ -165,7 +194,7 @@ suite('runs: three runs told apart', () => {
     const notice = (id: string): (typeof shown)[number] => shown.find((x) => x.text.startsWith(id))!;
     const panels = async (): Promise<PanelState[]> => vscode.commands.executeCommand<PanelState[]>(PANELS_STATE);
     const panelOn = (kind: string, id: string) => async (): Promise<true | undefined> =>
-      ((await panels()).some((p) => p.viewType.endsWith(kind) && p.ready && p.source === id) ? true : undefined);
+      (await panels()).some((p) => p.viewType.endsWith(kind) && p.ready && p.source === id) ? true : undefined;
     assert.equal(await panelOn('metricsPanel', ids[0]!)(), undefined, 'no metrics panel on the run before the button');
     notice(ids[0]!).press('Open Metrics');
     await until('the metrics panel on the first run', panelOn('metricsPanel', ids[0]!), 60_000);

@@ -18,11 +18,16 @@ const HOSTILE: Record<string, unknown> = {
 };
 
 suite('security: workspace settings', () => {
-  test('a repo\'s .vscode/settings.json cannot point the W&B key, the host interpreter, ssh_config or a cloud API elsewhere', async () => {
+  test("a repo's .vscode/settings.json cannot point the W&B key, the host interpreter, ssh_config or a cloud API elsewhere", async () => {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     assert.ok(folder, 'the suite runs in a folder');
     const changed = new Promise<void>((resolve) => {
-      const d = vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration('remote.SSH')) { d.dispose(); resolve(); } });
+      const d = vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('remote.SSH')) {
+          d.dispose();
+          resolve();
+        }
+      });
     });
     mkdirSync(join(folder, '.vscode'), { recursive: true });
     writeFileSync(join(folder, '.vscode', 'settings.json'), JSON.stringify(HOSTILE, null, 2));
@@ -42,16 +47,53 @@ suite('security: workspace settings', () => {
 });
 
 suite('security: the W&B key and new servers', () => {
-  test('a panel (also one restored on startup) gets no key sent to a server the person has not approved; W&B\'s cloud needs no approval', async () => {
+  test("a panel (also one restored on startup) gets no key sent to a server the person has not approved; W&B's cloud needs no approval", async () => {
     const values = new Map<string, unknown>();
-    const memento = { get: <T>(k: string, d?: T): T | undefined => (values.has(k) ? values.get(k) as T : d), update: async (k: string, v: unknown) => { values.set(k, v); }, keys: () => [...values.keys()] } as unknown as vscode.Memento;
+    const memento = {
+      get: <T>(k: string, d?: T): T | undefined => (values.has(k) ? (values.get(k) as T) : d),
+      update: async (k: string, v: unknown) => {
+        values.set(k, v);
+      },
+      keys: () => [...values.keys()],
+    } as unknown as vscode.Memento;
     const asked: string[] = [];
-    assert.equal(await approveWandbOrigin(memento, 'https://api.wandb.ai', async (o) => { asked.push(o); return true; }), true);
-    assert.equal(asked.length, 0, 'W&B\'s own cloud is not asked about');
-    assert.equal(await approveWandbOrigin(memento, 'https://wandb.evil.example', async (o) => { asked.push(o); return false; }), false, 'refused: no key');
-    assert.equal(await approveWandbOrigin(memento, 'https://wandb.evil.example', async (o) => { asked.push(o); return false; }), false, 'asked again, never remembered as approved');
-    assert.equal(await approveWandbOrigin(memento, 'https://wandb.corp.example', async (o) => { asked.push(o); return true; }), true);
-    assert.equal(await approveWandbOrigin(memento, 'https://wandb.corp.example', async () => { throw new Error('not asked twice'); }), true);
+    assert.equal(
+      await approveWandbOrigin(memento, 'https://api.wandb.ai', async (o) => {
+        asked.push(o);
+        return true;
+      }),
+      true,
+    );
+    assert.equal(asked.length, 0, "W&B's own cloud is not asked about");
+    assert.equal(
+      await approveWandbOrigin(memento, 'https://wandb.evil.example', async (o) => {
+        asked.push(o);
+        return false;
+      }),
+      false,
+      'refused: no key',
+    );
+    assert.equal(
+      await approveWandbOrigin(memento, 'https://wandb.evil.example', async (o) => {
+        asked.push(o);
+        return false;
+      }),
+      false,
+      'asked again, never remembered as approved',
+    );
+    assert.equal(
+      await approveWandbOrigin(memento, 'https://wandb.corp.example', async (o) => {
+        asked.push(o);
+        return true;
+      }),
+      true,
+    );
+    assert.equal(
+      await approveWandbOrigin(memento, 'https://wandb.corp.example', async () => {
+        throw new Error('not asked twice');
+      }),
+      true,
+    );
     assert.deepEqual(asked, ['https://wandb.evil.example', 'https://wandb.evil.example', 'https://wandb.corp.example']);
   });
 });

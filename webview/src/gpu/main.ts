@@ -42,8 +42,11 @@ class Dashboard {
   private state: HostState = { kind: 'connecting' };
 
   constructor(title: string, host: string) {
-    const windowSel = custom('vscode-dropdown', { id: 'window', 'aria-label': 'Time window' },
-      ...GPU_WINDOWS_S.map((s) => custom('vscode-option', { value: String(s) }, s < 3600 ? `Last ${s / 60} min` : 'Last hour')));
+    const windowSel = custom(
+      'vscode-dropdown',
+      { id: 'window', 'aria-label': 'Time window' },
+      ...GPU_WINDOWS_S.map((s) => custom('vscode-option', { value: String(s) }, s < 3600 ? `Last ${s / 60} min` : 'Last hour')),
+    );
     windowSel.addEventListener('change', () => {
       const s = Number(valueOf(windowSel));
       if (GPU_WINDOWS_S.includes(s)) {
@@ -60,7 +63,10 @@ class Dashboard {
     this.procsEl = el('div', { id: 'processes' });
     root.replaceChildren(
       el('div', { class: 'toolbar' }, heading, el('span', { class: 'status' }, host), windowSel),
-      this.banner, this.gpusEl, el('h2', {}, 'Processes'), this.procsEl,
+      this.banner,
+      this.gpusEl,
+      el('h2', {}, 'Processes'),
+      this.procsEl,
     );
     this.renderState();
     this.renderProcesses([]);
@@ -77,10 +83,20 @@ class Dashboard {
     const b = this.banner;
     b.className = 'banner';
     switch (s.kind) {
-      case 'connecting': b.textContent = this.cards.size ? '' : 'Waiting for the first GPU sample…'; break;
-      case 'connected': b.textContent = this.cards.size ? '' : 'Connected; waiting for the first GPU sample…'; break;
-      case 'noGpu': b.classList.add('warn'); b.textContent = `No NVIDIA GPU on this host: ${s.detail}`; break;
-      case 'gpuLost': b.classList.add('bad'); b.textContent = `GPU lost: ${s.detail} The charts stop at the last sample.`; break;
+      case 'connecting':
+        b.textContent = this.cards.size ? '' : 'Waiting for the first GPU sample…';
+        break;
+      case 'connected':
+        b.textContent = this.cards.size ? '' : 'Connected; waiting for the first GPU sample…';
+        break;
+      case 'noGpu':
+        b.classList.add('warn');
+        b.textContent = `No NVIDIA GPU on this host: ${s.detail}`;
+        break;
+      case 'gpuLost':
+        b.classList.add('bad');
+        b.textContent = `GPU lost: ${s.detail} The charts stop at the last sample.`;
+        break;
       case 'unreachable':
         b.classList.add('bad');
         b.textContent = `Host unreachable since ${new Date(s.since).toLocaleTimeString()}: ${s.detail}. The charts resume when it answers again.`;
@@ -91,7 +107,8 @@ class Dashboard {
 
   addSamples(samples: readonly GpuSample[]): void {
     for (const s of samples) this.card(s).series.add(s);
-    if (samples.length && this.state.kind !== 'unreachable' && this.state.kind !== 'noGpu' && this.state.kind !== 'gpuLost') this.setState({ kind: 'connected' });
+    if (samples.length && this.state.kind !== 'unreachable' && this.state.kind !== 'noGpu' && this.state.kind !== 'gpuLost')
+      this.setState({ kind: 'connected' });
     this.schedule();
   }
 
@@ -103,7 +120,11 @@ class Dashboard {
     const chartsEl = el('div', { class: 'charts' });
     const charts = new Map<GpuField, LiveChart>();
     CHARTS.forEach((spec, i) => {
-      const ch = createChart(spec.title, [{ label: spec.title, color: seriesColor(i) }], { time: true, unit: spec.unit, ...(spec.range ? { yRange: spec.range } : {}) });
+      const ch = createChart(spec.title, [{ label: spec.title, color: seriesColor(i) }], {
+        time: true,
+        unit: spec.unit,
+        ...(spec.range ? { yRange: spec.range } : {}),
+      });
       charts.set(spec.field, ch);
       chartsEl.append(ch.root);
     });
@@ -153,10 +174,28 @@ class Dashboard {
       this.procsEl.replaceChildren(el('p', { class: 'status' }, 'No GPU processes reported.'));
       return;
     }
-    const rows = procs.map((p) => el('tr', {}, el('td', {}, p.gpu), el('td', {}, String(p.pid)), el('td', {}, p.name), el('td', {}, `${formatNumber(p.usedMemoryMiB, 0)} MiB`)));
-    this.procsEl.replaceChildren(el('table', { class: 'procs' },
-      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'GPU'), el('th', { scope: 'col' }, 'PID'), el('th', { scope: 'col' }, 'Process'), el('th', { scope: 'col' }, 'Memory'))),
-      el('tbody', {}, ...rows)));
+    const rows = procs.map((p) =>
+      el('tr', {}, el('td', {}, p.gpu), el('td', {}, String(p.pid)), el('td', {}, p.name), el('td', {}, `${formatNumber(p.usedMemoryMiB, 0)} MiB`)),
+    );
+    this.procsEl.replaceChildren(
+      el(
+        'table',
+        { class: 'procs' },
+        el(
+          'thead',
+          {},
+          el(
+            'tr',
+            {},
+            el('th', { scope: 'col' }, 'GPU'),
+            el('th', { scope: 'col' }, 'PID'),
+            el('th', { scope: 'col' }, 'Process'),
+            el('th', { scope: 'col' }, 'Memory'),
+          ),
+        ),
+        el('tbody', {}, ...rows),
+      ),
+    );
   }
 }
 

@@ -11,7 +11,11 @@ export type GpuField = (typeof GPU_FIELDS)[number];
 export class GpuSeries {
   readonly t: number[] = [];
   readonly values: Record<GpuField, Array<number | null>> = {
-    utilizationPct: [], memoryUsedMiB: [], temperatureC: [], powerW: [], smClockMHz: [],
+    utilizationPct: [],
+    memoryUsedMiB: [],
+    temperatureC: [],
+    powerW: [],
+    smClockMHz: [],
   };
   last: GpuSample | undefined;
 

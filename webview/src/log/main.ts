@@ -68,18 +68,32 @@ class LogView {
     const searchField = custom('vscode-text-field', { id: 'search', placeholder: 'Search', 'aria-label': 'Search the log' });
     setValue(searchField, view.search);
     this.followBtn = custom('vscode-button', { id: 'follow', appearance: 'secondary' });
-    const level = custom('vscode-dropdown', { id: 'level', 'aria-label': 'Show levels' },
+    const level = custom(
+      'vscode-dropdown',
+      { id: 'level', 'aria-label': 'Show levels' },
       custom('vscode-option', { value: 'all' }, 'All levels'),
       custom('vscode-option', { value: 'warning' }, 'Warnings and errors'),
-      custom('vscode-option', { value: 'error' }, 'Errors only'));
+      custom('vscode-option', { value: 'error' }, 'Errors only'),
+    );
     const prev = custom('vscode-button', { id: 'prev', appearance: 'icon', 'aria-label': 'Previous match', title: 'Previous match (Shift+Enter)' }, '↑');
     const next = custom('vscode-button', { id: 'next', appearance: 'icon', 'aria-label': 'Next match', title: 'Next match (Enter)' }, '↓');
     const firstErr = custom('vscode-button', { id: 'firstError', appearance: 'secondary', title: 'Jump to the first error (F8)' }, 'First error');
     this.timesBtn = custom('vscode-button', { id: 'timestamps', appearance: 'secondary', title: 'Show the time each line reached this panel' }, 'Timestamps');
     const copy = custom('vscode-button', { id: 'copy', appearance: 'secondary', title: 'Copy the selection, or the lines shown' }, 'Copy');
     const full = custom('vscode-button', { id: 'openFull', appearance: 'secondary', title: 'Open the whole log from disk in an editor' }, 'Open full log');
-    const toolbar = el('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Log controls' },
-      this.followBtn, searchField, prev, next, level, firstErr, this.timesBtn, copy, full);
+    const toolbar = el(
+      'div',
+      { class: 'toolbar', role: 'toolbar', 'aria-label': 'Log controls' },
+      this.followBtn,
+      searchField,
+      prev,
+      next,
+      level,
+      firstErr,
+      this.timesBtn,
+      copy,
+      full,
+    );
     this.statusEl = el('div', { id: 'status', class: 'status', role: 'status', 'aria-live': 'polite' });
     this.failuresEl = el('div', { id: 'failures', class: 'failures', 'aria-label': 'Recognised failures' });
     const termEl = el('div', { id: 'terminal', class: 'terminal', 'aria-label': 'Run log' });
@@ -106,8 +120,14 @@ class LogView {
       this.setStatus(found ? '' : `No match for "${q}" in the lines shown`);
     };
     searchField.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter') { e.preventDefault(); find(e.shiftKey); }
-      if (e.key === 'Escape') { this.search.clearDecorations(); this.term.focus(); }
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        find(e.shiftKey);
+      }
+      if (e.key === 'Escape') {
+        this.search.clearDecorations();
+        this.term.focus();
+      }
     });
     prev.addEventListener('click', () => find(true));
     next.addEventListener('click', () => find(false));
@@ -115,8 +135,14 @@ class LogView {
     copy.addEventListener('click', () => this.copy());
     full.addEventListener('click', () => bridge.post({ type: 'openFullLog' }));
     window.addEventListener('keydown', (e) => {
-      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'f') { e.preventDefault(); (searchField as HTMLElement).focus(); }
-      if (e.key === 'F8') { e.preventDefault(); this.jumpToFirstError(); }
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'f') {
+        e.preventDefault();
+        (searchField as HTMLElement).focus();
+      }
+      if (e.key === 'F8') {
+        e.preventDefault();
+        this.jumpToFirstError();
+      }
     });
     this.renderFollow();
     this.renderTimes();
@@ -125,8 +151,8 @@ class LogView {
 
   private fit(termEl: HTMLElement): void {
     // Without the fit addon: read the cell size from xterm's render service, the same figures addon-fit reads.
-    const dims = (this.term as unknown as { _core?: { _renderService?: { dimensions?: { css?: { cell?: { width: number; height: number } } } } } })
-      ._core?._renderService?.dimensions?.css?.cell;
+    const dims = (this.term as unknown as { _core?: { _renderService?: { dimensions?: { css?: { cell?: { width: number; height: number } } } } } })._core
+      ?._renderService?.dimensions?.css?.cell;
     if (!dims || dims.width <= 0 || dims.height <= 0) return;
     const cols = Math.max(20, Math.floor((termEl.clientWidth - 14) / dims.width));
     const rows = Math.max(5, Math.floor(termEl.clientHeight / dims.height));
@@ -148,7 +174,10 @@ class LogView {
     if (this.skipping) {
       // The rest of a line already cut at MAX_LINE: drop it up to its newline.
       const nl = data.indexOf('\n');
-      if (nl < 0) { done(); return; }
+      if (nl < 0) {
+        done();
+        return;
+      }
       this.skipping = false;
       data = data.slice(nl + 1);
     }
@@ -170,7 +199,10 @@ class LogView {
         out += '\n';
         const hit = this.noteHit(line);
         // The marker goes on the line itself, so the fix below it is written after the marked segment.
-        if (hit) { segments.push({ text: out, mark: hit }); out = ''; }
+        if (hit) {
+          segments.push({ text: out, mark: hit });
+          out = '';
+        }
         if (line.signature) out += fixLine(line.signature);
       } else {
         this.noteHit(line);
@@ -213,7 +245,10 @@ class LogView {
   }
 
   private writeSegments(segments: ReadonlyArray<{ text: string; mark?: Hit }>, done: () => void): void {
-    if (segments.length === 0) { done(); return; }
+    if (segments.length === 0) {
+      done();
+      return;
+    }
     segments.forEach((s, i) => {
       const last = i === segments.length - 1;
       this.term.write(s.text, () => {
@@ -237,7 +272,11 @@ class LogView {
     let signature: LogSignature | undefined;
     // Signatures are only tried on lines that already look like trouble: 1M info lines stay cheap.
     if (level !== 'info' || /NCCL|CUDA|nccl|cuda|Killed|OOM/.test(plain)) {
-      for (const s of this.sigs) if (s.re.test(plain)) { signature = s.sig; break; }
+      for (const s of this.sigs)
+        if (s.re.test(plain)) {
+          signature = s.sig;
+          break;
+        }
     }
     const at = Date.now();
     const line: LogLine = signature ? { n, text: raw, level: 'error', signature, at } : { n, text: raw, level, at };
@@ -267,8 +306,7 @@ class LogView {
       if (!sig) continue;
       const show = custom('vscode-button', { appearance: 'secondary' }, `Line ${f.line.n}`);
       show.addEventListener('click', () => this.reveal(f));
-      this.failuresEl.append(el('div', { class: 'failure', role: 'alert' },
-        el('strong', {}, sig.title), el('span', { class: 'hint' }, sig.hint), show));
+      this.failuresEl.append(el('div', { class: 'failure', role: 'alert' }, el('strong', {}, sig.title), el('span', { class: 'hint' }, sig.hint), show));
     }
   }
 
@@ -285,7 +323,10 @@ class LogView {
   }
 
   jumpToFirstError(): void {
-    if (!this.firstError) { this.setStatus('No error in the log so far'); return; }
+    if (!this.firstError) {
+      this.setStatus('No error in the log so far');
+      return;
+    }
     this.reveal(this.firstError);
   }
 
@@ -329,7 +370,10 @@ class LogView {
 
   /** How the run ended, above the log: green when it completed, red when it failed, neutral otherwise. */
   setFinal(msg: LogStatusMessage): void {
-    if (msg.state !== 'ended') { this.finalEl.hidden = true; return; }
+    if (msg.state !== 'ended') {
+      this.finalEl.hidden = true;
+      return;
+    }
     const tone = msg.outcome === 'completed' ? 'ok' : msg.outcome === 'failed' ? 'bad' : 'neutral';
     this.finalEl.className = `final-status ${tone}`;
     this.finalEl.setAttribute('data-outcome', msg.outcome ?? 'unknown');
@@ -355,14 +399,21 @@ class LogView {
       if (!passes(l.level, view.filter)) continue;
       out += render(l, view.timestamps === true) + '\n';
       const hit = this.firstError?.line === l ? this.firstError : this.failures.find((f) => f.line === l);
-      if (hit) { segments.push({ text: out, mark: hit }); out = ''; }
+      if (hit) {
+        segments.push({ text: out, mark: hit });
+        out = '';
+      }
       if (l.signature) out += fixLine(l.signature);
     }
     this.partialWritten = 0;
     out += this.drawPartial(true);
     if (out) segments.push({ text: out });
     this.writeSegments(segments, () => undefined);
-    this.setStatus(view.filter === 'all' ? '' : `Showing ${view.filter === 'error' ? 'errors' : 'warnings and errors'} among the last ${this.ring.size.toLocaleString()} lines`);
+    this.setStatus(
+      view.filter === 'all'
+        ? ''
+        : `Showing ${view.filter === 'error' ? 'errors' : 'warnings and errors'} among the last ${this.ring.size.toLocaleString()} lines`,
+    );
   }
 }
 
@@ -373,9 +424,14 @@ function themeFromCss(): Record<string, string> {
     background: v('--vscode-terminal-background') ?? v('--vscode-panel-background') ?? v('--vscode-editor-background'),
     foreground: v('--vscode-terminal-foreground') ?? v('--vscode-foreground'),
     selectionBackground: v('--vscode-terminal-selectionBackground') ?? v('--vscode-editor-selectionBackground'),
-    black: v('--vscode-terminal-ansiBlack'), red: v('--vscode-terminal-ansiRed'), green: v('--vscode-terminal-ansiGreen'),
-    yellow: v('--vscode-terminal-ansiYellow'), blue: v('--vscode-terminal-ansiBlue'), magenta: v('--vscode-terminal-ansiMagenta'),
-    cyan: v('--vscode-terminal-ansiCyan'), white: v('--vscode-terminal-ansiWhite'),
+    black: v('--vscode-terminal-ansiBlack'),
+    red: v('--vscode-terminal-ansiRed'),
+    green: v('--vscode-terminal-ansiGreen'),
+    yellow: v('--vscode-terminal-ansiYellow'),
+    blue: v('--vscode-terminal-ansiBlue'),
+    magenta: v('--vscode-terminal-ansiMagenta'),
+    cyan: v('--vscode-terminal-ansiCyan'),
+    white: v('--vscode-terminal-ansiWhite'),
   };
   return Object.fromEntries(Object.entries(theme).filter((e): e is [string, string] => e[1] !== undefined));
 }

@@ -19,16 +19,34 @@ export function createCompareBar(last: WandbRunRef | undefined, on: { addOwn(): 
   const runId = custom('vscode-text-field', { id: 'wandbRun', 'aria-label': 'W&B run id' }, 'Run id');
   const load = custom('vscode-button', { id: 'wandbLoad' }, 'Add W&B run');
   const error = el('div', { class: 'error-text', role: 'alert' });
-  if (last) { setValue(entity, last.entity); setValue(project, last.project); setValue(runId, last.runId); }
-  const root = el('div', { id: 'compareBar', class: 'compare-bar', role: 'group', 'aria-label': 'Compare with other runs', hidden: '' },
-    own, el('span', { class: 'or' }, 'or a W&B run:'), entity, project, runId, load, error);
+  if (last) {
+    setValue(entity, last.entity);
+    setValue(project, last.project);
+    setValue(runId, last.runId);
+  }
+  const root = el(
+    'div',
+    { id: 'compareBar', class: 'compare-bar', role: 'group', 'aria-label': 'Compare with other runs', hidden: '' },
+    own,
+    el('span', { class: 'or' }, 'or a W&B run:'),
+    entity,
+    project,
+    runId,
+    load,
+    error,
+  );
   const open = (): void => {
     root.hidden = false;
     toggle.setAttribute('aria-expanded', 'true');
   };
   toggle.addEventListener('click', () => {
-    if (root.hidden) { open(); (entity as HTMLElement).focus(); }
-    else { root.hidden = true; toggle.setAttribute('aria-expanded', 'false'); }
+    if (root.hidden) {
+      open();
+      (entity as HTMLElement).focus();
+    } else {
+      root.hidden = true;
+      toggle.setAttribute('aria-expanded', 'false');
+    }
   });
   own.addEventListener('click', () => on.addOwn());
   const submit = (): void => {
@@ -41,6 +59,17 @@ export function createCompareBar(last: WandbRunRef | undefined, on: { addOwn(): 
     on.addWandb(ref);
   };
   load.addEventListener('click', submit);
-  for (const f of [entity, project, runId]) f.addEventListener('keydown', (e) => { if ((e as KeyboardEvent).key === 'Enter') submit(); });
-  return { toggle, root, open, setError: (m) => { error.textContent = m; if (m) open(); } };
+  for (const f of [entity, project, runId])
+    f.addEventListener('keydown', (e) => {
+      if ((e as KeyboardEvent).key === 'Enter') submit();
+    });
+  return {
+    toggle,
+    root,
+    open,
+    setError: (m) => {
+      error.textContent = m;
+      if (m) open();
+    },
+  };
 }

@@ -20,8 +20,15 @@ export interface LatestActions {
 }
 
 export function renderLatest(table: HTMLTableElement, runs: readonly RunSeries[], actions: LatestActions): void {
-  const head = el('tr', {}, el('th', { scope: 'col' }, 'Run'), el('th', { scope: 'col' }, 'Step'),
-    ...COLUMNS.map((c) => el('th', { scope: 'col' }, c.title)), el('th', { scope: 'col' }, 'State'), el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'Actions')));
+  const head = el(
+    'tr',
+    {},
+    el('th', { scope: 'col' }, 'Run'),
+    el('th', { scope: 'col' }, 'Step'),
+    ...COLUMNS.map((c) => el('th', { scope: 'col' }, c.title)),
+    el('th', { scope: 'col' }, 'State'),
+    el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'Actions')),
+  );
   const rows = runs.map((r) => {
     const swatch = el('span', { class: 'swatch', 'aria-hidden': 'true' });
     swatch.style.background = r.color;
@@ -34,20 +41,44 @@ export function renderLatest(table: HTMLTableElement, runs: readonly RunSeries[]
     });
     const buttons = el('td', { class: 'row-actions' });
     if (r.info.hasPage) {
-      const open = custom('vscode-button', { appearance: 'icon', title: 'Open the run page', 'aria-label': `Open the run page of ${r.info.name}`, 'data-action': 'open' }, '↗');
+      const open = custom(
+        'vscode-button',
+        { appearance: 'icon', title: 'Open the run page', 'aria-label': `Open the run page of ${r.info.name}`, 'data-action': 'open' },
+        '↗',
+      );
       open.addEventListener('click', () => actions.openPage(r.info.key));
       buttons.append(open);
     }
     if (r.info.key !== PRIMARY_RUN) {
-      const remove = custom('vscode-button', { appearance: 'icon', title: 'Take off the charts', 'aria-label': `Remove ${r.info.name} from the charts`, 'data-action': 'remove' }, '×');
+      const remove = custom(
+        'vscode-button',
+        { appearance: 'icon', title: 'Take off the charts', 'aria-label': `Remove ${r.info.name} from the charts`, 'data-action': 'remove' },
+        '×',
+      );
       remove.addEventListener('click', () => actions.remove(r.info.key));
       buttons.append(remove);
     }
     const name = el('th', { scope: 'row', class: 'run-name' }, swatch, r.info.name);
     const state = el('td', { class: 'state' }, `${r.info.source === 'wandb' ? 'W&B' : 'events.jsonl'} · ${r.info.state}`);
     if (r.error) state.append(el('div', { class: 'error-text', role: 'alert' }, r.error));
-    return el('tr', { 'data-run': r.info.key }, name, el('td', { 'data-key': 'step', class: 'num' }, r.lastStep === undefined ? '–' : String(r.lastStep)), ...cells, state, buttons);
+    return el(
+      'tr',
+      { 'data-run': r.info.key },
+      name,
+      el('td', { 'data-key': 'step', class: 'num' }, r.lastStep === undefined ? '–' : String(r.lastStep)),
+      ...cells,
+      state,
+      buttons,
+    );
   });
-  const body = rows.length ? rows : [el('tr', {}, el('td', { colspan: String(COLUMNS.length + 4), class: 'placeholder' }, 'No data yet: the run’s first metrics appear here as soon as it logs them.'))];
+  const body = rows.length
+    ? rows
+    : [
+        el(
+          'tr',
+          {},
+          el('td', { colspan: String(COLUMNS.length + 4), class: 'placeholder' }, 'No data yet: the run’s first metrics appear here as soon as it logs them.'),
+        ),
+      ];
   table.replaceChildren(el('thead', {}, head), el('tbody', {}, ...body));
 }

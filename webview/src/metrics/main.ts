@@ -30,7 +30,11 @@ const appHost = document.createElement('div');
 root.replaceChildren(emptyHost, appHost);
 
 const TITLES: Record<MetricKey, string> = {
-  loss: 'Training loss', eval_loss: 'Eval loss', learning_rate: 'Learning rate', grad_norm: 'Gradient norm', tokens_per_second: 'Tokens / s',
+  loss: 'Training loss',
+  eval_loss: 'Eval loss',
+  learning_rate: 'Learning rate',
+  grad_norm: 'Gradient norm',
+  tokens_per_second: 'Tokens / s',
 };
 const EMPTY_TEXT: Record<MetricKey, string> = {
   loss: 'No data yet: the loss appears after the first logging step.',
@@ -66,9 +70,12 @@ class MetricsApp {
       bridge.saveState(view);
       this.schedule();
     });
-    const toolbar = el('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Metrics controls' },
+    const toolbar = el(
+      'div',
+      { class: 'toolbar', role: 'toolbar', 'aria-label': 'Metrics controls' },
       el('label', { for: 'smoothing', class: 'smoothing', title: 'Exponential moving average, as TensorBoard smooths: 0 is raw' }, 'Smoothing', slider, shown),
-      this.compare.toggle);
+      this.compare.toggle,
+    );
     for (const k of METRIC_KEYS) {
       const ch = new OverlayChart(k, TITLES[k], EMPTY_TEXT[k]);
       this.charts.set(k, ch);
@@ -143,22 +150,41 @@ class MetricsApp {
     const runs = [...this.runs.values()].sort((a, b) => Number(b.info.key === PRIMARY_RUN) - Number(a.info.key === PRIMARY_RUN));
     renderLatest(this.latest, runs, {
       openPage: (key) => bridge.post({ type: 'openRunPage', key }),
-      remove: (key) => { bridge.post({ type: 'dropRun', key }); this.remove(key); },
+      remove: (key) => {
+        bridge.post({ type: 'dropRun', key });
+        this.remove(key);
+      },
     });
     for (const [k, ch] of this.charts) {
       ch.resize(ch.root.clientWidth - 4);
-      ch.update(runs.map((r) => {
-        const { xs, ys } = r.column(k);
-        return { key: r.info.key, name: r.info.name, color: r.color, xs, raw: ys, ...(view.smoothing > 0 ? { smoothed: smooth(ys, view.smoothing) } : {}) };
-      }));
+      ch.update(
+        runs.map((r) => {
+          const { xs, ys } = r.column(k);
+          return { key: r.info.key, name: r.info.name, color: r.color, xs, raw: ys, ...(view.smoothing > 0 ? { smoothed: smooth(ys, view.smoothing) } : {}) };
+        }),
+      );
     }
-    this.others.replaceChildren(...runs.filter((r) => r.otherKeys().length).map((r) =>
-      el('div', {}, el('strong', {}, r.info.name), ` ${r.otherKeys().map((k) => `${k}: ${formatNumber(r.latest.get(k), 4)}`).join(' · ')}`)));
+    this.others.replaceChildren(
+      ...runs
+        .filter((r) => r.otherKeys().length)
+        .map((r) =>
+          el(
+            'div',
+            {},
+            el('strong', {}, r.info.name),
+            ` ${r
+              .otherKeys()
+              .map((k) => `${k}: ${formatNumber(r.latest.get(k), 4)}`)
+              .join(' · ')}`,
+          ),
+        ),
+    );
     // Read by the end-to-end test (and screen readers): how far the followed run has got.
     const primary = this.runs.get(PRIMARY_RUN);
     this.main.setAttribute('data-points', String(primary?.steps.length ?? 0));
     const loss = primary?.latest.get('loss');
-    if (primary?.lastStep !== undefined) this.chartsEl.setAttribute('aria-description', `step ${primary.lastStep}${loss !== undefined ? `, loss ${formatNumber(loss, 4)}` : ''}`);
+    if (primary?.lastStep !== undefined)
+      this.chartsEl.setAttribute('aria-description', `step ${primary.lastStep}${loss !== undefined ? `, loss ${formatNumber(loss, 4)}` : ''}`);
   }
 }
 

@@ -35,7 +35,11 @@ export class OverlayChart {
   private width = 320;
   plotted: Plotted = { x: [], series: [] };
 
-  constructor(readonly metric: string, title: string, emptyText: string) {
+  constructor(
+    readonly metric: string,
+    title: string,
+    emptyText: string,
+  ) {
     this.placeholder = el('div', { class: 'placeholder', role: 'note' }, emptyText);
     this.legend = el('ul', { class: 'legend', 'aria-label': `${title} legend` });
     this.host = el('div', { class: 'plot' });
@@ -77,11 +81,13 @@ export class OverlayChart {
   }
 
   private renderLegend(runs: readonly OverlayRun[]): void {
-    this.legend.replaceChildren(...runs.map((r) => {
-      const swatch = el('span', { class: 'swatch', 'aria-hidden': 'true' });
-      swatch.style.background = r.color;
-      return el('li', { 'data-run': r.key }, swatch, r.name);
-    }));
+    this.legend.replaceChildren(
+      ...runs.map((r) => {
+        const swatch = el('span', { class: 'swatch', 'aria-hidden': 'true' });
+        swatch.style.background = r.color;
+        return el('li', { 'data-run': r.key }, swatch, r.name);
+      }),
+    );
   }
 
   private create(series: ReadonlyArray<{ label: string; color: string; faint: boolean }>): uPlot {
@@ -89,29 +95,33 @@ export class OverlayChart {
     const grid = cssVar('--vscode-editorWidget-border', 'rgba(128,128,128,0.3)');
     const axis: uPlot.Axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
     const root = this.root;
-    return new uPlot({
-      width: this.width,
-      height: HEIGHT,
-      legend: { show: false },
-      cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false } },
-      axes: [
-        {
-          ...axis,
-          label: 'step',
-          labelSize: 18,
-          incrs: STEP_INCRS,
-          // The labels drawn are recorded on the figure: the canvas itself cannot be read back as text.
-          values: (_u, vals) => {
-            const labels = vals.map((v) => (Number.isInteger(v) ? v.toLocaleString('en-US') : fmt(v)));
-            root.setAttribute('data-x-ticks', labels.join(' '));
-            return labels;
+    return new uPlot(
+      {
+        width: this.width,
+        height: HEIGHT,
+        legend: { show: false },
+        cursor: { drag: { x: false, y: false } },
+        scales: { x: { time: false } },
+        axes: [
+          {
+            ...axis,
+            label: 'step',
+            labelSize: 18,
+            incrs: STEP_INCRS,
+            // The labels drawn are recorded on the figure: the canvas itself cannot be read back as text.
+            values: (_u, vals) => {
+              const labels = vals.map((v) => (Number.isInteger(v) ? v.toLocaleString('en-US') : fmt(v)));
+              root.setAttribute('data-x-ticks', labels.join(' '));
+              return labels;
+            },
           },
-        },
-        { ...axis, size: 64, values: (_u, vals) => vals.map(fmt) },
-      ],
-      series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.faint ? faint(s.color) : s.color, width: s.faint ? 1 : 1.5, spanGaps: true }))],
-    }, [[], ...series.map(() => [])], this.host);
+          { ...axis, size: 64, values: (_u, vals) => vals.map(fmt) },
+        ],
+        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.faint ? faint(s.color) : s.color, width: s.faint ? 1 : 1.5, spanGaps: true }))],
+      },
+      [[], ...series.map(() => [])],
+      this.host,
+    );
   }
 }
 

@@ -16,7 +16,10 @@ export class RunSeries {
   readonly latestStep = new Map<string, number>();
   error = '';
 
-  constructor(public info: RunSeriesInfo, readonly color: string) {}
+  constructor(
+    public info: RunSeriesInfo,
+    readonly color: string,
+  ) {}
 
   clear(): void {
     this.steps = [];
@@ -58,7 +61,13 @@ export class RunSeries {
     const xs: number[] = [];
     const ys: number[] = [];
     const col = this.cols[key];
-    if (col) col.forEach((v, i) => { if (v !== null) { xs.push(this.steps[i] ?? 0); ys.push(v); } });
+    if (col)
+      col.forEach((v, i) => {
+        if (v !== null) {
+          xs.push(this.steps[i] ?? 0);
+          ys.push(v);
+        }
+      });
     return { xs, ys };
   }
 

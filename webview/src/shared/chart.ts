@@ -74,7 +74,14 @@ export function fmt(v: number): string {
 
 /** Colours from the theme's terminal palette, so charts match the editor's theme. */
 export function seriesColor(i: number): string {
-  const names = ['--vscode-charts-blue', '--vscode-charts-orange', '--vscode-charts-green', '--vscode-charts-purple', '--vscode-charts-red', '--vscode-charts-yellow'];
+  const names = [
+    '--vscode-charts-blue',
+    '--vscode-charts-orange',
+    '--vscode-charts-green',
+    '--vscode-charts-purple',
+    '--vscode-charts-red',
+    '--vscode-charts-yellow',
+  ];
   const fallback = ['#3794ff', '#d18616', '#89d185', '#b180d7', '#f14c4c', '#cca700'];
   return cssVar(names[i % names.length] ?? '', fallback[i % fallback.length] ?? '#888');
 }

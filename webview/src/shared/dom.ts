@@ -2,11 +2,7 @@
 
 type Attrs = Readonly<Record<string, string>>;
 
-export function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Attrs = {},
-  ...children: ReadonlyArray<Node | string>
-): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: ReadonlyArray<Node | string>): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   for (const c of children) node.append(typeof c === 'string' ? document.createTextNode(c) : c);

@@ -10,14 +10,7 @@ import {
 } from '@vscode/webview-ui-toolkit';
 
 export function registerToolkit(): void {
-  provideVSCodeDesignSystem().register(
-    vsCodeButton(),
-    vsCodeCheckbox(),
-    vsCodeDropdown(),
-    vsCodeOption(),
-    vsCodeTextField(),
-    vsCodeProgressRing(),
-  );
+  provideVSCodeDesignSystem().register(vsCodeButton(), vsCodeCheckbox(), vsCodeDropdown(), vsCodeOption(), vsCodeTextField(), vsCodeProgressRing());
 }
 
 /** Value of a toolkit text field or dropdown (their `value` property mirrors the native inputs). */

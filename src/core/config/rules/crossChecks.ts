@@ -43,21 +43,44 @@ export function checkTrainingFacts(f: TrainingFacts, ctx: RuleContext): ConfigDi
         let fixes: Fix[];
         if (p.flag) {
           const fp16Path = [...p.path.slice(0, -1), p.path[p.path.length - 1] === 'enabled' ? 'enabled' : 'fp16'];
-          fixes = p.path[p.path.length - 1] === 'enabled'
-            ? fix('Use fp16 instead of bf16', [replaceNode(p.node, false, ctx.syntax), setValue(ctx, [...p.path.slice(0, -2), 'fp16', 'enabled'], true)], true)
-            : fix('Use fp16 instead of bf16', [replaceNode(p.node, false, ctx.syntax), setValue(ctx, fp16Path, true)], true);
+          fixes =
+            p.path[p.path.length - 1] === 'enabled'
+              ? fix(
+                  'Use fp16 instead of bf16',
+                  [replaceNode(p.node, false, ctx.syntax), setValue(ctx, [...p.path.slice(0, -2), 'fp16', 'enabled'], true)],
+                  true,
+                )
+              : fix('Use fp16 instead of bf16', [replaceNode(p.node, false, ctx.syntax), setValue(ctx, fp16Path, true)], true);
         } else {
           fixes = fix(`Change to ${p.fp16Spelling ?? 'fp16'}`, [replaceNode(p.node, p.fp16Spelling ?? 'fp16', ctx.syntax)], true);
         }
-        out.push({ ...range(p.node), severity: 'error', code: 'RFT801', message: `${gpu.id} (compute capability ${gpu.computeCapability}) has no bf16 support; training fails or falls back to slow emulation. Use fp16 here.`, fixes });
+        out.push({
+          ...range(p.node),
+          severity: 'error',
+          code: 'RFT801',
+          message: `${gpu.id} (compute capability ${gpu.computeCapability}) has no bf16 support; training fails or falls back to slow emulation. Use fp16 here.`,
+          fixes,
+        });
       }
       if (p.value === 'fp8' && !gpu.fp8) {
-        out.push({ ...range(p.node), severity: 'error', code: 'RFT816', message: `fp8 needs an Ada or Hopper GPU (L4, RTX 4090, H100, H200); ${gpu.id} has none. Use ${gpu.bf16 ? 'bf16' : 'fp16'}.`, fixes: fix(`Change to ${gpu.bf16 ? 'bf16' : 'fp16'}`, [replaceNode(p.node, gpu.bf16 ? 'bf16' : 'fp16', ctx.syntax)], true) });
+        out.push({
+          ...range(p.node),
+          severity: 'error',
+          code: 'RFT816',
+          message: `fp8 needs an Ada or Hopper GPU (L4, RTX 4090, H100, H200); ${gpu.id} has none. Use ${gpu.bf16 ? 'bf16' : 'fp16'}.`,
+          fixes: fix(`Change to ${gpu.bf16 ? 'bf16' : 'fp16'}`, [replaceNode(p.node, gpu.bf16 ? 'bf16' : 'fp16', ctx.syntax)], true),
+        });
       }
     }
     // RFT811 FlashAttention-2 on a GPU that cannot run it.
     if (f.flashAttention && isFlash(f.flashAttention.value) && !gpu.flashAttention2 && f.flashOff !== undefined) {
-      out.push({ ...range(f.flashAttention.node), severity: 'error', code: 'RFT811', message: `FlashAttention-2 needs an Ampere or newer GPU; ${gpu.id} is compute capability ${gpu.computeCapability}. Use sdpa (PyTorch's memory-efficient attention).`, fixes: fix(`Change to ${String(f.flashOff)}`, [replaceNode(f.flashAttention.node, f.flashOff, ctx.syntax)], true) });
+      out.push({
+        ...range(f.flashAttention.node),
+        severity: 'error',
+        code: 'RFT811',
+        message: `FlashAttention-2 needs an Ampere or newer GPU; ${gpu.id} is compute capability ${gpu.computeCapability}. Use sdpa (PyTorch's memory-efficient attention).`,
+        fixes: fix(`Change to ${String(f.flashOff)}`, [replaceNode(f.flashAttention.node, f.flashOff, ctx.syntax)], true),
+      });
     }
   }
 
@@ -65,7 +88,13 @@ export function checkTrainingFacts(f: TrainingFacts, ctx: RuleContext): ConfigDi
   if (f.bf16Flag?.value === true && f.fp16Flag?.value === true) {
     const keepFp16 = gpu ? !gpu.bf16 : false;
     const off = keepFp16 ? f.bf16Flag : f.fp16Flag;
-    out.push({ ...range(off.node), severity: 'error', code: 'RFT804', message: `bf16 and fp16 are both true; the trainer refuses that. Keep ${keepFp16 ? 'fp16' : 'bf16'}${gpu ? ` (${gpu.id} ${gpu.bf16 ? 'supports bf16' : 'has no bf16'})` : ''} and set the other to false.`, fixes: fix(`Set ${keepFp16 ? 'bf16' : 'fp16'} to false`, [replaceNode(off.node, false, ctx.syntax)], true) });
+    out.push({
+      ...range(off.node),
+      severity: 'error',
+      code: 'RFT804',
+      message: `bf16 and fp16 are both true; the trainer refuses that. Keep ${keepFp16 ? 'fp16' : 'bf16'}${gpu ? ` (${gpu.id} ${gpu.bf16 ? 'supports bf16' : 'has no bf16'})` : ''} and set the other to false.`,
+      fixes: fix(`Set ${keepFp16 ? 'bf16' : 'fp16'} to false`, [replaceNode(off.node, false, ctx.syntax)], true),
+    });
   }
 
   // RFT802 4-bit loading with FlashAttention-2: 4-bit weights are packed in uint8, and FlashAttention only
@@ -79,7 +108,13 @@ export function checkTrainingFacts(f: TrainingFacts, ctx: RuleContext): ConfigDi
         ...computeDtypeFix(f, ctx, want),
         ...(f.flashOff !== undefined ? fix(`Use ${String(f.flashOff)} attention instead`, [replaceNode(f.flashAttention.node, f.flashOff, ctx.syntax)]) : []),
       ];
-      out.push({ ...range(f.flashAttention.node), severity: 'error', code: 'RFT802', message: `4-bit loading stores weights as uint8 and computes in ${cd ?? 'float32'} here; FlashAttention-2 only takes fp16/bf16, so the first forward pass fails with a dtype error. Set the 4-bit compute dtype to ${want}, or load in BF16 without quantization (as the A100 profile does), or use sdpa.`, fixes });
+      out.push({
+        ...range(f.flashAttention.node),
+        severity: 'error',
+        code: 'RFT802',
+        message: `4-bit loading stores weights as uint8 and computes in ${cd ?? 'float32'} here; FlashAttention-2 only takes fp16/bf16, so the first forward pass fails with a dtype error. Set the 4-bit compute dtype to ${want}, or load in BF16 without quantization (as the A100 profile does), or use sdpa.`,
+        fixes,
+      });
     }
   }
 
@@ -88,15 +123,37 @@ export function checkTrainingFacts(f: TrainingFacts, ctx: RuleContext): ConfigDi
     const ev = f.evalStrategy?.value ?? 'no';
     const sv = f.saveStrategy?.value ?? 'steps';
     if (ev === 'no') {
-      out.push({ ...range(f.loadBest.node), severity: 'error', code: 'RFT807', message: `load_best_model_at_end needs evaluation: set ${f.names.evalStrategy} to ${sv === 'epoch' ? 'epoch' : 'steps'} (it is ${f.evalStrategy ? 'no' : 'unset'}).`, fixes: fix(`Set ${f.names.evalStrategy} to ${sv === 'epoch' ? 'epoch' : 'steps'}`, [setValue(ctx, [...f.trainerPath, f.names.evalStrategy], sv === 'epoch' ? 'epoch' : 'steps')], true) });
+      out.push({
+        ...range(f.loadBest.node),
+        severity: 'error',
+        code: 'RFT807',
+        message: `load_best_model_at_end needs evaluation: set ${f.names.evalStrategy} to ${sv === 'epoch' ? 'epoch' : 'steps'} (it is ${f.evalStrategy ? 'no' : 'unset'}).`,
+        fixes: fix(
+          `Set ${f.names.evalStrategy} to ${sv === 'epoch' ? 'epoch' : 'steps'}`,
+          [setValue(ctx, [...f.trainerPath, f.names.evalStrategy], sv === 'epoch' ? 'epoch' : 'steps')],
+          true,
+        ),
+      });
     } else if (sv !== 'best' && sv !== ev) {
       const node = f.saveStrategy?.node ?? f.loadBest.node;
-      out.push({ ...range(node), severity: 'error', code: 'RFT807', message: `load_best_model_at_end needs ${f.names.saveStrategy} to equal ${f.names.evalStrategy} ('${ev}'), it is '${sv}'.`, fixes: fix(`Set ${f.names.saveStrategy} to ${ev}`, [setValue(ctx, [...f.trainerPath, f.names.saveStrategy], ev)], true) });
+      out.push({
+        ...range(node),
+        severity: 'error',
+        code: 'RFT807',
+        message: `load_best_model_at_end needs ${f.names.saveStrategy} to equal ${f.names.evalStrategy} ('${ev}'), it is '${sv}'.`,
+        fixes: fix(`Set ${f.names.saveStrategy} to ${ev}`, [setValue(ctx, [...f.trainerPath, f.names.saveStrategy], ev)], true),
+      });
     } else if (ev === 'steps' && sv === 'steps' && f.evalSteps && f.saveSteps && f.evalSteps.value >= 1 && f.saveSteps.value % f.evalSteps.value !== 0) {
       const e = f.evalSteps.value;
       const s = f.saveSteps.value;
       const up = Math.ceil(s / e) * e;
-      out.push({ ...range(f.saveSteps.node), severity: 'error', code: 'RFT807', message: `With load_best_model_at_end, ${f.names.saveSteps} (${s}) must be a multiple of eval_steps (${e}); use ${up}.`, fixes: fix(`Set ${f.names.saveSteps} to ${up}`, [replaceNode(f.saveSteps.node, up, ctx.syntax)], true) });
+      out.push({
+        ...range(f.saveSteps.node),
+        severity: 'error',
+        code: 'RFT807',
+        message: `With load_best_model_at_end, ${f.names.saveSteps} (${s}) must be a multiple of eval_steps (${e}); use ${up}.`,
+        fixes: fix(`Set ${f.names.saveSteps} to ${up}`, [replaceNode(f.saveSteps.node, up, ctx.syntax)], true),
+      });
     }
   }
 
@@ -104,7 +161,13 @@ export function checkTrainingFacts(f: TrainingFacts, ctx: RuleContext): ConfigDi
   if (f.loraR && f.loraAlpha && f.loraR.value > 0) {
     const ratio = f.loraAlpha.value / f.loraR.value;
     if (ratio < 0.5 || ratio > 4) {
-      out.push({ ...range(f.loraAlpha.node), severity: 'info', code: 'RFT808', message: `lora_alpha ${f.loraAlpha.value} is ${ratio.toFixed(2)} × r (${f.loraR.value}); about 2 × r (${2 * f.loraR.value}) is the usual choice, and the effective learning rate scales with alpha / r.`, fixes: fix(`Set to ${2 * f.loraR.value}`, [replaceNode(f.loraAlpha.node, 2 * f.loraR.value, ctx.syntax)], true) });
+      out.push({
+        ...range(f.loraAlpha.node),
+        severity: 'info',
+        code: 'RFT808',
+        message: `lora_alpha ${f.loraAlpha.value} is ${ratio.toFixed(2)} × r (${f.loraR.value}); about 2 × r (${2 * f.loraR.value}) is the usual choice, and the effective learning rate scales with alpha / r.`,
+        fixes: fix(`Set to ${2 * f.loraR.value}`, [replaceNode(f.loraAlpha.node, 2 * f.loraR.value, ctx.syntax)], true),
+      });
     }
   }
   return out;
@@ -113,7 +176,12 @@ export function checkTrainingFacts(f: TrainingFacts, ctx: RuleContext): ConfigDi
 /** The quick fix that makes 4-bit layers compute in `want`: its own key, or what the kind derives it from. */
 function computeDtypeFix(f: TrainingFacts, ctx: RuleContext, want: 'bfloat16' | 'float16'): Fix[] {
   const derived = f.computeDtypeSetting?.(want);
-  if (derived) return fix(`Set ${String(derived.path[derived.path.length - 1])} to ${String(derived.value)} (4-bit layers then compute in ${want})`, [setValue(ctx, derived.path, derived.value)], true);
+  if (derived)
+    return fix(
+      `Set ${String(derived.path[derived.path.length - 1])} to ${String(derived.value)} (4-bit layers then compute in ${want})`,
+      [setValue(ctx, derived.path, derived.value)],
+      true,
+    );
   return fix(`Set the 4-bit compute dtype to ${want}`, [f.computeDtypePath ? setValue(ctx, f.computeDtypePath, want) : undefined], true);
 }
 
@@ -131,10 +199,15 @@ export function checkSecrets(root: DocNode | undefined): ConfigDiagnostic[] {
     else if (n.kind === 'seq') for (const it of n.items) walk(it, key);
     else if (typeof n.value === 'string') {
       const kind = tokenKind(n.value, key);
-      if (kind) out.push({ ...range(n), severity: 'error', code: 'RFT810', message: `This looks like a real ${kind}. Tokens in config files end up in git and in uploads: move it to .env (HF_TOKEN, WANDB_API_KEY, …) or the secret store (Fine-Tune: Set Secret), and rotate it.` });
+      if (kind)
+        out.push({
+          ...range(n),
+          severity: 'error',
+          code: 'RFT810',
+          message: `This looks like a real ${kind}. Tokens in config files end up in git and in uploads: move it to .env (HF_TOKEN, WANDB_API_KEY, …) or the secret store (Fine-Tune: Set Secret), and rotate it.`,
+        });
     }
   };
   walk(root, undefined);
   return out;
 }
-

@@ -56,7 +56,6 @@ const isStr = (v: unknown): v is string => typeof v === 'string';
 const isNum = (v: unknown): v is number => typeof v === 'number';
 const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
 
-
 function firstFact<T>(root: DocNode | undefined, paths: ReadonlyArray<readonly PathSegment[]>, pick: (v: unknown) => v is T): Fact<T> | undefined {
   for (const p of paths) {
     const f = fact(root, p, pick);
@@ -84,13 +83,20 @@ export function extractFacts(kind: ConfigKind, root: DocNode | undefined): Train
       return {
         precisions,
         load4bit: l4?.value ? l4 : method?.value === 'qlora' ? method : undefined,
-        computeDtype: cd, computeDtypePath: ['quantization', 'compute_dtype'],
-        flashAttention: fact(root, ['model', 'attn_implementation'], isStr), flashOff: 'sdpa',
-        loraR: fact(root, ['lora', 'r'], isNum), loraAlpha: fact(root, ['lora', 'alpha'], isNum), loraAlphaKey: 'alpha',
+        computeDtype: cd,
+        computeDtypePath: ['quantization', 'compute_dtype'],
+        flashAttention: fact(root, ['model', 'attn_implementation'], isStr),
+        flashOff: 'sdpa',
+        loraR: fact(root, ['lora', 'r'], isNum),
+        loraAlpha: fact(root, ['lora', 'alpha'], isNum),
+        loraAlphaKey: 'alpha',
         loadBest: fact(root, ['trainer', 'load_best_model_at_end'], isBool),
-        evalStrategy: fact(root, ['trainer', 'eval_strategy'], isStr), saveStrategy: fact(root, ['trainer', 'save_strategy'], isStr),
-        evalSteps: fact(root, ['trainer', 'eval_steps'], isNum), saveSteps: fact(root, ['trainer', 'save_steps'], isNum),
-        trainerPath: ['trainer'], names: hfNames,
+        evalStrategy: fact(root, ['trainer', 'eval_strategy'], isStr),
+        saveStrategy: fact(root, ['trainer', 'save_strategy'], isStr),
+        evalSteps: fact(root, ['trainer', 'eval_steps'], isNum),
+        saveSteps: fact(root, ['trainer', 'save_steps'], isNum),
+        trainerPath: ['trainer'],
+        names: hfNames,
       };
     }
     case 'trainer':
@@ -99,9 +105,14 @@ export function extractFacts(kind: ConfigKind, root: DocNode | undefined): Train
       const fp16Flag = boolFlag(['fp16'], 'fp16');
       const td = fact(root, ['torch_dtype'], isStr);
       if (td?.value === 'bfloat16') precisions.push({ ...td, value: 'bf16', fp16Spelling: 'float16', flag: false });
-      const cdPaths: PathSegment[][] = [['bnb_4bit_compute_dtype'], ['quantization_config', 'bnb_4bit_compute_dtype'], ['bnb_config', 'bnb_4bit_compute_dtype']];
+      const cdPaths: PathSegment[][] = [
+        ['bnb_4bit_compute_dtype'],
+        ['quantization_config', 'bnb_4bit_compute_dtype'],
+        ['bnb_config', 'bnb_4bit_compute_dtype'],
+      ];
       const cd = firstFact(root, cdPaths, isStr);
-      if (cd && (cd.value === 'bfloat16' || cd.value === 'bf16')) precisions.push({ ...cd, value: 'bf16', fp16Spelling: cd.value === 'bf16' ? 'fp16' : 'float16', flag: false });
+      if (cd && (cd.value === 'bfloat16' || cd.value === 'bf16'))
+        precisions.push({ ...cd, value: 'bf16', fp16Spelling: cd.value === 'bf16' ? 'fp16' : 'float16', flag: false });
       const lf = kind === 'llamafactory';
       // The dtype the 4-bit layers actually compute in when no bnb_4bit_compute_dtype is written.
       // LLaMA-Factory sets it from bf16/fp16 and otherwise infers a 16-bit one on any CUDA GPU
@@ -109,23 +120,44 @@ export function extractFacts(kind: ConfigKind, root: DocNode | undefined): Train
       const modelDtype = fact(root, ['torch_dtype'], isStr) ?? fact(root, ['dtype'], isStr);
       const impliedNode = lf ? (bf16Flag ?? fp16Flag ?? fact(root, ['quantization_bit'], isNum))?.node : modelDtype?.node;
       const impliedValue = lf ? (bf16Flag?.value ? 'bfloat16' : 'float16') : modelDtype?.value;
-      const implied = impliedNode && (impliedValue === 'bfloat16' || impliedValue === 'float16') ? { value: impliedValue, node: impliedNode, path: [] } : undefined;
+      const implied =
+        impliedNode && (impliedValue === 'bfloat16' || impliedValue === 'float16') ? { value: impliedValue, node: impliedNode, path: [] } : undefined;
       const computeDtype = cd ?? implied;
-      const l4 = lf ? fact(root, ['quantization_bit'], isNum) : firstFact(root, [['load_in_4bit'], ['quantization_config', 'load_in_4bit'], ['bnb_config', 'load_in_4bit']], isBool);
+      const l4 = lf
+        ? fact(root, ['quantization_bit'], isNum)
+        : firstFact(root, [['load_in_4bit'], ['quantization_config', 'load_in_4bit'], ['bnb_config', 'load_in_4bit']], isBool);
       const fa = lf ? fact(root, ['flash_attn'], isStr) : fact(root, ['attn_implementation'], isStr);
       return {
-        precisions, bf16Flag, fp16Flag,
+        precisions,
+        bf16Flag,
+        fp16Flag,
         load4bit: l4 && (l4.value === true || l4.value === 4) ? l4 : undefined,
-        computeDtype, computeDtypePath: cd?.path ?? ['bnb_4bit_compute_dtype'],
+        computeDtype,
+        computeDtypePath: cd?.path ?? ['bnb_4bit_compute_dtype'],
         quantStorage: firstFact(root, [['bnb_4bit_quant_storage'], ['quantization_config', 'bnb_4bit_quant_storage']], isStr),
-        flashAttention: fa && (fa.value === 'flash_attention_2' || fa.value === 'fa2') ? fa : undefined, flashOff: 'sdpa',
+        flashAttention: fa && (fa.value === 'flash_attention_2' || fa.value === 'fa2') ? fa : undefined,
+        flashOff: 'sdpa',
         // LLaMA-Factory v1 nests LoRA under peft_config like the trainer YAMLs do.
-        loraR: firstFact(root, lf ? [['lora_rank'], ['peft_config', 'r']] : [['r'], ['lora_r'], ['lora', 'r'], ['lora_config', 'r'], ['peft_config', 'r']], isNum),
-        loraAlpha: firstFact(root, lf ? [['lora_alpha'], ['peft_config', 'lora_alpha']] : [['lora_alpha'], ['lora', 'lora_alpha'], ['lora_config', 'lora_alpha'], ['peft_config', 'lora_alpha']], isNum), loraAlphaKey: 'lora_alpha',
+        loraR: firstFact(
+          root,
+          lf ? [['lora_rank'], ['peft_config', 'r']] : [['r'], ['lora_r'], ['lora', 'r'], ['lora_config', 'r'], ['peft_config', 'r']],
+          isNum,
+        ),
+        loraAlpha: firstFact(
+          root,
+          lf
+            ? [['lora_alpha'], ['peft_config', 'lora_alpha']]
+            : [['lora_alpha'], ['lora', 'lora_alpha'], ['lora_config', 'lora_alpha'], ['peft_config', 'lora_alpha']],
+          isNum,
+        ),
+        loraAlphaKey: 'lora_alpha',
         loadBest: fact(root, ['load_best_model_at_end'], isBool),
-        evalStrategy: fact(root, ['eval_strategy'], isStr) ?? fact(root, ['evaluation_strategy'], isStr), saveStrategy: fact(root, ['save_strategy'], isStr),
-        evalSteps: fact(root, ['eval_steps'], isNum), saveSteps: fact(root, ['save_steps'], isNum),
-        trainerPath: [], names: hfNames,
+        evalStrategy: fact(root, ['eval_strategy'], isStr) ?? fact(root, ['evaluation_strategy'], isStr),
+        saveStrategy: fact(root, ['save_strategy'], isStr),
+        evalSteps: fact(root, ['eval_steps'], isNum),
+        saveSteps: fact(root, ['save_steps'], isNum),
+        trainerPath: [],
+        names: hfNames,
       };
     }
     case 'axolotl': {
@@ -143,16 +175,25 @@ export function extractFacts(kind: ConfigKind, root: DocNode | undefined): Train
       const implied = bfOn ? { value: 'bfloat16', node: bfOn } : fpOn ? { value: 'float16', node: fpOn } : undefined;
       const fa = fact(root, ['flash_attention'], isBool);
       return {
-        precisions, bf16Flag, fp16Flag,
+        precisions,
+        bf16Flag,
+        fp16Flag,
         load4bit: l4?.value ? l4 : undefined,
-        computeDtype: cd ?? (implied ? { ...implied, path: [] } : undefined), computeDtypePath: ['bnb_4bit_compute_dtype'],
+        computeDtype: cd ?? (implied ? { ...implied, path: [] } : undefined),
+        computeDtypePath: ['bnb_4bit_compute_dtype'],
         computeDtypeSetting: (want) => (want === 'bfloat16' ? { path: ['bf16'], value: true } : { path: ['fp16'], value: true }),
-        flashAttention: fa?.value ? fa : undefined, flashOff: false,
-        loraR: fact(root, ['lora_r'], isNum), loraAlpha: fact(root, ['lora_alpha'], isNum), loraAlphaKey: 'lora_alpha',
+        flashAttention: fa?.value ? fa : undefined,
+        flashOff: false,
+        loraR: fact(root, ['lora_r'], isNum),
+        loraAlpha: fact(root, ['lora_alpha'], isNum),
+        loraAlphaKey: 'lora_alpha',
         loadBest: fact(root, ['load_best_model_at_end'], isBool),
-        evalStrategy: fact(root, ['eval_strategy'], isStr), saveStrategy: fact(root, ['save_strategy'], isStr),
-        evalSteps: fact(root, ['eval_steps'], isNum), saveSteps: fact(root, ['save_steps'], isNum),
-        trainerPath: [], names: hfNames,
+        evalStrategy: fact(root, ['eval_strategy'], isStr),
+        saveStrategy: fact(root, ['save_strategy'], isStr),
+        evalSteps: fact(root, ['eval_steps'], isNum),
+        saveSteps: fact(root, ['save_steps'], isNum),
+        trainerPath: [],
+        names: hfNames,
       };
     }
     case 'accelerate': {
@@ -172,4 +213,3 @@ export function extractFacts(kind: ConfigKind, root: DocNode | undefined): Train
       return undefined;
   }
 }
-

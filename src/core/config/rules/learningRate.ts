@@ -15,9 +15,14 @@ export function checkLearningRate(kind: ConfigKind, ctx: RuleContext): ConfigDia
   // Above 1 the schema's own range error says it already.
   if (!Number.isFinite(v) || v <= LORA_LEARNING_RATE_WARN || v > 1) return [];
   const text = numberText(LORA_LEARNING_RATE, kind, ctx.syntax);
-  return [{
-    start: n.start, end: Math.max(n.end, n.start + 1), severity: 'warning', code: 'RFT818',
-    message: `A learning rate of ${v} is very high for LoRA/QLoRA (above 1e-2); training usually diverges. 2e-4 is the usual choice.`,
-    fixes: [{ title: `Set to ${text} (usual for LoRA/QLoRA)`, edits: [{ start: n.start, end: n.end, newText: text }], preferred: true }],
-  }];
+  return [
+    {
+      start: n.start,
+      end: Math.max(n.end, n.start + 1),
+      severity: 'warning',
+      code: 'RFT818',
+      message: `A learning rate of ${v} is very high for LoRA/QLoRA (above 1e-2); training usually diverges. 2e-4 is the usual choice.`,
+      fixes: [{ title: `Set to ${text} (usual for LoRA/QLoRA)`, edits: [{ start: n.start, end: n.end, newText: text }], preferred: true }],
+    },
+  ];
 }

@@ -18,9 +18,12 @@ const NAMES: Readonly<Record<ProvisionedProvider, string>> = { lambda: 'Lambda',
 
 /** Catalog GPU → the GPU counts one machine of this provider has. */
 export function providerGpus(p: ProvisionedProvider): ReadonlyMap<GpuId, readonly number[]> {
-  const rows: Array<{ gpu: string; count: number }> = p === 'ec2' ? EC2_GPU_TYPES.map((t) => ({ gpu: t.gpu, count: t.gpuCount }))
-    : p === 'gcp' ? GCP_GPU_SHAPES.map((s) => ({ gpu: s.gpu, count: s.gpuCount }))
-    : LAMBDA_INSTANCE_TYPE_NAMES.map((name) => lambdaGpuOf({ name, price_cents_per_hour: 0 }));
+  const rows: Array<{ gpu: string; count: number }> =
+    p === 'ec2'
+      ? EC2_GPU_TYPES.map((t) => ({ gpu: t.gpu, count: t.gpuCount }))
+      : p === 'gcp'
+        ? GCP_GPU_SHAPES.map((s) => ({ gpu: s.gpu, count: s.gpuCount }))
+        : LAMBDA_INSTANCE_TYPE_NAMES.map((name) => lambdaGpuOf({ name, price_cents_per_hour: 0 }));
   const out = new Map<GpuId, number[]>();
   for (const r of rows) {
     const g = findGpu(r.gpu);
@@ -28,7 +31,10 @@ export function providerGpus(p: ProvisionedProvider): ReadonlyMap<GpuId, readonl
     if (!g || g.id !== r.gpu) continue;
     const counts = out.get(g.id) ?? [];
     if (!counts.includes(r.count)) counts.push(r.count);
-    out.set(g.id, counts.sort((a, b) => a - b));
+    out.set(
+      g.id,
+      counts.sort((a, b) => a - b),
+    );
   }
   return out;
 }
@@ -51,7 +57,15 @@ export function checkProviderGpu(ctx: RuleContext): ConfigDiagnostic[] {
   const ids = [...offered.keys()];
   const alt = cheapestLike(gpu, ids);
   const fixes: Fix[] = alt ? [{ title: `Change to ${alt.id} (offered on ${name})`, edits: [replaceNode(gpuNode, alt.id, ctx.syntax)], preferred: true }] : [];
-  return [{ ...range(gpuNode), severity, code: 'RFT819', message: `${name} offers no ${gpu.id}; its GPUs are ${ids.join(', ')}. Pick one of them, or use an SSH host that has one.`, fixes }];
+  return [
+    {
+      ...range(gpuNode),
+      severity,
+      code: 'RFT819',
+      message: `${name} offers no ${gpu.id}; its GPUs are ${ids.join(', ')}. Pick one of them, or use an SSH host that has one.`,
+      fixes,
+    },
+  ];
 }
 
 /** The cheapest offered GPU with at least this one's memory (and bf16 when it has bf16). */

@@ -37,7 +37,12 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   if (!hasCommand) {
     for (const k of ['model', 'method', 'data'] as const) {
       if (nodeAt(root, [k]) === undefined) {
-        out.push({ ...range(anchorFor(root, [k])), severity: 'error', code: 'RFT101', message: `Missing required key '${k}' in the top level: the built-in trainer needs ${k === 'model' ? 'model.id' : k === 'method' ? 'method (qlora, lora-bf16 or full)' : 'data.train'}. Add it, or set command to run your own script.` });
+        out.push({
+          ...range(anchorFor(root, [k])),
+          severity: 'error',
+          code: 'RFT101',
+          message: `Missing required key '${k}' in the top level: the built-in trainer needs ${k === 'model' ? 'model.id' : k === 'method' ? 'method (qlora, lora-bf16 or full)' : 'data.train'}. Add it, or set command to run your own script.`,
+        });
       }
     }
   }
@@ -46,11 +51,23 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   const l4 = scalarAt(root, ['quantization', 'load_in_4bit']);
   if (quant && method !== undefined && method !== 'qlora' && l4 === true) {
     const mNode = nodeAt(root, ['method'])!;
-    out.push({ ...range(mNode), severity: 'warning', code: 'RFT812', message: `quantization.load_in_4bit is true but method is ${String(method)}; 4-bit loading is QLoRA. Set method to qlora or remove the quantization section.`, fixes: [{ title: 'Set method to qlora', edits: [replaceNode(mNode, 'qlora', inp.syntax)], preferred: true }] });
+    out.push({
+      ...range(mNode),
+      severity: 'warning',
+      code: 'RFT812',
+      message: `quantization.load_in_4bit is true but method is ${String(method)}; 4-bit loading is QLoRA. Set method to qlora or remove the quantization section.`,
+      fixes: [{ title: 'Set method to qlora', edits: [replaceNode(mNode, 'qlora', inp.syntax)], preferred: true }],
+    });
   }
   if (method === 'qlora' && l4 === false) {
     const n = nodeAt(root, ['quantization', 'load_in_4bit'])!;
-    out.push({ ...range(n), severity: 'warning', code: 'RFT812', message: 'method is qlora but load_in_4bit is false; QLoRA loads the base model in 4-bit.', fixes: [{ title: 'Set load_in_4bit to true', edits: [replaceNode(n, true, inp.syntax)], preferred: true }] });
+    out.push({
+      ...range(n),
+      severity: 'warning',
+      code: 'RFT812',
+      message: 'method is qlora but load_in_4bit is false; QLoRA loads the base model in 4-bit.',
+      fixes: [{ title: 'Set load_in_4bit to true', edits: [replaceNode(n, true, inp.syntax)], preferred: true }],
+    });
   }
 
   const gpuCount = num(scalarAt(root, ['target', 'gpu_count'])) ?? 1;
@@ -61,18 +78,38 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   if (npNode?.kind === 'scalar' && typeof npNode.value === 'number' && npNode.value !== world) {
     // The python launcher starts one process whatever num_processes says (python-runner/launchers.py).
     const ignored = ltype === 'python';
-    out.push({ ...range(npNode), severity: ignored ? 'warning' : 'error', code: 'RFT805', message: ignored
-      ? `launcher.num_processes is ${npNode.value}, but launcher.type python starts one process and ignores it; the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}. Set it to ${world}, or use accelerate or torchrun to start one process per GPU.`
-      : `launcher.num_processes is ${npNode.value} but the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}: use one process per GPU.`, fixes: [{ title: `Set num_processes to ${world}`, edits: [replaceNode(npNode, world, inp.syntax)], preferred: true }] });
+    out.push({
+      ...range(npNode),
+      severity: ignored ? 'warning' : 'error',
+      code: 'RFT805',
+      message: ignored
+        ? `launcher.num_processes is ${npNode.value}, but launcher.type python starts one process and ignores it; the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}. Set it to ${world}, or use accelerate or torchrun to start one process per GPU.`
+        : `launcher.num_processes is ${npNode.value} but the target has ${plural(gpuCount, 'GPU')}${machines > 1 ? ` × ${plural(machines, 'machine')} = ${world}` : ''}: use one process per GPU.`,
+      fixes: [{ title: `Set num_processes to ${world}`, edits: [replaceNode(npNode, world, inp.syntax)], preferred: true }],
+    });
   }
   if (ltype === 'python' && gpuCount > 1 && !hasCommand) {
     const n = nodeAt(root, ['target', 'gpu_count'])!;
-    out.push({ ...range(n), severity: 'warning', code: 'RFT815', message: `The target has ${gpuCount} GPUs but launcher.type is python (one process, one GPU). Use accelerate or torchrun to train on all of them.`, fixes: [{ title: 'Launch with accelerate', edits: [setValue(inp, ['launcher', 'type'], 'accelerate')].filter((e): e is NonNullable<typeof e> => e !== undefined) }].filter((f) => f.edits.length > 0) });
+    out.push({
+      ...range(n),
+      severity: 'warning',
+      code: 'RFT815',
+      message: `The target has ${gpuCount} GPUs but launcher.type is python (one process, one GPU). Use accelerate or torchrun to train on all of them.`,
+      fixes: [
+        {
+          title: 'Launch with accelerate',
+          edits: [setValue(inp, ['launcher', 'type'], 'accelerate')].filter((e): e is NonNullable<typeof e> => e !== undefined),
+        },
+      ].filter((f) => f.edits.length > 0),
+    });
   }
 
   // Referenced files.
   const refs: Array<[string[], 'yaml' | 'json' | 'text', 'error' | 'warning']> = [
-    [['launcher', 'config_file'], 'yaml', 'error'], [['launcher', 'deepspeed'], 'json', 'error'], [['env_file'], 'text', 'warning'], [['model', 'config_path'], 'json', 'error'],
+    [['launcher', 'config_file'], 'yaml', 'error'],
+    [['launcher', 'deepspeed'], 'json', 'error'],
+    [['env_file'], 'text', 'warning'],
+    [['model', 'config_path'], 'json', 'error'],
   ];
   const loaded = new Map<string, DocNode | undefined>();
   for (const [path, syntax, sev] of refs) {
@@ -80,7 +117,12 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
     if (n?.kind !== 'scalar' || typeof n.value !== 'string' || !inp.files) continue;
     const abs = join(dirName(inp.fileName), n.value);
     if (!inp.files.exists(abs)) {
-      out.push({ ...range(n), severity: sev, code: 'RFT813', message: `${path.join('.')} points to ${n.value}, which does not exist (paths are relative to this file). Fix the path or create the file.` });
+      out.push({
+        ...range(n),
+        severity: sev,
+        code: 'RFT813',
+        message: `${path.join('.')} points to ${n.value}, which does not exist (paths are relative to this file). Fix the path or create the file.`,
+      });
       continue;
     }
     if (syntax !== 'text') {
@@ -89,9 +131,20 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
     }
   }
   const dataNode = nodeAt(root, ['data', 'train']);
-  if (dataNode?.kind === 'scalar' && typeof dataNode.value === 'string' && inp.files && /\.(jsonl|json|csv|parquet|arrow|txt)$/i.test(dataNode.value) && !/^[a-z]+:\/\//.test(dataNode.value)) {
+  if (
+    dataNode?.kind === 'scalar' &&
+    typeof dataNode.value === 'string' &&
+    inp.files &&
+    /\.(jsonl|json|csv|parquet|arrow|txt)$/i.test(dataNode.value) &&
+    !/^[a-z]+:\/\//.test(dataNode.value)
+  ) {
     if (!inp.files.exists(join(dirName(inp.fileName), dataNode.value))) {
-      out.push({ ...range(dataNode), severity: 'warning', code: 'RFT813', message: `data.train points to ${dataNode.value}, which is not in the workspace; it is synced from here, so the run will not find it unless it already exists on the host.` });
+      out.push({
+        ...range(dataNode),
+        severity: 'warning',
+        code: 'RFT813',
+        message: `data.train points to ${dataNode.value}, which is not in the workspace; it is synced from here, so the run will not find it unless it already exists on the host.`,
+      });
     }
   }
 
@@ -104,7 +157,12 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
     // flag wins over the config file: the file's value is never used, so this is a warning.
     if (accNp !== undefined && accNp !== world) {
       const passed = num(npNode?.kind === 'scalar' ? npNode.value : undefined) ?? 1;
-      out.push({ ...range(accNode), severity: 'warning', code: 'RFT805', message: `${String(scalarAt(root, ['launcher', 'config_file']))} sets num_processes: ${accNp}, but the target has ${plural(world, 'GPU')}. The run passes --num_processes ${passed} to accelerate launch, which overrides the file's value; make them agree to avoid confusion.` });
+      out.push({
+        ...range(accNode),
+        severity: 'warning',
+        code: 'RFT805',
+        message: `${String(scalarAt(root, ['launcher', 'config_file']))} sets num_processes: ${accNp}, but the target has ${plural(world, 'GPU')}. The run passes --num_processes ${passed} to accelerate launch, which overrides the file's value; make them agree to avoid confusion.`,
+      });
     }
     const mp = scalarAt(acc, ['mixed_precision']);
     const prec = nodeAt(root, ['trainer', 'precision']);
@@ -112,20 +170,43 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
       const same = (mp === 'no' && prec.value === 'fp32') || mp === prec.value;
       if (!same) {
         const want = mp === 'no' ? 'fp32' : mp;
-        const fixes: Fix[] = want === 'bf16' || want === 'fp16' || want === 'fp32' ? [{ title: `Set trainer.precision to ${want}`, edits: [replaceNode(prec, want, inp.syntax)], preferred: true }] : [];
-        out.push({ ...range(prec), severity: 'error', code: 'RFT809', message: `trainer.precision is ${prec.value} but the accelerate config's mixed_precision is ${mp}; the trainer and accelerate must agree or the launch fails with a mixed-precision mismatch.`, fixes });
+        const fixes: Fix[] =
+          want === 'bf16' || want === 'fp16' || want === 'fp32'
+            ? [{ title: `Set trainer.precision to ${want}`, edits: [replaceNode(prec, want, inp.syntax)], preferred: true }]
+            : [];
+        out.push({
+          ...range(prec),
+          severity: 'error',
+          code: 'RFT809',
+          message: `trainer.precision is ${prec.value} but the accelerate config's mixed_precision is ${mp}; the trainer and accelerate must agree or the launch fails with a mixed-precision mismatch.`,
+          fixes,
+        });
       }
     }
     const stage = num(scalarAt(acc, ['deepspeed_config', 'zero_stage']));
     if (stage === 3 && method === 'qlora') {
-      out.push({ ...range(accNode), severity: 'error', code: 'RFT803', message: 'QLoRA with DeepSpeed ZeRO-3: ZeRO-3 cannot partition 4-bit weights unless bnb_4bit_quant_storage matches the compute dtype, and zero3_init_flag breaks 4-bit loading. Use a ZeRO-2 config, or lora-bf16 with ZeRO-3.', fixes: useLoraBf16(inp) });
+      out.push({
+        ...range(accNode),
+        severity: 'error',
+        code: 'RFT803',
+        message:
+          'QLoRA with DeepSpeed ZeRO-3: ZeRO-3 cannot partition 4-bit weights unless bnb_4bit_quant_storage matches the compute dtype, and zero3_init_flag breaks 4-bit loading. Use a ZeRO-2 config, or lora-bf16 with ZeRO-3.',
+        fixes: useLoraBf16(inp),
+      });
     }
   }
   const ds = loaded.get('launcher.deepspeed');
   const dsNode = nodeAt(root, ['launcher', 'deepspeed']);
   if (ds && dsNode) {
     if (deepSpeedStage(ds) === 3 && method === 'qlora') {
-      out.push({ ...range(dsNode), severity: 'error', code: 'RFT803', message: 'QLoRA with DeepSpeed ZeRO-3: ZeRO-3 cannot partition 4-bit weights unless bnb_4bit_quant_storage matches the compute dtype. Use ZeRO-2, or lora-bf16 with ZeRO-3.', fixes: useLoraBf16(inp) });
+      out.push({
+        ...range(dsNode),
+        severity: 'error',
+        code: 'RFT803',
+        message:
+          'QLoRA with DeepSpeed ZeRO-3: ZeRO-3 cannot partition 4-bit weights unless bnb_4bit_quant_storage matches the compute dtype. Use ZeRO-2, or lora-bf16 with ZeRO-3.',
+        fixes: useLoraBf16(inp),
+      });
     }
     const refDiags = checkDeepSpeedBatch({ text: '', syntax: 'json', root: ds, gpu: undefined }, world);
     const micro = num(scalarAt(root, ['trainer', 'per_device_batch_size']));
@@ -133,7 +214,12 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
     const tbs = num(scalarAt(ds, ['train_batch_size']));
     if (refDiags.length > 0 || (tbs !== undefined && micro !== undefined && accum !== undefined && tbs !== micro * accum * world)) {
       const want = (micro ?? 1) * (accum ?? 1) * world;
-      out.push({ ...range(dsNode), severity: 'error', code: 'RFT806', message: `The DeepSpeed config's train_batch_size (${tbs ?? '?'}) does not equal per_device_batch_size × gradient_accumulation × ${plural(world, 'GPU')} = ${want}; set it to ${want} or "auto".` });
+      out.push({
+        ...range(dsNode),
+        severity: 'error',
+        code: 'RFT806',
+        message: `The DeepSpeed config's train_batch_size (${tbs ?? '?'}) does not equal per_device_batch_size × gradient_accumulation × ${plural(world, 'GPU')} = ${want}; set it to ${want} or "auto".`,
+      });
     }
   }
 
@@ -147,23 +233,50 @@ export function vramDiagnostics(e: RunSpecEstimate, inp: RunSpecRuleInput): Conf
   const at = e.gpuNode ?? nodeAt(inp.root, ['target']);
   if (!at) return [];
   const total = e.estimate.totalGib;
-  const top = [...e.estimate.parts].sort((a, b) => b.gib - a.gib).slice(0, 3).map((p) => `${p.name} ${formatGb(p.gib)} GB`).join(', ');
+  const top = [...e.estimate.parts]
+    .sort((a, b) => b.gib - a.gib)
+    .slice(0, 3)
+    .map((p) => `${p.name} ${formatGb(p.gib)} GB`)
+    .join(', ');
   if (!e.fits) {
     const fixes: Fix[] = [];
     for (const a of e.advice) {
-      const edits = a.change === 'gradient_checkpointing' ? [setValue(inp, ['trainer', 'gradient_checkpointing'], true)]
-        : a.change === 'batch' ? [setValue(inp, ['trainer', 'per_device_batch_size'], a.batch!), setValue(inp, ['trainer', 'gradient_accumulation'], a.accumulation!)]
-        : a.change === 'gpu' && e.gpuNode ? [replaceNode(e.gpuNode, a.gpu!.id, inp.syntax)]
-        : a.change === 'qlora' ? [setValue(inp, ['method'], 'qlora'), setValue(inp, ['trainer', 'gradient_checkpointing'], true)]
-        : [];
+      const edits =
+        a.change === 'gradient_checkpointing'
+          ? [setValue(inp, ['trainer', 'gradient_checkpointing'], true)]
+          : a.change === 'batch'
+            ? [setValue(inp, ['trainer', 'per_device_batch_size'], a.batch!), setValue(inp, ['trainer', 'gradient_accumulation'], a.accumulation!)]
+            : a.change === 'gpu' && e.gpuNode
+              ? [replaceNode(e.gpuNode, a.gpu!.id, inp.syntax)]
+              : a.change === 'qlora'
+                ? [setValue(inp, ['method'], 'qlora'), setValue(inp, ['trainer', 'gradient_checkpointing'], true)]
+                : [];
       const ok = edits.filter((x): x is NonNullable<typeof x> => x !== undefined);
-      if (ok.length === edits.length && ok.length > 0) fixes.push({ title: `Fit: ${a.title} (≈ ${formatGb(a.totalGib)} GB)`, edits: ok, preferred: fixes.length === 0 });
+      if (ok.length === edits.length && ok.length > 0)
+        fixes.push({ title: `Fit: ${a.title} (≈ ${formatGb(a.totalGib)} GB)`, edits: ok, preferred: fixes.length === 0 });
     }
-    const adv = e.advice.length ? ` Cheapest fixes: ${e.advice.map((a) => `${a.title} → ≈ ${formatGb(a.totalGib)} GB`).join('; ')}.` : ' No single change makes it fit; use several GPUs with ZeRO-3/FSDP.';
-    return [{ ...range(at), severity: 'error', code: 'RFT901', message: `Estimated peak memory ≈ ${formatGb(total)} GB does not fit the ${e.gpu.vramGb} GB of ${e.gpu.id} (largest: ${top}).${adv}`, fixes }];
+    const adv = e.advice.length
+      ? ` Cheapest fixes: ${e.advice.map((a) => `${a.title} → ≈ ${formatGb(a.totalGib)} GB`).join('; ')}.`
+      : ' No single change makes it fit; use several GPUs with ZeRO-3/FSDP.';
+    return [
+      {
+        ...range(at),
+        severity: 'error',
+        code: 'RFT901',
+        message: `Estimated peak memory ≈ ${formatGb(total)} GB does not fit the ${e.gpu.vramGb} GB of ${e.gpu.id} (largest: ${top}).${adv}`,
+        fixes,
+      },
+    ];
   }
   if (total > 0.9 * e.gpu.vramGb) {
-    return [{ ...range(at), severity: 'warning', code: 'RFT903', message: `Estimated peak memory ≈ ${formatGb(total)} GB leaves under 10% of the ${e.gpu.vramGb} GB on ${e.gpu.id}; longer sequences or a larger batch may run out of memory. Consider gradient checkpointing or a smaller batch.` }];
+    return [
+      {
+        ...range(at),
+        severity: 'warning',
+        code: 'RFT903',
+        message: `Estimated peak memory ≈ ${formatGb(total)} GB leaves under 10% of the ${e.gpu.vramGb} GB on ${e.gpu.id}; longer sequences or a larger batch may run out of memory. Consider gradient checkpointing or a smaller batch.`,
+      },
+    ];
   }
   return [];
 }
