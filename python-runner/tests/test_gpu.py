@@ -225,7 +225,8 @@ class RealSamples(unittest.TestCase):
         with open(TS_PARSER, encoding="utf-8") as f:
             ts = f.read()
         block = ts[ts.index("const MESSAGES"):ts.index("};", ts.index("const MESSAGES"))]
-        ts_messages = dict(re.findall(r"'([a-z-]+)': '((?:[^'\\]|\\.)*)'", block))
+        # Keys quoted or bare, the value on the same line or the next (as Prettier lays the object out).
+        ts_messages = {(q or b): v for q, b, v in re.findall(r"(?:'([a-z-]+)'|\b([a-z]+)):\s*'((?:[^'\\]|\\.)*)'", block)}
         self.assertEqual(ts_messages, gpu.MESSAGES)
         msg = lambda f: gpu.diagnose(real(f))["message"]
         self.assertIn("(the library is 570.124)", msg("err_nvml-mismatch_570.txt"))

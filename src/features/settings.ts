@@ -50,3 +50,10 @@ export function userSetting<T>(section: string, key: string): T | undefined {
   const i = vscode.workspace.getConfiguration(section).inspect<T>(key);
   return i?.globalValue ?? i?.defaultValue;
 }
+
+/** Writes one of the extension's settings into the user's (global) settings, where setting() reads it. */
+export async function setUserSetting(fullName: string, value: string): Promise<void> {
+  const key = fullName.replace(/^remoteFinetune\./, '');
+  if (!(USER_SETTING_KEYS as readonly string[]).includes(key)) throw new Error(`${fullName} is not a setting of this extension`);
+  await vscode.workspace.getConfiguration('remoteFinetune').update(key, value, vscode.ConfigurationTarget.Global);
+}

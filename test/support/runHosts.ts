@@ -1,7 +1,7 @@
 // What the run lifecycle's integration tests share: connect options that trust the given test sshds (a
 // private known_hosts and host-key store, no agent, no ssh_config), a RunManager over a temp storage folder
 // with the real python-runner and sync, and a promise for a run's end.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Sshd } from './sshd';
@@ -9,6 +9,8 @@ import type { ConnectOptions } from '../../src/core/ssh/session';
 import { RunStore } from '../../src/core/runs/runStore';
 import { RunManager } from '../../src/core/runs/runManager';
 import type { RunFinished, RunManagerDeps } from '../../src/core/runs/runManager';
+
+type StartRequest = Parameters<RunManager['start']>[0];
 import { Ledger } from '../../src/core/runs/ledger';
 import { sshSync } from '../../src/core/runs/runSync';
 
@@ -53,4 +55,39 @@ export async function until(what: string, f: () => boolean, ms = 60_000): Promis
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A workspace holding the demo's own-script train.py (a real script that logs like HF Trainer, no ML libraries). */
+export function ownScriptWorkspace(): string {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
+  return ws;
+}
+
+/** Start on a test sshd: an own-script spec running `command` in `ws`, an A100 asked for. */
+export function sshStartRequest(
+  sshd: Sshd,
+  ws: string,
+  name: string,
+  command: string,
+  opts: { readonly env?: Readonly<Record<string, string>>; readonly download?: readonly string[] } = {},
+): StartRequest {
+  const spec = {
+    version: 1,
+    name,
+    command,
+    target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' },
+    outputs: { dir: 'outputs', ...(opts.download ? { download: [...opts.download] } : {}) },
+  };
+  return {
+    specPath: join(ws, 'finetune.yaml'),
+    specText: JSON.stringify(spec),
+    spec,
+    name,
+    workspaceDir: ws,
+    env: { ...(opts.env ?? {}) },
+    target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
+    gpu: 'A100-40GB',
+    teardown: { policy: 'terminate' },
+  };
 }

@@ -1,6 +1,7 @@
 // Config checks in the editor: diagnostics, quick fixes, hovers, the VRAM CodeLens and the validate
 // command. Everything here is a thin layer over src/core/config; it runs in untrusted workspaces
 // too (it only reads files), which is why no trust check appears here.
+import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import type { FeatureDeps } from '../deps';
 import { ConfigDiagnostics } from './configDiagnostics';
@@ -28,8 +29,8 @@ export function registerConfig(deps: FeatureDeps): vscode.Disposable {
     vscode.languages.registerCodeActionsProvider(SELECTOR, new ConfigCodeActions(diagnostics), { providedCodeActionKinds: ConfigCodeActions.kinds }),
     vscode.languages.registerHoverProvider(SELECTOR, new ConfigHover(diagnostics)),
     vscode.languages.registerCodeLensProvider(SELECTOR, lens),
-    registerValidateCommand(diagnostics),
-    vscode.commands.registerCommand(SHOW_ESTIMATE_COMMAND, async (uri?: vscode.Uri) => {
+    registerValidateCommand(diagnostics, deps.log),
+    registerCommand(deps.log, SHOW_ESTIMATE_COMMAND, async (uri?: vscode.Uri) => {
       const doc = uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
       const e = doc ? diagnostics.resultFor(doc)?.estimate : undefined;
       if (!e || !doc) return undefined;

@@ -1,5 +1,6 @@
 // "Fine-Tune: Validate Training Config": checks the active config, or every config in the workspace
 // when none is active, fills the Problems panel and says how many problems it found.
+import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import { validateBytes } from '../../core/config/validate';
 import { syntaxOf } from '../../core/config/kinds';
@@ -57,8 +58,8 @@ export async function validateWorkspace(diagnostics: ConfigDiagnostics, token?: 
   return { files, errors, warnings };
 }
 
-export function registerValidateCommand(diagnostics: ConfigDiagnostics): vscode.Disposable {
-  return vscode.commands.registerCommand(VALIDATE_COMMAND, async (): Promise<ValidateSummary> => {
+export function registerValidateCommand(diagnostics: ConfigDiagnostics, log: Pick<vscode.LogOutputChannel, 'error'>): vscode.Disposable {
+  return registerCommand(log, VALIDATE_COMMAND, async (): Promise<ValidateSummary> => {
     const s = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: 'Validating training configs', cancellable: false },
       (_p, token) => validateWorkspace(diagnostics, token),

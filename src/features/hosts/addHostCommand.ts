@@ -1,5 +1,6 @@
 // "Fine-Tune: Add GPU Host…": pick a host from ~/.ssh/config or type user@host[:port], connect (host key and
 // passphrase prompts as needed), probe its GPUs, and keep it in the Hosts view.
+import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import { showErrorMessage, showWarningMessage } from '../notify';
 import { SshFatalError } from '../../core/ssh/session';
@@ -80,7 +81,7 @@ function refuseUntrusted(): boolean {
 
 export function registerHostCommands(store: HostStore, prober: HostProber, log: vscode.LogOutputChannel): vscode.Disposable {
   return vscode.Disposable.from(
-    vscode.commands.registerCommand(ADD_HOST_COMMAND, async (args?: AddHostArgs): Promise<boolean> => {
+    registerCommand(log, ADD_HOST_COMMAND, async (args?: AddHostArgs): Promise<boolean> => {
       if (refuseUntrusted()) return false;
       const host = args?.host ?? (await pickHost(store));
       if (!host) return false;
@@ -102,7 +103,7 @@ export function registerHostCommands(store: HostStore, prober: HostProber, log: 
       }
       return ok;
     }),
-    vscode.commands.registerCommand(PROBE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<boolean> => {
+    registerCommand(log, PROBE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<boolean> => {
       if (refuseUntrusted()) return false;
       const host =
         node?.host.host ??
@@ -113,7 +114,7 @@ export function registerHostCommands(store: HostStore, prober: HostProber, log: 
       // Probing an ssh_config host or a past run's host refreshes its GPUs without adding it to the saved hosts.
       return host ? await probeAndSave(store, prober, host, log, false) : false;
     }),
-    vscode.commands.registerCommand(REMOVE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<void> => {
+    registerCommand(log, REMOVE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<void> => {
       const host =
         node?.host.host ??
         (await vscode.window.showQuickPick(

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { registerCommand } from '../commands';
 import type { FeatureDeps } from '../deps';
 import type { HostStore } from './hostStore';
 import { HostsTreeProvider, HOSTS_VIEW_ID, hostRow } from './hostsView';
@@ -38,7 +39,7 @@ export function registerHosts(deps: FeatureDeps, store: HostStore, api: HostsApi
   const view = vscode.window.createTreeView(HOSTS_VIEW_ID, { treeDataProvider: provider });
   // Refresh: re-read ssh_config and the runs, and probe every listed host again (GPUs change when a host is
   // rebuilt). Returns the rows as the view shows them.
-  const refresh = vscode.commands.registerCommand(REFRESH_HOSTS_COMMAND, async (): Promise<HostRow[]> => {
+  const refresh = registerCommand(deps.log, REFRESH_HOSTS_COMMAND, async (): Promise<HostRow[]> => {
     const hosts = api.known();
     if (vscode.workspace.isTrusted && hosts.length > 0) {
       await vscode.window.withProgress(

@@ -1,7 +1,7 @@
 // The VS Code side of connecting: the passphrase and password prompts (kept in memory for this window only)
 // and the modal that shows an unknown host key's fingerprint. Runs and hosts share one set of options.
 import * as vscode from 'vscode';
-import { userSetting } from '../settings';
+import { setting, userSetting } from '../settings';
 import { showWarningMessage } from '../notify';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
@@ -51,7 +51,7 @@ export async function askSecret(p: SecretPrompt): Promise<string | undefined> {
  * demo. Unset, Remote-SSH's own `remote.SSH.configFile` is honoured: its users' hosts live there.
  */
 export function sshConfigPathSetting(): string | undefined {
-  return chooseSshConfigPath(userSetting<string>('remoteFinetune', 'ssh.configFile'), userSetting<string>('remote.SSH', 'configFile'), homedir());
+  return chooseSshConfigPath(setting('ssh.configFile'), userSetting<string>('remote.SSH', 'configFile'), homedir());
 }
 
 /** Connect options for every SSH connection the extension makes. */

@@ -1,5 +1,6 @@
 // Commands and serializers of the three panels. One panel per kind: running a command again reveals it
 // (and, with a file argument, points it at that file).
+import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import { showInformationMessage } from '../notify';
 import type { FeatureDeps } from '../deps';
@@ -67,7 +68,7 @@ export function registerPanels(deps: FeatureDeps): vscode.Disposable {
 
   for (const { kind, command, create } of KINDS) {
     disposables.push(
-      vscode.commands.registerCommand(command, async (arg?: unknown) => {
+      registerCommand(log, command, async (arg?: unknown) => {
         const path = fileArg(arg);
         let host = open.get(kind.viewType);
         if (host) host.panel.reveal();
@@ -93,14 +94,14 @@ export function registerPanels(deps: FeatureDeps): vscode.Disposable {
   }
 
   disposables.push(
-    vscode.commands.registerCommand(PANEL_COMMANDS.setWandbKey, async () => {
+    registerCommand(log, PANEL_COMMANDS.setWandbKey, async () => {
       await context.secrets.delete(WANDB_KEY_SECRET);
       const key = await wandbApiKey(context.secrets, true);
       if (key) void showInformationMessage("W&B API key saved in VS Code's secret storage.");
     }),
   );
 
-  disposables.push(vscode.commands.registerCommand(PANEL_COMMANDS.state, (): PanelDescription[] => [...open.values()].map((h) => h.describe())));
+  disposables.push(registerCommand(log, PANEL_COMMANDS.state, (): PanelDescription[] => [...open.values()].map((h) => h.describe())));
 
   return vscode.Disposable.from(...disposables, {
     dispose: () => {

@@ -2,7 +2,7 @@
 // and hands them, as plain values, to core's policy (core/providers/providerSelection.ts), which the CLI
 // uses too. Nothing here connects; providers reach their cloud only when asked for offers or instances.
 import type * as vscode from 'vscode';
-import { userSetting } from '../settings';
+import { setting } from '../settings';
 import { join } from 'node:path';
 import { lazyApplicationDefaultCredentials } from '../../core/providers/gcpAuth';
 import { createProviderSelection, resolveCloudSettings } from '../../core/providers/providerSelection';
@@ -28,15 +28,14 @@ export interface CloudProviders extends vscode.Disposable {
 }
 
 function settings(key: string | undefined): CloudSettings {
-  const get = <T>(name: string): T | undefined => userSetting<T>('remoteFinetune', name);
   return resolveCloudSettings({
     lambdaApiKey: key,
     // remoteFinetune.lambda.apiUrl: a proxy in front of Lambda's API, or (in the end-to-end test) its emulator.
-    lambdaApiUrl: get<string>('lambda.apiUrl'),
-    awsRegion: get<string>('aws.region'),
-    gcpProject: get<string>('gcp.project'),
-    gcpZone: get<string>('gcp.zone'),
-    sshPort: get<number>('cloud.sshPort'),
+    lambdaApiUrl: setting('lambda.apiUrl'),
+    awsRegion: setting('aws.region'),
+    gcpProject: setting('gcp.project'),
+    gcpZone: setting('gcp.zone'),
+    sshPort: setting('cloud.sshPort'),
   });
 }
 

@@ -1,9 +1,10 @@
 // Cloud credentials and the orphan sweep. On activation (trusted workspaces only, after a delay so
 // activation stays cheap) it lists the instances this extension owns; those with no live run are shown
 // with one action that terminates them. Commands refuse in untrusted workspaces.
+import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import { ownerIdFor } from '../../core/runs/ownerId';
-import { userSetting } from '../settings';
+import { setting } from '../settings';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join } from 'node:path';
 import { runningCost } from '../../core/providers/cost';
@@ -96,7 +97,7 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
   const { context, log } = deps;
   const storageDir = context.globalStorageUri.fsPath;
 
-  const setKey = vscode.commands.registerCommand(SET_LAMBDA_KEY_COMMAND, async (): Promise<boolean> => {
+  const setKey = registerCommand(log, SET_LAMBDA_KEY_COMMAND, async (): Promise<boolean> => {
     if (refuseUntrusted()) return false;
     const value = await vscode.window.showInputBox({
       title: 'Lambda Cloud API Key',
@@ -118,7 +119,7 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
     return true;
   });
 
-  const terminate = vscode.commands.registerCommand(TERMINATE_ORPHANS_COMMAND, async (): Promise<number> => {
+  const terminate = registerCommand(log, TERMINATE_ORPHANS_COMMAND, async (): Promise<number> => {
     if (refuseUntrusted()) return 0;
     const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for orphaned instances' }, () =>
       findOrphans(cloud, storageDir),
@@ -148,7 +149,7 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
 
   // The sweep on activation: after a pause, off the activation path, trusted workspaces only.
   let timer: NodeJS.Timeout | undefined;
-  const enabled = userSetting<boolean>('remoteFinetune', 'cloud.reconcileOnStartup') ?? true;
+  const enabled = setting('cloud.reconcileOnStartup') ?? true;
   if (enabled && vscode.workspace.isTrusted) {
     timer = setTimeout(() => {
       void findOrphans(cloud, storageDir).then(

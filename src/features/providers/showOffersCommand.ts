@@ -1,6 +1,7 @@
 // "Fine-Tune: Show Cloud GPU Offers": every configured cloud's offers for a GPU, launchable first and
 // cheapest per GPU-hour, each with its price per hour and what a run of the chosen length would cost.
 // It only reads; launching is Start Training's job.
+import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import { showWarningMessage } from '../notify';
 import { offerLabel } from '../../core/providers/offerLabel';
@@ -12,7 +13,7 @@ export const SHOW_OFFERS_COMMAND = 'remoteFinetune.showCloudOffers';
 const GPUS = ['T4', 'L4', 'A10G', 'A10', 'V100', 'A100', 'A100-80GB', 'H100'];
 
 export function registerShowOffersCommand(cloud: CloudProviders, refuseUntrusted: () => boolean, log: vscode.LogOutputChannel): vscode.Disposable {
-  return vscode.commands.registerCommand(SHOW_OFFERS_COMMAND, async (args?: { gpu?: string; hours?: number }): Promise<number> => {
+  return registerCommand(log, SHOW_OFFERS_COMMAND, async (args?: { gpu?: string; hours?: number }): Promise<number> => {
     if (refuseUntrusted()) return 0;
     const gpu = args?.gpu ?? (await vscode.window.showQuickPick(GPUS, { title: 'Cloud GPU offers: which GPU?' }));
     if (!gpu) return 0;

@@ -1,6 +1,7 @@
 // Everything about runs in the editor: the Runs view, Start Training, the run actions, the status bar,
 // the end-of-run notification and the context keys of the palette's `when` clauses. Live runs are
 // reattached as soon as the workspace is trusted.
+import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
@@ -32,7 +33,7 @@ export function registerRuns(deps: FeatureDeps, runs: RunServices, sources: Targ
     statusBar,
     notices,
     context,
-    vscode.commands.registerCommand(RUNS_STATE_COMMAND, () => ({
+    registerCommand(deps.log, RUNS_STATE_COMMAND, () => ({
       rows: runsViewRows(view.provider),
       statusBar: statusBar.state(),
       lastNotification: notices.last() ?? null,

@@ -1,5 +1,6 @@
 // The Runs view's actions and the run commands of the palette. Each takes a run node (from the view's
 // menu) or asks for a run.
+import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join } from 'node:path';
@@ -52,7 +53,7 @@ function showPanel(runs: RunServices, command: string) {
 
 export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode.Disposable {
   const { manager } = runs;
-  const reg = vscode.commands.registerCommand;
+  const reg = (id: string, handler: Parameters<typeof registerCommand>[2]): vscode.Disposable => registerCommand(deps.log, id, handler);
   return vscode.Disposable.from(
     reg(RUN_COMMANDS.select, (id: unknown) => {
       if (typeof id === 'string') runs.panels.select(id);

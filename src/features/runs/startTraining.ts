@@ -1,6 +1,8 @@
 // "Fine-Tune: Start Training on A100" and "Fine-Tune: Start Training…": pick the spec, check it, show the
 // fit and the price, pick where, confirm, then provision → sync → secrets → launch with a cancellable
 // progress notification. Cancel tears a provisioned instance down (core/runs/teardown does it).
+import { registerCommand } from '../commands';
+import { setUserSetting } from '../settings';
 import * as vscode from 'vscode';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join, relative } from 'node:path';
@@ -202,8 +204,7 @@ async function applyFix(fix: TargetFix): Promise<void> {
     validateInput: (v) => validateSettingValue(fix.setting, v),
   });
   if (value === undefined) return;
-  const dot = fix.setting.indexOf('.');
-  await vscode.workspace.getConfiguration(fix.setting.slice(0, dot)).update(fix.setting.slice(dot + 1), value.trim(), vscode.ConfigurationTarget.Global);
+  await setUserSetting(fix.setting, value.trim());
 }
 
 /**
@@ -394,8 +395,8 @@ export async function startTraining(
 
 export function registerStartTraining(deps: FeatureDeps, runs: RunServices, sources: TargetSources): vscode.Disposable {
   return vscode.Disposable.from(
-    vscode.commands.registerCommand(START_A100_COMMAND, (arg?: unknown) => startTraining(deps, runs, sources, true, arg)),
+    registerCommand(deps.log, START_A100_COMMAND, (arg?: unknown) => startTraining(deps, runs, sources, true, arg)),
     // A second argument (Run Again) names the GPU and host to reuse: no pickers for what the last run had.
-    vscode.commands.registerCommand(START_COMMAND, (arg?: unknown, again?: unknown) => startTraining(deps, runs, sources, false, arg, againOf(again))),
+    registerCommand(deps.log, START_COMMAND, (arg?: unknown, again?: unknown) => startTraining(deps, runs, sources, false, arg, againOf(again))),
   );
 }

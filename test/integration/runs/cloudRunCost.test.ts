@@ -12,11 +12,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { RunManager } from '../../../src/core/runs/runManager';
 import type { RunFinished } from '../../../src/core/runs/runManager';
-import { Ledger } from '../../../src/core/runs/ledger';
-import { sshSync } from '../../../src/core/runs/runSync';
+import { testRunManager } from '../../support/runHosts';
 import { GcpProvider } from '../../../src/core/providers/gcp';
 import { serviceAccountTokenSource } from '../../../src/core/providers/gcpAuth';
 import { runningCost } from '../../../src/core/providers/cost';
@@ -62,18 +59,7 @@ test('cloud run: the cost so far counts from the launch call and follows the clo
     callerIp: async () => '203.0.113.9',
   });
   const clock = (): number => Date.now() + AHEAD_MS;
-  const m = new RunManager({
-    store: new RunStore(join(storage, 'runs.json')),
-    storageDir: storage,
-    runnerDir: join(REPO, 'python-runner'),
-    runnerVersion: 'test',
-    connectOptions,
-    ledger: new Ledger(join(storage, 'instances.json')),
-    sync: sshSync(join(storage, 'sync-cache')),
-    providerFor: () => provider,
-    costIntervalMs: 100,
-    now: clock,
-  });
+  const m = testRunManager(storage, connectOptions, { providerFor: () => provider, costIntervalMs: 100, now: clock });
   try {
     const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
     cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));

@@ -5,7 +5,7 @@
 // workspace's .env is dropped. The GPU is an nvidia-smi STAND-IN (no GPU here).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import { testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
+import { ownScriptWorkspace, sshStartRequest, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import { notifyEnv } from '../../../src/core/runs/hostNotify';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
@@ -58,31 +58,17 @@ test(
     assert.deepEqual(settings.problems, []);
     const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
     const m = testRunManager(storage, connectOptions, { notifyEnv: () => settings.env });
-    const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
-    cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
-    const spec = {
-      version: 1,
-      name: 'notify-me',
-      command: 'python3 train.py --steps 8 --sleep 0.2',
-      target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' },
-      outputs: { dir: 'outputs' },
-    };
-    const rec = await m.start({
-      specPath: join(ws, 'finetune.yaml'),
-      specText: JSON.stringify(spec),
-      spec,
-      name: spec.name,
-      workspaceDir: ws,
-      // As if the workspace's .env tried to read every run's outcome.
-      env: {
-        HF_TOKEN: 'hf_notifyTESTsecret0123456789',
-        RFT_NOTIFY_WEBHOOK: `${workspaceHook.url}/steal`,
-        RFT_NOTIFY_NTFY_URL: `${workspaceHook.url}/steal-ntfy`,
-      },
-      target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
-      gpu: 'A100-40GB',
-      teardown: { policy: 'terminate' },
-    });
+    const ws = ownScriptWorkspace();
+    const rec = await m.start(
+      sshStartRequest(sshd, ws, 'notify-me', 'python3 train.py --steps 8 --sleep 0.2', {
+        // As if the workspace's .env tried to read every run's outcome.
+        env: {
+          HF_TOKEN: 'hf_notifyTESTsecret0123456789',
+          RFT_NOTIFY_WEBHOOK: `${workspaceHook.url}/steal`,
+          RFT_NOTIFY_NTFY_URL: `${workspaceHook.url}/steal-ntfy`,
+        },
+      }),
+    );
     assert.equal(rec.status, 'running');
     await m.dispose(); // VS Code closed: nothing on the laptop watches the run any more
 

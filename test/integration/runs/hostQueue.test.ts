@@ -5,14 +5,14 @@
 // different devices. The GPUs are an nvidia-smi STAND-IN (test/support/standins/nvidia-smi; no GPU here).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import type { RunManager, RunFinished } from '../../../src/core/runs/runManager';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
-import { runFinished, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
+import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');
@@ -33,32 +33,9 @@ after(async () => {
 
 const manager = (storage: string): RunManager => testRunManager(storage, connectOptions);
 
-function req(sshd: Sshd, ws: string, name: string, steps: number): Parameters<RunManager['start']>[0] {
-  const spec = {
-    version: 1,
-    name,
-    command: `python3 train.py --steps ${steps} --sleep 0.2`,
-    target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' },
-    outputs: { dir: 'outputs' },
-  };
-  return {
-    specPath: join(ws, 'finetune.yaml'),
-    specText: JSON.stringify(spec),
-    spec,
-    name,
-    workspaceDir: ws,
-    env: {},
-    target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
-    gpu: 'A100-40GB',
-    teardown: { policy: 'terminate' },
-  };
-}
-
-function workspace(): string {
-  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
-  cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
-  return ws;
-}
+const req = (sshd: Sshd, ws: string, name: string, steps: number): Parameters<RunManager['start']>[0] =>
+  sshStartRequest(sshd, ws, name, `python3 train.py --steps ${steps} --sleep 0.2`);
+const workspace = ownScriptWorkspace;
 
 const finished = (m: RunManager, id: string): Promise<RunFinished> => runFinished(m, id, 120_000);
 

@@ -4,7 +4,7 @@
 // nvidia-smi STAND-IN (test/support/standins/nvidia-smi) reporting an A100: no GPU exists here.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,7 +12,7 @@ import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { RunStore } from '../../../src/core/runs/runStore';
 import type { RunManager } from '../../../src/core/runs/runManager';
-import { runFinished, testRunManager, trustingConnectOptions } from '../../support/runHosts';
+import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');
@@ -30,33 +30,9 @@ after(async () => {
 
 const manager = (storage: string): RunManager => testRunManager(storage, connectOptions);
 
-function workspace(): string {
-  // The demo's own-script example: a real Python script that logs like HF Trainer and writes an adapter.
-  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
-  cpSync(join(REPO, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
-  return ws;
-}
-
-function startReq(ws: string, command: string, name = 'own-script-smoke'): Parameters<RunManager['start']>[0] {
-  const spec = {
-    version: 1,
-    name,
-    command,
-    target: { provider: 'ssh', host: 'loopback', gpu: 'A100-40GB' },
-    outputs: { dir: 'outputs', download: ['adapter'] },
-  };
-  return {
-    specPath: join(ws, 'finetune.yaml'),
-    specText: JSON.stringify(spec),
-    spec,
-    name,
-    workspaceDir: ws,
-    env: { HF_TOKEN: SECRET },
-    target: { kind: 'ssh', host: `${sshd.user}@127.0.0.1:${sshd.port}`, identityFile: sshd.userKeyPath },
-    gpu: 'A100-40GB',
-    teardown: { policy: 'terminate' },
-  };
-}
+const workspace = ownScriptWorkspace;
+const startReq = (ws: string, command: string, name = 'own-script-smoke'): Parameters<RunManager['start']>[0] =>
+  sshStartRequest(sshd, ws, name, command, { env: { HF_TOKEN: SECRET }, download: ['adapter'] });
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 

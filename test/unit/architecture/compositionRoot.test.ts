@@ -48,3 +48,11 @@ test('SSH connect options, cloud providers, run services and the host store are 
   const files = new Map(sources(join(REPO, 'src')).map((f) => [relative(REPO, f).split('\\').join('/'), readFileSync(f, 'utf8')]));
   for (const name of ROOT_ONLY) assert.deepEqual(callers(files, name), ['src/extension.ts'], name);
 });
+
+// One registration path (src/features/commands.ts): every command's failure is logged with its id.
+test('commands are registered only through features/commands.ts', () => {
+  const direct = sources(join(REPO, 'src'))
+    .filter((f) => /vscode\.commands\.registerCommand\s*\(/.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(REPO, f).split('\\').join('/'));
+  assert.deepEqual(direct, ['src/features/commands.ts']);
+});
