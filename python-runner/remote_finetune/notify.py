@@ -135,7 +135,8 @@ def send_finished(run_dir: str, env: Dict[str, str], spec_name: Optional[str], f
             else:
                 ok = s["status"] == "completed"
                 # Header values must be latin-1: a run name in another script goes in the body only.
-                safe_title = title.encode("latin-1", "replace").decode("latin-1")
+                # Control characters (a run name is workspace text) would end the header early.
+                safe_title = re.sub(r"[\x00-\x1f\x7f]", " ", title).encode("latin-1", "replace").decode("latin-1")
                 _post(url, body.encode("utf-8"), {"Title": safe_title, "Tags": "white_check_mark" if ok else "x",
                                                   "Priority": "default" if ok else "high", "Content-Type": "text/plain; charset=utf-8"})
             sent.append(kind)

@@ -15,12 +15,23 @@ import json
 import os
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Callable, Dict, Optional
 
 EC2_DEFAULT = "http://169.254.169.254"
 GCE_DEFAULT = "metadata.google.internal"
 TOKEN_TTL_S = "21600"
+
+
+def _metadata_override(value: Optional[str], default: str) -> str:
+    """An endpoint override is honoured only on this machine or the link-local range where the clouds serve
+    metadata: the env file comes from the workspace, and a repository must not point the runner elsewhere."""
+    if not value:
+        return default
+    host = urllib.parse.urlsplit(value if "://" in value else "http://" + value).hostname or ""
+    ok = host in ("localhost", "::1", "metadata.google.internal") or host.startswith("127.") or host.startswith("169.254.") or host.startswith("fd00:ec2:")
+    return value if ok else default
 
 
 def _open(req: urllib.request.Request, timeout: float) -> Any:
@@ -30,7 +41,7 @@ def _open(req: urllib.request.Request, timeout: float) -> Any:
 
 class Ec2Notice:
     def __init__(self, env: Dict[str, str], timeout: float = 2.0) -> None:
-        self.base = (env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT") or EC2_DEFAULT).rstrip("/")
+        self.base = _metadata_override(env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT"), EC2_DEFAULT).rstrip("/")
         self.timeout = timeout
         self.token: Optional[str] = None
 
@@ -65,7 +76,7 @@ class Ec2Notice:
 
 class GceNotice:
     def __init__(self, env: Dict[str, str], timeout: float = 2.0) -> None:
-        self.base = "http://" + (env.get("GCE_METADATA_HOST") or GCE_DEFAULT).rstrip("/")
+        self.base = "http://" + _metadata_override(env.get("GCE_METADATA_HOST"), GCE_DEFAULT).rstrip("/")
         self.timeout = timeout
 
     def check(self) -> Optional[str]:

@@ -143,6 +143,15 @@ class NotifyRun(TempDirTest):
             self.assertNotIn("hook-secret", w)
             self.assertNotIn("/gone", w)
 
+    def test_a_run_name_with_a_line_break_cannot_add_a_header(self):
+        ntfy = self.receiver()
+        self.write("home/runs/rft-1/spec.json", json.dumps({"version": 1, "name": "x\r\nPriority: min", "command": "python train.py"}))
+        p, evs = self.run_with([("RFT_NOTIFY_NTFY_URL", ntfy.url + "/t")])
+        self.assertEqual(len(ntfy.posts), 1, evs)
+        _, headers, _ = ntfy.posts[0]
+        self.assertEqual(headers["Priority"], "default")
+        self.assertTrue(headers["Title"].startswith("x  Priority: min completed on "))
+
     def test_no_target_sends_nothing_and_a_non_http_value_is_ignored(self):
         self.assertEqual(notify.targets({"RFT_NOTIFY_WEBHOOK": "file:///etc/passwd", "RFT_NOTIFY_NTFY_URL": " "}), [])
         sent = notify.send_finished(self.run_dir, {}, "x", {"status": "completed"}, self.fail)

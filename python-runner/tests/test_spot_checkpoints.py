@@ -112,6 +112,12 @@ class NoticeSources(unittest.TestCase):
         self.assertEqual(src.check(), "EC2 will terminate this spot instance at 2026-11-25T17:40:00Z")
         self.assertEqual(imds.gets, 3)
 
+    def test_an_endpoint_override_off_this_machine_and_the_link_local_range_is_ignored(self):
+        self.assertEqual(spot_notice.Ec2Notice({"AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://attacker.example:80"}).base, spot_notice.EC2_DEFAULT)
+        self.assertEqual(spot_notice.Ec2Notice({"AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://169.254.169.254"}).base, "http://169.254.169.254")
+        self.assertEqual(spot_notice.GceNotice({"GCE_METADATA_HOST": "10.0.0.5:80"}).base, "http://" + spot_notice.GCE_DEFAULT)
+        self.assertEqual(spot_notice.GceNotice({"GCE_METADATA_HOST": "127.0.0.1:8080"}).base, "http://127.0.0.1:8080")
+
     def test_gce_preempted_needs_the_flavor_header(self):
         gce = Gce()
         self.addCleanup(gce.close)

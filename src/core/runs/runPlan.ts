@@ -176,3 +176,15 @@ export function oomAdvice(specPath: string, gpu: string | undefined, files: File
   const advice = fit?.estimate?.advice.map((a) => a.title);
   return advice && advice.length > 0 ? `Estimate ${fit?.label}. Cheapest fixes: ${advice.join('; ')}.` : undefined;
 }
+
+/**
+ * Where the host will send the run's outputs with the run's credentials, as sentences for the start
+ * confirmation: the spec is a workspace file, so the person sees the destinations before anything starts.
+ */
+export function outputDestinations(spec: Readonly<Record<string, unknown>>): string[] {
+  const outputs = typeof spec.outputs === 'object' && spec.outputs !== null ? (spec.outputs as Record<string, unknown>) : {};
+  const out: string[] = [];
+  if (typeof outputs.upload === 'string') out.push(`The adapter is uploaded to ${outputs.upload} from the host.`);
+  if (typeof outputs.checkpoints === 'string') out.push(`Checkpoints are copied to ${outputs.checkpoints} from the host while it trains.`);
+  return out;
+}

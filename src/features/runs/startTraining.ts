@@ -1,6 +1,7 @@
 // "Fine-Tune: Start Training on A100" and "Fine-Tune: Start Training…": pick the spec, check it, show the
 // fit and the price, pick where, confirm, then provision → sync → secrets → launch with a cancellable
 // progress notification. Cancel tears a provisioned instance down (core/runs/teardown does it).
+import { outputDestinations } from '../../core/runs/runPlan';
 import { registerCommand } from '../commands';
 import { setUserSetting } from '../settings';
 import * as vscode from 'vscode';
@@ -342,7 +343,11 @@ export async function startTraining(
     `Start ${plan.name} on ${where}?`,
     {
       modal: true,
-      detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).${envLine}`,
+      detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).${envLine}${outputDestinations(
+        plan.spec,
+      )
+        .map((l) => `\n${l}`)
+        .join('')}`,
     },
     'Start',
   );

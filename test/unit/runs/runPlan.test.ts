@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { planRun, fitOn, collectEnv, dropUnneededSecrets, oomAdvice, readEnvFileWithin } from '../../../src/core/runs/runPlan';
+import { planRun, fitOn, collectEnv, dropUnneededSecrets, oomAdvice, readEnvFileWithin, outputDestinations } from '../../../src/core/runs/runPlan';
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
 import { finishedMessage, statusBarText, runDescription } from '../../../src/core/runs/runSummary';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
@@ -123,4 +123,13 @@ test('secrets go only where the run uses them: no W&B key with wandb.enabled fal
   assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { model: { id: './m' }, data: { train: 'tatsu-lab/alpaca' } }).env, 'a hub dataset');
   assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { model: { id: './m' }, outputs: { upload: 'hf://me/adapter' } }).env, 'a hub upload');
   assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { command: 'python train.py' }).env, 'an own script may download anything');
+});
+
+test('the start confirmation names where the host sends outputs: the upload and the checkpoint copies', () => {
+  assert.deepEqual(outputDestinations({ outputs: { dir: 'out' } }), []);
+  assert.deepEqual(outputDestinations({ outputs: { upload: 'hf://me/adapter', checkpoints: 's3://b/ckpt' } }), [
+    'The adapter is uploaded to hf://me/adapter from the host.',
+    'Checkpoints are copied to s3://b/ckpt from the host while it trains.',
+  ]);
+  assert.deepEqual(outputDestinations({ outputs: 'junk' }), []);
 });
