@@ -246,21 +246,6 @@ def parse_gpu_line(line: str) -> Optional[Dict[str, Any]]:
     return _sample(dict(zip(QUERY_FIELDS, parts)))
 
 
-def parse_gpu_text(text: str, fields: Sequence[str] = QUERY_FIELDS) -> Dict[str, Any]:
-    """Raw nvidia-smi output: {"samples", "rejected_lines"}. Rows are read in `fields` order until a
-    header row names the columns; a query without `index` numbers its boards from 0 after each
-    header, in the order nvidia-smi lists them."""
-    table = parse_query_csv(text, fields)
-    samples, rejected = [], list(table["rejected_lines"])
-    for row in table["rows"]:
-        s = _sample(row["values"], row["ordinal"])
-        if s is None:
-            rejected.append(row["line"])
-        else:
-            samples.append(s)
-    return {"samples": samples, "rejected_lines": sorted(rejected)}
-
-
 def parse_gpu_csv_line(line: str) -> Optional[Dict[str, Any]]:
     """One line of our gpu.csv: the sample time, then a --query-gpu line."""
     head, sep, rest = line.partition(",")
@@ -296,19 +281,6 @@ def parse_apps_line(line: str) -> Optional[Dict[str, Any]]:
     if parts is None:
         return None
     return _process(dict(zip(fields, parts)))
-
-
-def parse_apps_text(text: str, fields: Sequence[str] = APPS_FIELDS) -> Dict[str, Any]:
-    """`--query-compute-apps` output, with or without a header: {"samples", "rejected_lines"}."""
-    table = parse_query_csv(text, fields)
-    samples, rejected = [], list(table["rejected_lines"])
-    for row in table["rows"]:
-        p = _process(row["values"])
-        if p is None:
-            rejected.append(row["line"])
-        else:
-            samples.append(p)
-    return {"samples": samples, "rejected_lines": sorted(rejected)}
 
 
 def cuda_version(text: str) -> Optional[str]:
@@ -382,10 +354,6 @@ def diagnose(text: str, code: Optional[int] = None) -> Optional[Dict[str, str]]:
     kind = _EXIT_CODES.get(code, "failed")
     message = "nvidia-smi failed (exit %s)." % code if kind == "failed" else MESSAGES[kind]
     return {"kind": kind, "message": message, "detail": said[0][:200] if said else ""}
-
-
-def looks_like_no_gpu(text: str) -> bool:
-    return diagnose(text) is not None
 
 
 def _read_lines(stream: Any, limit: int = MAX_LINE) -> Iterator[str]:

@@ -7,6 +7,7 @@ import time
 import unittest
 
 from remote_finetune import gpu
+from tests import gpu_text
 from remote_finetune.events import EventWriter, parse_event_line
 from tests.helpers import FIXTURES, RUNNER_DIR, TempDirTest, read
 
@@ -92,7 +93,7 @@ class Parser(unittest.TestCase):
         apps = [gpu.parse_apps_line(l) for l in lines_of(fx("compute_apps.csv"))]
         self.assertEqual(apps[0]["pid"], 4242)
         self.assertIsNone(apps[1]["used_memory_mib"])
-        self.assertTrue(gpu.looks_like_no_gpu(read(fx("no_gpu.txt"))))
+        self.assertTrue(gpu_text.looks_like_no_gpu(read(fx("no_gpu.txt"))))
 
 
 class RealSamples(unittest.TestCase):
@@ -115,11 +116,11 @@ class RealSamples(unittest.TestCase):
         for text, c in ALL_SAMPLES:
             with self.subTest(c["file"]):
                 fields = c.get("fields") or gpu.QUERY_FIELDS
-                g = gpu.parse_gpu_text(text, fields)
+                g = gpu_text.parse_gpu_text(text, fields)
                 self.assertEqual(len(g["samples"]), c["gpu"]["count"])
                 if "first" in c["gpu"]:
                     self.assertEqual(g["samples"][0], py_keys(c["gpu"]["first"]))
-                a = gpu.parse_apps_text(text)
+                a = gpu_text.parse_apps_text(text)
                 self.assertEqual(len(a["samples"]), c["apps"]["count"])
                 if "first" in c["apps"]:
                     self.assertEqual(a["samples"][0], py_keys(c["apps"]["first"]))
@@ -129,7 +130,7 @@ class RealSamples(unittest.TestCase):
                     self.assertEqual(t["rows"][0]["values"], c["table"]["first"])
                 d = gpu.diagnose(text)
                 self.assertEqual(d["kind"] if d else None, c["problem"])
-                self.assertEqual(gpu.looks_like_no_gpu(text), c["problem"] is not None)
+                self.assertEqual(gpu_text.looks_like_no_gpu(text), c["problem"] is not None)
                 self.assertEqual(gpu.cuda_version(text), c["cuda"])
                 self.assertEqual(gpu.driver_version(text), c["driver"])
 
@@ -147,8 +148,8 @@ class RealSamples(unittest.TestCase):
             for eol in ("\r\n", "\r"):
                 with self.subTest(c["file"], eol=eol):
                     converted = text.replace("\n", eol)
-                    self.assertEqual(gpu.parse_gpu_text(converted, fields)["samples"], gpu.parse_gpu_text(text, fields)["samples"])
-                    self.assertEqual(gpu.parse_apps_text(converted)["samples"], gpu.parse_apps_text(text)["samples"])
+                    self.assertEqual(gpu_text.parse_gpu_text(converted, fields)["samples"], gpu_text.parse_gpu_text(text, fields)["samples"])
+                    self.assertEqual(gpu_text.parse_apps_text(converted)["samples"], gpu_text.parse_apps_text(text)["samples"])
                     d = gpu.diagnose(converted)
                     self.assertEqual(d["kind"] if d else None, c["problem"])
 
@@ -178,17 +179,17 @@ class RealSamples(unittest.TestCase):
         self.assertEqual(row["clocks.gr"], "1950 MHz")
         self.assertEqual(row["clocks.max.sm"], "2100 MHz")
         self.assertIsNone(gpu._value(row["clocks_event_reasons.active"]))
-        sample = gpu.parse_gpu_text(hand("rtx2080super-win610_csv-wide.csv"))["samples"][0]
+        sample = gpu_text.parse_gpu_text(hand("rtx2080super-win610_csv-wide.csv"))["samples"][0]
         self.assertEqual(gpu.parse_gpu_line(", ".join(our_fields_from("rtx2080super-win610_csv-wide.csv"))), sample)
         self.assertNotIn("fault", sample)
 
     def test_compute_apps_with_header_idle_and_windows_paths(self):
-        apps = gpu.parse_apps_text(hand("apps_h100-mig_csv-units.csv"))
+        apps = gpu_text.parse_apps_text(hand("apps_h100-mig_csv-units.csv"))
         self.assertEqual([(p["pid"], p["used_memory_mib"]) for p in apps["samples"]], [(48213, 4586), (48377, 3210), (48502, 1616)])
         self.assertEqual(apps["rejected_lines"], [1])
-        self.assertEqual(gpu.parse_gpu_text(hand("apps_h100-mig_csv-units.csv"))["samples"], [])
-        self.assertEqual(gpu.parse_apps_text(hand("apps_idle_csv-header-only.csv")), {"samples": [], "rejected_lines": [1]})
-        win = gpu.parse_apps_text(hand("apps_windows_csv-paths.csv"))["samples"]
+        self.assertEqual(gpu_text.parse_gpu_text(hand("apps_h100-mig_csv-units.csv"))["samples"], [])
+        self.assertEqual(gpu_text.parse_apps_text(hand("apps_idle_csv-header-only.csv")), {"samples": [], "rejected_lines": [1]})
+        win = gpu_text.parse_apps_text(hand("apps_windows_csv-paths.csv"))["samples"]
         names = [p["process_name"] for p in win]
         self.assertIn("C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe", names)
         self.assertIn("C:\\Users\\Dana Ortiz\\AppData\\Local\\Programs\\Microsoft VS Code\\Code.exe", names)
@@ -216,7 +217,7 @@ class RealSamples(unittest.TestCase):
     def test_loop_with_headers_blank_lines_and_xid_messages(self):
         header, row = hand("h100x2_csv-units.csv").split("\n")[:2]
         loop = "\n".join([header, row, "", row, "Xid (PCI:0000:1b:00): 79, pid=1234, GPU has fallen off the bus.", header, row, "", ""])
-        r = gpu.parse_gpu_text(loop)
+        r = gpu_text.parse_gpu_text(loop)
         self.assertEqual(len(r["samples"]), 3)
         self.assertTrue(all(s["index"] == 0 and s["name"] == "NVIDIA H100 80GB HBM3" for s in r["samples"]))
         self.assertEqual(r["rejected_lines"], [1, 5, 6])
@@ -241,10 +242,10 @@ class RealSamples(unittest.TestCase):
         start = time.time()
         for hostile in (junk, "0, " + "A" * (8 * 1024 * 1024), "0," + "," * (gpu.MAX_LINE - 10), "\x00" + good + "\x00",
                         "\x1b[1;32m" + good + "\x1b[0m", "\x1b]0;title\x07" + good, "\ufeff" + good):
-            r = gpu.parse_gpu_text(hostile + "\n" + good + "\n")
+            r = gpu_text.parse_gpu_text(hostile + "\n" + good + "\n")
             self.assertIn(len(r["samples"]), (1, 2))
             self.assertEqual(r["samples"][-1]["power_draw_w"], 642.18)
-            gpu.parse_apps_text(hostile)
+            gpu_text.parse_apps_text(hostile)
             gpu.diagnose(hostile, 1)
             gpu.cuda_version(hostile)
             gpu.parse_gpu_line(hostile)

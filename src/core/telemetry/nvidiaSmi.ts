@@ -58,13 +58,6 @@ export interface ParsedGpuCsv<T> {
   readonly rejectedLines: number[];
 }
 
-/** Arguments for one query (the SSH probe); add `-lms <n>` for a loop, as the runner does. */
-export function nvidiaSmiQueryArgs(intervalMs?: number): string[] {
-  const args = [`--query-gpu=${NVIDIA_SMI_GPU_FIELDS.join(',')}`, '--format=csv,noheader,nounits'];
-  if (intervalMs !== undefined) args.push('-lms', String(Math.max(1, Math.round(intervalMs))));
-  return args;
-}
-
 // The widest real line seen is ~9.7 KB (240 fields, driver 610); anything far longer is not nvidia-smi
 // CSV, and refusing it before splitting keeps a runaway writer from costing memory and time.
 export const NVIDIA_SMI_MAX_LINE = 64 * 1024;
@@ -212,7 +205,7 @@ export interface NvidiaSmiTable {
 }
 
 /** The lines of a text, whatever its line endings (LF, CRLF, or a lone CR). */
-function textLines(text: string): string[] {
+export function textLines(text: string): string[] {
   return text.split(/\r\n|\n|\r/);
 }
 
@@ -284,7 +277,7 @@ const GPU_METRICS = NVIDIA_SMI_GPU_FIELDS.slice(2);
 const GPU_FIELD_AT: ReadonlyMap<string, number> = new Map(NVIDIA_SMI_GPU_FIELDS.map((f, k) => [f, k]));
 
 /** `get` looks a field up (undefined: the query did not ask for it); `all` is every value of the row. */
-function sampleFrom(get: (field: string) => string | undefined, all: Iterable<string>, fallbackIndex?: number): NvidiaSmiSample | undefined {
+export function sampleFrom(get: (field: string) => string | undefined, all: Iterable<string>, fallbackIndex?: number): NvidiaSmiSample | undefined {
   const rawIndex = get('index');
   const index = rawIndex === undefined ? (fallbackIndex ?? null) : nvidiaSmiNumber(rawIndex);
   const name = get('name') ?? '';
@@ -348,7 +341,7 @@ export function parseGpuCsvLine(line: string): NvidiaSmiSample | undefined {
 // print a bracketed state. Loose on purpose: it only has to tell a UUID column from a misaligned number.
 const GPU_UUID = /^(?:GPU|MIG)-[\w/.-]+$|^\[[^\]]{0,80}\]$/i;
 
-function processFrom(values: ReadonlyMap<string, string>): NvidiaSmiProcess | undefined {
+export function processFrom(values: ReadonlyMap<string, string>): NvidiaSmiProcess | undefined {
   const pid = nvidiaSmiNumber(values.get('pid'));
   if (pid === null || !Number.isInteger(pid) || pid <= 0) return undefined;
   const used = values.get('used_memory');
@@ -379,53 +372,6 @@ export function parseComputeAppLine(line: string, withTimestamp = false): Nvidia
   if (!cells) return undefined;
   const proc = processFrom(new Map(fields.map((f, k) => [f, cells[k] ?? ''])));
   return proc && (ts === undefined ? proc : { ...proc, ts });
-}
-
-/** `--query-compute-apps` output, with or without a header, in NVIDIA_SMI_APP_FIELDS order by default. */
-export function parseComputeApps(text: string, fields: readonly string[] = NVIDIA_SMI_APP_FIELDS): ParsedGpuCsv<NvidiaSmiProcess> {
-  const table = parseNvidiaSmiCsv(text, fields);
-  const samples: NvidiaSmiProcess[] = [];
-  const rejectedLines = [...table.rejectedLines];
-  for (const row of table.rows) {
-    const p = processFrom(row.values);
-    if (p) samples.push(p);
-    else rejectedLines.push(row.line);
-  }
-  return { samples, rejectedLines: rejectedLines.sort((a, b) => a - b) };
-}
-
-function parseLines<T>(text: string, parse: (line: string) => T | undefined): ParsedGpuCsv<T> {
-  const samples: T[] = [];
-  const rejectedLines: number[] = [];
-  textLines(text).forEach((line, i) => {
-    if (line.trim() === '') return;
-    const s = parse(line);
-    if (s === undefined) rejectedLines.push(i + 1);
-    else samples.push(s);
-  });
-  return { samples, rejectedLines };
-}
-
-/**
- * Raw nvidia-smi output (the SSH probe, or any -l/-lms block). Rows are read in `fields` order
- * (NVIDIA_SMI_GPU_FIELDS unless told) until a header row names the columns; a query without `index`
- * numbers its boards from 0 after each header, in the order nvidia-smi lists them.
- */
-export function parseNvidiaSmiGpuCsv(text: string, fields: readonly string[] = NVIDIA_SMI_GPU_FIELDS): ParsedGpuCsv<NvidiaSmiSample> {
-  const table = parseNvidiaSmiCsv(text, fields);
-  const samples: NvidiaSmiSample[] = [];
-  const rejectedLines = [...table.rejectedLines];
-  for (const row of table.rows) {
-    const s = sampleFrom((f) => row.values.get(f), row.values.values(), row.ordinal);
-    if (s) samples.push(s);
-    else rejectedLines.push(row.line);
-  }
-  return { samples, rejectedLines: rejectedLines.sort((a, b) => a - b) };
-}
-
-/** The runner's gpu.csv (a tail chunk of whole lines). */
-export function parseGpuCsv(text: string): ParsedGpuCsv<NvidiaSmiSample> {
-  return parseLines(text, parseGpuCsvLine);
 }
 
 /** The CUDA version from nvidia-smi's banner ("CUDA Version: 12.4"; "CUDA UMD Version: 13.3" from driver
@@ -525,9 +471,4 @@ export function diagnoseNvidiaSmi(output: string, exitCode?: number | null): Nvi
   const kind = EXIT_CODES[exitCode] ?? 'failed';
   const message = kind === 'failed' ? `nvidia-smi failed (exit ${exitCode}).` : MESSAGES[kind];
   return { kind, message, detail: (said[0] ?? '').slice(0, 200) };
-}
-
-/** True when nvidia-smi's output says the host has no usable GPU (driver missing or broken, GPU lost). */
-export function nvidiaSmiSaysNoGpu(output: string): boolean {
-  return diagnoseNvidiaSmi(output) !== undefined;
 }

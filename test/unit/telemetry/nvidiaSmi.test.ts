@@ -2,15 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  NVIDIA_SMI_GPU_FIELDS,
-  nvidiaSmiQueryArgs,
-  nvidiaSmiSaysNoGpu,
-  parseComputeAppLine,
-  parseGpuCsv,
-  parseNvidiaSmiGpuCsv,
-  parseNvidiaSmiGpuLine,
-} from '../../../src/core/telemetry/nvidiaSmi';
+import { NVIDIA_SMI_GPU_FIELDS, parseComputeAppLine, parseNvidiaSmiGpuLine } from '../../../src/core/telemetry/nvidiaSmi';
+import { nvidiaSmiQueryArgs, nvidiaSmiSaysNoGpu, parseGpuCsv, parseNvidiaSmiGpuCsv } from '../../support/nvidiaSmiText';
 
 // Hand-written in nvidia-smi's documented format (no GPU machine here; see the folder's README).
 const fixture = (f: string): string => readFileSync(join(__dirname, '../../fixtures/nvidia-smi', f), 'utf8');

@@ -14,15 +14,12 @@ import {
   nvidiaSmiCudaVersion,
   nvidiaSmiDriverVersion,
   nvidiaSmiNumber,
-  nvidiaSmiSaysNoGpu,
   parseComputeAppLine,
-  parseComputeApps,
-  parseGpuCsv,
   parseGpuCsvLine,
   parseNvidiaSmiCsv,
-  parseNvidiaSmiGpuCsv,
   parseNvidiaSmiGpuLine,
 } from '../../../src/core/telemetry/nvidiaSmi';
+import { nvidiaSmiSaysNoGpu, parseComputeApps, parseGpuCsv, parseNvidiaSmiGpuCsv } from '../../support/nvidiaSmiText';
 import type { NvidiaSmiProcess, NvidiaSmiSample } from '../../../src/core/telemetry/nvidiaSmi';
 import { parseGpuCsvLine as panelGpuLine, parseGpuProcsCsvLine } from '../../../src/features/panels/gpuCsvLines';
 import { describeGpus, parseGpuProbe } from '../../../src/core/ssh/gpuProbe';
