@@ -1,4 +1,5 @@
 // Small helpers so every wait in provisioning honours an AbortSignal.
+import { abortableSleep } from '../abortableSleep';
 import { ProviderError } from './types';
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
@@ -6,21 +7,7 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new ProviderError('aborted', 'cancelled'));
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new ProviderError('aborted', 'cancelled'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return abortableSleep(ms, signal, () => new ProviderError('aborted', 'cancelled'));
 }
 
 /** A signal that fires when the caller's does or after ms, whichever comes first. */

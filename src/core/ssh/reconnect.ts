@@ -1,5 +1,6 @@
 // Keeps one live session per host: hands out the current one, and after a drop reconnects with
 // exponential backoff (jittered, capped) until it succeeds, the caller aborts, or the failure is fatal.
+import { abortableSleep } from '../abortableSleep';
 import { connect, SshFatalError } from './session';
 import type { ConnectOptions, SshSession, SshTarget } from './session';
 
@@ -11,18 +12,7 @@ export interface BackoffOptions {
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('aborted'));
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(new Error('aborted'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return abortableSleep(ms, signal, () => new Error('aborted'));
 }
 
 export class SshHost {

@@ -3,6 +3,7 @@
 // The base URL is configurable for self-hosted W&B Server, as WANDB_BASE_URL is for the SDK.
 // Failures come back as WandbError with a kind the UI can explain; 429 and 5xx are retried with backoff.
 
+import { abortableSleep } from '../abortableSleep';
 import { isLoopbackHostname } from '../loopback';
 
 export const DEFAULT_WANDB_BASE_URL = 'https://api.wandb.ai';
@@ -87,18 +88,7 @@ export function wandbRunUrl(baseUrl: string, ref: WandbRunPath): string {
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new WandbError('aborted', 'cancelled'));
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(new WandbError('aborted', 'cancelled'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return abortableSleep(ms, signal, () => new WandbError('aborted', 'cancelled'));
 }
 
 /** Retry-After is seconds or an HTTP date. */
