@@ -11,6 +11,8 @@ import { isTerminal } from './runRecord';
 import { localOffsets } from './runMirror';
 import { artifactPlan, localOutputsDir } from './artifactPlan';
 import { rootOf } from './runPaths';
+import { fetchHostHistory, finalMetricsOf } from './runHistory';
+import type { HistoryFile } from './runHistory';
 import type { RunManagerContext, RunFinished } from './runTypes';
 
 /** Reads how the run ended (events.jsonl's finished and error lines, then the wrapper's exit code). */
@@ -58,7 +60,19 @@ export async function finishRun(ctx: RunManagerContext, runId: string): Promise<
   // The tails ended but the wrapper still lives (a pid file rewritten, a tail cut short): follow again.
   if (st.state === 'running') throw new Error('the run is still running');
   const out = runOutcome(ctx, rec, st.exitCode);
+  const localDir = rec.localDir ?? ctx.localDirOf(runId);
+  // The resolved config and the lock are small; they come back whatever the outcome (a failed run is compared too).
+  let fetched: HistoryFile[] = [];
+  try {
+    fetched = await host.use((s) => fetchHostHistory(s, rec.remoteDir!, localDir));
+  } catch (err) {
+    ctx.deps.log?.(`[${runId}] resolved config and lock not fetched: ${(err as Error).message}`);
+  }
+  const finalMetrics = finalMetricsOf(localDir);
+  const historyFiles = [...new Set([...(rec.historyFiles ?? []), ...fetched])];
   let updated = store.update(runId, {
+    ...(historyFiles.length ? { historyFiles } : {}),
+    ...(Object.keys(finalMetrics).length ? { finalMetrics } : {}),
     status: out.status,
     exitCode: st.exitCode ?? null,
     offsets: localOffsets(rec.localDir ?? ctx.localDirOf(runId)),

@@ -83,6 +83,26 @@ export const runRecordSchema = z.object({
   teardownPolicy: z.enum(['terminate', 'stop', 'keep']).optional(),
   idleMinutes: z.number().int().positive().optional(),
   finishedAction: z.enum(['terminated', 'stopped', 'kept']).optional(),
+  /** Where the synced folder stood in git at the start (gitInfo.ts); its diff is git.diff in localDir. */
+  git: z
+    .object({
+      repo: z.boolean(),
+      commit: z
+        .string()
+        .regex(/^[0-9a-f]{40,64}$/)
+        .optional(),
+      branch: z.string().max(256).optional(),
+      dirty: z.boolean().optional(),
+      untracked: z.array(z.string().max(4096)).max(200).optional(),
+      untrackedMore: z.number().int().nonnegative().optional(),
+      note: z.string().max(1000).optional(),
+      error: z.string().max(1000).optional(),
+    })
+    .optional(),
+  /** The history files kept in localDir (runHistory.ts): spec text, spec.json, git.diff, resolved config, lock. */
+  historyFiles: z.array(z.enum(['spec-source.yaml', 'spec.json', 'git.diff', 'training_args.json', 'pip-freeze.txt'])).optional(),
+  /** The last value of each number the run logged (runHistory.ts finalMetricsFromEvents), set when it ends. */
+  finalMetrics: z.record(z.string().max(200), z.number().finite()).optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 

@@ -14,6 +14,7 @@ import type { DownloadItem, RunOutputs } from './artifactPlan';
 import { launchRequestFor } from './targetOffers';
 import { withoutNotifyTargets } from './hostNotify';
 import { hashText, remoteWorkspaceName } from './runPaths';
+import { recordStartHistory } from './runHistory';
 import type { RunManagerContext, StartRequest } from './runTypes';
 
 /** The spec's target block, as the launch reads it. */
@@ -54,6 +55,17 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
   };
   let launched: { instance: Instance; launchedAt: number } | undefined;
   try {
+    // Before anything is billed or synced: what exactly this run is (spec text, git commit and diff).
+    const history = await recordStartHistory({
+      localDir: ctx.localDirOf(id),
+      specText: req.specText,
+      spec: req.spec,
+      workspaceDir: req.workspaceDir,
+      env: { ...req.env, ...(ctx.deps.notifyEnv?.() ?? {}) },
+      ...(req.envFileRel ? { excludes: [req.envFileRel.replace(/\\/g, '/')] } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
+    });
+    store.update(id, { git: history.git, historyFiles: history.files });
     const runOnHost = async (rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> => {
       store.update(id, { status: 'connecting' });
       say('connecting', `connecting to ${rec.host}`);
