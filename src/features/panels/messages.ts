@@ -5,6 +5,8 @@ import { MAX_WEBVIEW_TEXT } from '../../protocol/common';
 import type { GpuFromWebview } from '../../protocol/gpu';
 import type { LogFromWebview } from '../../protocol/log';
 import type { MetricsFromWebview } from '../../protocol/metrics';
+import type { CompareFromWebview } from '../../protocol/compare';
+import { OPENABLE_FILES } from '../../protocol/compare';
 
 const ready = z.object({ type: z.literal('ready') }).strict();
 const action = z.object({ type: z.literal('action'), id: z.enum(['openLocalFile', 'startRun']) }).strict();
@@ -36,6 +38,12 @@ export const metricsFromWebview: z.ZodType<MetricsFromWebview> = z.discriminated
   z.object({ type: z.literal('compareRun') }).strict(),
   z.object({ type: z.literal('dropRun'), key: runKey }).strict(),
   z.object({ type: z.literal('openRunPage'), key: runKey }).strict(),
+]);
+
+export const compareFromWebview: z.ZodType<CompareFromWebview> = z.discriminatedUnion('type', [
+  ready,
+  z.object({ type: z.literal('openWandb'), run: runKey }).strict(),
+  z.object({ type: z.literal('openFile'), run: runKey, file: z.enum(OPENABLE_FILES) }).strict(),
 ]);
 
 export type Validated<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly error: string };

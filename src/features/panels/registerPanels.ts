@@ -12,6 +12,7 @@ import { sourceStateKey } from './runPanel';
 import { LOG_PANEL, LogPanelHost } from './logPanel';
 import { GPU_PANEL, GpuPanelHost } from './gpuPanel';
 import { METRICS_PANEL, MetricsPanelHost, WANDB_KEY_SECRET, wandbApiKey } from './metricsPanel';
+import { registerCompareRuns } from './registerCompare';
 
 export const PANEL_COMMANDS = {
   logs: 'remoteFinetune.showRunLogs',
@@ -101,7 +102,18 @@ export function registerPanels(deps: FeatureDeps): vscode.Disposable {
     }),
   );
 
-  disposables.push(registerCommand(log, PANEL_COMMANDS.state, (): PanelDescription[] => [...open.values()].map((h) => h.describe())));
+  const compare = registerCompareRuns(log, context.extensionUri, deps.runContext);
+  disposables.push(compare);
+
+  disposables.push(
+    registerCommand(log, PANEL_COMMANDS.state, (): PanelDescription[] => {
+      const c = compare.host();
+      const compared: PanelDescription[] = c
+        ? [{ viewType: c.kind.viewType, ready: c.isReady, readyCount: c.readyCount, visible: c.panel.visible, source: null, runs: c.runIds.join(',') }]
+        : [];
+      return [...[...open.values()].map((h) => h.describe()), ...compared];
+    }),
+  );
 
   return vscode.Disposable.from(...disposables, {
     dispose: () => {

@@ -1,5 +1,6 @@
 // What a panel needs from a run, whatever carries it: the run lifecycle implements this over SSH tails,
 // localRunSource.ts over files on this machine. Kept free of `vscode` so tests and benchmarks use it directly.
+import type { ComparedRunInput } from '../../core/runs/runCompare';
 import type { RunEvent } from '../../core/telemetry/events';
 import type { GpuProcess, GpuSample, HostState } from '../../protocol/gpu';
 
@@ -43,6 +44,10 @@ export interface RunContext {
   onDidChangeActiveRun?(listener: (run: RunDataSource | undefined) => void): Unsubscribe;
   /** Runs of this extension whose metrics the metrics panel can overlay, newest first (their local mirrors). */
   comparableRuns?(): readonly ComparableRun[];
+  /** Records and local folders of these runs (unknown ids left out), for Compare Runs. */
+  runHistories?(ids: readonly string[]): readonly ComparedRunInput[];
+  /** Called on any change to the recorded runs. */
+  onDidChangeRuns?(listener: () => void): Unsubscribe;
 }
 
 export interface ComparableRun {

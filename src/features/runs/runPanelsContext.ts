@@ -5,6 +5,7 @@ import { LocalRunDataSource } from '../panels/localRunSource';
 import type { ComparableRun, RunContext, RunDataSource, Unsubscribe } from '../panels/runDataSource';
 import type { RunStore } from '../../core/runs/runStore';
 import type { RunRecord } from '../../core/runs/runRecord';
+import type { ComparedRunInput } from '../../core/runs/runCompare';
 
 /** The local mirror read as a run: the same tails as a local file, named after the run and its host. */
 class MirrorSource implements RunDataSource {
@@ -86,6 +87,17 @@ export class RunPanelsContext implements RunContext {
       detail: [new Date(r.createdAt).toLocaleString(), r.gpu, r.host, r.status].filter((x) => x).join(' · '),
       eventsPath: join(r.localDir ?? this.localDirOf(r.id), 'events.jsonl'),
     }));
+  }
+
+  runHistories(ids: readonly string[]): readonly ComparedRunInput[] {
+    return ids.flatMap((id) => {
+      const record = this.store.get(id);
+      return record ? [{ record, localDir: record.localDir ?? this.localDirOf(id) }] : [];
+    });
+  }
+
+  onDidChangeRuns(listener: () => void): Unsubscribe {
+    return this.store.onDidChange(() => listener());
   }
 
   activeRecord(): RunRecord | undefined {

@@ -137,6 +137,7 @@ export function runsViewRows(provider: RunsTreeProvider): RunsViewRow[] {
 
 export function registerRunsView(store: RunStore): vscode.Disposable & { readonly provider: RunsTreeProvider } {
   const provider = new RunsTreeProvider(store);
-  const view = vscode.window.createTreeView(RUNS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true });
+  // Several runs selected at once go to Compare Runs together.
+  const view = vscode.window.createTreeView(RUNS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true, canSelectMany: true });
   return Object.assign(vscode.Disposable.from(view, provider), { provider });
 }
