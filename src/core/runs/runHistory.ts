@@ -20,7 +20,6 @@ export const HISTORY_FILES = {
   lock: 'pip-freeze.txt',
 } as const;
 export type HistoryFile = (typeof HISTORY_FILES)[keyof typeof HISTORY_FILES];
-export const HISTORY_FILE_NAMES: readonly HistoryFile[] = Object.values(HISTORY_FILES);
 
 /** What the host may send back for one file; a resolved config or a lock is a few tens of KB. */
 export const MAX_HOST_FILE_BYTES = 2 * 1024 * 1024;
