@@ -118,7 +118,11 @@ function renderMetrics(m: CompareModel): HTMLElement {
       { 'data-metric': row.key },
       el('th', { scope: 'row' }, row.key),
       ...row.values.map((v, i) =>
-        el('td', { class: v === null ? 'num missing' : 'num', 'data-run': m.runs[i]?.key ?? '' }, v === null ? '–' : formatNumber(v, 4)),
+        el(
+          'td',
+          { class: v === null ? 'num missing' : 'num', 'data-run': m.runs[i]?.key ?? '' },
+          v === null ? '–' : Number.isInteger(v) ? String(v) : formatNumber(v, 4),
+        ),
       ),
     );
     if (row.values.some((v) => v !== row.values[0])) tr.classList.add('differs');
