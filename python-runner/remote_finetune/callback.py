@@ -8,6 +8,7 @@ run then stops parsing printed dicts, because this callback reports the same num
 
 import os
 import signal
+import sys
 import time
 from typing import Any, Callable, Dict, Optional
 
@@ -55,7 +56,8 @@ class EventsCallbackCore:
         self.marker_dir = marker_dir
         self._last = None  # (time, step, tokens_seen)
 
-    def train_begin(self, is_main: bool, total_params: Optional[int], trainable_params: Optional[int], step: int, tokens: Optional[float]) -> None:
+    def train_begin(self, is_main: bool, total_params: Optional[int], trainable_params: Optional[int], step: int, tokens: Optional[float],
+                    wandb_link: Optional[Dict[str, str]] = None) -> None:
         self._last = (self.clock(), step, tokens)
         if not is_main:
             return
@@ -75,6 +77,8 @@ class EventsCallbackCore:
             fields["wandb_run_id"] = os.environ["WANDB_RUN_ID"]
             if os.environ.get("WANDB_ENTITY") and os.environ.get("WANDB_PROJECT"):
                 fields["wandb_url"] = "https://wandb.ai/%s/%s/runs/%s" % (os.environ["WANDB_ENTITY"], os.environ["WANDB_PROJECT"], os.environ["WANDB_RUN_ID"])
+            # The run W&B itself created knows its page (its server, the key's default entity): that wins.
+            fields.update(wandb_link or {})
         self.w.emit("started", **fields)
 
     def log(self, is_main: bool, logs: Dict[str, Any], step: int, tokens: Optional[float]) -> None:
@@ -116,6 +120,27 @@ class EventsCallbackCore:
     def warn(self, is_main: bool, message: str, code: str) -> None:
         if is_main:
             self.w.emit("warning", message=message, code=code)
+
+
+def wandb_run_link(run: Any) -> Dict[str, str]:
+    """The id and page of a live wandb Run (wandb.run): `url` is None offline, and only an https page is kept."""
+    out: Dict[str, str] = {}
+    if run is None:
+        return out
+    try:
+        run_id, url = getattr(run, "id", None), getattr(run, "url", None)
+    except Exception:
+        return out
+    if isinstance(run_id, str) and run_id:
+        out["wandb_run_id"] = run_id
+    if isinstance(url, str) and url.startswith("https://"):
+        out["wandb_url"] = url
+    return out
+
+
+def _current_wandb_link() -> Dict[str, str]:
+    wandb = sys.modules.get("wandb")  # imported by transformers' WandbCallback when it reports; never imported here
+    return wandb_run_link(getattr(wandb, "run", None)) if wandb is not None else {}
 
 
 def _peak_memory_mb() -> Optional[float]:
@@ -167,7 +192,9 @@ def events_callback(run_dir: Optional[str] = None, *, model: str = "", method: s
                 else:
                     total = sum(p.numel() for p in model.parameters())
                     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-            self.core.train_begin(state.is_world_process_zero, total, trainable, state.global_step, getattr(state, "num_input_tokens_seen", None))
+            # transformers' WandbCallback runs before ours (report_to callbacks come first) and has started wandb.run.
+            self.core.train_begin(state.is_world_process_zero, total, trainable, state.global_step, getattr(state, "num_input_tokens_seen", None),
+                                  _current_wandb_link())
 
         def on_log(self, args, state, control, logs=None, **kw):  # noqa: ANN001
             if self.core and logs:
