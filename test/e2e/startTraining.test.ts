@@ -9,7 +9,8 @@
 // completing, the adapter downloaded, the instance terminated in the emulator; the same on an existing
 // SSH host; then a run survives "Developer: Reload Window" mid-run and its mirrored log equals the
 // host's, every line once. Last, the Runs view after those runs: a row per run told apart by its start
-// time, with step, loss, duration and GPU (screenshot runs-view-after-runs.png).
+// time, with step, loss, duration and GPU (screenshot runs-view-after-runs.png), and Compare Runs of the
+// built-in trainer's run and an own-script run (screenshot compare-runs.png).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -483,6 +484,41 @@ test(
       parsed.forEach((m, i) => assert.ok(m, `row ${i}: ${texts[i]}`));
       assert.equal(new Set(parsed.map((m) => m![1])).size, parsed.length, `each run has its own start time: ${JSON.stringify(texts)}`);
       await page.screenshot({ path: join(OUT, 'runs-view-after-runs.png') });
+    } finally {
+      await page.close();
+    }
+  },
+);
+
+test(
+  'e2e: Fine-Tune: Compare Runs puts two recorded runs side by side: summary, final metrics, loss curves, config diff (screenshot)',
+  { timeout: 120_000 },
+  async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+    try {
+      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
+      await waitForWorkbench(page);
+      await runCommand(page, 'Fine-Tune: Compare Runs');
+      // The multi-select quick pick of recorded runs: tick the built-in trainer's run and the own-script run.
+      const input = page.locator('.quick-input-widget input');
+      for (const name of ['demo-builtin-lora', 'e2e-run']) {
+        await input.fill(name);
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+        await row.waitFor({ timeout: 30_000 });
+        await row.locator('.quick-input-list-checkbox, input[type="checkbox"]').first().click();
+      }
+      await input.fill('');
+      await input.press('Enter');
+      const frame = await frameWithText(page, /TrainingArguments \(as used\)/, 60_000);
+      const heads = await frame.locator('table.summary thead th').allInnerTexts();
+      assert.deepEqual(new Set(heads.slice(1)), new Set(['demo-builtin-lora', 'e2e-run']));
+      // The built-in trainer's resolved arguments came back from the host; the own script has none.
+      const lr = await frame.locator('table.diff[data-section="trainingArgs"] tr[data-key="learning_rate"] td').allInnerTexts();
+      assert.equal(lr.length, 2);
+      assert.ok(lr.includes('0.005') && lr.includes('not set'), `learning_rate: ${lr.join(' | ')}`);
+      assert.equal(await frame.locator('table.metrics tr[data-metric="loss"] td').count(), 2);
+      assert.ok((await frame.locator('figure[data-metric="loss"] canvas').count()) > 0, 'the loss curves are drawn');
+      await page.screenshot({ path: join(OUT, 'compare-runs.png') });
     } finally {
       await page.close();
     }
