@@ -158,18 +158,30 @@ export function httpsUrl(url: string | undefined): string | undefined {
   }
 }
 
+/** W&B's own site: the page of a run on W&B's cloud. */
+export const WANDB_APP_ORIGIN = 'https://wandb.ai';
+
+/**
+ * The W&B page a run's record names, when it is https and on W&B (or the person's W&B Server, `origins`): the
+ * link came from the GPU host, which could name any site, so a page elsewhere is not offered.
+ */
+export function wandbPageUrl(url: string | undefined, origins: readonly string[] = [WANDB_APP_ORIGIN]): string | undefined {
+  const u = httpsUrl(url);
+  return u && origins.includes(new URL(u).origin) ? u : undefined;
+}
+
 export interface ComparedRunInput {
   readonly record: RunRecord;
   /** The run's local folder (mirrored logs and history files). */
   readonly localDir: string;
 }
 
-/** Everything the Compare Runs view shows for these runs, in the order given. */
-export function buildComparison(runs: readonly ComparedRunInput[], now: number = Date.now()): CompareModel {
+/** Everything the Compare Runs view shows for these runs, in the order given; `wandbOrigins` as for wandbPageUrl. */
+export function buildComparison(runs: readonly ComparedRunInput[], now: number = Date.now(), wandbOrigins?: readonly string[]): CompareModel {
   const columns: CompareRunColumn[] = runs.map(({ record: r, localDir }) => {
     const ms = runDurationMs(r, now);
     const has = (f: string): boolean => existsSync(join(localDir, f));
-    const wandb = httpsUrl(r.wandbUrl);
+    const wandb = wandbPageUrl(r.wandbUrl, wandbOrigins);
     return {
       key: r.id,
       name: r.name,

@@ -5,7 +5,9 @@
 import * as vscode from 'vscode';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { buildComparison, httpsUrl } from '../../core/runs/runCompare';
+import { buildComparison, WANDB_APP_ORIGIN, wandbPageUrl } from '../../core/runs/runCompare';
+import { resolveWandbBaseUrl } from '../../core/telemetry/wandb';
+import { setting } from '../settings';
 import type { CompareFromWebview, CompareToWebview } from '../../protocol/compare';
 import { PanelHost } from './panelHost';
 import type { PanelKind } from './panelHost';
@@ -15,6 +17,15 @@ import { compareFromWebview } from './messages';
 export const COMPARE_PANEL: PanelKind = { viewType: 'remoteFinetune.comparePanel', bundle: 'compare', title: 'Compare Runs' };
 /** More columns than this no longer fit side by side. */
 export const MAX_COMPARED = 8;
+
+/** W&B's site and, where the person set one, their W&B Server (remoteFinetune.wandb.baseUrl or WANDB_BASE_URL). */
+function wandbOrigins(): string[] {
+  try {
+    return [WANDB_APP_ORIGIN, new URL(resolveWandbBaseUrl(setting('wandb.baseUrl'))).origin].filter((o) => o.startsWith('https://'));
+  } catch {
+    return [WANDB_APP_ORIGIN];
+  }
+}
 
 export class ComparePanelHost extends PanelHost<CompareFromWebview, CompareToWebview> {
   private ids: string[] = [];
@@ -55,7 +66,7 @@ export class ComparePanelHost extends PanelHost<CompareFromWebview, CompareToWeb
     const input = this.runs.runHistories?.([m.run])[0];
     if (!input) return;
     if (m.type === 'openWandb') {
-      const url = httpsUrl(input.record.wandbUrl);
+      const url = wandbPageUrl(input.record.wandbUrl, wandbOrigins());
       if (url) await vscode.env.openExternal(vscode.Uri.parse(url, true));
       return;
     }
@@ -78,7 +89,7 @@ export class ComparePanelHost extends PanelHost<CompareFromWebview, CompareToWeb
     if (!this.isReady) return;
     const inputs = this.runs.runHistories?.(this.ids) ?? [];
     try {
-      this.post({ type: 'compare', model: buildComparison(inputs) });
+      this.post({ type: 'compare', model: buildComparison(inputs, Date.now(), wandbOrigins()) });
     } catch (e) {
       this.log.error(`Compare Runs: ${e instanceof Error ? e.message : String(e)}`);
     }

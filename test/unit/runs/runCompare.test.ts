@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildComparison, diffConfigs, flattenConfig, httpsUrl, lossCurves, MAX_CURVE_POINTS } from '../../../src/core/runs/runCompare';
+import { buildComparison, diffConfigs, flattenConfig, httpsUrl, lossCurves, MAX_CURVE_POINTS, wandbPageUrl } from '../../../src/core/runs/runCompare';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
 
 test('runCompare: flattening walks nested objects, keeps plain lists whole and walks lists of objects by index', () => {
@@ -64,13 +64,20 @@ test('runCompare: the diff marks keys that differ, keys missing on one side, a r
   assert.equal(diffConfigs([{ m: ['q', 'v'] }, { m: ['v', 'q'] }], 'spec')[0]!.differs, true);
 });
 
-test('runCompare: only https W&B links without credentials are offered', () => {
+test('runCompare: only https W&B links without credentials, on W&B or the configured server, are offered', () => {
   assert.equal(httpsUrl('https://wandb.ai/acme/proj/runs/abc'), 'https://wandb.ai/acme/proj/runs/abc');
   assert.equal(httpsUrl('http://wandb.ai/acme/proj/runs/abc'), undefined);
   assert.equal(httpsUrl('javascript:alert(1)'), undefined);
   assert.equal(httpsUrl('file:///etc/passwd'), undefined);
   assert.equal(httpsUrl('https://user:pw@wandb.ai/x'), undefined);
   assert.equal(httpsUrl('not a url'), undefined);
+  // The link came from the GPU host: only W&B's site, or the person's W&B Server, is offered.
+  assert.equal(wandbPageUrl('https://wandb.ai/acme/proj/runs/abc'), 'https://wandb.ai/acme/proj/runs/abc');
+  assert.equal(wandbPageUrl('https://evil.example/acme/proj/runs/abc'), undefined);
+  assert.equal(
+    wandbPageUrl('https://wandb.corp.example/a/p/runs/x', ['https://wandb.ai', 'https://wandb.corp.example']),
+    'https://wandb.corp.example/a/p/runs/x',
+  );
 });
 
 test('runCompare: loss curves from events.jsonl, thinned to a bounded number of points keeping the last', () => {
