@@ -505,7 +505,8 @@ test(
         await input.fill(name);
         const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
         await row.waitFor({ timeout: 30_000 });
-        await row.locator('.quick-input-list-checkbox, input[type="checkbox"]').first().click();
+        // A click on the entry's label toggles its checkbox (VS Code's quick pick list renderer).
+        await row.locator('label.quick-input-list-label').first().click();
       }
       await input.fill('');
       await input.press('Enter');
