@@ -32,7 +32,7 @@ async function pickRuns(runs: RunContext, preselected: readonly string[]): Promi
     picked: preselected.includes(r.id),
   }));
   if (items.length < 2) {
-    void showInformationMessage('Compare Runs needs two recorded runs or more; this machine has recorded ' + items.length + '.');
+    void showInformationMessage(`Compare Runs needs two recorded runs or more; this machine has recorded ${items.length}.`);
     return undefined;
   }
   const chosen = await vscode.window.showQuickPick(items, {
