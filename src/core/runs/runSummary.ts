@@ -85,8 +85,18 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
   if (r.gpuIndices && r.gpuIndices.length > 0)
     lines.push(`GPU${r.gpuIndices.length > 1 ? 's' : ''} ${r.gpuIndices.join(', ')} of the host (CUDA_VISIBLE_DEVICES)`);
   if (r.artifactsDir) lines.push(`Adapter ${r.artifactsDir}`);
+  const git = gitLine(r);
+  if (git) lines.push(git);
   if (r.failure) lines.push(`${r.failure.message}${r.failure.hint ? `\nFix: ${r.failure.hint}` : ''}`);
   return lines;
+}
+
+/** Where the synced folder stood in git at the start (runHistory.ts), in one line. */
+function gitLine(r: RunRecord): string | undefined {
+  if (!r.git) return undefined;
+  if (!r.git.repo) return 'Git: not a repository';
+  const state = r.git.dirty === undefined ? '' : r.git.dirty ? ' (uncommitted changes)' : ' (clean)';
+  return `Git ${r.git.commit ? r.git.commit.slice(0, 10) : 'no commit'}${r.git.branch ? ` on ${r.git.branch}` : ''}${state}`;
 }
 
 /** How long a finished run stays in the status bar after it ends. */

@@ -83,6 +83,16 @@ test('the tooltip adds the id, where it ran, the start, the duration and the ada
   const live = runTooltipLines(rec({}), START + 5_000);
   assert.ok(live.includes('Duration 5s so far'), live.join('\n'));
   assert.ok(!live.some((l) => l.startsWith('Adapter')));
+  assert.ok(!live.some((l) => l.startsWith('Git')), 'no git line for a run without history');
+});
+
+test('the tooltip says where the synced folder stood in git at the start', () => {
+  const sha = '3f2a9c1e7b'.padEnd(40, '0');
+  assert.ok(
+    runTooltipLines(rec({ git: { repo: true, commit: sha, branch: 'main', dirty: true } }), START).includes('Git 3f2a9c1e7b on main (uncommitted changes)'),
+  );
+  assert.ok(runTooltipLines(rec({ git: { repo: true, commit: sha, dirty: false } }), START).includes('Git 3f2a9c1e7b (clean)'));
+  assert.ok(runTooltipLines(rec({ git: { repo: false } }), START).includes('Git: not a repository'));
 });
 
 test('the status bar keeps an ended run as finished for a while, then lets it go', () => {
