@@ -154,7 +154,8 @@ def model_card(spec: Dict[str, Any], events: List[Dict[str, Any]], facts: Dict[s
         res.append(["Trainable parameters", "{:,}{}".format(int(summary["trainable_params"]), pct)])
     if facts.get("gpu"):
         res.append(["GPU", facts["gpu"]])
-    duration = facts.get("duration_s") if isinstance(facts.get("duration_s"), (int, float)) else summary.get("runtime_s")
+    # The runner's own training time first; the extension's wall time (with setup) only when the run left none.
+    duration = summary.get("runtime_s") if isinstance(summary.get("runtime_s"), (int, float)) else facts.get("duration_s")
     if isinstance(duration, (int, float)):
         res.append(["Training time", _duration(float(duration))])
     if summary.get("status"):
