@@ -12,33 +12,10 @@ import tempfile
 import unittest
 from typing import Any, Dict, List, Tuple
 
-from tests_training import tiny
+from tests_training.merge_fixture import make_run
 
 RUNNER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROBE = ["The capital of France is Paris.", "What is the capital of Japan?"]
-
-
-def make_run(root: str) -> Tuple[str, str, str]:
-    """A workspace with outputs/adapter (a real peft LoRA adapter on a tiny Llama) and a run dir with spec.json."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    tok = tiny.build_tokenizer(os.path.join(root, "tok"))
-    model_dir = tiny.build_model(os.path.join(root, "base"), "llama", tok)
-    ws, run_dir = os.path.join(root, "ws"), os.path.join(root, "run")
-    os.makedirs(run_dir)
-    torch.manual_seed(3)
-    base = AutoModelForCausalLM.from_pretrained(model_dir)
-    peft_model = get_peft_model(base, LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", init_lora_weights=False, task_type="CAUSAL_LM"))
-    adapter = os.path.join(ws, "outputs", "adapter")
-    peft_model.save_pretrained(adapter)
-    tok.save_pretrained(adapter)
-    spec = {"version": 1, "name": "tiny-merge", "method": "lora-bf16", "model": {"id": model_dir},
-            "data": {"train": "data/train.jsonl"}, "lora": {"r": 8, "alpha": 16}, "outputs": {"dir": "outputs"}}
-    with open(os.path.join(run_dir, "spec.json"), "w", encoding="utf-8") as f:
-        json.dump(spec, f)
-    return ws, run_dir, model_dir
 
 
 def run_merge(run_dir: str, ws: str, *extra: str) -> Tuple[int, List[Dict[str, Any]], str]:

@@ -67,7 +67,19 @@ const DEFAULT_GITATTRIBUTES = [
 
 /** Files this size or larger must go through LFS (the Hub's documented 10 MB limit for regular files). */
 export const LFS_THRESHOLD = 10 * 1024 * 1024;
-const KNOWN_LICENSES = new Set(['apache-2.0', 'mit', 'llama3', 'llama3.1', 'llama3.2', 'gemma', 'cc-by-4.0', 'cc-by-nc-4.0', 'openrail', 'other', 'bsd-3-clause']);
+const KNOWN_LICENSES = new Set([
+  'apache-2.0',
+  'mit',
+  'llama3',
+  'llama3.1',
+  'llama3.2',
+  'gemma',
+  'cc-by-4.0',
+  'cc-by-nc-4.0',
+  'openrail',
+  'other',
+  'bsd-3-clause',
+]);
 const REPO_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
 
 function globToRegExp(glob: string): RegExp {
@@ -88,6 +100,8 @@ export class HfHubEmulator {
   readonly calls: string[] = [];
   /** Every Authorization header value seen (the test checks no other token reached the Hub). */
   readonly authSeen = new Set<string>();
+  /** Repo creations answered 409 (the repo existed). */
+  conflicts = 0;
   private server: Server | undefined;
   private readonly uploadSecret = randomBytes(8).toString('hex');
   port = 0;
@@ -200,13 +214,19 @@ export class HfHubEmulator {
 
     if (method === 'POST' && path === '/api/repos/create') {
       if (!user) return send(res, 401, { error: 'Invalid username or password.' });
-      const p = JSON.parse(body.toString('utf8') || '{}') as { name?: string; organization?: string | null; type?: string; private?: boolean; visibility?: string };
+      const p = JSON.parse(body.toString('utf8') || '{}') as {
+        name?: string;
+        organization?: string | null;
+        type?: string;
+        private?: boolean;
+        visibility?: string;
+      };
       const ns = p.organization ?? user;
       const id = `${ns}/${p.name ?? ''}`;
       if ((p.type ?? 'model') !== 'model') return send(res, 400, { error: 'only model repos in this emulator' });
       if (!REPO_ID.test(id)) return send(res, 400, { error: `Invalid repo name: ${id}` });
       if (ns !== user) return send(res, 403, { error: `You don't have the rights to create a model under the namespace "${ns}"` });
-      if (this.repos.has(id)) return send(res, 409, { error: 'You already created this model repo', url: `${this.url}/${id}` });
+      if (this.repos.has(id) && ++this.conflicts) return send(res, 409, { error: 'You already created this model repo', url: `${this.url}/${id}` });
       const priv = p.private === true || p.visibility === 'private';
       this.addRepo(id, priv);
       return send(res, 200, { url: `${this.url}/${id}`, name: id, id: randomBytes(12).toString('hex') });

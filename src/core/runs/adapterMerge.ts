@@ -23,11 +23,20 @@ const MERGE_OVERHEAD = 1.2;
 /** The dtype and device for merging `modelId` on a host with `gpu` (the record's GPU, as the user named it). */
 export function mergePlan(gpu: string | undefined, modelId: string | undefined): MergePlan {
   const info = gpu ? findGpu(gpu) : undefined;
-  if (!info) return { dtype: 'fp32', device: 'cpu', reason: gpu ? `${gpu} is not a GPU the estimator knows: fp32 on the CPU` : 'no GPU known for this host: fp32 on the CPU' };
+  if (!info)
+    return {
+      dtype: 'fp32',
+      device: 'cpu',
+      reason: gpu ? `${gpu} is not a GPU the estimator knows: fp32 on the CPU` : 'no GPU known for this host: fp32 on the CPU',
+    };
   const shape = modelId ? (lookupModel(modelId) ?? shapeFromName(modelId)) : undefined;
   const needGb = shape ? (shape.params * 2 * MERGE_OVERHEAD) / 1e9 : undefined;
   if (needGb !== undefined && needGb > info.vramGb * 0.95)
-    return { dtype: 'fp32', device: 'cpu', reason: `the 16-bit base model needs about ${needGb.toFixed(0)} GB, more than ${info.id}'s ${info.vramGb} GB: fp32 on the CPU` };
+    return {
+      dtype: 'fp32',
+      device: 'cpu',
+      reason: `the 16-bit base model needs about ${needGb.toFixed(0)} GB, more than ${info.id}'s ${info.vramGb} GB: fp32 on the CPU`,
+    };
   const size = needGb !== undefined ? ` (about ${needGb.toFixed(1)} GB)` : '';
   return info.bf16
     ? { dtype: 'bf16', device: 'auto', reason: `${info.id} supports bf16${size}` }

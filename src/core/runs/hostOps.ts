@@ -67,13 +67,7 @@ export class HostOpError extends Error {
  * progress line; resolves with the "done" line, rejects with the "error" line's message (or the tail of
  * stderr when the process died without one). Abort sends SIGTERM to the remote process and closes the channel.
  */
-export async function runHostOp(
-  session: SshSession,
-  command: string,
-  stdin: string,
-  onLine: (line: OpLine) => void,
-  signal?: AbortSignal,
-): Promise<OpLine> {
+export async function runHostOp(session: SshSession, command: string, stdin: string, onLine: (line: OpLine) => void, signal?: AbortSignal): Promise<OpLine> {
   if (signal?.aborted) throw new Error('cancelled');
   const ch = await session.execStream(command);
   const exit = session.exitOf(ch);
@@ -122,7 +116,10 @@ export async function runHostOp(
     if (last?.stage === 'done' && status?.code === 0) return last;
     if (last?.stage === 'error') throw new HostOpError(last.message ?? 'failed', stderr);
     const why = stderr.trim().split('\n').slice(-3).join(' | ');
-    throw new HostOpError(`the host operation ended (${status ? `exit ${status.code ?? status.signal}` : 'connection lost'}) without a result${why ? `: ${why}` : ''}`, stderr);
+    throw new HostOpError(
+      `the host operation ended (${status ? `exit ${status.code ?? status.signal}` : 'connection lost'}) without a result${why ? `: ${why}` : ''}`,
+      stderr,
+    );
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
