@@ -42,6 +42,34 @@ export function pythonFromBootstrap(text: string): string | undefined {
   }
 }
 
+/**
+ * The workspace a run ran in, from the first line of its command.sh (`cd '<dir>' || exit 96`, written by
+ * ssh/runs.startDetached): right even for a run found on the host, whose local workspace is unknown here.
+ */
+export function workspaceFromCommandScript(text: string): string | undefined {
+  const m = /^cd (.+) \|\| exit 96$/.exec(text.split('\n')[0] ?? '');
+  if (!m) return undefined;
+  // One shell word as shellQuote writes it: bare safe characters, '...' pieces, and \' between them.
+  let dir = '';
+  const word = m[1]!;
+  for (let i = 0; i < word.length;) {
+    const c = word[i]!;
+    if (c === "'") {
+      const end = word.indexOf("'", i + 1);
+      if (end < 0) return undefined;
+      dir += word.slice(i + 1, end);
+      i = end + 1;
+    } else if (c === '\\' && i + 1 < word.length) {
+      dir += word[i + 1];
+      i += 2;
+    } else if (/[A-Za-z0-9_./@%+=:,-]/.test(c)) {
+      dir += c;
+      i++;
+    } else return undefined;
+  }
+  return dir.startsWith('/') && !dir.includes('\0') ? dir : undefined;
+}
+
 /** The command line of a runner subcommand: environment (never a secret), PYTHONPATH, the argv, all quoted. */
 export function runnerOpCommand(at: RunHostPaths, argv: readonly string[], env: Readonly<Record<string, string>> = {}): string {
   const vars = Object.entries(env).map(([k, v]) => {

@@ -21,7 +21,7 @@ import { finishRun } from './runFinish';
 import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
 import type { SshSession } from '../ssh/session';
 import type { RunHostPaths } from './hostOps';
-import { pythonFromBootstrap } from './hostOps';
+import { pythonFromBootstrap, workspaceFromCommandScript } from './hostOps';
 
 export type { RunFinished, RunManagerDeps, RunTarget, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from './runPaths';
@@ -171,7 +171,9 @@ export class RunManager {
     // The run's venv when the bootstrap made one (it has torch and peft), else the interpreter runs start with.
     const boot = await s.exec(`cat ${shellQuote(`${runDir}/bootstrap.json`)} 2>/dev/null`);
     const python = pythonFromBootstrap(boot.stdout.toString('utf8')) ?? this.deps.remotePython ?? 'python3';
-    return fn(s, { root, runDir, runner, python, workspace: `${root}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}` });
+    const cmd = await s.exec(`head -n 1 ${shellQuote(`${runDir}/command.sh`)} 2>/dev/null`);
+    const workspace = workspaceFromCommandScript(cmd.stdout.toString('utf8')) ?? `${root}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}`;
+    return fn(s, { root, runDir, runner, python, workspace });
   }
 
   /** SIGTERM (the runner saves a checkpoint), then SIGKILL after the grace period. */

@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { mergePlan } from '../../../src/core/runs/adapterMerge';
 import { cardFacts, defaultRepoName, repoNameProblem } from '../../../src/core/runs/hubPublish';
-import { pythonFromBootstrap, runHostOp, runnerOpCommand } from '../../../src/core/runs/hostOps';
+import { pythonFromBootstrap, runHostOp, runnerOpCommand, workspaceFromCommandScript } from '../../../src/core/runs/hostOps';
+import { shellQuote } from '../../../src/core/ssh/quote';
 import type { OpLine, RunHostPaths } from '../../../src/core/runs/hostOps';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
 import type { SshSession } from '../../../src/core/ssh/session';
@@ -83,6 +84,15 @@ test('bootstrap.json names the interpreter only as an absolute path', () => {
   assert.equal(pythonFromBootstrap('{"python": "/x\\n/y"}'), undefined);
   assert.equal(pythonFromBootstrap('not json'), undefined);
   assert.equal(pythonFromBootstrap(''), undefined);
+});
+
+test("the run's workspace is read back from command.sh as startDetached writes it", () => {
+  for (const dir of ['/home/u/.remote-finetune/workspaces/ws-1234', "/home/u/it's here/ws", '/tmp/a b']) {
+    assert.equal(workspaceFromCommandScript(`cd ${shellQuote(dir)} || exit 96\ncd "$RFT_RUN_DIR" && ...\n`), dir);
+  }
+  assert.equal(workspaceFromCommandScript('cd relative || exit 96\n'), undefined);
+  assert.equal(workspaceFromCommandScript("cd '/x'; rm -rf / || exit 96"), undefined);
+  assert.equal(workspaceFromCommandScript(''), undefined);
 });
 
 /** A local child process behind the two session calls runHostOp uses: the channel is its stdio. */
