@@ -207,3 +207,39 @@ test('a bad token: the push fails with the Hub 401 in words, over SSH', { timeou
     await m.dispose();
   }
 });
+
+test('cancelling a merge stops the process on the host', { timeout: 300_000 }, async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  writeFileSync(join(ws, 'make_adapter.py'), MAKE_ADAPTER);
+  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+  const m = testRunManager(storage, trustingConnectOptions([sshd]), { remotePython: python });
+  try {
+    const id = await finishedRun(m, ws);
+    const abort = new AbortController();
+    const runDir = m.store.get(id)!.remoteDir!.replace(/^~\//, `${sshd.home}/`);
+    const merging = (): boolean =>
+      execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+        .split('\n')
+        .some((l) => l.includes('remote_finetune merge') && l.includes(runDir));
+    await assert.rejects(
+      mergeAdapter((r, fn, s) => m.onRunHost(r, fn, s), id, {
+        dtype: 'fp32',
+        device: 'cpu',
+        env: { HF_HUB_OFFLINE: '1' },
+        signal: abort.signal,
+        onProgress: (l) => {
+          if (l.stage === 'loading-base') {
+            assert.ok(merging(), 'the merge runs on the host');
+            abort.abort();
+          }
+        },
+      }),
+      /cancelled/,
+    );
+    const end = Date.now() + 10_000;
+    while (merging() && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    assert.equal(merging(), false, 'no merge process left on the host');
+  } finally {
+    await m.dispose();
+  }
+});
