@@ -86,7 +86,7 @@ suite('hub: push a run to the Hugging Face Hub', () => {
       runId: id,
       command: runnerCommand('python3', join(process.env.RFT_REPO_ROOT!, 'python-runner'), ws, true),
       cwd: ws,
-      spec: { version: 1, name: 'Demo Adapter', command: 'python3 train.py --steps 3 --sleep 0.1', outputs: { dir: 'outputs' } },
+      spec: { version: 1, name: 'demo-adapter', command: 'python3 train.py --steps 3 --sleep 0.1', outputs: { dir: 'outputs' } },
     });
     const state = async (): Promise<{ rows: Row[] }> => vscode.commands.executeCommand<{ rows: Row[] }>('remoteFinetune.runs._state');
     await vscode.commands.executeCommand('remoteFinetune.findRunsOnHost', ALIAS);
@@ -129,9 +129,10 @@ suite('hub: push a run to the Hugging Face Hub', () => {
       [true, false],
       'no token stored: the token prompt first, then the repo name',
     );
-    assert.equal(inputs[1]!.value, 'demo-adapter-lora', 'the repo name defaults to the run name');
+    // A run found on the host is named by its id (RunManager.discover): the default repo name follows it.
+    assert.equal(inputs[1]!.value, `${id}-lora`, 'the repo name defaults to the run name');
     assert.deepEqual(picks, [['Private', 'Public']], 'Private is the first (default) choice');
-    const repo = hub.repos.get('alice/demo-adapter-lora');
+    const repo = hub.repos.get(`alice/${id}-lora`);
     assert.ok(repo, `the repo on the Hub; info: ${infos.join(' | ')}`);
     assert.equal(repo.private, true);
     const files = [...repo.files.keys()].sort();
