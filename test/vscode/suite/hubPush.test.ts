@@ -138,7 +138,7 @@ suite('hub: push a run to the Hugging Face Hub', () => {
     const files = [...repo.files.keys()].sort();
     for (const f of ['README.md', 'adapter_config.json', 'adapter_model.safetensors']) assert.ok(files.includes(f), files.join(', '));
     assert.ok(
-      infos.some((t) => t.startsWith('Pushed to alice/demo-adapter-lora (private)')),
+      infos.some((t) => t.startsWith(`Pushed to alice/${id}-lora (private)`)),
       infos.join(' | '),
     );
 
