@@ -8,13 +8,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
 import { buildTinyModel, trainingPython } from '../../harness/trainingVenv';
+import { REPO_ROOT } from '../../harness/codeServer';
 import { HfHubEmulator } from '../../emulators/hfHub';
 import { mergeAdapter, mergePlan } from '../../../src/core/runs/adapterMerge';
 import { publishToHub } from '../../../src/core/runs/hubPublish';
@@ -241,5 +242,41 @@ test('cancelling a merge stops the process on the host', { timeout: 300_000 }, a
     assert.equal(merging(), false, 'no merge process left on the host');
   } finally {
     await m.dispose();
+  }
+});
+
+test('a run found on the host (started elsewhere): its workspace is read from the host, the Hub from the host environment', { timeout: 300_000 }, async () => {
+  const hub = await new HfHubEmulator({ [TOKEN]: 'alice' }).start();
+  // The host's python3 is the training venv's; HF_ENDPOINT comes from the host's own environment.
+  const other = await startSshd({ pathPrepend: [dirname(python)], env: { HF_ENDPOINT: hub.url, HF_HUB_DISABLE_XET: '1' } });
+  const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
+  const m = testRunManager(storage, trustingConnectOptions([other]));
+  try {
+    const ws = mkdtempSync(join(tmpdir(), 'rft-found-'));
+    cpSync(join(REPO_ROOT, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
+    const target = `${other.user}@127.0.0.1:${other.port}`;
+    const starter = testRunManager(mkdtempSync(join(tmpdir(), 'rft-elsewhere-')), trustingConnectOptions([other]));
+    const req = sshStartRequest(other, ws, 'elsewhere', 'python3 train.py --steps 3 --sleep 0.1');
+    const rec = await starter.start(req);
+    await runFinished(starter, rec.id, 120_000);
+    await starter.dispose();
+
+    const found = await m.discover(target, { identityFile: other.userKeyPath });
+    const f = found.find((r) => r.id === rec.id);
+    assert.ok(f, 'the run is found on the host');
+    assert.equal(f.workspaceDir, undefined, 'this machine does not know its workspace');
+    const pushed = await publishToHub((r, fn, s) => m.onRunHost(r, fn, s), m.store.get(rec.id)!, {
+      what: 'adapter',
+      repo: 'found-lora',
+      private: true,
+      token: TOKEN,
+    });
+    assert.equal(pushed.repo, 'alice/found-lora');
+    assert.ok(pushed.files.includes('adapter_config.json') && pushed.files.includes('adapter_model.safetensors'), pushed.files.join(', '));
+    assert.equal(hub.repos.get('alice/found-lora')?.private, true);
+  } finally {
+    await m.dispose();
+    await other.stop();
+    await hub.stop();
   }
 });
