@@ -5,6 +5,8 @@
   bootstrap  find a CUDA Python, build the venv, install pinned requirements, pre-download
   watchdog   the host's idle watchdog (started by `run` once per host)
   plan       print the command line `run` would start, as JSON, without starting it
+  merge      fold a run's LoRA adapter into its base model (progress as JSON lines on stdout)
+  publish    push a run's adapter or merged model to the Hugging Face Hub (token on stdin, never argv)
 """
 
 import argparse
@@ -62,6 +64,22 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--run-dir", default=".")
     pl.add_argument("--workdir", default=None)
     pl.add_argument("--python", default=None)
+
+    m = sub.add_parser("merge", help="merge the run's LoRA adapter into its base model (JSON lines on stdout; optional {\"token\"} on stdin)")
+    m.add_argument("--run-dir", default=".")
+    m.add_argument("--workdir", default=None)
+    m.add_argument("--adapter", default=None, help="adapter folder (default: the one the run left)")
+    m.add_argument("--out", default=None, help="where the merged model goes (default: <outputs.dir>/merged)")
+    m.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+    m.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+
+    pu = sub.add_parser("publish", help="push the adapter or merged model to the Hub (JSON lines on stdout; {\"token\", \"facts\"} on stdin)")
+    pu.add_argument("--run-dir", default=".")
+    pu.add_argument("--workdir", default=None)
+    pu.add_argument("--what", default="adapter", choices=["adapter", "merged"])
+    pu.add_argument("--repo", required=True, help="name or namespace/name; private unless --public")
+    pu.add_argument("--public", action="store_true")
+    pu.add_argument("--path", default=None, help="folder to push (default: the adapter, or <outputs.dir>/merged)")
     return p
 
 
@@ -92,6 +110,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.cmd == "watchdog":
         from .watchdog import main_watchdog
         return main_watchdog(args.root or _home(), args.idle_minutes, args.poll_seconds, args.grace_seconds, args.poweroff_cmd)
+    if args.cmd == "merge":
+        from .merge import main_merge
+        return main_merge(args.run_dir, args.workdir, args.adapter, args.out, args.dtype, args.device)
+    if args.cmd == "publish":
+        from .publish import main_publish
+        return main_publish(args.run_dir, args.workdir, args.what, args.repo, args.public, args.path)
     if args.cmd == "plan":
         from . import launchers
         from .spec import load_spec, mode_of

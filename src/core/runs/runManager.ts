@@ -5,6 +5,7 @@
 // what the parts share: the SSH connections, the watches, the listeners. No `vscode` here.
 import { join } from 'node:path';
 import { SshHost } from '../ssh/reconnect';
+import { shellQuote } from '../ssh/quote';
 import { isValidRunId, stopRun, listRuns, remoteRoot, runDirOf } from '../ssh/runs';
 import type { RunEvent } from '../telemetry/events';
 import { finishGuarded } from './teardown';
@@ -18,6 +19,9 @@ import { startRun } from './runStart';
 import { followRun } from './runFollow';
 import { finishRun } from './runFinish';
 import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
+import type { SshSession } from '../ssh/session';
+import type { RunHostPaths } from './hostOps';
+import { pythonFromBootstrap, workspaceFromCommandScript } from './hostOps';
 
 export type { RunFinished, RunManagerDeps, RunTarget, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from './runPaths';
@@ -149,6 +153,27 @@ export class RunManager {
       const abs = remotePath.startsWith('/') ? remotePath : `${rootOf(rec.remoteDir!)}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}/${remotePath}`;
       return downloadFolder(s, abs, dest, { ...(onProgress ? { onProgress } : {}), ...(signal ? { signal } : {}) });
     });
+  }
+
+  /**
+   * One operation on a run's host (merge, publish) with this extension's runner synced there first (the host's
+   * copy may predate the subcommand). Not retried on a dropped connection: these are not reads.
+   */
+  async onRunHost<T>(runId: string, fn: (session: SshSession, at: RunHostPaths) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const rec = this.deps.store.get(runId);
+    if (!rec?.remoteDir) throw new Error(`run ${runId} was never started on a host`);
+    const s = await this.hostFor(rec).session(signal);
+    const home = await s.home();
+    const runDir = rec.remoteDir.startsWith('~/') ? `${home}/${rec.remoteDir.slice(2)}` : rec.remoteDir;
+    const root = rootOf(runDir);
+    const runner = `${root}/runner/${this.deps.runnerVersion}`;
+    await this.deps.sync(s, this.deps.runnerDir, runner, { ...(signal ? { signal } : {}), ignoreFiles: false });
+    // The run's venv when the bootstrap made one (it has torch and peft), else the interpreter runs start with.
+    const boot = await s.exec(`cat ${shellQuote(`${runDir}/bootstrap.json`)} 2>/dev/null`);
+    const python = pythonFromBootstrap(boot.stdout.toString('utf8')) ?? this.deps.remotePython ?? 'python3';
+    const cmd = await s.exec(`head -n 1 ${shellQuote(`${runDir}/command.sh`)} 2>/dev/null`);
+    const workspace = workspaceFromCommandScript(cmd.stdout.toString('utf8')) ?? `${root}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}`;
+    return fn(s, { root, runDir, runner, python, workspace });
   }
 
   /** SIGTERM (the runner saves a checkpoint), then SIGKILL after the grace period. */

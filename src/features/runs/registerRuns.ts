@@ -9,6 +9,7 @@ import type { TargetSources } from './targets';
 import { registerRunsView, runsViewRows } from './runsView';
 import { registerStartTraining } from './startTraining';
 import { registerRunActions } from './runActions';
+import { registerHubActions } from './hubActions';
 import { registerRunStatusBar } from './runStatusBar';
 import { registerRunNotifications } from './runNotifications';
 import { registerRunsContext } from './runsContext';
@@ -30,6 +31,7 @@ export function registerRuns(deps: FeatureDeps, runs: RunServices, sources: Targ
     view,
     registerStartTraining(deps, runs, sources),
     registerRunActions(deps, runs),
+    registerHubActions(deps, runs),
     statusBar,
     notices,
     context,
