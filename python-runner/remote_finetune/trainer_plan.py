@@ -57,7 +57,7 @@ RENAMED = {
     "epochs": "num_train_epochs", "per_device_batch_size": "per_device_train_batch_size",
     "gradient_accumulation": "gradient_accumulation_steps", "lr_scheduler": "lr_scheduler_type",
 }
-OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy"}
+OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy", "report_to"}
 
 
 def model_dtype(spec: Dict[str, Any]) -> str:
