@@ -66,12 +66,19 @@ export function parseTensorboardStart(stdout: string): number {
     if (n > 0 && n < 65536) return n;
   }
   if (stdout.includes('RFT_TB_MISSING'))
-    throw new Error('No Python on the host has the tensorboard package: add tensorboard to trainer.report_to (the runner then installs it), or pip install tensorboard on the host.');
+    throw new Error(
+      'No Python on the host has the tensorboard package: add tensorboard to trainer.report_to (the runner then installs it), or pip install tensorboard on the host.',
+    );
   if (stdout.includes('RFT_TB_DIED')) throw new Error(`TensorBoard exited on the host: ${stdout.split('RFT_TB_DIED')[1]!.trim().slice(-800)}`);
   throw new Error('TensorBoard did not start listening on the host within a minute (see tensorboard.log in the run folder).');
 }
 
-export async function startRemoteTensorboard(session: SshSession, remoteRunDir: string, workspaceDir: string | undefined, signal?: AbortSignal): Promise<number> {
+export async function startRemoteTensorboard(
+  session: SshSession,
+  remoteRunDir: string,
+  workspaceDir: string | undefined,
+  signal?: AbortSignal,
+): Promise<number> {
   const r = await session.exec(tensorboardStartScript(remoteRunDir, workspaceDir), signal ? { signal } : {});
   return parseTensorboardStart(r.stdout.toString('utf8'));
 }

@@ -70,7 +70,10 @@ test('Open TensorBoard: real tensorboard on the host, reached over the SSH conne
   assert.equal((await done).record.status, 'completed');
 
   const logs: string[] = [];
-  const service = new TensorboardService((r) => m.hostOf(r), (l) => logs.push(l));
+  const service = new TensorboardService(
+    (r) => m.hostOf(r),
+    (l) => logs.push(l),
+  );
   const record = m.store.get(rec.id)!;
   const url = await service.url(record);
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
