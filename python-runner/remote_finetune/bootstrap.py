@@ -324,6 +324,7 @@ def predownload(spec: Dict[str, Any], workdir: str, env: Dict[str, str],
                 snapshot_download: Optional[Callable[..., str]] = None) -> List[str]:
     """Downloads what the built-in trainer will load; returns notes. Raises BootstrapError."""
     from .spec import get  # local: keeps this module importable on its own
+    from .staging import is_remote
     if snapshot_download is None:
         from huggingface_hub import snapshot_download as real  # heavy import, only when downloading
         snapshot_download = real
@@ -340,6 +341,8 @@ def predownload(spec: Dict[str, Any], workdir: str, env: Dict[str, str],
             jobs.append(("model", model, get(spec, "model.revision")))
     for key in ("data.train", "data.eval"):
         ref = get(spec, key)
+        if is_remote(ref):
+            continue  # s3://, gs://, hf:// data is staged by staging.py (main_predownload), not from the Hub cache
         if ref and not spec.get("command"):
             if is_local(ref, workdir):
                 path = ref if os.path.isabs(ref) else os.path.join(workdir, ref)
@@ -459,10 +462,19 @@ def main_predownload(run_dir: str, workdir: str) -> int:
     if spec is None:
         print(json.dumps({"error": "spec.json: " + "; ".join(errs)}))
         return 2
+    from .events import EventWriter
+    from .staging import StagingError, stage_spec_data
     try:
         notes = predownload(spec, workdir, env)
+        if not spec.get("command"):
+            staged = stage_spec_data(spec, run_dir, env, EventWriter(os.path.join(run_dir, "events.jsonl")).emit)
+            notes += ["%s staged in %s" % (k, v) for k, v in staged.items()]
     except BootstrapError as e:
         print(json.dumps({"error": str(e), "hint": e.hint, "signature": e.signature}))
+        return 1
+    except StagingError as e:
+        print(json.dumps({"error": str(e), "hint": "Check the URI and the credentials in the run's .env (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, HF_TOKEN).",
+                          "signature": "data-staging-failed"}))
         return 1
     print(json.dumps({"notes": notes}))
     return 0

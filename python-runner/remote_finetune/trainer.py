@@ -176,11 +176,18 @@ def _load_local(loader: str, path: str) -> Any:
     return load_dataset(loader, data_files=path, split="train")
 
 
-def load_raw_datasets(spec: Dict[str, Any], workdir: str) -> Tuple[Any, Optional[Any]]:
+def load_raw_datasets(spec: Dict[str, Any], workdir: str, run_dir: Optional[str] = None) -> Tuple[Any, Optional[Any]]:
     from datasets import load_dataset
 
+    from .staging import is_remote, read_staged
+
     token = hub_token(dict(os.environ))
-    src = plan.dataset_source(spec, workdir)
+    staged = read_staged(run_dir) if run_dir else {}
+    for key in ("data.train", "data.eval"):
+        ref = get(spec, key)
+        if is_remote(ref) and ref not in staged:
+            raise RuntimeError("%s %s was not staged on the host (the bootstrap stages s3://, gs:// and hf:// data before training)" % (key, ref))
+    src = plan.dataset_source(spec, workdir, staged)
     if src["kind"] == "local":
         train = _load_local(*src["train"])
         evalset = _load_local(*src["eval"]) if src["eval"] else None
@@ -371,7 +378,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     if sft and not _installed("trl"):
         run.warn("trainer.use_sft_trainer is set but trl is not installed; using transformers' Trainer", "trl-missing")
         sft = False
-    trainset, evalset = load_raw_datasets(spec, workdir)
+    trainset, evalset = load_raw_datasets(spec, workdir, run.run_dir)
     args = training_arguments(spec, ckpt_dir, has_eval=evalset is not None, sft=sft, run=run)
     tokenizer = load_tokenizer(spec)
     model, _attn = load_model(spec, tokenizer, run, capability)

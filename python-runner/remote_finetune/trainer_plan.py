@@ -238,11 +238,16 @@ def loader_for(path: str) -> str:
     return LOADERS.get(os.path.splitext(name)[1], "json")
 
 
-def dataset_source(spec: Dict[str, Any], workdir: str) -> Dict[str, Any]:
+def dataset_source(spec: Dict[str, Any], workdir: str, staged: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Local files: {'kind': 'local', 'train': (loader, path), 'eval': (loader, path) | None, 'eval_hub'};
-    otherwise {'kind': 'hub', 'id', 'split', 'eval'}. Each local file is read by its own format's loader."""
+    otherwise {'kind': 'hub', 'id', 'split', 'eval'}. Each local file is read by its own format's loader.
+    `staged`: URI → path on the host for data staged from s3://, gs:// or hf:// (staging.py)."""
+    staged = staged or {}
     train = str(get(spec, "data.train", ""))
     evalref = get(spec, "data.eval")
+    train = staged.get(train, train)
+    if evalref is not None:
+        evalref = staged.get(str(evalref), evalref)
 
     def local(ref: str) -> Optional[str]:
         p = os.path.expanduser(ref if os.path.isabs(ref) else os.path.join(workdir, ref))

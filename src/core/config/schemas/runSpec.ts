@@ -44,7 +44,9 @@ export const runSpecLora = z.strictObject({
 });
 
 export const runSpecData = z.strictObject({
-  train: nonEmpty.describe('Training data: a local JSONL/JSON/CSV/Parquet path (relative to this file) or a Hub dataset id.'),
+  train: nonEmpty.describe(
+    'Training data: a local JSONL/JSON/CSV/Parquet path (relative to this file), a Hub dataset id, or s3://bucket/key, gs://bucket/key or hf://datasets/org/name (a file or a folder), copied by the host itself before training.',
+  ),
   eval: nonEmpty.optional().describe('Evaluation data, same forms as train.'),
   split: nonEmpty.optional().describe('Split to take from a Hub dataset; default train.'),
   text_field: nonEmpty.optional().describe('Column holding the text to train on; default text.'),
