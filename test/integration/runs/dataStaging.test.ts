@@ -103,6 +103,11 @@ test('s3:// training data is staged on the host with its size first, then traine
   assert.equal(staging.at(-1)!.done, true);
   assert.equal(staging.at(-1)!.bytes_done, bytes);
   assert.ok(events.findIndex((e) => e.type === 'staging') < events.findIndex((e) => e.type === 'started'), 'staged before training started');
+  // The person sees it in the run's log as it happens (the log panel tails output.log).
+  const outputLog = readFileSync(join(remoteRun, 'output.log'), 'utf8');
+  const kb = (bytes / 1000).toFixed(1).replace('.', '\\.');
+  assert.match(outputLog, new RegExp(`\\[remote-finetune\\] staging s3://${bucket}/corpus: 1 object, ${kb} KB, into `));
+  assert.match(outputLog, new RegExp(`\\[remote-finetune\\] staged s3://${bucket}/corpus: ${kb} KB in `));
   const losses = events.filter((e) => e.type === 'metrics' && 'loss' in e && e.loss !== undefined);
   assert.ok(losses.length >= 5, 'trained on the staged data');
 
