@@ -136,7 +136,8 @@ def plan(uri: str, root: str, env: Dict[str, str], which: Which) -> Dict[str, An
     repo, rev = hf_repo(uri)
     from huggingface_hub import HfApi  # heavy import, only for hf:// data; honours HF_ENDPOINT
     from .spec import hub_token
-    info = HfApi().dataset_info(repo, revision=rev, files_metadata=True, token=hub_token(env))
+    # The run's env file is not this process's environment: HF_ENDPOINT is passed, not read at import time.
+    info = HfApi(endpoint=env.get("HF_ENDPOINT") or None).dataset_info(repo, revision=rev, files_metadata=True, token=hub_token(env))
     sizes = [int(getattr(s, "size", 0) or 0) for s in (info.siblings or [])]
     return {"bytes": sum(sizes), "objects": len(sizes), "dir": dest, "local": dest, "argv": None, "repo": repo, "revision": rev}
 
@@ -145,7 +146,8 @@ def _bytes_under(path: str) -> int:
     total = 0
     if os.path.isfile(path):
         return os.path.getsize(path)
-    for d, _, names in os.walk(path):
+    for d, dirs, names in os.walk(path):
+        dirs[:] = [x for x in dirs if x != ".cache"]  # huggingface_hub's own bookkeeping in a local_dir
         for n in names:
             try:
                 total += os.path.getsize(os.path.join(d, n))
@@ -183,7 +185,8 @@ def stage_one(uri: str, root: str, env: Dict[str, str], emit: Emit, which: Which
             if p["argv"] is None:
                 from huggingface_hub import snapshot_download
                 from .spec import hub_token
-                snapshot_download(repo_id=p["repo"], repo_type="dataset", revision=p["revision"], local_dir=p["local"], token=hub_token(env))
+                snapshot_download(repo_id=p["repo"], repo_type="dataset", revision=p["revision"], local_dir=p["local"], token=hub_token(env),
+                                  endpoint=env.get("HF_ENDPOINT") or None)
             else:
                 _run(p["argv"], env, timeout=24 * 3600)
         except Exception as e:  # noqa: BLE001 - any tool or hub failure becomes the staging error below

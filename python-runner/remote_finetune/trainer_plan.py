@@ -245,6 +245,10 @@ def dataset_source(spec: Dict[str, Any], workdir: str, staged: Optional[Dict[str
     staged = staged or {}
     train = str(get(spec, "data.train", ""))
     evalref = get(spec, "data.eval")
+    if train.startswith("hf://") and train in staged:
+        # A Hub dataset repo copied whole: datasets reads the local copy as it would the repo (its README's configs).
+        ev = staged.get(str(evalref), evalref) if evalref is not None else None
+        return {"kind": "hub", "id": staged[train], "split": str(get(spec, "data.split", "train")), "eval": ev}
     train = staged.get(train, train)
     if evalref is not None:
         evalref = staged.get(str(evalref), evalref)
