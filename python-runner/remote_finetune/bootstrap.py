@@ -473,8 +473,7 @@ def main_predownload(run_dir: str, workdir: str) -> int:
         print(json.dumps({"error": str(e), "hint": e.hint, "signature": e.signature}))
         return 1
     except StagingError as e:
-        print(json.dumps({"error": str(e), "hint": "Check the URI and the credentials in the run's .env (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, HF_TOKEN).",
-                          "signature": "data-staging-failed"}))
+        print(json.dumps({"error": str(e), "hint": "Check the URI and the credentials in the run's .env (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, HF_TOKEN)."}))
         return 1
     print(json.dumps({"notes": notes}))
     return 0
