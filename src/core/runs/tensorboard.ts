@@ -116,7 +116,13 @@ export class TensorboardService {
       p.catch(() => this.open.delete(rec.id));
     }
     const o = await p;
-    return `http://127.0.0.1:${o.forward.localPort}/`;
+    // Asked again: TensorBoard may have died on the host since (a reboot, a kill); the start script reuses a live
+    // one and otherwise starts another, and a new port gets a new forward.
+    const port = await o.host.use((s) => startRemoteTensorboard(s, o.remoteDir, rec.workspaceDir, signal), signal);
+    if (port === o.remotePort) return `http://127.0.0.1:${o.forward.localPort}/`;
+    await o.forward.close();
+    this.open.delete(rec.id);
+    return await this.url(rec, signal);
   }
 
   isOpen(runId: string): boolean {

@@ -79,7 +79,7 @@ test('Open TensorBoard: real tensorboard on the host, reached over the SSH conne
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
   const remoteRun = join(sshd.home, '.remote-finetune', 'runs', rec.id);
   const remotePort = Number(readFileSync(join(remoteRun, 'tensorboard.port'), 'utf8'));
-  const pid = Number(readFileSync(join(remoteRun, 'tensorboard.pid'), 'utf8'));
+  let pid = Number(readFileSync(join(remoteRun, 'tensorboard.pid'), 'utf8'));
   assert.ok(alive(pid), 'tensorboard runs on the host');
   assert.notEqual(new URL(url).port, String(remotePort), 'the local port is a forward, not the host port itself');
   const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
@@ -110,6 +110,16 @@ test('Open TensorBoard: real tensorboard on the host, reached over the SSH conne
 
   // Asked again (or by a fresh window after a reload): the same server on the host, not a second one.
   assert.equal(await service.url(record), url);
+  assert.equal(Number(readFileSync(join(remoteRun, 'tensorboard.pid'), 'utf8')), pid);
+  // TensorBoard died on the host (a reboot, an OOM kill): asking again starts another and forwards to it.
+  process.kill(pid, 'SIGKILL');
+  await until('the killed tensorboard to go', () => !alive(pid), 10_000);
+  const revived = await service.url(record);
+  const pid2 = Number(readFileSync(join(remoteRun, 'tensorboard.pid'), 'utf8'));
+  assert.notEqual(pid2, pid);
+  assert.ok(alive(pid2));
+  assert.equal((await getText(`${revived}data/runs`)).status, 200);
+  pid = pid2;
   const again = new TensorboardService((r) => m.hostOf(r));
   const url2 = await again.url(record);
   assert.equal(Number(readFileSync(join(remoteRun, 'tensorboard.pid'), 'utf8')), pid);
@@ -122,6 +132,6 @@ test('Open TensorBoard: real tensorboard on the host, reached over the SSH conne
   assert.equal(existsSync(join(remoteRun, 'tensorboard.port')), false);
   await assert.rejects(getText(url2), 'the second local port is closed');
   await service.close(record.id);
-  await assert.rejects(getText(url), 'the local port is closed');
+  await assert.rejects(getText(revived), 'the local port is closed');
   await m.dispose();
 });
