@@ -43,6 +43,8 @@ export interface RunContext {
   onDidChangeActiveRun?(listener: (run: RunDataSource | undefined) => void): Unsubscribe;
   /** Runs of this extension whose metrics the metrics panel can overlay, newest first (their local mirrors). */
   comparableRuns?(): readonly ComparableRun[];
+  /** Called when the last run panel closes (what was opened for the runs' panels, such as TensorBoard, can end). */
+  panelsClosed?(): void;
 }
 
 export interface ComparableRun {

@@ -74,6 +74,8 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     (r) => manager.hostOf(r),
     (l) => opts.log.info(l),
   );
+  // The TensorBoards opened for runs end with the runs' panels (and at deactivate).
+  panels.onPanelsClosed(() => void tensorboard.dispose());
   return {
     store,
     manager,
