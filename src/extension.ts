@@ -12,6 +12,7 @@ import { HostStore } from './features/hosts/hostStore';
 import { registerProviders } from './features/providers/registerProviders';
 import { createSshConnectOptions } from './features/hosts/sshPrompts';
 import { sshSync } from './core/runs/runSync';
+import { confirmLargeFolders } from './features/runs/largeFolderPrompt';
 import { createCloudProviders } from './features/providers/cloudProviders';
 import type { FeatureDeps } from './features/deps';
 
@@ -25,7 +26,7 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
   context.subscriptions.push(cloud);
   const runs = createRunServices(context, {
     connectOptions,
-    sync: sshSync(join(context.globalStorageUri.fsPath, 'sync-cache')),
+    sync: sshSync(join(context.globalStorageUri.fsPath, 'sync-cache'), confirmLargeFolders),
     ledger: cloud.ledger,
     providerFor: (r) => cloud.providerFor(r),
     log,

@@ -206,12 +206,20 @@ def venv_actions(venv_dir: str, base_python: str) -> List[List[str]]:
     return [[base_python, "-m", "venv", "--clear", "--system-site-packages", venv_dir]]
 
 
-def requirement_files(method: str, lock: str, wandb: bool = False, deepspeed: bool = False) -> List[str]:
-    """The lock (transformers, peft, trl, datasets, accelerate, bitsandbytes: every built-in method) and the extras."""
+def requirement_files(method: str, lock: str, wandb: bool = False, deepspeed: bool = False, trackers: Tuple[str, ...] = ()) -> List[str]:
+    """The lock (transformers, peft, trl, datasets, accelerate, bitsandbytes: every built-in method) and the extras.
+    `trackers`: report_to names (tensorboard, mlflow) whose requirement file goes in, pinned by tracking_constraints."""
     if method not in ("qlora", "lora-bf16", "full"):
         return []
     names = [lock] + [os.path.join(REQUIREMENTS_DIR, n) for n, on in (("wandb.txt", wandb), ("deepspeed.txt", deepspeed)) if on]
+    names += [os.path.join(REQUIREMENTS_DIR, t + ".txt") for t in ("tensorboard", "mlflow") if t in trackers]
     return names
+
+
+def tracking_constraints(lock: str) -> Optional[str]:
+    """locks/tracking/<lock>.txt: every package the tracking extras pull in, pinned for that lock."""
+    path = os.path.join(os.path.dirname(lock), "tracking", os.path.basename(lock))
+    return path if os.path.isfile(path) else None
 
 
 def wants_deepspeed(spec: Optional[Dict[str, Any]]) -> bool:
@@ -242,18 +250,29 @@ def _stamp(venv_dir: str, req: str) -> str:
     return os.path.join(venv_dir, ".rft-req-%s.sha256" % os.path.splitext(os.path.basename(req))[0])
 
 
-def install_actions(venv_dir: str, base_python: str, reqs: List[str]) -> List[Tuple[List[str], str, str]]:
-    """(pip argv, stamp path, hash) for each requirements file whose hash changed since its last install."""
+CONSTRAINED = ("tensorboard.txt", "mlflow.txt")
+
+
+def install_actions(venv_dir: str, base_python: str, reqs: List[str], constraints: Optional[str] = None) -> List[Tuple[List[str], str, str]]:
+    """(pip argv, stamp path, hash) for each requirements file whose hash changed since its last install.
+    `constraints` (pip -c) pins what the tracking extras pull in; its content is part of their hash."""
     out = []
     for req in reqs:
+        constrained = constraints is not None and os.path.basename(req) in CONSTRAINED
         digest = requirements_hash(req, base_python)
+        if constrained:
+            with open(constraints, "rb") as f:
+                digest = hashlib.sha256((digest + "\0").encode() + f.read()).hexdigest()
         try:
             with open(_stamp(venv_dir, req), "r", encoding="utf-8") as f:
                 if f.read().strip() == digest:
                     continue
         except OSError:
             pass
-        argv = [venv_python(venv_dir), "-m", "pip", "install", "--disable-pip-version-check", "--upgrade-strategy", "only-if-needed", "-r", req]
+        argv = [venv_python(venv_dir), "-m", "pip", "install", "--disable-pip-version-check", "--upgrade-strategy", "only-if-needed"]
+        if constrained:
+            argv += ["-c", str(constraints)]
+        argv += ["-r", req]
         if os.path.basename(req) in ("flash-attn.txt", "deepspeed.txt"):
             argv.append("--no-build-isolation")  # they build against the torch already installed
         out.append((argv, _stamp(venv_dir, req), digest))
@@ -305,6 +324,7 @@ def predownload(spec: Dict[str, Any], workdir: str, env: Dict[str, str],
                 snapshot_download: Optional[Callable[..., str]] = None) -> List[str]:
     """Downloads what the built-in trainer will load; returns notes. Raises BootstrapError."""
     from .spec import get  # local: keeps this module importable on its own
+    from .staging import is_remote
     if snapshot_download is None:
         from huggingface_hub import snapshot_download as real  # heavy import, only when downloading
         snapshot_download = real
@@ -321,6 +341,8 @@ def predownload(spec: Dict[str, Any], workdir: str, env: Dict[str, str],
             jobs.append(("model", model, get(spec, "model.revision")))
     for key in ("data.train", "data.eval"):
         ref = get(spec, key)
+        if is_remote(ref):
+            continue  # s3://, gs://, hf:// data is staged by staging.py (main_predownload), not from the Hub cache
         if ref and not spec.get("command"):
             if is_local(ref, workdir):
                 path = ref if os.path.isabs(ref) else os.path.join(workdir, ref)
@@ -377,8 +399,9 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
             f.write(os.path.realpath(base) + "\n")
         result["notes"].append("created venv %s on %s%s" % (venv_dir, base, " (sees its parent venv's packages)" if pth else ""))
     wandb_on = bool(env.get("WANDB_API_KEY")) and ((spec or {}).get("wandb") or {}).get("enabled") is not False
-    reqs = requirement_files(method, lock, wandb=wandb_on, deepspeed=wants_deepspeed(spec))
-    for argv, stamp, digest in install_actions(venv_dir, base, reqs):
+    from .tracking import asked_trackers
+    reqs = requirement_files(method, lock, wandb=wandb_on, deepspeed=wants_deepspeed(spec), trackers=tuple(asked_trackers(spec or {})))
+    for argv, stamp, digest in install_actions(venv_dir, base, reqs, tracking_constraints(lock)):
         if runner(argv) != 0:
             raise BootstrapError("pip install -r %s failed" % os.path.basename(argv[-1]), hint="See the output above; the pins are in python-runner/remote_finetune/requirements.")
         with open(stamp, "w", encoding="utf-8") as f:
@@ -439,10 +462,18 @@ def main_predownload(run_dir: str, workdir: str) -> int:
     if spec is None:
         print(json.dumps({"error": "spec.json: " + "; ".join(errs)}))
         return 2
+    from .events import EventWriter
+    from .staging import StagingError, stage_spec_data
     try:
         notes = predownload(spec, workdir, env)
+        if not spec.get("command"):
+            staged = stage_spec_data(spec, run_dir, env, EventWriter(os.path.join(run_dir, "events.jsonl")).emit)
+            notes += ["%s staged in %s" % (k, v) for k, v in staged.items()]
     except BootstrapError as e:
         print(json.dumps({"error": str(e), "hint": e.hint, "signature": e.signature}))
+        return 1
+    except StagingError as e:
+        print(json.dumps({"error": str(e), "hint": "Check the URI and the credentials in the run's .env (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, HF_TOKEN)."}))
         return 1
     print(json.dumps({"notes": notes}))
     return 0

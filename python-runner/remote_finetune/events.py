@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 EVENTS_SCHEMA_VERSION = 1
 MAX_SAFE_INTEGER = 2 ** 53 - 1
 
-EVENT_TYPES = ("queued", "assigned", "started", "metrics", "eval", "checkpoint", "warning", "error", "finished")
+EVENT_TYPES = ("queued", "assigned", "staging", "started", "metrics", "eval", "checkpoint", "warning", "error", "finished")
 METHODS = ("qlora", "lora-bf16", "full", "own-script")
 FINISHED_STATUSES = ("completed", "failed", "interrupted", "stopped")
 
@@ -88,6 +88,10 @@ def _nullable_int(x: Any) -> Optional[str]:
     return None if x is None else _int(x)
 
 
+def _bool(x: Any) -> Optional[str]:
+    return None if isinstance(x, bool) else "expected boolean"
+
+
 def _nonneg_int_list(x: Any) -> Optional[str]:
     if not isinstance(x, list):
         return "expected array"
@@ -107,6 +111,14 @@ SCHEMA: Dict[str, List[Tuple[str, Check, bool]]] = {
     "assigned": [
         ("gpus", _nonneg_int_list, True),
         ("waited_s", _nonneg, False),
+    ],
+    "staging": [
+        ("uri", _string, True),
+        ("bytes_done", _nonneg_int, True),
+        ("bytes_total", _nonneg_int, False),
+        ("files_total", _nonneg_int, False),
+        ("done", _bool, False),
+        ("seconds", _nonneg, False),
     ],
     "started": [
         ("run_id", _string, False),

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import envfile, gpuqueue, launchers, notify, spot_notice
+from . import envfile, gpuqueue, launchers, notify, spot_notice, tracking
 from .checkpoint_upload import CheckpointUploader
 from .events import EventWriter
 from .gpu import GpuSampler
@@ -214,6 +214,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
     mode = mode_of(spec)
     env = child_environment(dict(os.environ), file_env, run_dir, python)
     env.update(wandb_settings(spec, env, run_dir))
+    env.update(tracking.tracking_settings(spec, env, run_dir))
     if start_watchdog is not None:
         start_watchdog(spec)
 

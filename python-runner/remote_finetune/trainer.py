@@ -16,6 +16,7 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import tracking
 from . import trainer_plan as plan
 from .callback import StopFlag, events_callback
 from .events import EventWriter
@@ -175,11 +176,18 @@ def _load_local(loader: str, path: str) -> Any:
     return load_dataset(loader, data_files=path, split="train")
 
 
-def load_raw_datasets(spec: Dict[str, Any], workdir: str) -> Tuple[Any, Optional[Any]]:
+def load_raw_datasets(spec: Dict[str, Any], workdir: str, run_dir: Optional[str] = None) -> Tuple[Any, Optional[Any]]:
     from datasets import load_dataset
 
+    from .staging import is_remote, read_staged
+
     token = hub_token(dict(os.environ))
-    src = plan.dataset_source(spec, workdir)
+    staged = read_staged(run_dir) if run_dir else {}
+    for key in ("data.train", "data.eval"):
+        ref = get(spec, key)
+        if is_remote(ref) and ref not in staged:
+            raise RuntimeError("%s %s was not staged on the host (the bootstrap stages s3://, gs:// and hf:// data before training)" % (key, ref))
+    src = plan.dataset_source(spec, workdir, staged)
     if src["kind"] == "local":
         train = _load_local(*src["train"])
         evalset = _load_local(*src["eval"]) if src["eval"] else None
@@ -246,11 +254,20 @@ class CausalCollator:
 
 
 def report_targets(spec: Dict[str, Any], run: Run) -> List[str]:
+    """W&B when its key is present and the spec leaves it on, plus what trainer.report_to names; a tracker
+    whose package is missing is dropped with a warning rather than failing the run in TrainingArguments."""
     wandb_on = (spec.get("wandb") or {}).get("enabled") is not False and bool(os.environ.get("WANDB_API_KEY"))
     if wandb_on and not _installed("wandb"):
         run.warn("WANDB_API_KEY is set but wandb is not installed; not reporting to W&B", "wandb-missing")
         wandb_on = False
     report_to = ["wandb"] if wandb_on else []
+    # run.py sets these for the child; filled here too when the trainer is started on its own (tests, a rerun by hand).
+    os.environ.update(tracking.tracking_settings(spec, dict(os.environ), run.run_dir))
+    for name in tracking.asked_trackers(spec):
+        if _installed(tracking.TRACKERS[name]):
+            report_to.append(name)
+        else:
+            run.warn("trainer.report_to names %s but it is not installed in the run's venv; not reporting to it" % name, "%s-missing" % name)
     os.environ["RFT_REPORT_TO"] = ",".join(report_to)
     return report_to
 
@@ -280,6 +297,8 @@ def training_arguments(spec: Dict[str, Any], output_dir: str, *, has_eval: bool,
     kw = plan.training_args_kwargs(spec, output_dir, fields, has_eval=has_eval, report_to=report_targets(spec, run),
                                    bnb_installed=_installed("bitsandbytes"), warn=run.warn, optimizers=optimizers,
                                    deepspeed=deepspeed_config(spec, run.workdir), pretokenized=not sft)
+    if "tensorboard" in kw["report_to"] and "logging_dir" in fields:
+        kw["logging_dir"] = os.environ.get("TENSORBOARD_LOGGING_DIR") or tracking.tensorboard_dir(run.run_dir)  # transformers 4.x
     import torch
     if not torch.cuda.is_available() and "use_cpu" in fields:
         kw["use_cpu"] = True  # transformers 5 refuses bf16 without a GPU unless told the run is meant for the CPU
@@ -359,7 +378,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     if sft and not _installed("trl"):
         run.warn("trainer.use_sft_trainer is set but trl is not installed; using transformers' Trainer", "trl-missing")
         sft = False
-    trainset, evalset = load_raw_datasets(spec, workdir)
+    trainset, evalset = load_raw_datasets(spec, workdir, run.run_dir)
     args = training_arguments(spec, ckpt_dir, has_eval=evalset is not None, sft=sft, run=run)
     tokenizer = load_tokenizer(spec)
     model, _attn = load_model(spec, tokenizer, run, capability)

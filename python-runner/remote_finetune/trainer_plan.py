@@ -57,7 +57,7 @@ RENAMED = {
     "epochs": "num_train_epochs", "per_device_batch_size": "per_device_train_batch_size",
     "gradient_accumulation": "gradient_accumulation_steps", "lr_scheduler": "lr_scheduler_type",
 }
-OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy"}
+OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy", "report_to"}
 
 
 def model_dtype(spec: Dict[str, Any]) -> str:
@@ -238,11 +238,20 @@ def loader_for(path: str) -> str:
     return LOADERS.get(os.path.splitext(name)[1], "json")
 
 
-def dataset_source(spec: Dict[str, Any], workdir: str) -> Dict[str, Any]:
+def dataset_source(spec: Dict[str, Any], workdir: str, staged: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Local files: {'kind': 'local', 'train': (loader, path), 'eval': (loader, path) | None, 'eval_hub'};
-    otherwise {'kind': 'hub', 'id', 'split', 'eval'}. Each local file is read by its own format's loader."""
+    otherwise {'kind': 'hub', 'id', 'split', 'eval'}. Each local file is read by its own format's loader.
+    `staged`: URI → path on the host for data staged from s3://, gs:// or hf:// (staging.py)."""
+    staged = staged or {}
     train = str(get(spec, "data.train", ""))
     evalref = get(spec, "data.eval")
+    if train.startswith("hf://") and train in staged:
+        # A Hub dataset repo copied whole: datasets reads the local copy as it would the repo (its README's configs).
+        ev = staged.get(str(evalref), evalref) if evalref is not None else None
+        return {"kind": "hub", "id": staged[train], "split": str(get(spec, "data.split", "train")), "eval": ev}
+    train = staged.get(train, train)
+    if evalref is not None:
+        evalref = staged.get(str(evalref), evalref)
 
     def local(ref: str) -> Optional[str]:
         p = os.path.expanduser(ref if os.path.isabs(ref) else os.path.join(workdir, ref))

@@ -193,6 +193,29 @@ class VenvAndRequirements(TempDirTest):
         self.assertFalse(bs.want_flash_attn("qlora", CUDA), "never 4-bit with FlashAttention-2")
         self.assertFalse(bs.want_flash_attn("lora-bf16", dict(CUDA, capability=[7, 5])), "T4 has no FA2")
 
+    def test_report_to_tensorboard_and_mlflow_install_their_extras_pinned_by_the_lock(self):
+        self.boot("qlora", spec={"trainer": {"report_to": ["tensorboard", "mlflow"]}})
+        extras = [c for c in self.calls[1:] if c[-1].endswith(("tensorboard.txt", "mlflow.txt"))]
+        self.assertEqual([os.path.basename(c[-1]) for c in extras], ["tensorboard.txt", "mlflow.txt"])
+        for argv in extras:
+            constraints = argv[argv.index("-c") + 1]
+            self.assertTrue(constraints.endswith("requirements/locks/tracking/hf4-torch2.2to2.5.txt"), constraints)
+            self.assertIn("tensorboard==", read(constraints))
+        self.calls.clear()
+        self.boot("qlora", spec={"trainer": {"report_to": ["none"]}})
+        self.assertFalse([c for c in self.calls if c[-1].endswith(("tensorboard.txt", "mlflow.txt"))], "report_to none installs no tracker")
+
+    def test_every_lock_has_tracking_constraints_covering_the_extras(self):
+        for name, _, _ in bs.LOCK_FAMILIES:
+            pins = dict(line.split("==") for line in read(os.path.join(bs.LOCKS_DIR, "tracking", name + ".txt")).splitlines() if "==" in line)
+            lock = dict(line.split("==") for line in read(os.path.join(bs.LOCKS_DIR, name + ".txt")).splitlines() if "==" in line)
+            for extra in ("tensorboard", "mlflow"):
+                top = [line.split("==") for line in read(os.path.join(bs.REQUIREMENTS_DIR, extra + ".txt")).splitlines() if "==" in line]
+                for pkg, ver in top:
+                    self.assertEqual(pins.get(pkg), ver, "%s pins %s as %s.txt does" % (name, pkg, extra))
+            clash = {k: (v, lock[k]) for k, v in pins.items() if k in lock and lock[k] != v}
+            self.assertEqual(clash, {}, "constraints agree with the lock %s" % name)
+
     def test_own_script_only_picks_the_interpreter(self):
         r = self.boot("own-script")
         self.assertEqual(self.calls, [])

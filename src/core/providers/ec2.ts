@@ -13,6 +13,8 @@ import { DLAMI_NAME_PATTERN, DLAMI_SSM_PREFIX, dlamiParameterNames, dlamiSupport
 import { matchesQuery } from './offers';
 import { sleep } from './abort';
 import { waitForSshViaDescribe } from './sshProbe';
+import { attachNamedVolume, findVolume } from './ec2Volume';
+import type { AttachedVolume, VolumeSpec } from './ec2Volume';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
@@ -690,6 +692,17 @@ export class Ec2Provider implements Provider {
 
   async stop(instanceId: string, signal?: AbortSignal): Promise<void> {
     await this.send((sdk) => new sdk.StopInstancesCommand({ InstanceIds: [instanceId] }), signal);
+  }
+
+  /** The zone of the named persistent volume (ec2Volume.ts), when it exists: the launch must go there. */
+  async volumeZone(name: string, signal?: AbortSignal): Promise<string | undefined> {
+    return (await findVolume((make, sig) => this.send(make, sig), name, signal))?.AvailabilityZone;
+  }
+
+  /** Finds or makes the named EBS volume and attaches it to the (running) instance; teardown never deletes it. */
+  async attachVolume(instance: Instance, volume: VolumeSpec, signal?: AbortSignal): Promise<AttachedVolume> {
+    const tags = instance.ownerId ? [{ Key: OWNER_ID_TAG, Value: instance.ownerId }] : [];
+    return await attachNamedVolume((make, sig) => this.send(make, sig), instance, volume, tags, signal);
   }
 
   async listOwned(signal?: AbortSignal): Promise<Instance[]> {

@@ -111,6 +111,13 @@ export interface Provider {
   stop(instanceId: string, signal?: AbortSignal): Promise<void>;
   /** Instances this extension launched (by tag, label or name prefix) that are not terminated. */
   listOwned(signal?: AbortSignal): Promise<Instance[]>;
+  /** A named disk that outlives instances (EC2 EBS today): its zone when it exists, and attach to a running instance. */
+  volumeZone?(name: string, signal?: AbortSignal): Promise<string | undefined>;
+  attachVolume?(
+    instance: Instance,
+    volume: { readonly name: string; readonly sizeGiB: number },
+    signal?: AbortSignal,
+  ): Promise<{ readonly volumeId: string; readonly zone: string; readonly sizeGiB: number; readonly created: boolean }>;
 }
 
 export type ProviderErrorCode =

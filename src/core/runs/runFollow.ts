@@ -73,6 +73,10 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
                 patch.queuePosition = undefined;
                 patch.gpuIndices = [...e.gpus];
               }
+              if (e.type === 'staging')
+                patch.staging = e.done
+                  ? undefined
+                  : { uri: e.uri, bytesDone: e.bytes_done, ...(e.bytes_total !== undefined ? { bytesTotal: e.bytes_total } : {}) };
               if (e.type === 'metrics') {
                 patch.lastStep = e.step;
                 if (e.loss !== undefined) patch.lastLoss = e.loss;

@@ -100,6 +100,11 @@ export class RunManager {
     return h;
   }
 
+  /** The shared connection to a run's host, for features that open their own channels on it (TensorBoard's forward). */
+  hostOf(record: HostRef): SshHost {
+    return this.hostFor(record);
+  }
+
   /** Starts a run and returns once it is running on the host; watching goes on in the background. */
   start(req: StartRequest): Promise<RunRecord> {
     return startRun(this.ctx, req);

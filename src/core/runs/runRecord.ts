@@ -62,6 +62,8 @@ export const runRecordSchema = z.object({
   offsets: tailOffsetsSchema,
   /** Place in the host's queue while the run waits for its GPUs (1 = next); absent once it has them. */
   queuePosition: z.number().int().positive().optional(),
+  /** Data named by URI being copied onto the host before training (staging events); absent once done. */
+  staging: z.object({ uri: z.string(), bytesDone: z.number().int().nonnegative(), bytesTotal: z.number().int().nonnegative().optional() }).optional(),
   /** The host's GPUs the run was given (its CUDA_VISIBLE_DEVICES), from the host's queue. */
   gpuIndices: z.array(z.number().int().nonnegative()).max(64).optional(),
   lastStep: z.number().int().nonnegative().optional(),

@@ -16,6 +16,8 @@ import { withoutNotifyTargets } from './hostNotify';
 import { hashText, remoteWorkspaceName } from './runPaths';
 import { recordStartHistory } from './runHistory';
 import type { RunManagerContext, StartRequest } from './runTypes';
+import { linkOutputsScript, volumeEnv, volumeOf } from './runVolume';
+import { mountVolumeScript } from '../providers/ec2Volume';
 
 /** The spec's target block, as the launch reads it. */
 function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec> | undefined {
@@ -54,6 +56,8 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     req.progress?.(status, message);
   };
   let launched: { instance: Instance; launchedAt: number } | undefined;
+  const volume = volumeOf(req.spec);
+  let attached: { readonly volumeId: string } | undefined;
   try {
     // Before anything is billed or synced: what exactly this run is (spec text, git commit and diff).
     const history = await recordStartHistory({
@@ -88,13 +92,21 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
         onProgress: (m) => say('syncing', m),
       });
       say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
+      if (attached) {
+        const m = await session.exec(mountVolumeScript(attached.volumeId));
+        if (!m.stdout.toString('utf8').includes('RFT_VOLUME_MOUNTED'))
+          throw new Error(`the volume ${attached.volumeId} could not be mounted (exit ${m.code}): ${m.stderr.toString('utf8').trim().slice(0, 300)}`);
+        const out = (req.spec.outputs as { dir?: unknown } | undefined)?.dir;
+        await session.run(linkOutputsScript(wsRemote, remoteWorkspaceName(req.workspaceDir), typeof out === 'string' ? out : 'outputs'));
+        say('syncing', `volume ${attached.volumeId} mounted: data, the Hugging Face cache and outputs live on it`);
+      }
       if (signal?.aborted) throw new Error('cancelled');
       store.update(id, { status: 'bootstrapping' });
       say('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
       const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
       const p = launched?.instance.provider;
       const launch = launched && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: launched.instance.id } : undefined;
-      const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}) };
+      const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}), ...(attached ? volumeEnv(req.env) : {}) };
       const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec: req.spec, ...(launch ? { launch } : {}) });
       const rec2 = store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
       say('running', `running on ${rec.host} (pid ${started.pid}, ${started.launcher})`);
@@ -108,6 +120,10 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
         `launching ${target.offer.instanceType} on ${target.provider.kind} in ${target.offer.region} at $${target.offer.pricePerHour.toFixed(2)}/h`,
       );
       let result: RunRecord | undefined;
+      const provider = target.provider;
+      if (volume && !provider.attachVolume) throw new Error(`target.volume: persistent volumes are supported on EC2 only, not on ${provider.kind}`);
+      // An EBS volume attaches only in its own zone: an existing one decides where the instance goes.
+      const volumeZone = volume ? await provider.volumeZone?.(volume.name, req.signal) : undefined;
       // Where the provider can install it, the instance gets a host key made here: its first connection is checked.
       const hostKey = target.provider.deliversHostKey ? generateInstanceHostKey() : undefined;
       const pins = [...(hostKey ? [hostKey.publicKey] : [])];
@@ -120,6 +136,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
           ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
           ...(hostKey ? { hostKey } : {}),
           ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
+          ...(volumeZone ? { zone: volumeZone } : {}),
         },
         pricePerHour: target.offer.pricePerHour,
         sshTimeoutMs: target.sshTimeoutMs ?? 15 * 60_000,
@@ -137,6 +154,10 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
             launchedAt,
             ...(pins.length || instance.hostKeys?.length ? { pinnedHostKeys: [...pins, ...(instance.hostKeys ?? [])] } : {}),
           });
+          if (volume && provider.attachVolume) {
+            attached = await provider.attachVolume(instance, volume, signal);
+            say('provisioning', `volume "${volume.name}" (${attached.volumeId}) attached`);
+          }
           result = await runOnHost(rec, signal);
         },
       });

@@ -49,6 +49,10 @@ export function runDurationMs(r: Pick<RunRecord, 'createdAt' | 'updatedAt' | 'fi
 /** The status as the row says it: a run waiting in its host's queue says so, with its place. */
 function statusWords(r: RunRecord): string {
   if (r.status === 'running' && r.queuePosition !== undefined) return r.queuePosition === 1 ? 'queued (next)' : `queued (#${r.queuePosition})`;
+  if (r.status === 'running' && r.staging) {
+    const gb = (n: number): string => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : `${(n / 1e6).toFixed(0)} MB`);
+    return `staging data ${gb(r.staging.bytesDone)}${r.staging.bytesTotal !== undefined ? ` of ${gb(r.staging.bytesTotal)}` : ''}`;
+  }
   return r.status;
 }
 

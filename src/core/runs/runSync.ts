@@ -26,6 +26,7 @@ export function sshSync(cacheDir: string, confirmLarge?: SyncOptions['confirmLar
       },
     });
     if (r.cancelled) throw new Error('sync cancelled: large folders were not confirmed (add them to .finetuneignore or confirm)');
+    if (r.excluded?.length) o.onProgress?.(`left out of the sync: ${r.excluded.join(', ')}`);
     return { filesSent: r.uploaded, bytesSent: r.uploadedBytes };
   };
 }

@@ -26,8 +26,11 @@ export interface SyncOptions {
   readonly remoteDir: string;
   /** Local hash cache (outside the workspace). */
   readonly cacheFile?: string;
-  /** Asked before large data/checkpoint folders are sent; false cancels the sync. Absent: send. */
-  readonly confirmLarge?: (warnings: readonly LargeContentWarning[]) => Promise<boolean>;
+  /**
+   * Asked before large data/checkpoint folders are sent: true sends them, 'exclude' leaves them out of this sync,
+   * false cancels it. Absent: send.
+   */
+  readonly confirmLarge?: (warnings: readonly LargeContentWarning[]) => Promise<LargeContentAnswer>;
   readonly largeLimits?: { folderBytes?: number; largeBytes?: number };
   readonly extraIgnores?: readonly string[];
   readonly signal?: AbortSignal;
@@ -46,6 +49,13 @@ export interface SyncOptions {
   readonly stripes?: number;
 }
 
+export type LargeContentAnswer = boolean | 'exclude';
+
+/** The workspace files outside the announced folders (and single files), for an 'exclude' answer. */
+export function withoutLarge<T extends { readonly path: string }>(files: readonly T[], warnings: readonly LargeContentWarning[]): T[] {
+  return files.filter((f) => !warnings.some((w) => (w.path.endsWith('/') ? f.path.startsWith(w.path) : f.path === w.path)));
+}
+
 export interface SyncResult {
   readonly remoteDir: string;
   readonly uploaded: number;
@@ -54,6 +64,8 @@ export interface SyncResult {
   readonly unchanged: number;
   readonly warnings: readonly LargeContentWarning[];
   readonly cancelled: boolean;
+  /** Top-level folders or files left out at the person's answer. */
+  readonly excluded?: readonly string[];
 }
 
 /** Contiguous groups (directory neighbours stay together) of roughly equal bytes, counting 512 per header. */
@@ -93,7 +105,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     await a.exit;
   };
   const cached = readHashCache(options.cacheFile);
-  const [local, stateOut] = await Promise.all([
+  const [scanned, stateOut] = await Promise.all([
     scanWorkspace(options.localRoot, {
       cache: cached,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -113,10 +125,19 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     await finishEmpty().catch(() => undefined);
     throw new Error(`reading remote state failed: ${stateOut.stderr.toString().trim()}`);
   }
-  const warnings = largeContentWarnings(local, options.largeLimits);
-  if (warnings.length > 0 && options.confirmLarge && !(await options.confirmLarge(warnings))) {
-    await finishEmpty();
-    return { remoteDir, uploaded: 0, uploadedBytes: 0, deleted: 0, unchanged: 0, warnings, cancelled: true };
+  const warnings = largeContentWarnings(scanned, options.largeLimits);
+  let local = scanned;
+  let excluded: string[] | undefined;
+  if (warnings.length > 0 && options.confirmLarge) {
+    const answer = await options.confirmLarge(warnings);
+    if (answer === false) {
+      await finishEmpty();
+      return { remoteDir, uploaded: 0, uploadedBytes: 0, deleted: 0, unchanged: 0, warnings, cancelled: true };
+    }
+    if (answer === 'exclude') {
+      local = withoutLarge(scanned, warnings);
+      excluded = warnings.map((w) => w.path);
+    }
   }
   options.onProgress?.({ phase: 'compare', files: local.length });
   const { send, next, deletes, finalFiles, unchanged, nothingToDo } = await planSync(
@@ -124,12 +145,13 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     local,
     parseRemoteState(stateOut.stdout),
     options.identityBytes ?? IDENTITY_BYTES,
+    (p) => excluded !== undefined && withoutLarge([{ path: p }], warnings).length === 0,
   );
   if (nothingToDo) {
     saveHashCache(options.cacheFile, finalFiles, cached);
     await finishEmpty();
     options.onProgress?.({ phase: 'done', files: 0, bytes: 0 });
-    return { remoteDir, uploaded: 0, uploadedBytes: 0, deleted: 0, unchanged, warnings, cancelled: false };
+    return { remoteDir, uploaded: 0, uploadedBytes: 0, deleted: 0, unchanged, warnings, cancelled: false, ...(excluded ? { excluded } : {}) };
   }
   const applier = await applying;
   const hashes = await sendChanges(session, options, { remoteDir, stage, applier, send, next, deletes });
@@ -140,7 +162,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     cached,
   );
   options.onProgress?.({ phase: 'done', files: send.length, bytes: uploadedBytes });
-  return { remoteDir, uploaded: send.length, uploadedBytes, deleted: deletes.length, unchanged, warnings, cancelled: false };
+  return { remoteDir, uploaded: send.length, uploadedBytes, deleted: deletes.length, unchanged, warnings, cancelled: false, ...(excluded ? { excluded } : {}) };
 }
 
 interface Applier {

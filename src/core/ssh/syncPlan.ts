@@ -116,7 +116,14 @@ export interface SyncPlan {
  * could never make it match. A link's mtime is not compared: BusyBox tar does not restore it, and its token
  * already names the target (only a same-length retarget made on the host would go unrepaired).
  */
-export async function planSync(localRoot: string, local: readonly LocalFile[], state: RemoteState, identityBytes: number): Promise<SyncPlan> {
+/** `keep`: paths left out of this sync on purpose (excluded large folders): what an earlier sync sent there stays. */
+export async function planSync(
+  localRoot: string,
+  local: readonly LocalFile[],
+  state: RemoteState,
+  identityBytes: number,
+  keep: (path: string) => boolean = () => false,
+): Promise<SyncPlan> {
   const { manifest, tree } = state;
   const send: LocalFile[] = [];
   const next: Array<[path: string, entry: ManifestEntry]> = [];
@@ -140,7 +147,8 @@ export async function planSync(localRoot: string, local: readonly LocalFile[], s
     }
     finalFiles.push(f);
   }
-  const deletes = Object.keys(manifest.files).filter((p) => !localPaths.has(p) && tree.has(p));
+  for (const [p, m] of Object.entries(manifest.files)) if (!localPaths.has(p) && keep(p) && tree.has(p)) next.push([p, m]);
+  const deletes = Object.keys(manifest.files).filter((p) => !localPaths.has(p) && !keep(p) && tree.has(p));
   const nothingToDo = send.length === 0 && deletes.length === 0 && Object.keys(manifest.files).length === next.length;
   return { send, next, deletes, finalFiles, unchanged, nothingToDo };
 }

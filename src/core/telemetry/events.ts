@@ -29,6 +29,18 @@ export const assignedEvent = z.object({
   waited_s: finite.nonnegative().optional(),
 });
 
+/** A dataset named by URI (s3://, gs://, hf://) being copied onto the host before training (staging.py). */
+export const stagingEvent = z.object({
+  ...base,
+  type: z.literal('staging'),
+  uri: z.string(),
+  bytes_done: z.number().int().nonnegative(),
+  bytes_total: z.number().int().nonnegative().optional(),
+  files_total: z.number().int().nonnegative().optional(),
+  done: z.boolean().optional(),
+  seconds: finite.nonnegative().optional(),
+});
+
 export const startedEvent = z.object({
   ...base,
   type: z.literal('started'),
@@ -105,6 +117,7 @@ export const finishedEvent = z.object({
 export const runEvent = z.discriminatedUnion('type', [
   queuedEvent,
   assignedEvent,
+  stagingEvent,
   startedEvent,
   metricsEvent,
   evalEvent,

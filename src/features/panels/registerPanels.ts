@@ -63,6 +63,7 @@ export function registerPanels(deps: FeatureDeps): vscode.Disposable {
     open.set(kind.viewType, host);
     host.onDidDispose(() => {
       if (open.get(kind.viewType) === host) open.delete(kind.viewType);
+      if (open.size === 0) services.runContext?.panelsClosed?.();
     });
     return host;
   };

@@ -48,6 +48,8 @@ export interface RunContext {
   runHistories?(ids: readonly string[]): readonly ComparedRunInput[];
   /** Called on any change to the recorded runs. */
   onDidChangeRuns?(listener: () => void): Unsubscribe;
+  /** Called when the last run panel closes (what was opened for the runs' panels, such as TensorBoard, can end). */
+  panelsClosed?(): void;
 }
 
 export interface ComparableRun {

@@ -25,6 +25,7 @@ export const RUN_COMMANDS = {
   runAgain: 'remoteFinetune.runAgain',
   findOnHost: 'remoteFinetune.findRunsOnHost',
   setHfToken: 'remoteFinetune.setHfToken',
+  openTensorBoard: 'remoteFinetune.run.openTensorBoard',
 } as const;
 
 async function runOf(runs: RunServices, arg: unknown, filter: (r: RunRecord) => boolean = () => true): Promise<RunRecord | undefined> {
@@ -64,6 +65,24 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.showLogs, showPanel(runs, PANEL_COMMANDS.logs)),
     reg(RUN_COMMANDS.showGpu, showPanel(runs, PANEL_COMMANDS.gpu)),
     reg(RUN_COMMANDS.showMetrics, showPanel(runs, PANEL_COMMANDS.metrics)),
+    reg(RUN_COMMANDS.openTensorBoard, async (arg: unknown) => {
+      const r = await runOf(runs, arg, (x) => !!x.remoteDir && !!x.host);
+      if (!r) return;
+      try {
+        const url = await vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `Starting TensorBoard for ${r.name} on ${r.host ?? 'the host'}…`, cancellable: true },
+          async (_p, token) => {
+            const abort = new AbortController();
+            token.onCancellationRequested(() => abort.abort());
+            return await runs.tensorboard.url(r, abort.signal);
+          },
+        );
+        await vscode.commands.executeCommand('simpleBrowser.show', url);
+      } catch (err) {
+        deps.log.warn(`[${r.id}] TensorBoard: ${(err as Error).message}`);
+        void showErrorMessage(`TensorBoard for ${r.name}: ${(err as Error).message}`);
+      }
+    }),
     reg(RUN_COMMANDS.stop, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !isTerminal(x.status));
       if (!r) return;

@@ -66,6 +66,17 @@ export class RunPanelsContext implements RunContext {
   private source: MirrorSource | undefined;
   private readonly listeners = new Set<(run: RunDataSource | undefined) => void>();
   private readonly sub: { dispose(): void };
+  private readonly closedListeners = new Set<() => void>();
+
+  /** The last run panel closed. */
+  onPanelsClosed(listener: () => void): Unsubscribe {
+    this.closedListeners.add(listener);
+    return { dispose: () => this.closedListeners.delete(listener) };
+  }
+
+  panelsClosed(): void {
+    for (const l of this.closedListeners) l();
+  }
 
   constructor(
     private readonly store: RunStore,

@@ -14,6 +14,7 @@ import type { ConnectOptions } from '../../core/ssh/session';
 import type { Provider } from '../../core/providers/types';
 import { RunPanelsContext } from './runPanelsContext';
 import { notifyEnv } from '../../core/runs/hostNotify';
+import { TensorboardService } from '../../core/runs/tensorboard';
 
 /** The host's end-of-run notification targets from the user's settings; a bad one is named, not sent. */
 function notifyTargets(log: vscode.LogOutputChannel): Readonly<Record<string, string>> {
@@ -35,6 +36,8 @@ export interface RunServices extends vscode.Disposable {
   readonly ledger: Ledger;
   readonly panels: RunPanelsContext;
   readonly storageDir: string;
+  /** TensorBoard on run hosts, forwarded over their SSH connections; stopped at deactivate. */
+  readonly tensorboard: TensorboardService;
 }
 
 export interface RunServicesOptions {
@@ -67,16 +70,23 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     notifyEnv: () => notifyTargets(opts.log),
   });
   const panels = new RunPanelsContext(store, (id) => manager.localDirOf(id));
+  const tensorboard = new TensorboardService(
+    (r) => manager.hostOf(r),
+    (l) => opts.log.info(l),
+  );
+  // The TensorBoards opened for runs end with the runs' panels (and at deactivate).
+  panels.onPanelsClosed(() => void tensorboard.dispose());
   return {
     store,
     manager,
     ledger,
     panels,
     storageDir,
+    tensorboard,
     dispose: () => {
       panels.dispose();
-      // Runs go on on their hosts; only our tails and connections end.
-      void manager.dispose();
+      // Runs go on on their hosts; only our tails, connections and the TensorBoards we started end.
+      void tensorboard.dispose().finally(() => manager.dispose());
     },
   };
 }

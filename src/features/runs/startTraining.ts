@@ -1,9 +1,10 @@
 // "Fine-Tune: Start Training on A100" and "Fine-Tune: Start Training…": pick the spec, check it, show the
 // fit and the price, pick where, confirm, then provision → sync → secrets → launch with a cancellable
 // progress notification. Cancel tears a provisioned instance down (core/runs/teardown does it).
+import { withTrackingSettings } from '../../core/runs/trackingEnv';
 import { outputDestinations } from '../../core/runs/runPlan';
 import { registerCommand } from '../commands';
-import { setUserSetting } from '../settings';
+import { setting, setUserSetting } from '../settings';
 import * as vscode from 'vscode';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join, relative } from 'node:path';
@@ -354,7 +355,9 @@ export async function startTraining(
   if (ok !== 'Start') return undefined;
 
   const envText = envRead?.text;
-  const { env, dropped } = dropUnneededSecrets(collectEnv(envText, await gatherSecrets(deps.context)), plan.spec);
+  const collected = dropUnneededSecrets(collectEnv(envText, await gatherSecrets(deps.context)), plan.spec);
+  const { dropped } = collected;
+  const env = withTrackingSettings(collected.env, setting('mlflow.trackingUri') ?? '');
   if (dropped.length > 0) deps.log.info(`${plan.name}: not sending ${dropped.join(', ')} (this run does not use ${dropped.length > 1 ? 'them' : 'it'})`);
   let target: RunTarget;
   if (choice.kind === 'ssh') {

@@ -225,6 +225,34 @@ test('large data or checkpoint folders are announced first, and declining sends 
   assert.equal(existsSync(join(sshd.home, remoteDir)), false);
 });
 
+test('excluding the announced large folders sends the rest and keeps what an earlier sync put on the host', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  write(ws, 'train.py', 'x');
+  write(ws, 'data/train.jsonl', Buffer.alloc(2 * 1024 * 1024, 7));
+  const remoteDir = '.remote-finetune/workspaces/large-exclude';
+  const abs = join(sshd.home, remoteDir);
+  const limits = { folderBytes: 1024 * 1024, largeBytes: 100 * 1024 * 1024 };
+  // First sync: the person sends the data once.
+  const first = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir, largeLimits: limits, confirmLarge: async () => true });
+  assert.equal(first.uploaded, 2);
+  // Later: more data, a bigger checkpoint folder, and this time the answer is "exclude".
+  write(ws, 'data/more.jsonl', Buffer.alloc(2 * 1024 * 1024, 8));
+  write(ws, 'checkpoints/step-1/model.safetensors', Buffer.alloc(2 * 1024 * 1024));
+  writeFileSync(join(ws, 'train.py'), 'y');
+  const r = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir, largeLimits: limits, confirmLarge: async () => 'exclude' });
+  assert.equal(r.cancelled, false);
+  assert.deepEqual([...(r.excluded ?? [])].sort(), ['checkpoints/', 'data/']);
+  assert.equal(r.uploaded, 1, 'only train.py travelled');
+  assert.equal(r.deleted, 0);
+  assert.equal(readFileSync(join(abs, 'train.py'), 'utf8'), 'y');
+  assert.equal(existsSync(join(abs, 'data/more.jsonl')), false);
+  assert.equal(existsSync(join(abs, 'checkpoints')), false);
+  assert.equal(statSync(join(abs, 'data/train.jsonl')).size, 2 * 1024 * 1024, 'the data sent earlier stays on the host');
+  // And the next sync that sends everything does not resend what is already there.
+  const all = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir, largeLimits: limits, confirmLarge: async () => true });
+  assert.equal(all.uploaded, 2, 'data/more.jsonl and the checkpoint, not data/train.jsonl');
+});
+
 test('files over the identity threshold are recognised by (size, mtime, inode, ctime), never hashed, and still re-sent when rewritten in place', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
   const cacheFile = join(mkdtempSync(join(tmpdir(), 'rft-cache-')), 'hashes.json');

@@ -117,3 +117,21 @@ test("the seeds' own configs (accelerate, sweep, .env, hyperparameters, LoRA, bi
     );
   }
 });
+
+test('target.volume: fine on EC2, RFT820 on a provider without persistent volumes; bucket data needs no local file', () => {
+  const dir = workspace({ 'data/train.jsonl': '{"text": "x"}\n' });
+  try {
+    const launcher = 'launcher:\n  type: accelerate\n  num_processes: 4\n';
+    const onEc2 = spec(launcher).replace('  gpu_count: 4\n', '  gpu_count: 4\n  volume:\n    name: seed004\n    size_gb: 200\n');
+    assert.deepEqual(codes(dir, 'finetune.yaml', onEc2), []);
+    const onGcp = onEc2.replace('provider: ec2', 'provider: gcp');
+    const d = validateText(onGcp, { fileName: join(dir, 'finetune.yaml'), files: nodeFiles }).diagnostics.filter((x) => x.code === 'RFT820');
+    assert.equal(d.length, 1);
+    assert.equal(d[0]!.severity, 'error');
+    assert.match(d[0]!.message, /EC2 only .* not on gcp/);
+    const fromBucket = spec(launcher).replace('train: data/train.jsonl', 'train: s3://corpus/train.jsonl');
+    assert.deepEqual(codes(dir, 'finetune.yaml', fromBucket), [], 'an s3:// URI is not a missing local file');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -166,3 +166,13 @@ test('a run waiting in its host queue says so with its place; the GPUs it was gi
   assert.match(runDescription(rec({ status: 'stopped', queuePosition: 2, finishedAt: iso(now) }), now), / · stopped · /);
   assert.ok(runTooltipLines(rec({ gpuIndices: [0, 1] }), now).includes('GPUs 0, 1 of the host (CUDA_VISIBLE_DEVICES)'));
 });
+
+test('a run staging its data from a bucket says how far it got', () => {
+  const now = START + 5_000;
+  assert.match(
+    runDescription(rec({ staging: { uri: 's3://b/corpus', bytesDone: 1_200_000_000, bytesTotal: 3_400_000_000 } }), now),
+    / · staging data 1\.2 GB of 3\.4 GB · /,
+  );
+  assert.match(runDescription(rec({ staging: { uri: 's3://b/corpus', bytesDone: 5_000_000 } }), now), / · staging data 5 MB · /);
+  assert.match(runDescription(rec({}), now), / · running · /);
+});

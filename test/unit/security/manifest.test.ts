@@ -10,7 +10,8 @@ const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'u
   contributes: { configuration: { properties: Record<string, { scope?: string }> } };
 };
 // Where keys, code or connections go: the W&B server, the interpreter run on hosts, ssh_config, cloud endpoints,
-// accounts and ports, the startup sweep that terminates instances, and where the host sends each run's outcome.
+// accounts and ports, the startup sweep that terminates instances, where the host sends each run's outcome and its
+// MLflow metrics.
 const SENSITIVE = [
   'remoteFinetune.wandb.baseUrl',
   'remoteFinetune.remotePython',
@@ -24,6 +25,7 @@ const SENSITIVE = [
   'remoteFinetune.notify.webhookUrl',
   'remoteFinetune.notify.ntfyTopic',
   'remoteFinetune.notify.ntfyServer',
+  'remoteFinetune.mlflow.trackingUri',
 ];
 
 test('manifest: every setting that decides where credentials or commands go is machine-scoped and restricted', () => {

@@ -136,7 +136,7 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
     typeof dataNode.value === 'string' &&
     inp.files &&
     /\.(jsonl|json|csv|parquet|arrow|txt)$/i.test(dataNode.value) &&
-    !/^[a-z]+:\/\//.test(dataNode.value)
+    !/^[a-z][a-z0-9+.-]*:\/\//i.test(dataNode.value)
   ) {
     if (!inp.files.exists(join(dirName(inp.fileName), dataNode.value))) {
       out.push({
@@ -146,6 +146,18 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
         message: `data.train points to ${dataNode.value}, which is not in the workspace; it is synced from here, so the run will not find it unless it already exists on the host.`,
       });
     }
+  }
+
+  // A persistent volume is an EBS volume today: elsewhere the start would refuse it, so say so while editing.
+  const volNode = nodeAt(root, ['target', 'volume']);
+  const provider = scalarAt(root, ['target', 'provider']);
+  if (volNode && typeof provider === 'string' && provider !== 'ec2') {
+    out.push({
+      ...range(volNode),
+      severity: 'error',
+      code: 'RFT820',
+      message: `target.volume: persistent volumes are made on EC2 only (EBS), not on ${provider}. Remove it, or keep data in a bucket (data.train: s3://…, gs://…, hf://…) that the host fetches.`,
+    });
   }
 
   // The accelerate config this spec launches with.

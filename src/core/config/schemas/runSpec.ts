@@ -44,7 +44,9 @@ export const runSpecLora = z.strictObject({
 });
 
 export const runSpecData = z.strictObject({
-  train: nonEmpty.describe('Training data: a local JSONL/JSON/CSV/Parquet path (relative to this file) or a Hub dataset id.'),
+  train: nonEmpty.describe(
+    'Training data: a local JSONL/JSON/CSV/Parquet path (relative to this file), a Hub dataset id, or s3://bucket/key, gs://bucket/key or hf://datasets/org/name (a file or a folder), copied by the host itself before training.',
+  ),
   eval: nonEmpty.optional().describe('Evaluation data, same forms as train.'),
   split: nonEmpty.optional().describe('Split to take from a Hub dataset; default train.'),
   text_field: nonEmpty.optional().describe('Column holding the text to train on; default text.'),
@@ -105,6 +107,15 @@ export const runSpecTarget = z.strictObject({
   region: nonEmpty.optional().describe('Cloud region, e.g. us-east-1 or us-central1.'),
   zone: nonEmpty.optional().describe('Cloud zone, e.g. us-east-1a or us-central1-a.'),
   instance_type: nonEmpty.optional().describe('Instance type override, e.g. g4dn.xlarge, p4d.24xlarge, gpu_1x_a100.'),
+  volume: z
+    .strictObject({
+      name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).describe('Name of the volume: found again by later runs (letters, digits, . _ -).'),
+      size_gb: z.number().int().min(1).max(16384).describe('Size in GB when the volume is made; an existing volume keeps its size.'),
+    })
+    .optional()
+    .describe(
+      'A persistent disk (EC2: an encrypted gp3 EBS volume) mounted at /mnt/rft-volume: staged data, the Hugging Face cache and the outputs folder survive the instance. It is never deleted by teardown and bills until you delete it. EC2 only for now.',
+    ),
   disk_gb: z.number().int().min(30).max(65536).optional().describe('Boot disk of a provisioned instance in GB, 30 to 65536 (EC2 gp3 root volume, GCP boot disk); default 200. It must hold the image (about 100 GB for the GCP PyTorch image), the model cache and checkpoints.'),
 });
 
