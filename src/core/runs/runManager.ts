@@ -17,6 +17,8 @@ import { remoteWorkspaceName, rootOf } from './runPaths';
 import { startRun } from './runStart';
 import { followRun } from './runFollow';
 import { finishRun } from './runFinish';
+import { hostAdapterPath, openRemoteGenerator } from './tryAdapter';
+import type { AdapterGenerator } from './tryAdapter';
 import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
 
 export type { RunFinished, RunManagerDeps, RunTarget, SyncFn } from './runTypes';
@@ -149,6 +151,20 @@ export class RunManager {
       const abs = remotePath.startsWith('/') ? remotePath : `${rootOf(rec.remoteDir!)}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}/${remotePath}`;
       return downloadFolder(s, abs, dest, { ...(onProgress ? { onProgress } : {}), ...(signal ? { signal } : {}) });
     });
+  }
+
+  /** Try the adapter: a generate process on the run's host with the run's venv (tryAdapter.ts); the runner is synced first, as a start would. */
+  async openGenerator(runId: string, signal?: AbortSignal): Promise<AdapterGenerator> {
+    const rec = this.deps.store.get(runId);
+    if (!rec?.remoteDir) throw new Error(`run ${runId} was never started on a host`);
+    const session = await this.hostFor(rec).session(signal);
+    const root = rootOf(rec.remoteDir);
+    const runnerRemote = `${root}/runner/${this.deps.runnerVersion}`;
+    await this.deps.sync(session, this.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
+    const ws = `${root}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}`;
+    const events = rec.localDir ? join(rec.localDir, 'events.jsonl') : undefined;
+    const adapterPath = hostAdapterPath(ws, rec.outputs?.dir, events);
+    return openRemoteGenerator(session, { runDir: rec.remoteDir, runnerDir: runnerRemote, adapterPath, fallbackPython: this.deps.remotePython ?? 'python3' });
   }
 
   /** SIGTERM (the runner saves a checkpoint), then SIGKILL after the grace period. */
