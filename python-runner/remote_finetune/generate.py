@@ -103,18 +103,25 @@ def prompt_ids(tokenizer: Any, prompt: str, chat: bool) -> Tuple[Any, bool]:
 
 class IncrementalDecoder:
     """Decodes the generated ids as a whole each time and hands out what is new, holding back text that ends
-    in U+FFFD (a byte-level token that is half of a UTF-8 character, completed by the next token)."""
+    in U+FFFD (a byte-level token that is part of a UTF-8 character, completed by the next ones). A character
+    has at most 4 bytes: after 3 held tokens the bytes are invalid for good (an untrained model emits such
+    runs) and go out as U+FFFD, so the stream keeps flowing."""
+
+    MAX_HELD = 3
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
         self.ids: List[int] = []
         self.sent = 0
+        self.held = 0
 
     def push(self, ids: List[int]) -> str:
         self.ids.extend(ids)
         text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
-        if text.endswith("\ufffd"):
+        if text.endswith("\ufffd") and self.held < self.MAX_HELD:
+            self.held += 1
             return ""
+        self.held = 0
         new, self.sent = text[self.sent:], len(text)
         return new
 

@@ -49,9 +49,11 @@ async function collect(
 ): Promise<{ chunks: string[]; stopped: boolean; tokens: number }> {
   const chunks: string[] = [];
   const abort = new AbortController();
+  const t0 = Date.now();
   const r = await gen.generate(
     { prompt, temperature: 0, maxNewTokens, chat: false },
     (t) => {
+      if (process.env.DBG) console.log('# chunk', Date.now() - t0, JSON.stringify(t));
       chunks.push(t);
       if (stopAfterFirst) abort.abort();
     },
