@@ -19,6 +19,7 @@ interface UserSettingTypes {
   'notify.webhookUrl': string;
   'notify.ntfyTopic': string;
   'notify.ntfyServer': string;
+  'tryAdapter.localPython': string;
 }
 type UserSettingKey = keyof UserSettingTypes;
 
@@ -35,6 +36,7 @@ const USER_SETTING_KEYS: readonly UserSettingKey[] = [
   'notify.webhookUrl',
   'notify.ntfyTopic',
   'notify.ntfyServer',
+  'tryAdapter.localPython',
 ];
 
 export const USER_ONLY_SETTINGS: readonly string[] = USER_SETTING_KEYS.map((k) => `remoteFinetune.${k}`);

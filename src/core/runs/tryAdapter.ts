@@ -197,6 +197,11 @@ export class AdapterGenerator {
     });
   }
 
+  /** False once the process ended (or never started). */
+  get isOpen(): boolean {
+    return this.exited === undefined;
+  }
+
   /** Resolves once the model and adapter are loaded; rejects with the runner's message when they cannot be. */
   ready(): Promise<GeneratorInfo> {
     return this.readyPromise;

@@ -5,6 +5,8 @@ import { MAX_WEBVIEW_TEXT } from '../../protocol/common';
 import type { GpuFromWebview } from '../../protocol/gpu';
 import type { LogFromWebview } from '../../protocol/log';
 import type { MetricsFromWebview } from '../../protocol/metrics';
+import type { TryFromWebview } from '../../protocol/tryAdapter';
+import { TRY_MAX_NEW_TOKENS, TRY_MAX_PROMPT, TRY_MAX_TEMPERATURE } from '../../protocol/tryAdapter';
 
 const ready = z.object({ type: z.literal('ready') }).strict();
 const action = z.object({ type: z.literal('action'), id: z.enum(['openLocalFile', 'startRun']) }).strict();
@@ -36,6 +38,24 @@ export const metricsFromWebview: z.ZodType<MetricsFromWebview> = z.discriminated
   z.object({ type: z.literal('compareRun') }).strict(),
   z.object({ type: z.literal('dropRun'), key: runKey }).strict(),
   z.object({ type: z.literal('openRunPage'), key: runKey }).strict(),
+]);
+
+const requestId = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+export const tryFromWebview: z.ZodType<TryFromWebview> = z.discriminatedUnion('type', [
+  ready,
+  z
+    .object({
+      type: z.literal('generate'),
+      requestId,
+      where: z.enum(['host', 'local']),
+      prompt: z.string().min(1).max(TRY_MAX_PROMPT),
+      temperature: z.number().min(0).max(TRY_MAX_TEMPERATURE),
+      maxNewTokens: z.number().int().min(1).max(TRY_MAX_NEW_TOKENS),
+      chat: z.boolean(),
+    })
+    .strict(),
+  z.object({ type: z.literal('stop'), requestId }).strict(),
 ]);
 
 export type Validated<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly error: string };

@@ -119,6 +119,7 @@ export abstract class RunPanelHost<In extends { readonly type: string }, Out> ex
       await startRunCommand();
       return;
     }
+    if (this.kind.bundle === 'tryAdapter') return; // not a run-file panel
     const path = await pickLocalFile(this.kind.bundle);
     if (path) await this.bind({ kind: 'local', path });
   }

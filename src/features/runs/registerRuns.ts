@@ -12,6 +12,7 @@ import { registerRunActions } from './runActions';
 import { registerRunStatusBar } from './runStatusBar';
 import { registerRunNotifications } from './runNotifications';
 import { registerRunsContext } from './runsContext';
+import { registerTryAdapter } from './tryAdapterCommand';
 
 /** Internal (not in the manifest): what the Runs view, status bar, end notification and context keys show, read by the VS Code host tests. */
 export const RUNS_STATE_COMMAND = 'remoteFinetune.runs._state';
@@ -30,6 +31,7 @@ export function registerRuns(deps: FeatureDeps, runs: RunServices, sources: Targ
     view,
     registerStartTraining(deps, runs, sources),
     registerRunActions(deps, runs),
+    registerTryAdapter(deps, runs),
     statusBar,
     notices,
     context,
