@@ -24,6 +24,8 @@ const SENSITIVE = [
   'remoteFinetune.notify.webhookUrl',
   'remoteFinetune.notify.ntfyTopic',
   'remoteFinetune.notify.ntfyServer',
+  // The interpreter Try Adapter runs on this machine.
+  'remoteFinetune.tryAdapter.localPython',
 ];
 
 test('manifest: every setting that decides where credentials or commands go is machine-scoped and restricted', () => {
