@@ -59,7 +59,8 @@ export function registerTryAdapter(deps: FeatureDeps, runs: RunServices): vscode
         TRY_ADAPTER_PANEL.viewType,
         `Try ${r.name}`,
         vscode.ViewColumn.Active,
-        webviewOptions(deps.context.extensionUri),
+        // The answers live only in the page: hiding the tab must not throw them away (a small page, no charts).
+        { ...webviewOptions(deps.context.extensionUri), retainContextWhenHidden: true },
       );
       const host = new TryAdapterPanelHost(panel, deps.context.extensionUri, deps.log, target);
       open.set(r.id, host);

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
-import { buildTinyModel, trainingPython } from '../../harness/trainingVenv';
+import { RANDOM_ADAPTER_SCRIPT, buildTinyModel, trainingPython } from '../../harness/trainingVenv';
 import { openLocalGenerator } from '../../../src/core/runs/tryAdapter';
 import type { AdapterGenerator } from '../../../src/core/runs/tryAdapter';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
@@ -20,18 +20,6 @@ import type { ConnectOptions } from '../../../src/core/ssh/session';
 const REPO = resolve(__dirname, '../../..');
 let sshd: Sshd;
 let connectOptions: ConnectOptions;
-
-const MAKE_ADAPTER = `import sys, torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
-from peft import LoraConfig, get_peft_model
-base, out = sys.argv[1], sys.argv[2]
-torch.manual_seed(1)
-model = get_peft_model(AutoModelForCausalLM.from_pretrained(base),
-                       LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
-model.save_pretrained(out)
-AutoTokenizer.from_pretrained(base).save_pretrained(out)
-print("saved the adapter to", out, flush=True)
-`;
 
 before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
@@ -71,7 +59,7 @@ test(
     const model = join(tmp, 'tiny-model');
     buildTinyModel(python, model);
     const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
-    writeFileSync(join(ws, 'make_adapter.py'), MAKE_ADAPTER);
+    writeFileSync(join(ws, 'make_adapter.py'), RANDOM_ADAPTER_SCRIPT);
     const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
     // The host's python is the training venv: an own-script run has no bootstrap.json, so generate uses it too.
     const m = testRunManager(storage, connectOptions, { remotePython: python });
