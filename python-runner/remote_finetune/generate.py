@@ -17,6 +17,7 @@ temperature 0 is greedy decoding (model.generate's own greedy path, so the outpu
 The chat template is applied when the tokenizer has one and the request does not say chat: false.
 """
 
+import importlib.util
 import json
 import math
 import os
@@ -81,7 +82,10 @@ def load(adapter: str, base: Optional[str], device: str, trust_remote_code: bool
     import transformers
     dkey = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
     # A QLoRA adapter applies to the unquantized base as well: bf16 weights need no bitsandbytes.
-    model = AutoModelForCausalLM.from_pretrained(base, **dict(kw, **{dkey: dtype}))
+    load_kw = dict(kw, **{dkey: dtype})
+    if device.startswith("cuda") and importlib.util.find_spec("accelerate") is not None:
+        load_kw["device_map"] = {"": device}  # straight onto the GPU: a 70B model never sits whole in host RAM
+    model = AutoModelForCausalLM.from_pretrained(base, **load_kw)
     if is_adapter:
         from peft import PeftModel
         model = PeftModel.from_pretrained(model, adapter)
