@@ -25,7 +25,7 @@ function downloadedAdapter(r: RunRecord): string | undefined {
 
 function localUnavailable(python: string | undefined, adapter: string | undefined): string | undefined {
   if (!python) return 'Local CPU needs remoteFinetune.tryAdapter.localPython: a python with torch, transformers and peft.';
-  if (!adapter) return 'Local CPU needs the adapter on this machine: download it first (Fine-Tune: Download Artifacts…).';
+  if (!adapter) return 'Local CPU needs the adapter on this machine: download it first (Fine-Tune: Download Run Artifacts…).';
   if (python.includes('/') && !existsSync(python)) return `remoteFinetune.tryAdapter.localPython (${python}) does not exist.`;
   return undefined;
 }
