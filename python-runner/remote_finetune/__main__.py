@@ -4,6 +4,8 @@
   train      the built-in trainer (started by `run` under the spec's launcher)
   bootstrap  find a CUDA Python, build the venv, install pinned requirements, pre-download
   watchdog   the host's idle watchdog (started by `run` once per host)
+  generate   the Try Adapter panel's generator: base + adapter, prompts on stdin, tokens on stdout
+  evaluate   perplexity of a run's adapter on the spec's eval split (an `eval` event)
   plan       print the command line `run` would start, as JSON, without starting it
   merge      fold a run's LoRA adapter into its base model (progress as JSON lines on stdout)
   publish    push a run's adapter or merged model to the Hugging Face Hub (token on stdin, never argv)
@@ -59,6 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--poll-seconds", type=float, default=30.0)
     w.add_argument("--grace-seconds", type=float, default=120.0)
     w.add_argument("--poweroff-cmd", default=os.environ.get("RFT_POWEROFF_CMD"), help="JSON argv (default: shutdown -h now)")
+
+    g = sub.add_parser("generate", help="serve prompts (JSON lines on stdin) with the base model + adapter, streaming tokens")
+    g.add_argument("--adapter", required=True, help="the adapter folder (or a full model saved by method full)")
+    g.add_argument("--base", default=None, help="base model id or folder (default: the adapter's base_model_name_or_path)")
+    g.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    g.add_argument("--trust-remote-code", action="store_true")
+    g.add_argument("--revision", default=None)
+    g.add_argument("--env-file", default=None, help="a run's 0600 env file: its Hugging Face token is used for a gated base")
+
+    ev = sub.add_parser("evaluate", help="perplexity of a run's adapter on the spec's data.eval, as an eval event")
+    ev.add_argument("--run-dir", default=".")
+    ev.add_argument("--workdir", default=None)
+    ev.add_argument("--adapter", default=None, help="default: <outputs.dir>/adapter in the workdir")
 
     pl = sub.add_parser("plan", help="print the launch command as JSON")
     pl.add_argument("--run-dir", default=".")
@@ -116,6 +131,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.cmd == "publish":
         from .publish import main_publish
         return main_publish(args.run_dir, args.workdir, args.what, args.repo, args.public, args.path)
+    if args.cmd == "generate":
+        from .generate import main_generate
+        return main_generate(args.adapter, args.base, args.device, args.trust_remote_code, args.revision, args.env_file)
+    if args.cmd == "evaluate":
+        from .evaluate import main_evaluate
+        return main_evaluate(os.path.abspath(args.run_dir), os.path.abspath(args.workdir or os.getcwd()), args.adapter)
     if args.cmd == "plan":
         from . import launchers
         from .spec import load_spec, mode_of

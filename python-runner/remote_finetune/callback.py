@@ -6,6 +6,7 @@ too (`trainer.add_callback(events_callback())` with PYTHONPATH including python-
 run then stops parsing printed dicts, because this callback reports the same numbers exactly.
 """
 
+import math
 import os
 import signal
 import sys
@@ -88,7 +89,9 @@ class EventsCallbackCore:
             return
         numeric = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         if any(k.startswith("eval_") for k in numeric):
-            self.w.emit("eval", step=step, epoch=numeric.get("epoch"), eval_loss=numeric.get("eval_loss"),
+            loss = numeric.get("eval_loss")
+            ppl = math.exp(loss) if loss is not None and loss < 700 else None
+            self.w.emit("eval", step=step, epoch=numeric.get("epoch"), eval_loss=loss, perplexity=ppl,
                         metrics={k: v for k, v in numeric.items() if k not in ("epoch", "eval_loss")})
             return
         fields: Dict[str, Any] = {"step": step}

@@ -146,6 +146,7 @@ SCHEMA: Dict[str, List[Tuple[str, Check, bool]]] = {
         ("step", _nonneg_int, True),
         ("epoch", _finite, False),
         ("eval_loss", _finite, False),
+        ("perplexity", _nonneg, False),
         ("metrics", _record_of_finite, False),
     ],
     "checkpoint": [

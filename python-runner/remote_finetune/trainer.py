@@ -403,9 +403,29 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         check = os.environ.get("RFT_SELFCHECK_LOGITS")
         if check:
             write_selfcheck(check, trainer.model, tokenizer)
+    if evalset is not None and not stop.set:
+        final_perplexity(spec, trainer, tokenizer, evalset, run)
     if stop.set:
         print("[remote-finetune] stopped by signal %d after saving a checkpoint at step %d" % (stop.signum, trainer.state.global_step), flush=True)
     return 0
+
+
+def final_perplexity(spec: Dict[str, Any], trainer: Any, tokenizer: Any, evalset: Any, run: Run) -> None:
+    """Perplexity of the trained model on data.eval, as one `eval` event (evaluate.py). One process only: under
+    several processes (DDP, ZeRO-3 shards) a forward pass on rank 0 alone would wait for the others forever."""
+    from .evaluate import emit_perplexity, eval_texts, perplexity
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        run.warn("final perplexity skipped on a multi-process run; `python -m remote_finetune evaluate` computes it", "no-final-eval")
+        return
+    try:
+        texts, templated = eval_texts(spec, tokenizer, evalset, run.warn)
+        loss, ppl, tokens = perplexity(trainer.model, tokenizer, texts, int(get(spec, "data.max_seq_length", 2048)), not templated,
+                                       int(trainer.args.per_device_eval_batch_size))
+    except Exception as e:  # the adapter is saved already; a failed evaluation must not fail the run
+        run.warn("final perplexity failed: %s: %s" % (type(e).__name__, str(e)[:300]), "final-eval-failed")
+        return
+    print("[remote-finetune] eval split: loss %.4f, perplexity %.3f over %d tokens" % (loss, ppl, tokens), flush=True)
+    emit_perplexity(run.events, int(trainer.state.global_step), trainer.state.epoch, loss, ppl, tokens)
 
 
 def main_train(run_dir: str) -> int:

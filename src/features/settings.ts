@@ -20,6 +20,7 @@ interface UserSettingTypes {
   'notify.ntfyTopic': string;
   'notify.ntfyServer': string;
   'mlflow.trackingUri': string;
+  'tryAdapter.localPython': string;
 }
 type UserSettingKey = keyof UserSettingTypes;
 
@@ -37,6 +38,7 @@ const USER_SETTING_KEYS: readonly UserSettingKey[] = [
   'notify.ntfyTopic',
   'notify.ntfyServer',
   'mlflow.trackingUri',
+  'tryAdapter.localPython',
 ];
 
 export const USER_ONLY_SETTINGS: readonly string[] = USER_SETTING_KEYS.map((k) => `remoteFinetune.${k}`);

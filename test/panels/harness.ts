@@ -36,7 +36,7 @@ const TYPES: Record<string, string> = {
 /** Why the panel tests cannot run here, or undefined when they can. */
 export function missingPrerequisite(): string | undefined {
   if (!existsSync(CHROMIUM)) return `${CHROMIUM} is missing: apt-get install -y chromium`;
-  for (const b of ['log', 'gpu', 'metrics', 'compare'])
+  for (const b of ['log', 'gpu', 'metrics', 'compare', 'tryAdapter'])
     if (!existsSync(join(ROOT, 'dist', 'webview', `${b}.js`))) return `dist/webview/${b}.js is missing: npm run build`;
   return undefined;
 }
@@ -71,7 +71,7 @@ export interface PanelPage {
 
 export async function openPanel(
   browser: Browser,
-  bundle: 'log' | 'gpu' | 'metrics' | 'compare',
+  bundle: 'log' | 'gpu' | 'metrics' | 'compare' | 'tryAdapter',
   opts: { state?: unknown; width?: number; height?: number } = {},
 ): Promise<PanelPage> {
   const page = await browser.newPage({ viewport: { width: opts.width ?? 1100, height: opts.height ?? 760 } });

@@ -124,6 +124,7 @@ test('placeholders before data; then latest values on top, integer step ticks, a
   assert.equal(evalPlot?.series[0]?.values[0], 2.0112);
   assert.equal(await p.page.isHidden('figure[data-metric="eval_loss"] .placeholder'), true, 'the placeholder goes once there is data');
   assert.equal(await cell(p, 'primary', 'eval_loss'), '2.0112');
+  assert.equal(await cell(p, 'primary', 'perplexity'), '7.473', "the eval event's perplexity (issue 20.2)");
 
   // New lines arrive: the header follows the latest step without a reload.
   let extra = '';
@@ -134,6 +135,7 @@ test('placeholders before data; then latest values on top, integer step ticks, a
   await p.page.waitForFunction(() => document.querySelector('table.latest tr[data-run="primary"] td[data-key="step"]')?.textContent === '57');
   assert.equal(await cell(p, 'primary', 'loss'), (40 / 57).toFixed(4));
   assert.equal(await cell(p, 'primary', 'eval_loss'), '0.9100 @50', 'an eval loss from an earlier step says which step');
+  assert.equal(await cell(p, 'primary', 'perplexity'), '2.484 @50', 'without a perplexity field, exp(eval_loss)');
   assert.equal(await cell(p, 'primary', 'tokens_per_second'), '5100');
   // "On top": the table comes before the controls and the charts.
   assert.deepEqual(

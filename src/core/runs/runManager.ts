@@ -18,6 +18,8 @@ import { remoteWorkspaceName, rootOf } from './runPaths';
 import { startRun } from './runStart';
 import { followRun } from './runFollow';
 import { finishRun } from './runFinish';
+import { hostAdapterPath, openRemoteGenerator } from './tryAdapter';
+import type { AdapterGenerator } from './tryAdapter';
 import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
 import type { SshSession } from '../ssh/session';
 import type { RunHostPaths } from './hostOps';
@@ -179,6 +181,23 @@ export class RunManager {
     const cmd = await s.exec(`head -n 1 ${shellQuote(`${runDir}/command.sh`)} 2>/dev/null`);
     const workspace = workspaceFromCommandScript(cmd.stdout.toString('utf8')) ?? `${root}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}`;
     return fn(s, { root, runDir, runner, python, workspace });
+  }
+
+  /** Try the adapter: a generate process on the run's host with the run's venv (tryAdapter.ts), through onRunHost. */
+  async openGenerator(runId: string, signal?: AbortSignal): Promise<AdapterGenerator> {
+    const rec = this.deps.store.get(runId);
+    const events = rec?.localDir ? join(rec.localDir, 'events.jsonl') : undefined;
+    return this.onRunHost(
+      runId,
+      (session, at) =>
+        openRemoteGenerator(session, {
+          runDir: at.runDir,
+          runnerDir: at.runner,
+          adapterPath: hostAdapterPath(at.workspace, rec?.outputs?.dir, events),
+          fallbackPython: at.python,
+        }),
+      signal,
+    );
   }
 
   /** SIGTERM (the runner saves a checkpoint), then SIGKILL after the grace period. */

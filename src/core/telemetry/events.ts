@@ -76,6 +76,8 @@ export const evalEvent = z.object({
   step: z.number().int().nonnegative(),
   epoch: finite.optional(),
   eval_loss: finite.optional(),
+  /** exp(eval_loss): the Trainer's evaluations, and the runner's token-weighted one on data.eval when training ends. */
+  perplexity: finite.nonnegative().optional(),
   metrics: z.record(z.string(), finite).optional(),
 });
 

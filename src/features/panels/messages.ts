@@ -7,6 +7,8 @@ import type { LogFromWebview } from '../../protocol/log';
 import type { MetricsFromWebview } from '../../protocol/metrics';
 import type { CompareFromWebview } from '../../protocol/compare';
 import { OPENABLE_FILES } from '../../protocol/compare';
+import type { TryFromWebview } from '../../protocol/tryAdapter';
+import { TRY_MAX_NEW_TOKENS, TRY_MAX_PROMPT, TRY_MAX_TEMPERATURE } from '../../protocol/tryAdapter';
 
 const ready = z.object({ type: z.literal('ready') }).strict();
 const action = z.object({ type: z.literal('action'), id: z.enum(['openLocalFile', 'startRun']) }).strict();
@@ -44,6 +46,24 @@ export const compareFromWebview: z.ZodType<CompareFromWebview> = z.discriminated
   ready,
   z.object({ type: z.literal('openWandb'), run: runKey }).strict(),
   z.object({ type: z.literal('openFile'), run: runKey, file: z.enum(OPENABLE_FILES) }).strict(),
+]);
+
+const requestId = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+export const tryFromWebview: z.ZodType<TryFromWebview> = z.discriminatedUnion('type', [
+  ready,
+  z
+    .object({
+      type: z.literal('generate'),
+      requestId,
+      where: z.enum(['host', 'local']),
+      prompt: z.string().min(1).max(TRY_MAX_PROMPT),
+      temperature: z.number().min(0).max(TRY_MAX_TEMPERATURE),
+      maxNewTokens: z.number().int().min(1).max(TRY_MAX_NEW_TOKENS),
+      chat: z.boolean(),
+    })
+    .strict(),
+  z.object({ type: z.literal('stop'), requestId }).strict(),
 ]);
 
 export type Validated<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly error: string };

@@ -20,6 +20,9 @@ export function eventsToPoints(events: readonly RunEvent[]): MetricPoint[] {
     } else if (e.type === 'eval') {
       const values: Record<string, number> = {};
       if (e.eval_loss !== undefined) values.eval_loss = e.eval_loss;
+      // perplexity = exp(eval_loss) by definition: an own script's eval (parsed from its log) gets the figure too.
+      const ppl = e.perplexity ?? (e.eval_loss !== undefined ? Math.exp(e.eval_loss) : undefined);
+      if (ppl !== undefined && Number.isFinite(ppl)) values.perplexity = ppl;
       for (const [k, v] of Object.entries(e.metrics ?? {})) values[k.startsWith('eval') ? k : `eval_${k}`] = v;
       out.push({ step: e.step, values });
     }

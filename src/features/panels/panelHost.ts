@@ -8,7 +8,7 @@ import { validate } from './messages';
 export interface PanelKind {
   readonly viewType: string;
   /** Bundle name under dist/webview (webview/src/<bundle>/main.ts). */
-  readonly bundle: 'log' | 'gpu' | 'metrics' | 'compare';
+  readonly bundle: 'log' | 'gpu' | 'metrics' | 'compare' | 'tryAdapter';
   readonly title: string;
 }
 

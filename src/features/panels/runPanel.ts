@@ -120,6 +120,7 @@ export abstract class RunPanelHost<In extends { readonly type: string }, Out> ex
       return;
     }
     if (this.kind.bundle === 'compare') return; // not a run panel's bundle; narrows the type
+    if (this.kind.bundle === 'tryAdapter') return; // not a run-file panel
     const path = await pickLocalFile(this.kind.bundle);
     if (path) await this.bind({ kind: 'local', path });
   }

@@ -13,6 +13,7 @@ import { registerHubActions } from './hubActions';
 import { registerRunStatusBar } from './runStatusBar';
 import { registerRunNotifications } from './runNotifications';
 import { registerRunsContext } from './runsContext';
+import { registerTryAdapter } from './tryAdapterCommand';
 
 /** Internal (not in the manifest): what the Runs view, status bar, end notification and context keys show, read by the VS Code host tests. */
 export const RUNS_STATE_COMMAND = 'remoteFinetune.runs._state';
@@ -32,6 +33,7 @@ export function registerRuns(deps: FeatureDeps, runs: RunServices, sources: Targ
     registerStartTraining(deps, runs, sources),
     registerRunActions(deps, runs),
     registerHubActions(deps, runs),
+    registerTryAdapter(deps, runs),
     statusBar,
     notices,
     context,

@@ -28,7 +28,7 @@ export const RUN_COMMANDS = {
   openTensorBoard: 'remoteFinetune.run.openTensorBoard',
 } as const;
 
-async function runOf(runs: RunServices, arg: unknown, filter: (r: RunRecord) => boolean = () => true): Promise<RunRecord | undefined> {
+export async function runOf(runs: RunServices, arg: unknown, filter: (r: RunRecord) => boolean = () => true): Promise<RunRecord | undefined> {
   if (typeof arg === 'string') return runs.store.get(arg);
   if (typeof arg === 'object' && arg !== null && (arg as RunsNode).kind === 'run') return runs.store.get((arg as { record: RunRecord }).record.id);
   const candidates = runs.store.all().filter(filter);

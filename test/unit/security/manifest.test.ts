@@ -26,6 +26,8 @@ const SENSITIVE = [
   'remoteFinetune.notify.ntfyTopic',
   'remoteFinetune.notify.ntfyServer',
   'remoteFinetune.mlflow.trackingUri',
+  // The interpreter Try Adapter runs on this machine.
+  'remoteFinetune.tryAdapter.localPython',
 ];
 
 test('manifest: every setting that decides where credentials or commands go is machine-scoped and restricted', () => {

@@ -8,6 +8,8 @@ import type { RunSeries } from './runSeries';
 const COLUMNS: ReadonlyArray<{ key: string; title: string; digits: number }> = [
   { key: 'loss', title: 'Loss', digits: 4 },
   { key: 'eval_loss', title: 'Eval loss', digits: 4 },
+  // exp(eval_loss), from the eval events: the figure a person compares adapters by.
+  { key: 'perplexity', title: 'Perplexity', digits: 3 },
   { key: 'learning_rate', title: 'Learning rate', digits: 6 },
   { key: 'grad_norm', title: 'Grad norm', digits: 3 },
   { key: 'tokens_per_second', title: 'Tokens/s', digits: 0 },

@@ -1,0 +1,115 @@
+"""Perplexity on the spec's eval split (data.eval), as an `eval` event with eval_loss and perplexity.
+
+The built-in trainer calls `perplexity` once training ends (trainer.py); `python -m remote_finetune evaluate
+--run-dir D --workdir W` does the same later for a finished run's adapter. The loss is the mean negative
+log-likelihood per predicted token over the whole split (token-weighted, so long and short examples count by
+their tokens, unlike the Trainer's per-batch mean), and perplexity = exp(eval_loss).
+"""
+
+import math
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+
+def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_len: int, add_special_tokens: bool = True,
+               batch_size: int = 4) -> Tuple[float, float, int]:
+    """(eval_loss, perplexity, predicted tokens). Padding is masked out of the loss; every real token after
+    the first of each example is predicted, EOS included, as the trainer's collator labels them."""
+    import torch
+    import torch.nn.functional as F
+
+    total_nll, total_tokens = 0.0, 0
+    model.eval()
+    device = next(model.parameters()).device
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "right"
+    try:
+        for i in range(0, len(texts), batch_size):
+            batch = tokenizer(list(texts[i:i + batch_size]), truncation=True, max_length=max_len, padding=True,
+                              add_special_tokens=add_special_tokens, return_tensors="pt")
+            ids, mask = batch["input_ids"].to(device), batch["attention_mask"].to(device)
+            with torch.no_grad():
+                logits = model(input_ids=ids, attention_mask=mask).logits.float()
+            target = ids[:, 1:]
+            keep = mask[:, 1:].bool()
+            nll = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), target.reshape(-1), reduction="none")
+            total_nll += float(nll[keep.reshape(-1)].sum())
+            total_tokens += int(keep.sum())
+    finally:
+        tokenizer.padding_side = side
+    if total_tokens == 0:
+        raise RuntimeError("the eval split has no tokens to predict")
+    loss = total_nll / total_tokens
+    return loss, math.exp(loss) if loss < 700 else float("inf"), total_tokens
+
+
+def eval_texts(spec: Dict[str, Any], tokenizer: Any, evalset: Any, warn: Any) -> Tuple[List[str], bool]:
+    """The eval split's texts as the trainer renders them (template or text field, EOS appended), and whether
+    they are templated (a rendered template already holds BOS)."""
+    from .trainer import to_texts, uses_template
+
+    class _Warn:
+        def warn(self, message: str, code: str) -> None:
+            warn(message, code)
+
+    template = uses_template(spec, tokenizer, _Warn())  # type: ignore[arg-type]
+    return [str(t) for t in to_texts(evalset, spec, tokenizer, template)["text"]], template
+
+
+def emit_perplexity(events: Any, step: int, epoch: Optional[float], loss: float, ppl: float, tokens: int) -> Dict[str, Any]:
+    fields: Dict[str, Any] = {"step": step, "eval_loss": loss, "metrics": {"eval_tokens": float(tokens)}}
+    if math.isfinite(ppl):
+        fields["perplexity"] = ppl
+    if epoch is not None:
+        fields["epoch"] = epoch
+    return events.emit("eval", **fields)
+
+
+def main_evaluate(run_dir: str, workdir: str, adapter: Optional[str]) -> int:
+    """Loads the run's base model + adapter (default <outputs.dir>/adapter), computes perplexity on data.eval
+    and appends the eval event to the run's events.jsonl; prints the event."""
+    import json
+    import sys
+
+    from .events import EventWriter
+    from .generate import load
+    from .spec import get, load_spec
+    from .trainer import load_raw_datasets
+
+    spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
+    if spec is None:
+        for e in errs:
+            print("spec.json: " + e, file=sys.stderr)
+        return 2
+    if not get(spec, "data.eval"):
+        print("the spec has no data.eval: nothing to evaluate on", file=sys.stderr)
+        return 2
+    out = str(get(spec, "outputs.dir", "outputs"))
+    out_dir = out if os.path.isabs(out) else os.path.join(workdir, out)
+    adapter = adapter or os.path.join(out_dir, "adapter" if spec["method"] != "full" else "model")
+    model, tokenizer, _base, _device = load(adapter, None, "auto", bool(get(spec, "model.trust_remote_code", False)), None)
+    _train, evalset = load_raw_datasets(spec, workdir)
+    texts, templated = eval_texts(spec, tokenizer, evalset, lambda m, c: print("warning: " + m, file=sys.stderr))
+    loss, ppl, tokens = perplexity(model, tokenizer, texts, int(get(spec, "data.max_seq_length", 2048)), not templated)
+    ev = emit_perplexity(EventWriter(os.path.join(run_dir, "events.jsonl")), _last_step(run_dir), None, loss, ppl, tokens)
+    print(json.dumps(ev))
+    return 0
+
+
+def _last_step(run_dir: str) -> int:
+    import json
+    step = 0
+    try:
+        with open(os.path.join(run_dir, "events.jsonl"), encoding="utf-8") as f:
+            for line in f:
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(ev, dict) and isinstance(ev.get("step"), int):
+                    step = max(step, ev["step"])
+    except OSError:
+        pass
+    return step
