@@ -14,6 +14,7 @@ import { registerRunStatusBar } from './runStatusBar';
 import { registerRunNotifications } from './runNotifications';
 import { registerRunsContext } from './runsContext';
 import { registerTryAdapter } from './tryAdapterCommand';
+import { registerRemoveRun } from './removeRunCommand';
 
 /** Internal (not in the manifest): what the Runs view, status bar, end notification and context keys show, read by the VS Code host tests. */
 export const RUNS_STATE_COMMAND = 'remoteFinetune.runs._state';
@@ -34,6 +35,7 @@ export function registerRuns(deps: FeatureDeps, runs: RunServices, sources: Targ
     registerRunActions(deps, runs),
     registerHubActions(deps, runs),
     registerTryAdapter(deps, runs),
+    registerRemoveRun(deps, runs),
     statusBar,
     notices,
     context,

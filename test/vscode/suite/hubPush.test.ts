@@ -46,7 +46,28 @@ suite('hub: push a run to the Hugging Face Hub', () => {
   let host: SshHost;
   let hub: HfHubEmulator;
   const win = vscode.window as unknown as Record<string, unknown>;
-  const originals = { info: win.showInformationMessage, error: win.showErrorMessage, input: win.showInputBox, pick: win.showQuickPick };
+  const originals = {
+    info: win.showInformationMessage,
+    error: win.showErrorMessage,
+    warn: win.showWarningMessage,
+    input: win.showInputBox,
+    pick: win.showQuickPick,
+  };
+  // The run this suite made; removed from the history at the end so later suites start with an empty Runs view.
+  let runId: string | undefined;
+  const removeRun = async (id: string): Promise<string[]> => {
+    const asked: string[] = [];
+    win.showWarningMessage = async (text: string, ...rest: unknown[]) => {
+      asked.push(text);
+      return rest.includes('Remove') ? 'Remove' : undefined;
+    };
+    try {
+      await vscode.commands.executeCommand('remoteFinetune.removeRunFromHistory', id);
+    } finally {
+      win.showWarningMessage = originals.warn;
+    }
+    return asked;
+  };
 
   suiteSetup(async function () {
     this.timeout(600_000);
@@ -63,6 +84,7 @@ suite('hub: push a run to the Hugging Face Hub', () => {
   });
 
   suiteTeardown(async () => {
+    if (runId) await removeRun(runId);
     win.showInformationMessage = originals.info;
     win.showErrorMessage = originals.error;
     win.showQuickPick = originals.pick;
@@ -81,6 +103,7 @@ suite('hub: push a run to the Hugging Face Hub', () => {
     const ws = mkdtempSync(join(tmpdir(), 'rft-hub-run-'));
     cpSync(join(process.env.RFT_REPO_ROOT!, 'examples/demo-host-own-script/train.py'), join(ws, 'train.py'));
     const id = `rft-hub-${Date.now().toString(36)}`;
+    runId = id;
     const session = await host.session();
     await startDetached(session, {
       runId: id,
@@ -151,5 +174,18 @@ suite('hub: push a run to the Hugging Face Hub', () => {
     );
     assert.deepEqual(errors, []);
     assert.ok([...hub.authSeen].every((h) => h === `Bearer ${TOKEN}`));
+
+    // Remove from History: asked once (modal), then the row is gone; the host keeps the run.
+    const asked = await removeRun(id);
+    assert.equal(asked.length, 1, asked.join(' | '));
+    assert.match(asked[0]!, /^Remove rft-hub-.* from the run history\?.*nothing on hub-suite-gpu is touched\.$/);
+    assert.equal(
+      (await state()).rows.find((r) => r.id === id),
+      undefined,
+      'the row is gone',
+    );
+    runId = undefined;
+    const onHost = await (await host.session()).exec(`ls -d ~/.remote-finetune/runs/${id}`);
+    assert.equal(onHost.code, 0, 'the run folder on the host is untouched');
   });
 });
