@@ -362,6 +362,11 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     trainset, evalset = load_raw_datasets(spec, workdir)
     args = training_arguments(spec, ckpt_dir, has_eval=evalset is not None, sft=sft, run=run)
     tokenizer = load_tokenizer(spec)
+    # Seeded before the adapter is made: LoRA's A matrices are drawn at random, and the Trainer seeds only after
+    # the model exists. Without this, two runs of one spec start from different adapters, and on several
+    # machines only DDP's broadcast from rank 0 would hide it.
+    from transformers import set_seed
+    set_seed(int(get(spec, "trainer.seed", 42)))
     model, _attn = load_model(spec, tokenizer, run, capability)
     if stop.set:
         print("[remote-finetune] stop signal during model load; nothing to save yet", flush=True)
@@ -387,6 +392,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     if stop.set:
         print("[remote-finetune] stopped by signal %d after saving a checkpoint at step %d" % (stop.signum, trainer.state.global_step), flush=True)
     return 0
+
 
 
 def main_train(run_dir: str) -> int:
