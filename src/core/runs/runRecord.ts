@@ -83,6 +83,24 @@ export const runRecordSchema = z.object({
   teardownPolicy: z.enum(['terminate', 'stop', 'keep']).optional(),
   idleMinutes: z.number().int().positive().optional(),
   finishedAction: z.enum(['terminated', 'stopped', 'kept']).optional(),
+  /** A multi-node run's machines after rank 0 (which is the record's own host and folder), in rank order. */
+  machines: z
+    .array(
+      z.object({
+        rank: z.number().int().min(1).max(1023),
+        host: z.string(),
+        identityFile: z.string().optional(),
+        remoteDir: z.string().optional(),
+        pid: z.number().int().positive().optional(),
+        status: z.enum(RUN_STATUSES).optional(),
+        exitCode: z.number().int().nullable().optional(),
+        failure: z.object({ signature: z.string().optional(), message: z.string(), hint: z.string().optional() }).optional(),
+        /** When this rank's wrapper was seen to exit (ms): the first failure to end is the run's. */
+        endedAt: z.number().optional(),
+      }),
+    )
+    .max(1023)
+    .optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
