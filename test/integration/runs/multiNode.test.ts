@@ -21,6 +21,44 @@ import type { RunManager } from '../../../src/core/runs/runManager';
 
 type StartRequest = Parameters<RunManager['start']>[0];
 
+const FAIL_RANK_SCRIPT = `# Ranks meet in gloo all-reduces; global rank 2 (machine rank 1) dies of a known failure after a few.
+import os, sys, time
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+for i in range(1000):
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    print("rank %d step %d sum %d" % (rank, i, t.item()), flush=True)
+    if rank == 2 and i == 3:
+        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB (stand-in raised by the test on rank 2)")
+    time.sleep(0.2)
+`;
+
+/**
+ * The built-in trainer (remote_finetune.trainer, the code a run without \`command\` runs) started as the command,
+ * so the runner puts it under the spec's launcher without the bootstrap: the bootstrap's venv step asks PyPI
+ * for setuptools, and these hosts, like the air-gapped clusters multi-node runs often live on, have no route out.
+ */
+const BUILTIN_TRAINER_SCRIPT = `import os, sys
+from remote_finetune.trainer import main_train
+sys.exit(main_train(os.environ["RFT_RUN_DIR"]))
+`;
+
+const FOREVER_SCRIPT = `# Ranks all-reduce until stopped.
+import time
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+i = 0
+while True:
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    print("rank %d step %d sum %d" % (rank, i, t.item()), flush=True)
+    i += 1
+    time.sleep(0.2)
+`;
+
 const skipReason = netnsUnavailable();
 let lan: NetnsLan | undefined;
 const sshds: Sshd[] = [];
@@ -37,6 +75,7 @@ before(async () => {
   buildTinyModel(python, join(ws, 'model'));
   writeTrainingData(python, join(ws, 'data', 'train.jsonl'));
   writeFileSync(join(ws, 'fail_rank.py'), FAIL_RANK_SCRIPT);
+  writeFileSync(join(ws, 'train_builtin.py'), BUILTIN_TRAINER_SCRIPT);
   writeFileSync(join(ws, 'allreduce_forever.py'), FOREVER_SCRIPT);
   lan = makeNetnsLan(2);
   for (const h of lan.hosts) {
@@ -45,7 +84,8 @@ before(async () => {
   }
   // One key reaches both hosts, as a person's key reaches all their machines.
   sshds[1]!.authorize(readFileSync(`${sshds[0]!.userKeyPath}.pub`, 'utf8'));
-  manager = testRunManager(mkdtempSync(join(tmpdir(), 'rft-mn-store-')), trustingConnectOptions(sshds), { log: (l) => console.log(l) });
+  // The hosts' Python is the training venv's, as on a GPU image whose Python has torch.
+  manager = testRunManager(mkdtempSync(join(tmpdir(), 'rft-mn-store-')), trustingConnectOptions(sshds), { remotePython: python, log: (l) => console.log(l) });
 });
 
 after(async () => {
@@ -109,34 +149,6 @@ function writeTrainingData(python: string, path: string): void {
   execFileSync(python, ['-c', script, path], { cwd: join(__dirname, '../../..') });
 }
 
-const FAIL_RANK_SCRIPT = `# Ranks meet in gloo all-reduces; global rank 2 (machine rank 1) dies of a known failure after a few.
-import os, sys, time
-import torch, torch.distributed as dist
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-for i in range(1000):
-    t = torch.ones(1)
-    dist.all_reduce(t)
-    print("rank %d step %d sum %d" % (rank, i, t.item()), flush=True)
-    if rank == 2 and i == 3:
-        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB (stand-in raised by the test on rank 2)")
-    time.sleep(0.2)
-`;
-
-const FOREVER_SCRIPT = `# Ranks all-reduce until stopped.
-import time
-import torch, torch.distributed as dist
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-i = 0
-while True:
-    t = torch.ones(1)
-    dist.all_reduce(t)
-    print("rank %d step %d sum %d" % (rank, i, t.item()), flush=True)
-    i += 1
-    time.sleep(0.2)
-`;
-
 function request(name: string, spec: Record<string, unknown>, hosts: readonly Sshd[]): StartRequest {
   const full = { version: 1, name, ...spec, target: { provider: 'ssh', gpu: 'A100-40GB', hosts: hosts.map((s) => `${s.user}@${s.host}`) } };
   return {
@@ -154,6 +166,7 @@ function request(name: string, spec: Record<string, unknown>, hosts: readonly Ss
 
 function trainingSpec(perDevice: number, launcher: Record<string, unknown>, outputs: string): Record<string, unknown> {
   return {
+    command: 'python train_builtin.py',
     method: 'lora-bf16',
     model: { id: 'model', attn_implementation: 'sdpa' },
     data: { train: 'data/train.jsonl', max_seq_length: 16 },
