@@ -24,7 +24,8 @@ export function multiNodeProblem(spec: Readonly<Record<string, unknown>>, hosts:
   if (n === 1) return undefined;
   const l = spec.launcher as { type?: unknown };
   if (l.type !== 'torchrun' && l.type !== 'accelerate') return `launcher.num_machines is ${n}: launcher.type must be torchrun or accelerate`;
-  if (!hosts || hosts.length !== n) return `launcher.num_machines is ${n}: target.hosts must list ${n} SSH hosts, rank 0 first (it lists ${hosts?.length ?? 0})`;
+  if (!hosts || hosts.length !== n)
+    return `launcher.num_machines is ${n}: target.hosts must list ${n} SSH hosts, rank 0 first (it lists ${hosts?.length ?? 0})`;
   if (new Set(hosts).size !== hosts.length) return 'target.hosts lists a host twice: each machine rank needs its own host';
   return undefined;
 }
@@ -80,7 +81,7 @@ export function machineLocalDir(localDir: string, rank: number): string {
  * Which failure ends a multi-node run: a rank that died of a known failure (a signature) beats one that died
  * because its peer vanished (a collective error, no signature); among equals, the earliest to end.
  */
-export function decisiveFailure<T extends { readonly failure?: { readonly signature?: string }; readonly endedAt?: number }>(
+export function decisiveFailure<T extends { readonly failure?: { readonly message: string; readonly signature?: string }; readonly endedAt?: number }>(
   ranks: readonly T[],
 ): T | undefined {
   const failed = ranks.filter((r) => r.failure);

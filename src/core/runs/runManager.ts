@@ -157,10 +157,7 @@ export class RunManager {
     if (!rec?.remoteDir) throw new Error(`run ${runId} was never started on a host`);
     this.stopping.add(runId);
     // Every machine of a multi-node run at once: a rank left running would wait in a collective for its peers.
-    await Promise.all([
-      this.hostFor(rec).use((s) => stopRun(s, runId, { graceMs, root: rootOf(rec.remoteDir!) })),
-      stopMachines(this.ctx, runId, 0, graceMs),
-    ]);
+    await Promise.all([this.hostFor(rec).use((s) => stopRun(s, runId, { graceMs, root: rootOf(rec.remoteDir!) })), stopMachines(this.ctx, runId, 0, graceMs)]);
     // The watch notices the wrapper's exit and finishes the run (download, teardown, notification).
     if (!this.watches.has(runId)) await finishRun(this.ctx, runId);
   }

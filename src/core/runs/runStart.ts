@@ -34,7 +34,8 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
   const hosts = machineCount > 1 ? hostsOf(req.spec) : undefined;
   if (machineCount > 1) {
     // Several machines are the person's own SSH hosts: provisioning N instances is not supported yet.
-    if (target.kind !== 'ssh') throw new Error(`launcher.num_machines is ${machineCount}: multi-node runs go to SSH hosts (target.hosts), not to a new instance`);
+    if (target.kind !== 'ssh')
+      throw new Error(`launcher.num_machines is ${machineCount}: multi-node runs go to SSH hosts (target.hosts), not to a new instance`);
     const problem = multiNodeProblem(req.spec, hosts);
     if (problem) throw new Error(problem);
   }

@@ -201,51 +201,55 @@ function losses(localDir: string): Map<number, number> {
   return out;
 }
 
-test('multi-node: 2 hosts × 2 ranks (torchrun, gloo, CPU) train the tiny model to the losses of one process with the same global batch', { timeout: 600_000 }, async (t) => {
-  if (skipReason) return t.skip(skipReason);
-  const t0 = Date.now();
-  const launcher = { type: 'torchrun', num_processes: 4, num_machines: 2 };
-  const req = request('mn-train', trainingSpec(2, launcher, 'out-mn'), sshds);
-  const rec = await manager.start(req);
-  assert.equal(rec.status, 'running');
-  assert.equal(rec.machines?.length, 1);
-  assert.equal(rec.machines![0]!.host, `${sshds[1]!.user}@${sshds[1]!.host}`);
-  const done = await runFinished(manager, rec.id, 300_000);
-  assert.equal(done.record.status, 'completed', JSON.stringify(done.failure));
-  assert.equal(done.record.machines?.[0]?.status, 'completed');
-  // Each host ran with its own machine rank and the same rendezvous: host 0's namespace address.
-  // The hosts' HOMEs are folders of this machine: each run folder is readable here.
-  const specOn = (r: { remoteDir?: string }): { launcher: Record<string, unknown> } => JSON.parse(readFileSync(join(r.remoteDir!, 'spec.json'), 'utf8'));
-  const spec0 = specOn(done.record);
-  const spec1 = specOn(done.record.machines![0]!);
-  assert.ok(done.record.remoteDir!.startsWith(sshds[0]!.home) && done.record.machines![0]!.remoteDir!.startsWith(sshds[1]!.home));
-  assert.equal(spec0.launcher.machine_rank, 0);
-  assert.equal(spec1.launcher.machine_rank, 1);
-  assert.equal(spec0.launcher.main_process_ip, lan!.hosts[0]!.address);
-  assert.equal(spec1.launcher.main_process_ip, lan!.hosts[0]!.address);
-  assert.equal(spec0.launcher.main_process_port, spec1.launcher.main_process_port);
-  // Rank 1's logs are mirrored beside rank 0's; rank 0's events drive the record (last step, loss).
-  assert.ok(existsSync(join(done.record.localDir!, 'rank-1', 'output.log')), 'machine rank 1 output.log mirrored');
-  assert.match(readFileSync(join(done.record.localDir!, 'rank-1', 'output.log'), 'utf8'), /\[remote-finetune\] loading model \(lora-bf16/);
-  assert.equal(done.record.lastStep, 4);
-  const multi = losses(done.record.localDir!);
-  const multiS = (Date.now() - t0) / 1000;
+test(
+  'multi-node: 2 hosts × 2 ranks (torchrun, gloo, CPU) train the tiny model to the losses of one process with the same global batch',
+  { timeout: 600_000 },
+  async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    const t0 = Date.now();
+    const launcher = { type: 'torchrun', num_processes: 4, num_machines: 2 };
+    const req = request('mn-train', trainingSpec(2, launcher, 'out-mn'), sshds);
+    const rec = await manager.start(req);
+    assert.equal(rec.status, 'running');
+    assert.equal(rec.machines?.length, 1);
+    assert.equal(rec.machines![0]!.host, `${sshds[1]!.user}@${sshds[1]!.host}`);
+    const done = await runFinished(manager, rec.id, 300_000);
+    assert.equal(done.record.status, 'completed', JSON.stringify(done.failure));
+    assert.equal(done.record.machines?.[0]?.status, 'completed');
+    // Each host ran with its own machine rank and the same rendezvous: host 0's namespace address.
+    // The hosts' HOMEs are folders of this machine: each run folder is readable here.
+    const specOn = (r: { remoteDir?: string }): { launcher: Record<string, unknown> } => JSON.parse(readFileSync(join(r.remoteDir!, 'spec.json'), 'utf8'));
+    const spec0 = specOn(done.record);
+    const spec1 = specOn(done.record.machines![0]!);
+    assert.ok(done.record.remoteDir!.startsWith(sshds[0]!.home) && done.record.machines![0]!.remoteDir!.startsWith(sshds[1]!.home));
+    assert.equal(spec0.launcher.machine_rank, 0);
+    assert.equal(spec1.launcher.machine_rank, 1);
+    assert.equal(spec0.launcher.main_process_ip, lan!.hosts[0]!.address);
+    assert.equal(spec1.launcher.main_process_ip, lan!.hosts[0]!.address);
+    assert.equal(spec0.launcher.main_process_port, spec1.launcher.main_process_port);
+    // Rank 1's logs are mirrored beside rank 0's; rank 0's events drive the record (last step, loss).
+    assert.ok(existsSync(join(done.record.localDir!, 'rank-1', 'output.log')), 'machine rank 1 output.log mirrored');
+    assert.match(readFileSync(join(done.record.localDir!, 'rank-1', 'output.log'), 'utf8'), /\[remote-finetune\] loading model \(lora-bf16/);
+    assert.equal(done.record.lastStep, 4);
+    const multi = losses(done.record.localDir!);
+    const multiS = (Date.now() - t0) / 1000;
 
-  const t1 = Date.now();
-  const single = await manager.start(request('mn-single', trainingSpec(8, { type: 'python' }, 'out-single'), [sshds[0]!]));
-  const singleDone = await runFinished(manager, single.id, 300_000);
-  assert.equal(singleDone.record.status, 'completed', JSON.stringify(singleDone.failure));
-  const one = losses(singleDone.record.localDir!);
-  console.log(`multi-node run ${multiS.toFixed(1)} s, single-process run ${((Date.now() - t1) / 1000).toFixed(1)} s`);
-  console.log('step  multi-node loss      single-process loss');
-  for (const [step, l] of one) console.log(`${step}     ${multi.get(step)}   ${l}`);
-  assert.deepEqual([...multi.keys()], [1, 2, 3, 4]);
-  assert.deepEqual([...one.keys()], [1, 2, 3, 4]);
-  // float32 sums in another order (gloo's all-reduce of four gradients vs one batch of eight) differ in the last
-  // bits; Adam carries that through four steps at ~1e-6 here. 1e-4 is far below what a missing gradient sync
-  // does (each rank would step on its own 2 examples: the losses part by ~1e-2 from step 2 on).
-  for (const [step, l] of one) assert.ok(Math.abs(multi.get(step)! - l) < 1e-4, `step ${step}: multi-node ${multi.get(step)} vs single ${l}`);
-});
+    const t1 = Date.now();
+    const single = await manager.start(request('mn-single', trainingSpec(8, { type: 'python' }, 'out-single'), [sshds[0]!]));
+    const singleDone = await runFinished(manager, single.id, 300_000);
+    assert.equal(singleDone.record.status, 'completed', JSON.stringify(singleDone.failure));
+    const one = losses(singleDone.record.localDir!);
+    console.log(`multi-node run ${multiS.toFixed(1)} s, single-process run ${((Date.now() - t1) / 1000).toFixed(1)} s`);
+    console.log('step  multi-node loss      single-process loss');
+    for (const [step, l] of one) console.log(`${step}     ${multi.get(step)}   ${l}`);
+    assert.deepEqual([...multi.keys()], [1, 2, 3, 4]);
+    assert.deepEqual([...one.keys()], [1, 2, 3, 4]);
+    // float32 sums in another order (gloo's all-reduce of four gradients vs one batch of eight) differ in the last
+    // bits; Adam carries that through four steps at ~1e-6 here. 1e-4 is far below what a missing gradient sync
+    // does (each rank would step on its own 2 examples: the losses part by ~1e-2 from step 2 on).
+    for (const [step, l] of one) assert.ok(Math.abs(multi.get(step)! - l) < 1e-4, `step ${step}: multi-node ${multi.get(step)} vs single ${l}`);
+  },
+);
 
 test('multi-node: a rank that fails ends the run with its signature, and rank 0 on the other host stops', { timeout: 300_000 }, async (t) => {
   if (skipReason) return t.skip(skipReason);

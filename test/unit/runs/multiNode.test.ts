@@ -24,7 +24,14 @@ test('each machine gets its machine_rank and the one rendezvous; the rest of the
   const rdv = { address: '10.0.0.1', port: 40123 };
   const s0 = specForMachine(spec, 0, rdv);
   const s1 = specForMachine(spec, 1, rdv);
-  assert.deepEqual(s0.launcher, { type: 'torchrun', num_processes: 4, num_machines: 2, machine_rank: 0, main_process_ip: '10.0.0.1', main_process_port: 40123 });
+  assert.deepEqual(s0.launcher, {
+    type: 'torchrun',
+    num_processes: 4,
+    num_machines: 2,
+    machine_rank: 0,
+    main_process_ip: '10.0.0.1',
+    main_process_port: 40123,
+  });
   assert.deepEqual(s1.launcher, { ...(s0.launcher as object), machine_rank: 1 });
   assert.equal(s1.command, spec.command);
   assert.deepEqual(s1.target, spec.target);
