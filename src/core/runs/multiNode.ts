@@ -2,7 +2,6 @@
 // spec's target.hosts[r]. Rank 0's files drive the panels; the other ranks are mirrored beside them, and
 // the first rank to fail ends the run on every machine. What each machine's spec says (machine_rank, the
 // rendezvous address and port) is decided here, before anything starts.
-import type { RunRecord } from './runRecord';
 
 /** The spec's machine count (1 when it has no launcher block or says nothing). */
 export function machinesOf(spec: Readonly<Record<string, unknown>>): number {
@@ -69,8 +68,6 @@ export function parseRendezvousProbe(out: string): { address?: string; port?: nu
     ...(Number.isInteger(port) && port > 0 && port < 65536 ? { port } : {}),
   };
 }
-
-export type MachineRecord = NonNullable<RunRecord['machines']>[number];
 
 /** Where rank r's files are mirrored: beside rank 0's, in rank-<r>/. */
 export function machineLocalDir(localDir: string, rank: number): string {
