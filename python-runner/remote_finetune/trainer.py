@@ -391,7 +391,22 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
             write_selfcheck(check, trainer.model, tokenizer)
     if stop.set:
         print("[remote-finetune] stopped by signal %d after saving a checkpoint at step %d" % (stop.signum, trainer.state.global_step), flush=True)
+    _leave_process_group()
     return 0
+
+
+def _leave_process_group() -> None:
+    """Ends torch.distributed before the interpreter does: a process that exits with a gloo group still up may
+    abort in its destructors ("terminate called without an active exception", SIGABRT), and on several machines
+    that one exit code fails a run that trained to the end. The barrier first: rank 0 is still saving the
+    adapter when the others get here."""
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            dist.barrier()
+            dist.destroy_process_group()
+    except Exception as e:  # noqa: BLE001 - a failed goodbye must not fail a finished run
+        print("[remote-finetune] could not leave the process group: %s" % e, flush=True)
 
 
 
