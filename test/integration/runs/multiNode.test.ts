@@ -64,6 +64,7 @@ let lan: NetnsLan | undefined;
 const sshds: Sshd[] = [];
 let manager: RunManager;
 let ws: string;
+let storage: string | undefined;
 let started = 0;
 
 before(async () => {
@@ -85,7 +86,10 @@ before(async () => {
   // One key reaches both hosts, as a person's key reaches all their machines.
   sshds[1]!.authorize(readFileSync(`${sshds[0]!.userKeyPath}.pub`, 'utf8'));
   // The hosts' Python is the training venv's, as on a GPU image whose Python has torch.
-  manager = testRunManager(mkdtempSync(join(tmpdir(), 'rft-mn-store-')), trustingConnectOptions(sshds), { remotePython: python, log: (l) => console.log(l) });
+  manager = testRunManager((storage = mkdtempSync(join(tmpdir(), 'rft-mn-store-'))), trustingConnectOptions(sshds), {
+    remotePython: python,
+    log: (l) => console.log(l),
+  });
 });
 
 after(async () => {
@@ -109,6 +113,8 @@ after(async () => {
   } finally {
     lan?.remove();
     if (ws) rmSync(ws, { recursive: true, force: true });
+    // RFT_KEEP_SSHD=1 keeps the local mirrors (every rank's logs) for a post-mortem, as it keeps the hosts' HOMEs.
+    if (storage && process.env.RFT_KEEP_SSHD !== '1') rmSync(storage, { recursive: true, force: true });
     if (started) console.log(`multi-node suite: ${((Date.now() - started) / 1000).toFixed(1)} s including setup and teardown`);
   }
 });
