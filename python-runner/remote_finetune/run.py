@@ -99,6 +99,21 @@ def record_environment(python: str, run_dir: str, env: Dict[str, str], emit: Cal
         f.write(r.stdout)
 
 
+TRAIN_PGID = "train.pgid"
+
+
+def _write_train_pgid(run_dir: str, pid: int) -> None:
+    """The training process leads its own process group (logcapture starts it in a new session, so a stop
+    reaches the workers, not the launcher, first). A stop that must SIGKILL this runner after its grace period
+    kills that group too (src/core/ssh/runs.ts stopRun): otherwise a launcher still waiting for its workers, a
+    torchrun whose peer machine died, would outlive the run."""
+    try:
+        with open(os.path.join(run_dir, TRAIN_PGID), "w", encoding="utf-8") as f:
+            f.write("%d\n" % pid)
+    except OSError:
+        pass
+
+
 def _relative(path: str, workdir: str) -> str:
     r = os.path.relpath(path, workdir)
     return path if r.startswith("..") else r
@@ -273,7 +288,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
                                     active=lambda: not os.path.exists(marker)).start()
     try:
         res = run_captured(argv, os.path.join(run_dir, "output.log"), cwd=workdir, env=env, on_line=on_line,
-                           redactor=redactor, grace_s=grace_s)
+                           redactor=redactor, grace_s=grace_s, on_start=lambda pid: _write_train_pgid(run_dir, pid))
     except OSError as e:
         events.emit("error", message="could not start %s: %s" % (argv[0], e.strerror))
         events.emit("finished", status="failed", exit_code=127, runtime_s=time.time() - started_at)

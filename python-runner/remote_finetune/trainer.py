@@ -381,6 +381,11 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     trainset, evalset = load_raw_datasets(spec, workdir, run.run_dir)
     args = training_arguments(spec, ckpt_dir, has_eval=evalset is not None, sft=sft, run=run)
     tokenizer = load_tokenizer(spec)
+    # Seeded before the adapter is made: LoRA's A matrices are drawn at random, and the Trainer seeds only after
+    # the model exists. Without this, two runs of one spec start from different adapters, and on several
+    # machines only DDP's broadcast from rank 0 would hide it.
+    from transformers import set_seed
+    set_seed(int(get(spec, "trainer.seed", 42)))
     model, _attn = load_model(spec, tokenizer, run, capability)
     if stop.set:
         print("[remote-finetune] stop signal during model load; nothing to save yet", flush=True)
@@ -407,6 +412,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         final_perplexity(spec, trainer, tokenizer, evalset, run)
     if stop.set:
         print("[remote-finetune] stopped by signal %d after saving a checkpoint at step %d" % (stop.signum, trainer.state.global_step), flush=True)
+    _leave_process_group()
     return 0
 
 
@@ -426,6 +432,20 @@ def final_perplexity(spec: Dict[str, Any], trainer: Any, tokenizer: Any, evalset
         return
     print("[remote-finetune] eval split: loss %.4f, perplexity %.3f over %d tokens" % (loss, ppl, tokens), flush=True)
     emit_perplexity(run.events, int(trainer.state.global_step), trainer.state.epoch, loss, ppl, tokens)
+
+def _leave_process_group() -> None:
+    """Ends torch.distributed before the interpreter does: a process that exits with a gloo group still up may
+    abort in its destructors ("terminate called without an active exception", SIGABRT), and on several machines
+    that one exit code fails a run that trained to the end. The barrier first: rank 0 is still saving the
+    adapter when the others get here."""
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            dist.barrier()
+            dist.destroy_process_group()
+    except Exception as e:  # noqa: BLE001 - a failed goodbye must not fail a finished run
+        print("[remote-finetune] could not leave the process group: %s" % e, flush=True)
+
 
 
 def main_train(run_dir: str) -> int:

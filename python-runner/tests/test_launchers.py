@@ -80,6 +80,19 @@ class OwnScript(unittest.TestCase):
             "--num_machines", "1", "--mixed_precision", "bf16", "train.py", "--x", "1"])
         self.assertEqual(self.own("python -m pkg.train --y", type="torchrun", num_processes=2)[-3:], ["-m", "pkg.train", "--y"])
 
+    def test_python_script_on_each_machine_of_a_multi_node_run(self):
+        # What the extension writes into each machine's spec.json (src/core/runs/multiNode.ts specForMachine).
+        for rank in (0, 1):
+            for kind, want in (("torchrun", ["torchrun", "--nnodes", "2", "--node_rank", str(rank), "--nproc_per_node", "2",
+                                             "--master_addr", "10.213.7.1", "--master_port", "40123"]),
+                               ("accelerate", ["accelerate", "launch", "--config_file", profile("multi_gpu"), "--num_processes", "4",
+                                               "--num_machines", "2", "--mixed_precision", "no", "--machine_rank", str(rank),
+                                               "--main_process_ip", "10.213.7.1", "--main_process_port", "40123"])):
+                s = normalise({"version": 1, "command": "python fail_rank.py --n 3", "trainer": {"precision": "fp32"},
+                               "launcher": {"type": kind, "num_processes": 4, "num_machines": 2, "machine_rank": rank,
+                                            "main_process_ip": "10.213.7.1", "main_process_port": 40123}})
+                self.assertEqual(launchers.own_script_argv(s, PY, WD), want + ["fail_rank.py", "--n", "3"], (kind, rank))
+
     def test_a_command_naming_its_launcher_runs_as_written(self):
         self.assertEqual(self.own("accelerate launch scripts/train.py experiment=cloud_scale", type="accelerate"),
                          ["accelerate", "launch", "scripts/train.py", "experiment=cloud_scale"])

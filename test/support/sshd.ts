@@ -22,10 +22,13 @@ export interface SshdOptions {
   readonly extraConfig?: readonly string[];
   /** Public keys (OpenSSH one-line format) authorized besides the generated user key. */
   readonly authorizedKeys?: readonly string[];
+  /** Run inside this network namespace (`ip netns exec`), listening on `address` there (netns.ts). */
+  readonly netns?: { readonly name: string; readonly address: string };
 }
 
 export interface Sshd {
-  readonly host: '127.0.0.1';
+  /** Where it listens: loopback, or a network namespace's own address. */
+  readonly host: string;
   readonly port: number;
   /** User name to log in as (the user running the tests). */
   readonly user: string;
@@ -107,12 +110,12 @@ function commOf(pid: number): string {
   }
 }
 
-async function waitForBanner(port: number, child: ChildProcess, logPath: string, timeoutMs = 10_000): Promise<void> {
+async function waitForBanner(port: number, child: ChildProcess, logPath: string, timeoutMs = 10_000, address = '127.0.0.1'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`sshd exited ${child.exitCode}: ${existsSync(logPath) ? readFileSync(logPath, 'utf8') : ''}`);
     const ok = await new Promise<boolean>((resolve) => {
-      const s = netConnect(port, '127.0.0.1');
+      const s = netConnect(port, address);
       s.once('data', (d) => {
         s.destroy();
         resolve(d.toString('latin1').startsWith('SSH-'));
@@ -146,7 +149,9 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   writeFileSync(authorizedKeysPath, [readFileSync(`${userKeyPath}.pub`, 'utf8').trim(), ...(options.authorizedKeys ?? [])].join('\n') + '\n');
   chmodSync(authorizedKeysPath, 0o600);
   mkdirSync('/run/sshd', { recursive: true });
-  const port = options.port ?? (await freePort());
+  // In its own namespace the server has every port to itself.
+  const port = options.port ?? (options.netns ? 22 : await freePort());
+  const address = options.netns?.address ?? '127.0.0.1';
   const path = [...(options.pathPrepend ?? []), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
   const poweroffLog = join(dir, 'poweroff-standin.log');
   const poweroffStandIn = join(dir, 'poweroff-standin');
@@ -160,7 +165,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   const logPath = join(dir, 'sshd.log');
   const config = [
     `Port ${port}`,
-    'ListenAddress 127.0.0.1',
+    `ListenAddress ${address}`,
     `HostKey ${hostKeyPath}`,
     `AuthorizedKeysFile ${authorizedKeysPath}`,
     'PasswordAuthentication no',
@@ -182,15 +187,18 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   config.splice(0, config.length, ...config.filter((l) => !overridden.has(l.split(/\s+/)[0]!.toLowerCase())), ...extra);
   const configPath = join(dir, 'sshd_config');
   writeFileSync(configPath, config.join('\n') + '\n');
-  const child = spawn(process.env.SSHD_PATH ?? '/usr/sbin/sshd', ['-D', '-f', configPath, '-E', logPath], { stdio: 'ignore' });
-  await waitForBanner(port, child, logPath);
+  const sshdArgv = [process.env.SSHD_PATH ?? '/usr/sbin/sshd', '-D', '-f', configPath, '-E', logPath];
+  // `ip netns exec` execs sshd in place (same pid), so stop() and the leftover check see sshd itself.
+  const argv = options.netns ? ['ip', 'netns', 'exec', options.netns.name, ...sshdArgv] : sshdArgv;
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' });
+  await waitForBanner(port, child, logPath, 10_000, address);
   const pid = child.pid!;
   const pub = readFileSync(`${hostKeyPath}.pub`, 'utf8').trim().split(/\s+/);
-  const knownHostsLine = `[127.0.0.1]:${port} ${pub[0]} ${pub[1]}`;
+  const knownHostsLine = `${port === 22 ? address : `[${address}]:${port}`} ${pub[0]} ${pub[1]}`;
   const user = execFileSync('id', ['-un'], { encoding: 'utf8' }).trim();
   let stopped = false;
   return {
-    host: '127.0.0.1',
+    host: address,
     port,
     user,
     userKeyPath,

@@ -65,6 +65,7 @@ const fixed: CodeInfo[] = [
   { code: 'RFT818', severity: 'warning', title: 'Learning rate above 1e-2 with LoRA/QLoRA (2e-4 is usual)' },
   { code: 'RFT819', severity: 'error', title: 'GPU the provider does not offer (EC2, GCP; Lambda: warning, its list is live)' },
   { code: 'RFT820', severity: 'error', title: 'target.volume on a provider without persistent volumes (EC2 only)' },
+  { code: 'RFT830', severity: 'error', title: 'Multi-node spec without one SSH host per machine in target.hosts, or not torchrun/accelerate' },
   { code: 'RFT901', severity: 'error', title: 'Estimated peak GPU memory does not fit the target GPU (with the cheapest fixes)' },
   { code: 'RFT903', severity: 'warning', title: "Estimated peak GPU memory within 10% of the GPU's memory" },
 ];

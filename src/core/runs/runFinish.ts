@@ -13,17 +13,20 @@ import { artifactPlan, localOutputsDir } from './artifactPlan';
 import { rootOf } from './runPaths';
 import { fetchHostHistory, finalMetricsOf } from './runHistory';
 import type { HistoryFile } from './runHistory';
+import { decisiveFailure } from './multiNode';
 import type { RunManagerContext, RunFinished } from './runTypes';
 
 /** Reads how the run ended (events.jsonl's finished and error lines, then the wrapper's exit code). */
 const DOWNLOAD_ATTEMPTS = 2;
 
-function runOutcome(
+/** How a run (or, with `dir`, one machine of a multi-node run mirrored there) ended. */
+export function runOutcome(
   ctx: RunManagerContext,
   rec: RunRecord,
   exitCode: number | undefined,
+  dir?: string,
 ): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string } {
-  const eventsFile = join(rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
+  const eventsFile = join(dir ?? rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
   let finished: Extract<RunEvent, { type: 'finished' }> | undefined;
   let firstError: Extract<RunEvent, { type: 'error' }> | undefined;
   if (existsSync(eventsFile)) {
@@ -51,7 +54,20 @@ function runOutcome(
   return { status, ...(failure ? { failure } : {}), ...(finished?.adapter_path ? { adapterPath: finished.adapter_path } : {}) };
 }
 
-export async function finishRun(ctx: RunManagerContext, runId: string): Promise<void> {
+/**
+ * A multi-node run that did not complete ends with the failure that decided it (multiNode.ts): the rank that
+ * died of a known failure, or the first to die, not rank 0 stopped because its peer was gone.
+ */
+function machinesOutcome(ctx: RunManagerContext, runId: string, out: ReturnType<typeof runOutcome>, rank0EndedAt: number): ReturnType<typeof runOutcome> {
+  const rec = ctx.deps.store.get(runId);
+  if (!rec?.machines?.length || out.status === 'completed' || ctx.isStopping(runId)) return out;
+  const pick = decisiveFailure([{ rank: 0, host: rec.host ?? '', ...(out.failure ? { failure: out.failure } : {}), endedAt: rank0EndedAt }, ...rec.machines]);
+  if (!pick?.failure) return out;
+  const where = pick.rank === 0 ? 'machine rank 0' : `machine rank ${pick.rank} (${pick.host})`;
+  return { ...out, status: 'failed', failure: { ...pick.failure, message: `${where}: ${pick.failure.message}` } };
+}
+
+export async function finishRun(ctx: RunManagerContext, runId: string, rank0EndedAt = Date.now()): Promise<void> {
   const { store } = ctx.deps;
   const rec = store.get(runId);
   if (!rec || isTerminal(rec.status) || !rec.remoteDir) return;
@@ -59,7 +75,7 @@ export async function finishRun(ctx: RunManagerContext, runId: string): Promise<
   const st = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)));
   // The tails ended but the wrapper still lives (a pid file rewritten, a tail cut short): follow again.
   if (st.state === 'running') throw new Error('the run is still running');
-  const out = runOutcome(ctx, rec, st.exitCode);
+  const out = machinesOutcome(ctx, runId, runOutcome(ctx, rec, st.exitCode), rank0EndedAt);
   const localDir = rec.localDir ?? ctx.localDirOf(runId);
   // The resolved config and the lock are small; they come back whatever the outcome (a failed run is compared too).
   let fetched: HistoryFile[] = [];

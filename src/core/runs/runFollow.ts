@@ -2,7 +2,7 @@
 // summarised in the record (step, loss, W&B link), a heartbeat for the on-host watchdog, the cost so far
 // kept current, a cloud instance checked for a spot reclaim; when the run's files end, runFinish.ts.
 import { shellQuote } from '../ssh/quote';
-import { runStatus } from '../ssh/runs';
+import { runStatus, stopRun } from '../ssh/runs';
 import { MAX_PENDING } from '../ssh/tail';
 import { parseEventLine } from '../telemetry/events';
 import type { RunEvent } from '../telemetry/events';
@@ -11,7 +11,8 @@ import { checkInstance } from './teardown';
 import type { RunRecord } from './runRecord';
 import { isTerminal } from './runRecord';
 import { mirrorRun } from './runMirror';
-import { finishRun } from './runFinish';
+import { finishRun, runOutcome } from './runFinish';
+import { machineLocalDir } from './multiNode';
 import { rootOf } from './runPaths';
 import type { RunManagerContext } from './runTypes';
 
@@ -46,6 +47,10 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   costNow();
   const costTimer = setInterval(costNow, ctx.deps.costIntervalMs ?? COST_MS);
   costTimer.unref?.();
+  // A multi-node run's other machines are mirrored beside rank 0's files, each until its wrapper exits.
+  const machines = (rec.machines ?? []).filter((m) => m.remoteDir && !(m.status && isTerminal(m.status)));
+  const others = machines.map((m) => followMachine(ctx, runId, m.rank, localDir, signal));
+  let rank0EndedAt = Date.now();
   try {
     const status = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), signal);
     const pid = status.pid ?? rec.pid;
@@ -100,13 +105,60 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
         },
       },
     });
+    rank0EndedAt = Date.now();
+    if (machines.length > 0 && !signal.aborted) {
+      // Rank 0 ended: if it failed, the others are waiting in a collective that will never complete.
+      const st = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), signal);
+      if (st.exitCode !== 0 && !ctx.isStopping(runId)) await stopMachines(ctx, runId, 0);
+    }
+    await Promise.all(others);
   } finally {
     if (instanceTimer) clearInterval(instanceTimer);
     clearInterval(heartbeat);
     clearInterval(costTimer);
   }
   if (signal.aborted) return;
-  await finishRun(ctx, runId);
+  await finishRun(ctx, runId, rank0EndedAt);
+}
+
+/** Grace for ranks stopped because another failed: they are stuck in a collective, no checkpoint can be saved. */
+const PEER_FAILED_GRACE_MS = 15_000;
+
+/** Mirrors machine rank `rank` into rank-<rank>/; when it ends badly, the other machines are stopped. */
+async function followMachine(ctx: RunManagerContext, runId: string, rank: number, localDir: string, signal: AbortSignal): Promise<void> {
+  const { store } = ctx.deps;
+  const m = store.get(runId)?.machines?.find((x) => x.rank === rank);
+  if (!m?.remoteDir) return;
+  const host = ctx.hostFor(m);
+  const dir = machineLocalDir(localDir, rank);
+  await mirrorRun(host, m.remoteDir, dir, { ...(m.pid !== undefined ? { pid: m.pid } : {}), signal });
+  if (signal.aborted) return;
+  const st = await host.use((s) => runStatus(s, runId, rootOf(m.remoteDir!)), signal);
+  const rec = store.get(runId)!;
+  const out = runOutcome(ctx, rec, st.exitCode, dir);
+  const endedAt = Date.now();
+  store.update(runId, {
+    machines: (rec.machines ?? []).map((x) =>
+      x.rank === rank ? { ...x, status: out.status, exitCode: st.exitCode ?? null, endedAt, ...(out.failure ? { failure: out.failure } : {}) } : x,
+    ),
+  });
+  ctx.deps.log?.(`[${runId}] machine rank ${rank} (${m.host}) ended: ${out.status}${out.failure ? ` (${out.failure.signature ?? out.failure.message})` : ''}`);
+  if (out.status !== 'completed' && !ctx.isStopping(runId)) await stopMachines(ctx, runId, rank);
+}
+
+/** Stops every machine of the run but `except` (rank 0 is the record's own host). Errors are logged, not thrown. */
+export async function stopMachines(ctx: RunManagerContext, runId: string, except: number, graceMs = PEER_FAILED_GRACE_MS): Promise<void> {
+  const rec = ctx.deps.store.get(runId);
+  if (!rec?.remoteDir) return;
+  const all = [{ rank: 0, ...rec, remoteDir: rec.remoteDir }, ...(rec.machines ?? [])].filter((m) => m.rank !== except && m.remoteDir);
+  await Promise.all(
+    all.map((m) =>
+      ctx
+        .hostFor(m)
+        .use((s) => stopRun(s, runId, { graceMs, root: rootOf(m.remoteDir!) }))
+        .catch((err: unknown) => ctx.deps.log?.(`[${runId}] could not stop machine rank ${m.rank} on ${m.host}: ${(err as Error).message}`)),
+    ),
+  );
 }
 
 function startInstanceCheck(ctx: RunManagerContext, rec: RunRecord, signal: AbortSignal): NodeJS.Timeout | undefined {

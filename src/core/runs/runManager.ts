@@ -16,7 +16,7 @@ import type { DownloadProgress } from './artifacts';
 import { instanceHostKeyAlias, sshTargetOf } from './sshTarget';
 import { remoteWorkspaceName, rootOf } from './runPaths';
 import { startRun } from './runStart';
-import { followRun } from './runFollow';
+import { followRun, stopMachines } from './runFollow';
 import { finishRun } from './runFinish';
 import { hostAdapterPath, openRemoteGenerator } from './tryAdapter';
 import type { AdapterGenerator } from './tryAdapter';
@@ -205,7 +205,8 @@ export class RunManager {
     const rec = this.deps.store.get(runId);
     if (!rec?.remoteDir) throw new Error(`run ${runId} was never started on a host`);
     this.stopping.add(runId);
-    await this.hostFor(rec).use((s) => stopRun(s, runId, { graceMs, root: rootOf(rec.remoteDir!) }));
+    // Every machine of a multi-node run at once: a rank left running would wait in a collective for its peers.
+    await Promise.all([this.hostFor(rec).use((s) => stopRun(s, runId, { graceMs, root: rootOf(rec.remoteDir!) })), stopMachines(this.ctx, runId, 0, graceMs)]);
     // The watch notices the wrapper's exit and finishes the run (download, teardown, notification).
     if (!this.watches.has(runId)) await finishRun(this.ctx, runId);
   }

@@ -105,6 +105,24 @@ export const runRecordSchema = z.object({
   historyFiles: z.array(z.enum(['spec-source.yaml', 'spec.json', 'git.diff', 'training_args.json', 'pip-freeze.txt'])).optional(),
   /** The last value of each number the run logged (runHistory.ts finalMetricsFromEvents), set when it ends. */
   finalMetrics: z.record(z.string().max(200), z.number().finite()).optional(),
+  /** A multi-node run's machines after rank 0 (which is the record's own host and folder), in rank order. */
+  machines: z
+    .array(
+      z.object({
+        rank: z.number().int().min(1).max(1023),
+        host: z.string(),
+        identityFile: z.string().optional(),
+        remoteDir: z.string().optional(),
+        pid: z.number().int().positive().optional(),
+        status: z.enum(RUN_STATUSES).optional(),
+        exitCode: z.number().int().nullable().optional(),
+        failure: z.object({ signature: z.string().optional(), message: z.string(), hint: z.string().optional() }).optional(),
+        /** When this rank's wrapper was seen to exit (ms): the first failure to end is the run's. */
+        endedAt: z.number().optional(),
+      }),
+    )
+    .max(1023)
+    .optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 

@@ -2,7 +2,7 @@
 // guarantee: a failure before the detached start terminates it), the runner and workspace synced, the spec
 // and the 0600 env file written, the run started detached. Watching then goes on in runFollow.ts.
 import { shellCommand, shellQuote } from '../ssh/quote';
-import { startDetached, remoteRoot } from '../ssh/runs';
+import { startDetached, remoteRoot, stopRun } from '../ssh/runs';
 import type { Instance } from '../providers/types';
 import type { TargetSpec } from '../providers/targetSpec';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
@@ -13,11 +13,13 @@ import { newRunId } from './runId';
 import type { DownloadItem, RunOutputs } from './artifactPlan';
 import { launchRequestFor } from './targetOffers';
 import { withoutNotifyTargets } from './hostNotify';
-import { hashText, remoteWorkspaceName } from './runPaths';
+import { hashText, remoteWorkspaceName, rootOf } from './runPaths';
 import { recordStartHistory } from './runHistory';
-import type { RunManagerContext, StartRequest } from './runTypes';
 import { linkOutputsScript, volumeEnv, volumeOf } from './runVolume';
 import { mountVolumeScript } from '../providers/ec2Volume';
+import { fixedRendezvous, hostsOf, machinesOf, multiNodeProblem, parseRendezvousProbe, rendezvousProbe, specForMachine } from './multiNode';
+import type { Rendezvous } from './multiNode';
+import type { HostRef, RunManagerContext, StartRequest } from './runTypes';
 
 /** The spec's target block, as the launch reads it. */
 function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec> | undefined {
@@ -30,6 +32,16 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
   const now = new Date().toISOString();
   const { store } = ctx.deps;
   const target = req.target;
+  const machineCount = machinesOf(req.spec);
+  const hosts = machineCount > 1 ? hostsOf(req.spec) : undefined;
+  if (machineCount > 1) {
+    // Several machines are the person's own SSH hosts: provisioning N instances is not supported yet.
+    if (target.kind !== 'ssh')
+      throw new Error(`launcher.num_machines is ${machineCount}: multi-node runs go to SSH hosts (target.hosts), not to a new instance`);
+    const problem = multiNodeProblem(req.spec, hosts);
+    if (problem) throw new Error(problem);
+  }
+  const identity = target.identityFile ? { identityFile: target.identityFile } : {};
   store.add({
     id,
     name: req.name,
@@ -40,7 +52,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     status: 'planned',
     provider: target.kind === 'ssh' ? (target.provider ?? 'ssh') : target.provider.kind,
     ...(target.kind === 'ssh'
-      ? { host: target.host, ...(target.identityFile ? { identityFile: target.identityFile } : {}) }
+      ? { host: hosts?.[0] ?? target.host, ...identity }
       : { region: target.offer.region, pricePerHour: target.offer.pricePerHour, identityFile: target.identityFile }),
     ...(req.gpu ? { gpu: req.gpu } : {}),
     offsets: { output_log: 0, events: 0, gpu: 0 },
@@ -50,6 +62,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     teardownPolicy: req.teardown.policy,
     ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
     ...spreadOutputs(outputsOf(req.spec)),
+    ...(hosts ? { machines: hosts.slice(1).map((host, i) => ({ rank: i + 1, host, ...identity })) } : {}),
   });
   const say = (status: RunStatus, message: string): void => {
     ctx.deps.log?.(`[${id}] ${message}`);
@@ -70,29 +83,34 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
       ...(req.signal ? { signal: req.signal } : {}),
     });
     store.update(id, { git: history.git, historyFiles: history.files });
-    const runOnHost = async (rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> => {
-      store.update(id, { status: 'connecting' });
-      say('connecting', `connecting to ${rec.host}`);
-      const host = ctx.hostFor(rec);
-      const session = await host.session(signal);
-      store.update(id, { status: 'syncing' });
+    /** Syncs and starts the run on one machine (rank 0's host, or another rank's); returns its folder and pid. */
+    const startOn = async (
+      hostRef: HostRef,
+      spec: Readonly<Record<string, unknown>>,
+      signal: AbortSignal | undefined,
+      rank: number | undefined,
+    ): Promise<{ runDir: string; pid: number; launcher: string }> => {
+      const on = rank ? ` (machine rank ${rank})` : '';
+      const say2 = (status: RunStatus, message: string): void => say(status, `${message}${on}`);
+      const session = await ctx.hostFor(hostRef).session(signal);
+      if (!rank) store.update(id, { status: 'syncing' });
       const root = await remoteRoot(session);
       const wsRemote = `${root}/workspaces/${remoteWorkspaceName(req.workspaceDir)}`;
       // Synced code, the runner and run folders are the user's alone on a shared host.
       await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`);
       const runnerRemote = `${root}/runner/${ctx.deps.runnerVersion}`;
-      say('syncing', `syncing the runner to ${runnerRemote}`);
+      say2('syncing', `syncing the runner to ${runnerRemote}`);
       await ctx.deps.sync(session, ctx.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
-      say('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
+      say2('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
       // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
       const excludes = ['.env', '.env.*', ...(req.envFileRel ? [`/${req.envFileRel.replace(/\\/g, '/')}`] : [])];
       const synced = await ctx.deps.sync(session, req.workspaceDir, wsRemote, {
         ...(signal ? { signal } : {}),
         excludes,
-        onProgress: (m) => say('syncing', m),
+        onProgress: (m) => say2('syncing', m),
       });
-      say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
-      if (attached) {
+      say2('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
+      if (attached && !rank) {
         const m = await session.exec(mountVolumeScript(attached.volumeId));
         if (!m.stdout.toString('utf8').includes('RFT_VOLUME_MOUNTED'))
           throw new Error(`the volume ${attached.volumeId} could not be mounted (exit ${m.code}): ${m.stderr.toString('utf8').trim().slice(0, 300)}`);
@@ -101,16 +119,65 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
         say('syncing', `volume ${attached.volumeId} mounted: data, the Hugging Face cache and outputs live on it`);
       }
       if (signal?.aborted) throw new Error('cancelled');
-      store.update(id, { status: 'bootstrapping' });
-      say('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
+      if (!rank) store.update(id, { status: 'bootstrapping' });
+      say2('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
       const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
       const p = launched?.instance.provider;
       const launch = launched && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: launched.instance.id } : undefined;
       const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}), ...(attached ? volumeEnv(req.env) : {}) };
-      const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec: req.spec, ...(launch ? { launch } : {}) });
-      const rec2 = store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
-      say('running', `running on ${rec.host} (pid ${started.pid}, ${started.launcher})`);
-      return rec2;
+      const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec, ...(launch ? { launch } : {}) });
+      say2('running', `running on ${hostRef.host} (pid ${started.pid}, ${started.launcher})`);
+      return started;
+    };
+
+    const runOnHost = async (rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> => {
+      store.update(id, { status: 'connecting' });
+      say('connecting', `connecting to ${rec.host}`);
+      if (rec.machines?.length) return await runOnMachines(rec, signal);
+      const started = await startOn(rec, req.spec, signal, undefined);
+      return store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
+    };
+
+    /**
+     * Every machine of a multi-node run: rank 0's address and a free port there first (the rendezvous every
+     * rank's spec names), then all machines synced and started together. If one cannot start, those already
+     * started are stopped: a rank waiting alone at the rendezvous would hold its host for torchrun's timeout.
+     */
+    const runOnMachines = async (rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> => {
+      const fixed = fixedRendezvous(req.spec);
+      let rdv: Rendezvous;
+      if (fixed.address && fixed.port) rdv = { address: fixed.address, port: fixed.port };
+      else {
+        const probe = await ctx.hostFor(rec).use((s) => s.exec(rendezvousProbe(shellQuote(ctx.deps.remotePython ?? 'python3'))), signal);
+        const got = parseRendezvousProbe(probe.stdout.toString());
+        const address = fixed.address ?? got.address;
+        const port = fixed.port ?? got.port;
+        if (!address || !port) throw new Error(`could not learn rank 0's address and a free port on ${rec.host}: ${probe.stderr.toString().trim()}`);
+        rdv = { address, port };
+      }
+      say('syncing', `rendezvous at ${rdv.address}:${rdv.port} on ${rec.host} for ${1 + rec.machines!.length} machines`);
+      const refs: Array<HostRef & { rank: number }> = [{ ...rec, rank: 0 }, ...rec.machines!.map((m) => ({ ...m, provider: rec.provider }))];
+      const results = await Promise.allSettled(refs.map((ref) => startOn(ref, specForMachine(req.spec, ref.rank, rdv), signal, ref.rank || undefined)));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        await Promise.all(
+          results.map(async (r, i) => {
+            if (r.status !== 'fulfilled') return;
+            await ctx
+              .hostFor(refs[i]!)
+              .use((s) => stopRun(s, id, { graceMs: 5_000, root: rootOf(r.value.runDir) }))
+              .catch(() => undefined);
+          }),
+        );
+        throw failed.reason;
+      }
+      const started = results.map((r) => (r as PromiseFulfilledResult<{ runDir: string; pid: number }>).value);
+      return store.update(id, {
+        status: 'running',
+        remoteDir: started[0]!.runDir,
+        pid: started[0]!.pid,
+        machines: rec.machines!.map((m, i) => ({ ...m, remoteDir: started[i + 1]!.runDir, pid: started[i + 1]!.pid, status: 'running' as const })),
+      });
     };
 
     if (target.kind === 'cloud') {

@@ -219,7 +219,11 @@ export async function stopRun(session: SshSession, runId: string, options: { gra
     `${ALIVE_FN}; pid=$(cat ${d}/pid 2>/dev/null) || exit 0; [ -n "$pid" ] || exit 0; ` +
       `kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; ` +
       `i=0; while rft_alive "$pid" && [ $i -lt ${steps} ]; do sleep 0.1; i=$((i+1)); done; ` +
-      `if rft_alive "$pid"; then kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null; sleep 0.2; fi; ` +
+      // The runner's training process group (train.pgid, run.py) goes with it: a launcher waiting for workers
+      // whose peer machine died would otherwise outlive the run. Only here, while the runner still waits on it,
+      // so the group id cannot have been reused.
+      `if rft_alive "$pid"; then tp=$(cat ${d}/train.pgid 2>/dev/null); kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null; ` +
+      `case "$tp" in ''|*[!0-9]*) ;; *) kill -KILL -- "-$tp" 2>/dev/null;; esac; sleep 0.2; fi; ` +
       `[ -f ${d}/exit_code ] || { echo 137 > ${d}/exit_code.tmp && mv -f ${d}/exit_code.tmp ${d}/exit_code; }; true`,
   );
   return await runStatus(session, runId, options.root);

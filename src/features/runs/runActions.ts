@@ -9,6 +9,7 @@ import type { RunServices } from './runServices';
 import type { RunsNode } from './runsView';
 import type { RunRecord } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
+import { machineLocalDir } from '../../core/runs/multiNode';
 import { PANEL_COMMANDS } from '../panels/registerPanels';
 import { OPEN_RUN_PANELS_COMMAND } from './runStatusBar';
 import { START_COMMAND, SECRET_NAMES } from './startTraining';
@@ -17,6 +18,7 @@ import type { StartAgain } from './startTraining';
 export const RUN_COMMANDS = {
   select: 'remoteFinetune.selectRun',
   showLogs: 'remoteFinetune.run.showLogs',
+  showRankLogs: 'remoteFinetune.run.showRankLogs',
   showGpu: 'remoteFinetune.run.showGpu',
   showMetrics: 'remoteFinetune.run.showMetrics',
   stop: 'remoteFinetune.stopRun',
@@ -63,6 +65,25 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       for (const c of [PANEL_COMMANDS.logs, PANEL_COMMANDS.gpu, PANEL_COMMANDS.metrics]) await vscode.commands.executeCommand(c);
     }),
     reg(RUN_COMMANDS.showLogs, showPanel(runs, PANEL_COMMANDS.logs)),
+    reg(RUN_COMMANDS.showRankLogs, async (arg: unknown) => {
+      // Rank 0 drives the panels; the other machines' logs are mirrored beside its files, one click away.
+      const r = await runOf(runs, arg, (x) => (x.machines?.length ?? 0) > 0);
+      if (!r?.machines?.length || !r.localDir) {
+        if (r) void showInformationMessage(`${r.name} ran on one machine: its log is in the log panel.`);
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        r.machines.map((m) => ({ label: `Machine rank ${m.rank}`, description: `${m.host} · ${m.status ?? 'running'}`, rank: m.rank })),
+        { title: `Logs of ${r.name}: which machine? (rank 0 is in the log panel)` },
+      );
+      if (!pick) return;
+      const file = join(machineLocalDir(r.localDir, pick.rank), 'output.log');
+      try {
+        await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
+      } catch (err) {
+        void showErrorMessage(`No log of machine rank ${pick.rank} yet: ${(err as Error).message}`);
+      }
+    }),
     reg(RUN_COMMANDS.showGpu, showPanel(runs, PANEL_COMMANDS.gpu)),
     reg(RUN_COMMANDS.showMetrics, showPanel(runs, PANEL_COMMANDS.metrics)),
     reg(RUN_COMMANDS.openTensorBoard, async (arg: unknown) => {

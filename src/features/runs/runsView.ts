@@ -32,6 +32,7 @@ export function runContextValue(r: RunRecord): string {
   const v = ['run'];
   v.push(isTerminal(r.status) ? 'done' : 'live');
   if (r.instanceId && r.finishedAction !== 'terminated') v.push('instance');
+  if (r.machines?.length) v.push('multinode');
   return v.join('.');
 }
 

@@ -16,6 +16,7 @@ import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
 import { fixForProblem, validateSettingValue } from '../../core/runs/targetFixes';
 import type { TargetFix } from '../../core/runs/targetFixes';
 import { ADD_HOST_COMMAND } from '../hosts/addHostCommand';
+import { hostsOf, machinesOf, multiNodeProblem } from '../../core/runs/multiNode';
 import { offersForTarget } from '../../core/runs/targetOffers';
 import type { TargetSpec } from '../../core/providers/targetSpec';
 import { runLength } from '../../core/runs/runLength';
@@ -309,7 +310,18 @@ export async function startTraining(
     );
     if (go !== 'Start Anyway') return undefined;
   }
-  const choice: TargetChoice | undefined = again?.host ? { kind: 'ssh', host: again.host } : await chooseTarget(plan, gpus, sources, fitText);
+  // A multi-node run goes to the hosts its spec lists (target.hosts, rank 0 first): no picker for one host.
+  const machineHosts = machinesOf(plan.spec) > 1 ? hostsOf(plan.spec) : undefined;
+  const multiNode = machinesOf(plan.spec) > 1 ? multiNodeProblem(plan.spec, machineHosts) : undefined;
+  if (multiNode) {
+    void showErrorMessage(`Cannot start ${plan.name}: ${multiNode}.`);
+    return undefined;
+  }
+  const choice: TargetChoice | undefined = machineHosts
+    ? { kind: 'ssh', host: machineHosts[0]! }
+    : again?.host
+      ? { kind: 'ssh', host: again.host }
+      : await chooseTarget(plan, gpus, sources, fitText);
   if (!choice) return undefined;
   if (choice.kind === 'ssh' && !(await confirmHostGpu(sources, choice.host, gpus))) return undefined;
 
@@ -329,7 +341,11 @@ export async function startTraining(
           return `${launchCost(choice.offer, length).text} Teardown: ${plan.teardown.policy}.`;
         })()
       : 'Your own host: no cloud charges from this extension.';
-  const where = choice.kind === 'ssh' ? choice.host : `a new ${choice.provider.kind} ${choice.offer.instanceType}`;
+  const where = machineHosts
+    ? `${machineHosts.length} machines (${machineHosts.join(', ')})`
+    : choice.kind === 'ssh'
+      ? choice.host
+      : `a new ${choice.provider.kind} ${choice.offer.instanceType}`;
   // The env file must lie inside the workspace folder (links resolved): its values go to the host.
   const root = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(plan.specPath))?.uri.fsPath ?? plan.workspaceDir;
   const envRead = plan.envFile ? readEnvFileWithin(plan.envFile, root) : undefined;

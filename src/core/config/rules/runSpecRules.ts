@@ -88,6 +88,23 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
       fixes: [{ title: `Set num_processes to ${world}`, edits: [replaceNode(npNode, world, inp.syntax)], preferred: true }],
     });
   }
+  // Multi-node (README "Multi-node"): one SSH host per machine rank in target.hosts, started by torchrun/accelerate.
+  const machinesNode = nodeAt(root, ['launcher', 'num_machines']);
+  if (machines > 1 && machinesNode) {
+    const hostsNode = nodeAt(root, ['target', 'hosts']);
+    const provider = scalarAt(root, ['target', 'provider']) ?? 'ssh';
+    const problem =
+      ltype !== 'torchrun' && ltype !== 'accelerate'
+        ? `launcher.num_machines is ${machines}: launcher.type must be torchrun or accelerate to start ranks on several machines.`
+        : provider !== 'ssh'
+          ? `launcher.num_machines is ${machines}: multi-node runs go to your SSH hosts (provider ssh with target.hosts); ${String(provider)} does not launch several instances yet.`
+          : hostsNode?.kind !== 'seq'
+            ? `launcher.num_machines is ${machines}: list ${machines} SSH hosts in target.hosts, rank 0 first.`
+            : hostsNode.items.length !== machines
+              ? `target.hosts lists ${plural(hostsNode.items.length, 'host')} but launcher.num_machines is ${machines}: one host per machine rank.`
+              : undefined;
+    if (problem) out.push({ ...range(hostsNode?.kind === 'seq' ? hostsNode : machinesNode), severity: 'error', code: 'RFT830', message: problem });
+  }
   if (ltype === 'python' && gpuCount > 1 && !hasCommand) {
     const n = nodeAt(root, ['target', 'gpu_count'])!;
     out.push({

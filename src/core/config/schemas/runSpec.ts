@@ -101,6 +101,7 @@ export const runSpecLauncher = z.strictObject({
 export const runSpecTarget = z.strictObject({
   provider: z.enum(['ssh', 'local', 'lambda', 'ec2', 'gcp']).describe('Where the run happens: an SSH host you already have, this machine, or a GPU instance provisioned on Lambda Cloud, AWS EC2 or GCP.'),
   host: nonEmpty.optional().describe('SSH host: an alias from ~/.ssh/config or user@host[:port] (provider ssh).'),
+  hosts: z.array(nonEmpty).min(2).max(64).optional().describe('SSH hosts of a multi-node run (launcher.num_machines > 1, provider ssh), one per machine in machine-rank order: the first is rank 0 and its address is the rendezvous address unless launcher.main_process_ip says otherwise.'),
   gpu: z.enum(GPU_IDS).describe('GPU type from the catalog: T4, V100, A10G, L4, RTX3090, RTX4090, A100-40GB, A100-80GB, H100, H200. Drives the bf16/FlashAttention checks and the VRAM estimate.'),
   gpu_count: z.number().int().min(1).max(16).optional().describe('GPUs on the machine, 1 to 16; default 1.'),
   spot: z.boolean().optional().describe('Use a spot/preemptible instance (cheaper, may be reclaimed; checkpoints are uploaded so the run can resume).'),
