@@ -362,10 +362,16 @@ export class GcpProvider implements Provider {
       },
       labels: { [OWNER_TAG]: 'owned', [RUN_LABEL]: labelValue(request.runId), ...(request.ownerId ? { [OWNER_ID_TAG]: labelValue(request.ownerId) } : {}) },
     };
-    const op = (await this.call('POST', `/zones/${zone}/instances?requestId=${uuidFrom(request.runId)}`, body, signal, {
-      ...(this.options.retry ?? DEFAULT_RETRY),
-      retryServerErrors: true,
-    })) as GcpOperation;
+    const op = (await this.call(
+      'POST',
+      `/zones/${zone}/instances?requestId=${uuidFrom(request.runId + (request.launchKey ? `#${request.launchKey}` : ''))}`,
+      body,
+      signal,
+      {
+        ...(this.options.retry ?? DEFAULT_RETRY),
+        retryServerErrors: true,
+      },
+    )) as GcpOperation;
     await this.waitOperation(op, zone, signal);
     if (login.osLogin) await this.checkOsLoginRole(zone, name, login.account, signal);
     const inst = await this.describe(`${zone}/${name}`, signal);

@@ -17,9 +17,10 @@ import { remoteWorkspaceName, rootOf } from './runPaths';
 import { startRun } from './runStart';
 import { followRun } from './runFollow';
 import { finishRun } from './runFinish';
-import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
+import { relaunchRun } from './runRelaunch';
+import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, RunRelaunched, StartRequest } from './runTypes';
 
-export type { RunFinished, RunManagerDeps, RunTarget, SyncFn } from './runTypes';
+export type { RunFinished, RunManagerDeps, RunRelaunched, RunTarget, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from './runPaths';
 export { runnerCommand } from './runStart';
 
@@ -34,6 +35,12 @@ export class RunManager {
   private readonly eventListeners = new Set<(runId: string, events: readonly RunEvent[]) => void>();
   private readonly finishedListeners = new Set<(f: RunFinished) => void>();
   private readonly stopping = new Set<string>();
+  private readonly relaunchedListeners = new Set<(r: RunRelaunched) => void>();
+  /** Variables of runs started in this session, for a replacement instance; in memory only. */
+  private readonly envs = new Map<string, Readonly<Record<string, string>>>();
+  /** Runs whose watch began at reattachAll: a reclaim found on its first look happened while VS Code was closed. */
+  private readonly reattached = new Set<string>();
+  private readonly relaunching = new Set<string>();
   private disposed = false;
 
   /** What runStart/runFollow/runFinish reach the manager through. */
@@ -54,6 +61,9 @@ export class RunManager {
         for (const l of this.finishedListeners) l(f);
       },
       downloadArtifacts: (...a) => this.downloadArtifacts(...a),
+      rememberEnv: (id, env) => this.envs.set(id, env),
+      envFor: (id) => this.envs.get(id),
+      reclaimed: (id, how) => void this.onReclaimed(id, how),
     };
   }
 
@@ -69,6 +79,35 @@ export class RunManager {
   onFinished(l: (f: RunFinished) => void): { dispose(): void } {
     this.finishedListeners.add(l);
     return { dispose: () => this.finishedListeners.delete(l) };
+  }
+
+  /** A spot run moved to a replacement instance (the notification says so, at activation too). */
+  onRelaunched(l: (r: RunRelaunched) => void): { dispose(): void } {
+    this.relaunchedListeners.add(l);
+    return { dispose: () => this.relaunchedListeners.delete(l) };
+  }
+
+  /** The follower saw the cloud take the instance back: end that watch, then relaunch per the spec or end the run. */
+  private async onReclaimed(runId: string, how: { readonly firstLook: boolean; readonly detail: string }): Promise<void> {
+    if (this.relaunching.has(runId) || this.disposed) return;
+    this.relaunching.add(runId);
+    try {
+      const w = this.watches.get(runId);
+      w?.abort.abort();
+      await w?.done;
+      if (this.disposed) return;
+      const atActivation = how.firstLook && this.reattached.has(runId);
+      const r = await relaunchRun(this.ctx, runId, { detail: how.detail, atActivation });
+      this.reattached.delete(runId);
+      if (!r) return;
+      this.deps.log?.(`[${runId}] ${r.message}`);
+      for (const l of this.relaunchedListeners) l(r);
+      this.watch(runId);
+    } catch (err) {
+      this.deps.log?.(`[${runId}] relaunch failed: ${(err as Error).message}`);
+    } finally {
+      this.relaunching.delete(runId);
+    }
   }
 
   localDirOf(runId: string): string {
@@ -106,6 +145,7 @@ export class RunManager {
     let n = 0;
     for (const r of this.deps.store.live()) {
       if (r.status === 'running' && r.host && r.remoteDir) {
+        this.reattached.add(r.id);
         this.watch(r.id);
         n++;
       }

@@ -6,8 +6,12 @@ import { startDetached, remoteRoot } from '../ssh/runs';
 import type { Instance } from '../providers/types';
 import type { TargetSpec } from '../providers/targetSpec';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
-import { provisionGuarded } from './teardown';
-import type { RunRecord, RunStatus } from './runRecord';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { provisionGuarded, ProvisionError } from './teardown';
+import type { RunAttempt, RunRecord, RunStatus } from './runRecord';
+import { localOffsets } from './runMirror';
+import { relaunchPolicyOf } from './runAttempts';
 import { isTerminal } from './runRecord';
 import { newRunId } from './runId';
 import type { DownloadItem, RunOutputs } from './artifactPlan';
@@ -27,6 +31,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
   const now = new Date().toISOString();
   const { store } = ctx.deps;
   const target = req.target;
+  const policy = target.kind === 'cloud' && target.offer.spot ? relaunchPolicyOf(req.spec) : undefined;
   store.add({
     id,
     name: req.name,
@@ -38,101 +43,33 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     provider: target.kind === 'ssh' ? (target.provider ?? 'ssh') : target.provider.kind,
     ...(target.kind === 'ssh'
       ? { host: target.host, ...(target.identityFile ? { identityFile: target.identityFile } : {}) }
-      : { region: target.offer.region, pricePerHour: target.offer.pricePerHour, identityFile: target.identityFile }),
+      : { region: target.offer.region, pricePerHour: target.offer.pricePerHour, identityFile: target.identityFile, sshPublicKey: target.sshPublicKey }),
     ...(req.gpu ? { gpu: req.gpu } : {}),
     offsets: { output_log: 0, events: 0, gpu: 0 },
     localDir: ctx.localDirOf(id),
     workspaceDir: req.workspaceDir,
+    ...(req.envFileRel ? { envFileRel: req.envFileRel } : {}),
     origin: 'here',
     teardownPolicy: req.teardown.policy,
     ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
+    ...(policy ? { maxAttempts: policy.maxAttempts } : {}),
     ...spreadOutputs(outputsOf(req.spec)),
   });
-  const say = (status: RunStatus, message: string): void => {
-    ctx.deps.log?.(`[${id}] ${message}`);
-    req.progress?.(status, message);
-  };
-  let launched: { instance: Instance; launchedAt: number } | undefined;
+  // A replacement instance needs the spec again (its spec.json went with the reclaimed host); no secret in it.
+  if (policy) saveLocalSpec(ctx.localDirOf(id), req.spec);
+  ctx.rememberEnv(id, req.env);
   try {
-    const runOnHost = async (rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> => {
-      store.update(id, { status: 'connecting' });
-      say('connecting', `connecting to ${rec.host}`);
-      const host = ctx.hostFor(rec);
-      const session = await host.session(signal);
-      store.update(id, { status: 'syncing' });
-      const root = await remoteRoot(session);
-      const wsRemote = `${root}/workspaces/${remoteWorkspaceName(req.workspaceDir)}`;
-      // Synced code, the runner and run folders are the user's alone on a shared host.
-      await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`);
-      const runnerRemote = `${root}/runner/${ctx.deps.runnerVersion}`;
-      say('syncing', `syncing the runner to ${runnerRemote}`);
-      await ctx.deps.sync(session, ctx.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
-      say('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
-      // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
-      const excludes = ['.env', '.env.*', ...(req.envFileRel ? [`/${req.envFileRel.replace(/\\/g, '/')}`] : [])];
-      const synced = await ctx.deps.sync(session, req.workspaceDir, wsRemote, {
-        ...(signal ? { signal } : {}),
-        excludes,
-        onProgress: (m) => say('syncing', m),
-      });
-      say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
-      if (signal?.aborted) throw new Error('cancelled');
-      store.update(id, { status: 'bootstrapping' });
-      say('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
-      const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
-      const p = launched?.instance.provider;
-      const launch = launched && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: launched.instance.id } : undefined;
-      const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}) };
-      const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec: req.spec, ...(launch ? { launch } : {}) });
-      const rec2 = store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
-      say('running', `running on ${rec.host} (pid ${started.pid}, ${started.launcher})`);
-      return rec2;
-    };
-
     if (target.kind === 'cloud') {
-      store.update(id, { status: 'provisioning' });
-      say(
-        'provisioning',
-        `launching ${target.offer.instanceType} on ${target.provider.kind} in ${target.offer.region} at $${target.offer.pricePerHour.toFixed(2)}/h`,
-      );
-      let result: RunRecord | undefined;
-      // Where the provider can install it, the instance gets a host key made here: its first connection is checked.
-      const hostKey = target.provider.deliversHostKey ? generateInstanceHostKey() : undefined;
-      const pins = [...(hostKey ? [hostKey.publicKey] : [])];
-      launched = await provisionGuarded({
-        provider: target.provider,
-        ledger: ctx.deps.ledger,
-        // The offer (zone, spot, type) and the spec's target (disk) decide the launch.
-        request: {
-          ...launchRequestFor(id, target.offer, specTarget(req.spec), target.sshPublicKey),
-          ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
-          ...(hostKey ? { hostKey } : {}),
-          ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
-        },
+      const rec = await launchAttempt(ctx, id, req, target, {
+        n: 1,
+        spot: target.offer.spot,
         pricePerHour: target.offer.pricePerHour,
-        sshTimeoutMs: target.sshTimeoutMs ?? 15 * 60_000,
-        ...(req.signal ? { signal: req.signal } : {}),
-        log: (l) => ctx.deps.log?.(`[${id}] ${l}`),
-        // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
-        bootstrap: async (instance, signal, launchedAt) => {
-          const host = instance.publicIp ?? '';
-          // Billing began at the launch call: the cost so far counts boot and the wait for SSH too.
-          const rec = store.update(id, {
-            host,
-            sshUser: instance.sshUser,
-            sshPort: instance.sshPort,
-            instanceId: instance.id,
-            launchedAt,
-            ...(pins.length || instance.hostKeys?.length ? { pinnedHostKeys: [...pins, ...(instance.hostKeys ?? [])] } : {}),
-          });
-          result = await runOnHost(rec, signal);
-        },
+        ...(target.offer.zone ? { zone: target.offer.zone } : {}),
       });
-      if (!result) throw new Error('the instance came up but the run did not start');
       ctx.watch(id);
-      return result;
+      return rec;
     }
-    const rec = await runOnHost(store.get(id)!, req.signal);
+    const rec = await startOnHost(ctx, id, req, store.get(id)!, req.signal, undefined);
     ctx.watch(id);
     return rec;
   } catch (err) {
@@ -142,10 +79,160 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
       store.update(id, {
         status: cancelled ? 'cancelled' : 'failed',
         failure: { message: err instanceof Error ? err.message : String(err) },
-        ...(launched ? { finishedAction: 'terminated' as const } : {}),
+        ...(cur.instanceId && !(err instanceof ProvisionError) ? { finishedAction: 'terminated' as const } : {}),
       });
     }
     throw err;
+  }
+}
+
+/** One instance for a run: the first, or a replacement after a reclaim (runRelaunch.ts). */
+export interface AttemptLaunch {
+  readonly n: number;
+  readonly spot: boolean;
+  readonly zone?: string;
+  readonly pricePerHour: number;
+  /** Distinguishes this launch's idempotency token from the run's other launches. */
+  readonly launchKey?: string;
+}
+
+/**
+ * Provisions an instance under the teardown guarantee (a failure before the detached start terminates it),
+ * records it as the run's current attempt, and starts the run on it.
+ */
+export async function launchAttempt(
+  ctx: RunManagerContext,
+  id: string,
+  req: StartRequest,
+  target: Extract<StartRequest['target'], { kind: 'cloud' }>,
+  a: AttemptLaunch,
+): Promise<RunRecord> {
+  const { store } = ctx.deps;
+  store.update(id, { status: 'provisioning' });
+  const say = sayFor(ctx, id, req);
+  say(
+    'provisioning',
+    `launching ${target.offer.instanceType} (${a.spot ? 'spot' : 'on-demand'}${a.n > 1 ? `, attempt ${a.n}` : ''}) on ${target.provider.kind} in ${a.zone ?? target.offer.region} at $${a.pricePerHour.toFixed(2)}/h`,
+  );
+  let result: RunRecord | undefined;
+  // Where the provider can install it, the instance gets a host key made here: its first connection is checked.
+  const hostKey = target.provider.deliversHostKey ? generateInstanceHostKey() : undefined;
+  const pins = [...(hostKey ? [hostKey.publicKey] : [])];
+  const offer = { ...target.offer, spot: a.spot, pricePerHour: a.pricePerHour, ...(a.zone ? { zone: a.zone } : { zone: undefined }) };
+  await provisionGuarded({
+    provider: target.provider,
+    ledger: ctx.deps.ledger,
+    // The offer (zone, spot, type) and the spec's target (disk) decide the launch.
+    request: {
+      ...launchRequestFor(id, offer, specTarget(req.spec), target.sshPublicKey),
+      ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
+      ...(hostKey ? { hostKey } : {}),
+      ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
+      ...(a.launchKey ? { launchKey: a.launchKey } : {}),
+    },
+    pricePerHour: a.pricePerHour,
+    sshTimeoutMs: target.sshTimeoutMs ?? 15 * 60_000,
+    ...(req.signal ? { signal: req.signal } : {}),
+    log: (l) => ctx.deps.log?.(`[${id}] ${l}`),
+    // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
+    bootstrap: async (instance, signal, launchedAt) => {
+      const cur = store.get(id)!;
+      // The mirror's sizes now are where this attempt's files (which start at 0 on the new host) append.
+      const attempt: RunAttempt = {
+        n: a.n,
+        instanceId: instance.id,
+        instanceType: instance.instanceType || target.offer.instanceType,
+        region: instance.region || target.offer.region,
+        ...((instance.zone ?? a.zone) ? { zone: instance.zone ?? a.zone } : {}),
+        spot: a.spot,
+        pricePerHour: a.pricePerHour,
+        startedAt: launchedAt,
+        mirrorBase: localOffsets(cur.localDir ?? ctx.localDirOf(id)),
+      };
+      // Billing began at the launch call: the cost so far counts boot and the wait for SSH too.
+      const rec = store.update(id, {
+        host: instance.publicIp ?? '',
+        sshUser: instance.sshUser,
+        sshPort: instance.sshPort,
+        instanceId: instance.id,
+        launchedAt,
+        pricePerHour: a.pricePerHour,
+        pinnedHostKeys: pins.length || instance.hostKeys?.length ? [...pins, ...(instance.hostKeys ?? [])] : undefined,
+        ...(a.spot || a.n > 1 || cur.maxAttempts ? { attempts: [...(cur.attempts ?? []), attempt] } : {}),
+      });
+      result = await startOnHost(ctx, id, req, rec, signal, instance);
+    },
+  });
+  if (!result) throw new Error('the instance came up but the run did not start');
+  return result;
+}
+
+function sayFor(ctx: RunManagerContext, id: string, req: StartRequest): (status: RunStatus, message: string) => void {
+  return (status, message) => {
+    ctx.deps.log?.(`[${id}] ${message}`);
+    req.progress?.(status, message);
+  };
+}
+
+/** Connect, sync the runner and the workspace, write spec.json and the 0600 env file, start detached. */
+async function startOnHost(
+  ctx: RunManagerContext,
+  id: string,
+  req: StartRequest,
+  rec: RunRecord,
+  signal: AbortSignal | undefined,
+  instance: Instance | undefined,
+): Promise<RunRecord> {
+  const { store } = ctx.deps;
+  const say = sayFor(ctx, id, req);
+  store.update(id, { status: 'connecting' });
+  say('connecting', `connecting to ${rec.host}`);
+  const host = ctx.hostFor(rec);
+  const session = await host.session(signal);
+  store.update(id, { status: 'syncing' });
+  const root = await remoteRoot(session);
+  const wsRemote = `${root}/workspaces/${remoteWorkspaceName(req.workspaceDir)}`;
+  // Synced code, the runner and run folders are the user's alone on a shared host.
+  await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`);
+  const runnerRemote = `${root}/runner/${ctx.deps.runnerVersion}`;
+  say('syncing', `syncing the runner to ${runnerRemote}`);
+  await ctx.deps.sync(session, ctx.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
+  say('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
+  // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
+  const excludes = ['.env', '.env.*', ...(req.envFileRel ? [`/${req.envFileRel.replace(/\\/g, '/')}`] : [])];
+  const synced = await ctx.deps.sync(session, req.workspaceDir, wsRemote, {
+    ...(signal ? { signal } : {}),
+    excludes,
+    onProgress: (m) => say('syncing', m),
+  });
+  say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
+  if (signal?.aborted) throw new Error('cancelled');
+  store.update(id, { status: 'bootstrapping' });
+  say('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
+  const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
+  const p = instance?.provider;
+  const launch = instance && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: instance.id } : undefined;
+  const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}) };
+  const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec: req.spec, ...(launch ? { launch } : {}) });
+  const rec2 = store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
+  say('running', `running on ${rec.host} (pid ${started.pid}, ${started.launcher})`);
+  return rec2;
+}
+
+const LOCAL_SPEC = 'spec.json';
+
+function saveLocalSpec(localDir: string, spec: Readonly<Record<string, unknown>>): void {
+  mkdirSync(localDir, { recursive: true });
+  writeFileSync(join(localDir, LOCAL_SPEC), JSON.stringify(spec), { mode: 0o600 });
+}
+
+/** The spec a spot run started with, kept in its local folder for a replacement instance. */
+export function loadLocalSpec(localDir: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(localDir, LOCAL_SPEC), 'utf8')) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -57,6 +57,9 @@ function setup(downloadFailures: number): { ctx: RunManagerContext; finished: Ru
     isStopping: () => false,
     emitEvents: () => undefined,
     emitFinished: (f) => finished.push(f),
+    rememberEnv: () => undefined,
+    envFor: () => undefined,
+    reclaimed: () => undefined,
     downloadArtifacts: async () => {
       n++;
       if (n <= downloadFailures) throw new Error('download of /x failed: exit null');
