@@ -22,7 +22,8 @@ const COST_MS = 30_000;
 export async function followRun(ctx: RunManagerContext, runId: string, signal: AbortSignal): Promise<void> {
   const { store } = ctx.deps;
   const rec = store.get(runId);
-  if (!rec?.remoteDir || !rec.host) return;
+  // Only a running run has files to follow (a relaunching one still names its reclaimed host).
+  if (!rec?.remoteDir || !rec.host || rec.status !== 'running') return;
   const localDir = rec.localDir ?? ctx.localDirOf(runId);
   const host = ctx.hostFor(rec);
   let pending = '';

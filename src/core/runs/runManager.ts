@@ -99,6 +99,7 @@ export class RunManager {
       const atActivation = how.firstLook && this.reattached.has(runId);
       const r = await relaunchRun(this.ctx, runId, { detail: how.detail, atActivation });
       this.reattached.delete(runId);
+      this.relaunching.delete(runId);
       if (!r) return;
       this.deps.log?.(`[${runId}] ${r.message}`);
       for (const l of this.relaunchedListeners) l(r);
@@ -155,7 +156,8 @@ export class RunManager {
 
   /** Follows a running run's files until it ends, then finishes it. Idempotent. */
   watch(runId: string): void {
-    if (this.watches.has(runId) || this.disposed) return;
+    // While a replacement is launched the record still names the reclaimed host: nothing to follow there.
+    if (this.watches.has(runId) || this.disposed || this.relaunching.has(runId)) return;
     const abort = new AbortController();
     const done = followRun(this.ctx, runId, abort.signal)
       .catch((err: unknown) => {
