@@ -81,7 +81,7 @@ export function endedAttemptsCost(attempts: readonly RunAttempt[] | undefined): 
 
 /** The attempt's one-line summary for the Runs view's tooltip. */
 export function describeAttempt(a: RunAttempt, max: number | undefined): string {
-  const when = (ms: number): string => new Date(ms).toISOString().slice(11, 16);
+  const when = (ms: number): string => new Date(ms).toTimeString().slice(0, 5); // local HH:MM, as the view's other times
   const where = [a.instanceType, a.zone ?? a.region, a.spot ? 'spot' : 'on-demand'].join(', ');
   const span = `${when(a.startedAt)}–${a.endedAt !== undefined ? when(a.endedAt) : 'now'}`;
   const cost = a.costUsd !== undefined ? `, $${a.costUsd.toFixed(2)}` : '';

@@ -257,7 +257,8 @@ async function confirmHostGpu(sources: TargetSources, host: string, gpus: readon
   return (await showWarningMessage(warn.message, { modal: true, detail: warn.detail }, 'Start Anyway')) === 'Start Anyway';
 }
 
-async function gatherSecrets(context: vscode.ExtensionContext): Promise<Record<string, string | undefined>> {
+/** The run tokens from SecretStorage, by the env name the host gets them as (also read for a spot relaunch). */
+export async function gatherSecrets(context: vscode.ExtensionContext): Promise<Record<string, string | undefined>> {
   const out: Record<string, string | undefined> = {};
   for (const [envName, secretName] of Object.entries(SECRET_NAMES)) out[envName] = await context.secrets.get(secretName);
   return out;

@@ -98,7 +98,12 @@ async function boot(rig: CloudRig, n: number, port: number, userPub: string): Pr
   keptDirs.push(dir);
   writeFileSync(join(dir, 'host_key'), keys.ed25519_private!, { mode: 0o600 });
   writeFileSync(join(dir, 'host_key.pub'), `${keys.ed25519_public}\n`);
-  const sshd = await startSshd({ port, hostKeyPath: join(dir, 'host_key'), authorizedKeys: [userPub], pathPrepend: [join(REPO, 'test/support/standins'), awsDir] });
+  const sshd = await startSshd({
+    port,
+    hostKeyPath: join(dir, 'host_key'),
+    authorizedKeys: [userPub],
+    pathPrepend: [join(REPO, 'test/support/standins'), awsDir],
+  });
   servers.push(sshd);
   return { sshd, instance };
 }
@@ -251,7 +256,11 @@ async function scenario(closedDuringReclaim: boolean): Promise<Scenario> {
         : [];
     // Mid-run: two checkpoints uploaded (their events mirrored here), the run still far from its end.
     await until('two checkpoints uploaded', () => eventsNow().filter((e) => e.type === 'checkpoint' && e.uploaded_to).length >= 2, 90_000);
-    const uploadedBefore = Math.max(...eventsNow().filter((e) => e.type === 'checkpoint' && e.uploaded_to).map((e) => e.step as number));
+    const uploadedBefore = Math.max(
+      ...eventsNow()
+        .filter((e) => e.type === 'checkpoint' && e.uploaded_to)
+        .map((e) => e.step as number),
+    );
     const host1RunDir = join(host1.home, '.remote-finetune', 'runs', rec.id);
     assert.ok(existsSync(join(host1RunDir, 'output.log')), `run dir on host 1: ${host1RunDir}`);
     if (closedDuringReclaim) await m.dispose(); // VS Code closes; the run goes on on its host
@@ -306,7 +315,10 @@ function check(s: Scenario, closed: boolean): void {
   assert.equal(s.relaunched.length, 1);
   assert.equal(s.relaunched[0]!.attempt, 2);
   assert.equal(s.relaunched[0]!.atActivation, closed);
-  assert.match(s.relaunched[0]!.message, closed ? /reclaimed while VS Code was closed; relaunched on i-\w+ .*attempt 2\/3/ : /reclaimed; relaunched on i-\w+ .*attempt 2\/3/);
+  assert.match(
+    s.relaunched[0]!.message,
+    closed ? /reclaimed while VS Code was closed; relaunched on i-\w+ .*attempt 2\/3/ : /reclaimed; relaunched on i-\w+ .*attempt 2\/3/,
+  );
   // The replacement restored the newest checkpoint it could: at least the one uploaded before the reclaim.
   const k = a2.resumedFromStep;
   assert.ok(k !== undefined && k >= s.uploadedBefore && k % EVERY === 0, `resumed from ${k}, ${s.uploadedBefore} was uploaded before the reclaim`);
@@ -316,14 +328,24 @@ function check(s: Scenario, closed: boolean): void {
   const steps = (log: string): number[] => [...log.matchAll(/^line of step (\d+)$/gm)].map((x) => Number(x[1]));
   const s1 = steps(s.host1Log);
   const s2 = steps(s.host2Log);
-  assert.deepEqual(s1, Array.from({ length: s1.length }, (_, i) => i + 1));
-  assert.deepEqual(s2, Array.from({ length: STEPS - k! }, (_, i) => k! + 1 + i));
+  assert.deepEqual(
+    s1,
+    Array.from({ length: s1.length }, (_, i) => i + 1),
+  );
+  assert.deepEqual(
+    s2,
+    Array.from({ length: STEPS - k! }, (_, i) => k! + 1 + i),
+  );
   assert.ok(s1.length >= k!, 'no gap between the attempts');
   assert.equal(rec.lastStep, STEPS);
   // Every log line once: host 1's lines as far as they were mirrored before it vanished, then host 2's log whole.
   const base = a2.mirrorBase.output_log;
   assert.ok(base > 0 && s.host1Log.length >= base);
-  assert.equal(s.localLog, s.host1Log.slice(0, base) + s.host2Log, 'the mirror is host 1 (up to the reclaim) then host 2, nothing twice, nothing lost from host 2');
+  assert.equal(
+    s.localLog,
+    s.host1Log.slice(0, base) + s.host2Log,
+    'the mirror is host 1 (up to the reclaim) then host 2, nothing twice, nothing lost from host 2',
+  );
   // Steps after the restored checkpoint that host 1 had already run are trained again: their lines are host 1's and host 2's, once each.
   const count = (text: string, line: string): number => text.split('\n').filter((x) => x === line).length;
   for (let step = 1; step <= STEPS; step++)
@@ -331,7 +353,10 @@ function check(s: Scenario, closed: boolean): void {
   // Events: every mirrored line parses; the metrics of attempt 2 go on from k + 1.
   assert.ok(s.localEvents.every((e) => e.ok));
   const metricSteps = s.localEvents.flatMap((e) => (e.ok && e.event.type === 'metrics' && e.event.loss !== undefined ? [e.event.step] : []));
-  assert.deepEqual(metricSteps.slice(-(STEPS - k!)), Array.from({ length: STEPS - k! }, (_, i) => k! + 1 + i));
+  assert.deepEqual(
+    metricSteps.slice(-(STEPS - k!)),
+    Array.from({ length: STEPS - k! }, (_, i) => k! + 1 + i),
+  );
   assert.ok(
     s.localEvents.some((e) => e.ok && e.event.type === 'warning' && e.event.code === 'checkpoint-restored'),
     'the runner said what it restored',
@@ -349,11 +374,15 @@ async function noOrphans(s: Scenario): Promise<void> {
   await s.rig.emu.stop();
 }
 
-test('a spot run reclaimed mid-run relaunches itself on another host, resumes from the S3 checkpoint and finishes as one run', { timeout: 300_000 }, async () => {
-  const s = await scenario(false);
-  check(s, false);
-  await noOrphans(s);
-});
+test(
+  'a spot run reclaimed mid-run relaunches itself on another host, resumes from the S3 checkpoint and finishes as one run',
+  { timeout: 300_000 },
+  async () => {
+    const s = await scenario(false);
+    check(s, false);
+    await noOrphans(s);
+  },
+);
 
 test('a reclaim while VS Code is closed is relaunched at the next activation, which says so', { timeout: 300_000 }, async () => {
   const s = await scenario(true);

@@ -68,6 +68,9 @@ test('costs: ended attempts add up, the current one is counted apart; the toolti
   const list = [attempt(1, { endedAt: 10, costUsd: 0.25, reason: 'reclaimed' }), attempt(2, { endedAt: 20, costUsd: 0.5 }), attempt(3, { costUsd: 9 })];
   assert.equal(endedAttemptsCost(list), 0.75);
   assert.equal(endedAttemptsCost(undefined), 0);
-  const line = describeAttempt({ ...list[0]!, startedAt: Date.UTC(2026, 0, 1, 9, 5), endedAt: Date.UTC(2026, 0, 1, 9, 40), resumedFromStep: 4 }, 3);
+  const line = describeAttempt(
+    { ...list[0]!, startedAt: new Date(2026, 0, 1, 9, 5).getTime(), endedAt: new Date(2026, 0, 1, 9, 40).getTime(), resumedFromStep: 4 },
+    3,
+  );
   assert.equal(line, 'attempt 1/3: i-1 (g5.xlarge, us-east-1a, spot) 09:05–09:40, reclaimed, resumed at step 4, $0.25');
 });
