@@ -16,7 +16,7 @@ import { RunPanelsContext } from './runPanelsContext';
 import { notifyEnv } from '../../core/runs/hostNotify';
 import { collectEnv, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
 import { loadLocalSpec } from '../../core/runs/runStart';
-import { gatherSecrets } from './startTraining';
+import { gatherSecrets } from './runSecrets';
 
 /** The host's end-of-run notification targets from the user's settings; a bad one is named, not sent. */
 function notifyTargets(log: vscode.LogOutputChannel): Readonly<Record<string, string>> {
