@@ -332,7 +332,8 @@ export class GcpProvider implements Provider {
     const login = await this.loginFor(request.sshPublicKey, signal);
     const sshTag = await this.ensureFirewall(signal);
     const zone = request.zone ?? this.options.zone;
-    const name = instanceNameFor(request.runId);
+    // A replacement's name is its own: the reclaimed VM of the same run may still be being deleted under the first name.
+    const name = instanceNameFor(request.launchKey ? `${request.runId}-${request.launchKey}` : request.runId);
     const body = {
       name,
       machineType: `zones/${zone}/machineTypes/${shape.machineType}`,
