@@ -27,6 +27,7 @@ import { Ledger } from '../../../src/core/runs/ledger';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 import { parseEventLine } from '../../../src/core/telemetry/events';
 import { makeRig } from './harness';
+import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2Catalog';
 import type { CloudRig } from './harness';
 
 const REPO = resolve(__dirname, '../../..');
@@ -177,7 +178,16 @@ interface Scenario {
   readonly prompts: number;
 }
 
-async function scenario(closedDuringReclaim: boolean): Promise<Scenario> {
+interface Options {
+  /** VS Code (the manager) is closed before the reclaim and opened again after it. */
+  readonly closed?: boolean;
+  readonly onDemandAfter?: number;
+  /** The replacement's first (spot) launch is refused for capacity (InsufficientInstanceCapacity, every SDK try). */
+  readonly capacityOnce?: boolean;
+}
+
+async function scenario(o: Options): Promise<Scenario> {
+  const closedDuringReclaim = o.closed === true;
   const port = await freePort();
   const rig = await makeRig('ec2', port, 3000);
   const dir = mkdtempSync(join(tmpdir(), 'rft-spot-'));
@@ -217,7 +227,7 @@ async function scenario(closedDuringReclaim: boolean): Promise<Scenario> {
     version: 1,
     name: 'spot-resume',
     command: 'python train.py',
-    target: { provider: 'ec2', gpu: 'A10G', spot: true, max_attempts: 3 },
+    target: { provider: 'ec2', gpu: 'A10G', spot: true, max_attempts: 3, ...(o.onDemandAfter !== undefined ? { on_demand_after: o.onDemandAfter } : {}) },
     outputs: { dir: 'outputs', checkpoints: `s3://${bucket}/runs` },
   };
   const offer = {
@@ -265,6 +275,8 @@ async function scenario(closedDuringReclaim: boolean): Promise<Scenario> {
     assert.ok(existsSync(join(host1RunDir, 'output.log')), `run dir on host 1: ${host1RunDir}`);
     if (closedDuringReclaim) await m.dispose(); // VS Code closes; the run goes on on its host
     const booting2 = boot(rig, 2, port, userPub);
+    // EC2 answers InsufficientInstanceCapacity with HTTP 500, which the SDK retries (3 attempts here): refuse them all.
+    if (o.capacityOnce) rig.emu.inject('RunInstances', { kind: 'capacity' }, 3);
     await reclaim(rig, host1, inst1.id, host1RunDir, m.store.get(rec.id)!.pid!);
     if (closedDuringReclaim) {
       await new Promise((r) => setTimeout(r, 1000));
@@ -295,7 +307,7 @@ async function scenario(closedDuringReclaim: boolean): Promise<Scenario> {
   }
 }
 
-function check(s: Scenario, closed: boolean): void {
+function check(s: Scenario, closed: boolean, replacementSpot = true): void {
   const rec = s.finished.record;
   assert.equal(rec.status, 'completed', JSON.stringify(rec.failure));
   // One run, two attempts: the reclaimed instance and its replacement, each with its instance, times and cost.
@@ -305,7 +317,8 @@ function check(s: Scenario, closed: boolean): void {
   assert.equal(a1.reason, 'reclaimed');
   assert.equal(a2.reason, 'completed');
   assert.notEqual(a1.instanceId, a2.instanceId);
-  assert.ok(a1.spot && a2.spot, 'replacements stay spot (no on_demand_after)');
+  assert.equal(a1.spot, true);
+  assert.equal(a2.spot, replacementSpot, replacementSpot ? 'replacements stay spot (no on_demand_after)' : 'on-demand after the spot refusal');
   assert.equal(rec.maxAttempts, 3);
   assert.ok(a1.endedAt! <= a2.startedAt, 'the replacement was launched after the reclaim');
   assert.ok(a1.costUsd !== undefined && a1.costUsd > 0 && a2.costUsd !== undefined && a2.costUsd > 0, JSON.stringify(attempts));
@@ -378,14 +391,31 @@ test(
   'a spot run reclaimed mid-run relaunches itself on another host, resumes from the S3 checkpoint and finishes as one run',
   { timeout: 300_000 },
   async () => {
-    const s = await scenario(false);
+    const s = await scenario({});
     check(s, false);
     await noOrphans(s);
   },
 );
 
 test('a reclaim while VS Code is closed is relaunched at the next activation, which says so', { timeout: 300_000 }, async () => {
-  const s = await scenario(true);
+  const s = await scenario({ closed: true });
   check(s, true);
+  await noOrphans(s);
+});
+
+test('on_demand_after: a spot capacity refusal for the replacement falls back to on-demand at its price', { timeout: 300_000 }, async () => {
+  const s = await scenario({ onDemandAfter: 2, capacityOnce: true });
+  check(s, false, false);
+  const attempts = s.finished.record.attempts!;
+  const g5 = EC2_GPU_TYPES.find((t) => t.instanceType === 'g5.xlarge')!;
+  assert.equal(attempts[1]!.pricePerHour, g5.onDemandPerHour, 'billed at the on-demand price');
+  assert.equal(attempts[1]!.zone, 'us-east-1a', 'same zone, on-demand');
+  const emu = s.rig.emu as unknown as { instances: Map<string, { spot: boolean }>; calls: string[] };
+  assert.deepEqual(
+    [...emu.instances.values()].map((i) => i.spot),
+    [true, false],
+  );
+  assert.equal(emu.calls.filter((c) => c === 'RunInstances').length, 5, 'the first, the refused spot replacement (3 tries of the SDK), the on-demand one');
+  assert.equal(emu.calls.filter((c) => c === 'RunInstances').length - s.rig.launched(), 3);
   await noOrphans(s);
 });
