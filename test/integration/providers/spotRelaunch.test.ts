@@ -28,6 +28,7 @@ import type { ConnectOptions } from '../../../src/core/ssh/session';
 import { parseEventLine } from '../../../src/core/telemetry/events';
 import { makeRig } from './harness';
 import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2Catalog';
+import type { GcpEmulator } from '../../emulators/gcp';
 import type { CloudRig } from './harness';
 
 const REPO = resolve(__dirname, '../../..');
@@ -89,24 +90,37 @@ function aws(...args: string[]): string {
 
 type EmuInstance = { id: string; request: Map<string, string>; state: string };
 
-/** Plays cloud-init for the emulator's n-th instance: an sshd on the address it hands out, with the user-data's host key. */
-async function boot(rig: CloudRig, n: number, port: number, userPub: string): Promise<{ sshd: Sshd; instance: EmuInstance }> {
+/**
+ * Boots the emulator's n-th instance: an sshd on the address it hands out. EC2: with the host key from its
+ * user-data (what cloud-init does). GCP: with a key made here, which the emulator's guest agent publishes in
+ * the guest attributes the provider reads (set before the launch it is for).
+ */
+async function boot(rig: CloudRig, n: number, port: number, userPub: string, gcpKey?: string): Promise<{ sshd: Sshd; instance: EmuInstance }> {
   const emu = rig.emu as unknown as { instances: Map<string, EmuInstance> };
-  await until(`instance ${n} launched`, () => emu.instances.size >= n, 60_000);
-  const instance = [...emu.instances.values()][n - 1]!;
-  const keys = (parse(Buffer.from(instance.request.get('UserData') ?? '', 'base64').toString('utf8')) as { ssh_keys: Record<string, string> }).ssh_keys;
-  const dir = mkdtempSync(join(tmpdir(), 'rft-spot-key-'));
-  keptDirs.push(dir);
-  writeFileSync(join(dir, 'host_key'), keys.ed25519_private!, { mode: 0o600 });
-  writeFileSync(join(dir, 'host_key.pub'), `${keys.ed25519_public}\n`);
-  const sshd = await startSshd({
-    port,
-    hostKeyPath: join(dir, 'host_key'),
-    authorizedKeys: [userPub],
-    pathPrepend: [join(REPO, 'test/support/standins'), awsDir],
-  });
+  await until(`instance ${n} launched`, () => rig.launched() >= n, 60_000);
+  const live = [...emu.instances.values()];
+  const instance = rig.kind === 'gcp' ? live[live.length - 1]! : live[n - 1]!;
+  let hostKey = gcpKey;
+  if (!hostKey) {
+    const keys = (parse(Buffer.from(instance.request.get('UserData') ?? '', 'base64').toString('utf8')) as { ssh_keys: Record<string, string> }).ssh_keys;
+    const dir = mkdtempSync(join(tmpdir(), 'rft-spot-key-'));
+    keptDirs.push(dir);
+    hostKey = join(dir, 'host_key');
+    writeFileSync(hostKey, keys.ed25519_private!, { mode: 0o600 });
+    writeFileSync(`${hostKey}.pub`, `${keys.ed25519_public}\n`);
+  }
+  const sshd = await startSshd({ port, hostKeyPath: hostKey, authorizedKeys: [userPub], pathPrepend: [join(REPO, 'test/support/standins'), awsDir] });
   servers.push(sshd);
   return { sshd, instance };
+}
+
+/** A host key for a GCP instance, published by the emulator's guest agent from now on. */
+function gcpHostKey(rig: CloudRig): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-spot-gkey-'));
+  keptDirs.push(dir);
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'host_key')]);
+  (rig.emu as GcpEmulator).guestHostKeys = [readFileSync(join(dir, 'host_key.pub'), 'utf8').trim().split(' ').slice(0, 2).join(' ')];
+  return join(dir, 'host_key');
 }
 
 function descendants(pid: number): number[] {
@@ -182,6 +196,7 @@ interface Options {
   /** VS Code (the manager) is closed before the reclaim and opened again after it. */
   readonly closed?: boolean;
   readonly onDemandAfter?: number;
+  readonly cloud?: 'ec2' | 'gcp';
   /** The replacement's first (spot) launch is refused for capacity (InsufficientInstanceCapacity, every SDK try). */
   readonly capacityOnce?: boolean;
 }
@@ -189,7 +204,7 @@ interface Options {
 async function scenario(o: Options): Promise<Scenario> {
   const closedDuringReclaim = o.closed === true;
   const port = await freePort();
-  const rig = await makeRig('ec2', port, 3000);
+  const rig = await makeRig(o.cloud ?? 'ec2', port, 3000);
   const dir = mkdtempSync(join(tmpdir(), 'rft-spot-'));
   keptDirs.push(dir);
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'user_key')]);
@@ -227,23 +242,29 @@ async function scenario(o: Options): Promise<Scenario> {
     version: 1,
     name: 'spot-resume',
     command: 'python train.py',
-    target: { provider: 'ec2', gpu: 'A10G', spot: true, max_attempts: 3, ...(o.onDemandAfter !== undefined ? { on_demand_after: o.onDemandAfter } : {}) },
+    target: {
+      provider: rig.kind,
+      gpu: rig.kind === 'gcp' ? 'L4' : 'A10G',
+      spot: true,
+      max_attempts: 3,
+      ...(o.onDemandAfter !== undefined ? { on_demand_after: o.onDemandAfter } : {}),
+    },
     outputs: { dir: 'outputs', checkpoints: `s3://${bucket}/runs` },
   };
   const offer = {
-    provider: 'ec2' as const,
+    provider: rig.kind,
     instanceType: rig.instanceType,
-    gpu: 'A10G',
+    gpu: rig.kind === 'gcp' ? 'L4' : 'A10G',
     gpuCount: 1,
     vramGiB: 24,
     region: rig.region,
-    zone: 'us-east-1a',
+    zone: rig.kind === 'gcp' ? 'us-central1-a' : 'us-east-1a',
     pricePerHour: 0.5,
     spot: true,
     capacity: 'unknown' as const,
   };
   try {
-    const booting1 = boot(rig, 1, port, userPub);
+    const booting1 = boot(rig, 1, port, userPub, rig.kind === 'gcp' ? gcpHostKey(rig) : undefined);
     const rec = await m.start({
       specPath: join(ws, 'finetune.yaml'),
       specText: JSON.stringify(spec),
@@ -252,7 +273,7 @@ async function scenario(o: Options): Promise<Scenario> {
       workspaceDir: ws,
       env,
       target: { kind: 'cloud', provider: rig.provider, offer, sshPublicKey: userPub, identityFile: join(dir, 'user_key'), sshTimeoutMs: 30_000 },
-      gpu: 'A10G',
+      gpu: offer.gpu,
       teardown: { policy: 'terminate' },
     });
     const { sshd: host1, instance: inst1 } = await booting1;
@@ -274,7 +295,7 @@ async function scenario(o: Options): Promise<Scenario> {
     const host1RunDir = join(host1.home, '.remote-finetune', 'runs', rec.id);
     assert.ok(existsSync(join(host1RunDir, 'output.log')), `run dir on host 1: ${host1RunDir}`);
     if (closedDuringReclaim) await m.dispose(); // VS Code closes; the run goes on on its host
-    const booting2 = boot(rig, 2, port, userPub);
+    const booting2 = boot(rig, 2, port, userPub, rig.kind === 'gcp' ? gcpHostKey(rig) : undefined);
     // EC2 answers InsufficientInstanceCapacity with HTTP 500, which the SDK retries (3 attempts here): refuse them all.
     if (o.capacityOnce) rig.emu.inject('RunInstances', { kind: 'capacity' }, 3);
     await reclaim(rig, host1, inst1.id, host1RunDir, m.store.get(rec.id)!.pid!);
@@ -330,7 +351,7 @@ function check(s: Scenario, closed: boolean, replacementSpot = true): void {
   assert.equal(s.relaunched[0]!.atActivation, closed);
   assert.match(
     s.relaunched[0]!.message,
-    closed ? /reclaimed while VS Code was closed; relaunched on i-\w+ .*attempt 2\/3/ : /reclaimed; relaunched on i-\w+ .*attempt 2\/3/,
+    closed ? /reclaimed while VS Code was closed; relaunched on \S+ .*attempt 2\/3/ : /reclaimed; relaunched on \S+ .*attempt 2\/3/,
   );
   // The replacement restored the newest checkpoint it could: at least the one uploaded before the reclaim.
   const k = a2.resumedFromStep;
@@ -417,5 +438,19 @@ test('on_demand_after: a spot capacity refusal for the replacement falls back to
   );
   assert.equal(emu.calls.filter((c) => c === 'RunInstances').length, 5, 'the first, the refused spot replacement (3 tries of the SDK), the on-demand one');
   assert.equal(emu.calls.filter((c) => c === 'RunInstances').length - s.rig.launched(), 3);
+  await noOrphans(s);
+});
+
+test('GCP: a preempted spot VM (deleted, a compute.instances.preempted operation) is replaced by a VM of its own name', { timeout: 300_000 }, async () => {
+  const s = await scenario({ cloud: 'gcp' });
+  check(s, false);
+  const emu = s.rig.emu as unknown as GcpEmulator;
+  const names = emu.gone.map((i) => i.name);
+  assert.equal(names.length, 2, names.join(', '));
+  assert.notEqual(names[0], names[1]);
+  assert.ok(
+    names.every((n) => n.startsWith(s.finished.record.id)),
+    names.join(', '),
+  );
   await noOrphans(s);
 });
