@@ -17,6 +17,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from . import envfile, gpuqueue, launchers, notify, spot_notice, tracking
+from .checkpoint_restore import restore_latest
 from .checkpoint_upload import CheckpointUploader
 from .events import EventWriter
 from .gpu import GpuSampler
@@ -25,6 +26,7 @@ from .logcapture import run_captured
 from .signatures import SignatureScanner
 from .outputs import CheckpointWatcher, find_adapter, outputs_root
 from .spec import get, hub_token, load_spec, mode_of
+from .trainer_plan import checkpoint_dir, find_resume_checkpoint
 
 RUNNER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CALLBACK_MARKER = ".callback_active"
@@ -184,6 +186,19 @@ def _start_checkpoint_safety(run_dir: str, workdir: str, spec: Dict[str, Any], e
     return uploader, upload_watch, notice
 
 
+def _restore_checkpoint(run_dir: str, workdir: str, spec: Dict[str, Any], env: Dict[str, str], events: EventWriter) -> None:
+    """A run started again under its id on a new instance (the extension's relaunch after a spot reclaim)
+    resumes from the newest uploaded checkpoint: fetched into this run's checkpoint folder, where the built-in
+    trainer's resume looks, and named to an own script in RFT_RESUME_CHECKPOINT."""
+    dest = get(spec, "outputs.checkpoints")
+    if not isinstance(dest, str) or not dest:
+        return
+    ckpt_dir = checkpoint_dir(outputs_root(spec, workdir)[1], os.path.basename(run_dir))
+    local = find_resume_checkpoint(ckpt_dir) or restore_latest(dest, os.path.basename(run_dir), ckpt_dir, env, events.emit)
+    if local:
+        env["RFT_RESUME_CHECKPOINT"] = local
+
+
 def _take_gpus(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], env: Dict[str, str], events: EventWriter,
                early: Dict[str, int]) -> Any:
     """Waits in the host's queue (gpuqueue.py) for this run's GPUs and points CUDA_VISIBLE_DEVICES at them.
@@ -256,6 +271,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
                     wandb_run_id=env.get("WANDB_RUN_ID"), wandb_url=wandb_url(env))
 
     record_environment(python, run_dir, env, events.emit)
+    _restore_checkpoint(run_dir, workdir, spec, env, events)
     scanner = SignatureScanner()
     parser = TrainerOutputParser() if mode == "own-script" else None
     errors_reported: List[str] = []

@@ -81,7 +81,7 @@ def check_spec(raw: Any) -> List[str]:
         errs.append("model.attn_implementation: expected one of %s" % "|".join(ATTN))
     if get(raw, "launcher.type", "python") not in LAUNCHERS:
         errs.append("launcher.type: expected one of %s" % "|".join(LAUNCHERS))
-    for key in ("launcher.num_processes", "launcher.num_machines", "target.gpu_count", "target.disk_gb", "lora.r",
+    for key in ("launcher.num_processes", "launcher.num_machines", "target.gpu_count", "target.disk_gb", "target.max_attempts", "lora.r",
                 "trainer.per_device_batch_size", "trainer.gradient_accumulation"):
         v = get(raw, key)
         if v is not None and (not _is_int(v) or v < 1):

@@ -10,6 +10,7 @@ and GCE's required Metadata-Flavor header (403 without)."""
 import http.server
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -19,6 +20,7 @@ import unittest
 import uuid
 
 from remote_finetune import spot_notice
+from remote_finetune.checkpoint_restore import restore_commands, restore_latest
 from remote_finetune.checkpoint_upload import upload_commands
 from remote_finetune.events import parse_event_line
 from tests.helpers import PYTHON, REPO_DIR, TempDirTest, read, runner_env
@@ -273,6 +275,64 @@ class SpotRunUploads(TempDirTest):
         self.assertIn("adapter_model.safetensors", listing)
         for where in (read(os.path.join(run_dir, "output.log")), read(events_path)):
             self.assertNotIn("testing\n", where)
+
+    def test_a_relaunched_run_restores_the_latest_checkpoint_and_its_steps_go_on(self):
+        """The same run id on a new host (another workdir and run dir): the checkpoint `latest` names comes
+        from S3 into the run's checkpoint folder and the script resumes from RFT_RESUME_CHECKPOINT."""
+        bucket = "ckpt-%s" % uuid.uuid4().hex[:8]
+        self.assertEqual(self.aws("s3", "mb", "s3://" + bucket).returncode, 0)
+        # What the first attempt's uploader left: checkpoint-7 complete, `latest` naming it (checkpoint-3 older).
+        for n in (3, 7):
+            d = self.path("first", "checkpoint-%d" % n)
+            os.makedirs(d)
+            with open(os.path.join(d, "trainer_state.json"), "w") as f:
+                json.dump({"global_step": n}, f)
+            self.assertEqual(self.aws("s3", "sync", d, "s3://%s/runs/rft-9/checkpoint-%d" % (bucket, n)).returncode, 0)
+        self.assertEqual(self.aws("s3", "cp", "-", "s3://%s/runs/rft-9/latest" % bucket, stdin='{"step": 7, "name": "checkpoint-7"}').returncode, 0)
+        resume_py = r"""
+import json, os
+ck = os.environ.get("RFT_RESUME_CHECKPOINT")
+start = json.load(open(os.path.join(ck, "trainer_state.json")))["global_step"] if ck else 0
+print("resume from %s" % (os.path.relpath(ck) if ck else "nothing"), flush=True)
+for step in range(start + 1, 11):
+    print("step %d" % step, flush=True)
+"""
+        run_dir = self.own_script_layout(resume_py, run_id="rft-9", spec={
+            "version": 1, "name": "spot", "command": "python train.py",
+            "target": {"provider": "ec2", "gpu": "A10G", "spot": True},
+            "outputs": {"dir": "out", "checkpoints": "s3://%s/runs" % bucket}})
+        self.write("home/runs/rft-9/env", "AWS_ACCESS_KEY_ID=testing\nAWS_SECRET_ACCESS_KEY=testing\nAWS_DEFAULT_REGION=us-east-1\n"
+                   "AWS_ENDPOINT_URL=%s\nAWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:9\n" % self.endpoint, mode=0o600)
+        env = runner_env({"PATH": self.aws_bin + os.pathsep + os.environ["PATH"], "RFT_HOME": self.path("home"), "RFT_STANDIN_MODE": "no-gpu"})
+        r = subprocess.run([PYTHON, "-m", "remote_finetune", "run", "--run-dir", run_dir, "--workdir", self.work, "--no-watchdog",
+                            "--no-gpu-sampler"], env=env, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        log = read(os.path.join(run_dir, "output.log"))
+        self.assertIn("resume from out/checkpoints/rft-9/checkpoint-7\n", log)
+        self.assertEqual([int(x) for x in re.findall(r"^step (\d+)$", log, re.M)], [8, 9, 10], "steps go on after the restored one")
+        self.assertFalse(os.path.exists(os.path.join(self.work, "out/checkpoints/rft-9/checkpoint-3")), "only the latest comes down")
+        evs = [parse_event_line(l)[0] for l in read(os.path.join(run_dir, "events.jsonl")).splitlines()]
+        restored = [e for e in evs if e["type"] == "warning" and e.get("code") == "checkpoint-restored"]
+        self.assertEqual(len(restored), 1)
+        self.assertIn("restored checkpoint-7 (step 7) from s3://%s/runs/rft-9/checkpoint-7" % bucket, restored[0]["message"])
+        self.assertFalse(any(e.get("code") == "checkpoint-restore" for e in evs), "no warning")
+
+    def test_no_latest_is_a_first_attempt_and_a_bad_latest_name_is_refused(self):
+        bucket = "ckpt-%s" % uuid.uuid4().hex[:8]
+        self.assertEqual(self.aws("s3", "mb", "s3://" + bucket).returncode, 0)
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1",
+                   AWS_ENDPOINT_URL=self.endpoint, PATH=self.aws_bin + os.pathsep + os.environ["PATH"])
+        got = []
+        emit = lambda t, **k: got.append(k)  # noqa: E731
+        self.assertIsNone(restore_latest("s3://%s/runs" % bucket, "rft-2", self.path("c"), env, emit))
+        self.assertEqual(got, [], "a missing latest is the first attempt, not a problem")
+        self.aws("s3", "cp", "-", "s3://%s/runs/rft-2/latest" % bucket, stdin='{"step": 1, "name": "../../etc"}')
+        self.assertIsNone(restore_latest("s3://%s/runs" % bucket, "rft-2", self.path("c"), env, emit))
+        self.assertIn("not a checkpoint-N", got[0]["message"])
+        self.assertFalse(os.path.exists(self.path("etc")))
+        self.assertEqual(restore_commands("s3://b/p/", "r", "checkpoint-4", "/l", which=lambda n: "/x"),
+                         ["aws", "s3", "sync", "--only-show-errors", "s3://b/p/r/checkpoint-4", "/l"])
+        self.assertIsNone(restore_commands("s3://b", "r", None, "", which=lambda n: None))
 
 
 if __name__ == "__main__":

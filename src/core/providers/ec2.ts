@@ -578,8 +578,11 @@ export class Ec2Provider implements Provider {
                     ],
                   }
                 : { SecurityGroupIds: [groupId] }),
-              // Same run, same token: EC2 returns the first instance instead of launching another.
-              ClientToken: createHash('sha256').update(request.runId).digest('hex').slice(0, 64),
+              // Same run, same token: EC2 returns the first instance instead of launching another (a replacement has its own key).
+              ClientToken: createHash('sha256')
+                .update(request.runId + (request.launchKey ? `#${request.launchKey}` : ''))
+                .digest('hex')
+                .slice(0, 64),
               // The on-host watchdog powers off; with this, power-off ends billing instead of leaving a stopped instance.
               InstanceInitiatedShutdownBehavior: 'terminate',
               BlockDeviceMappings: [

@@ -332,7 +332,8 @@ export class GcpProvider implements Provider {
     const login = await this.loginFor(request.sshPublicKey, signal);
     const sshTag = await this.ensureFirewall(signal);
     const zone = request.zone ?? this.options.zone;
-    const name = instanceNameFor(request.runId);
+    // A replacement's name is its own: the reclaimed VM of the same run may still be being deleted under the first name.
+    const name = instanceNameFor(request.launchKey ? `${request.runId}-${request.launchKey}` : request.runId);
     const body = {
       name,
       machineType: `zones/${zone}/machineTypes/${shape.machineType}`,
@@ -362,10 +363,16 @@ export class GcpProvider implements Provider {
       },
       labels: { [OWNER_TAG]: 'owned', [RUN_LABEL]: labelValue(request.runId), ...(request.ownerId ? { [OWNER_ID_TAG]: labelValue(request.ownerId) } : {}) },
     };
-    const op = (await this.call('POST', `/zones/${zone}/instances?requestId=${uuidFrom(request.runId)}`, body, signal, {
-      ...(this.options.retry ?? DEFAULT_RETRY),
-      retryServerErrors: true,
-    })) as GcpOperation;
+    const op = (await this.call(
+      'POST',
+      `/zones/${zone}/instances?requestId=${uuidFrom(request.runId + (request.launchKey ? `#${request.launchKey}` : ''))}`,
+      body,
+      signal,
+      {
+        ...(this.options.retry ?? DEFAULT_RETRY),
+        retryServerErrors: true,
+      },
+    )) as GcpOperation;
     await this.waitOperation(op, zone, signal);
     if (login.osLogin) await this.checkOsLoginRole(zone, name, login.account, signal);
     const inst = await this.describe(`${zone}/${name}`, signal);

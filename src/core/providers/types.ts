@@ -54,6 +54,11 @@ export interface LaunchRequest {
   readonly ownerId?: string;
   /** The SSH host key the instance is to have (providers with deliversHostKey put it in the user-data). */
   readonly hostKey?: InstanceHostKey;
+  /**
+   * Names this launch among the run's launches (a replacement after a spot reclaim, another zone after a
+   * capacity refusal): it goes into the idempotency token, which would otherwise hand back the first instance.
+   */
+  readonly launchKey?: string;
 }
 
 export type InstanceState = 'pending' | 'running' | 'stopping' | 'stopped' | 'terminating' | 'terminated' | 'unknown';

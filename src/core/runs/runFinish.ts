@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { runStatus } from '../ssh/runs';
 import { parseEventLine } from '../telemetry/events';
 import type { RunEvent } from '../telemetry/events';
-import { finishGuarded } from './teardown';
+import { finishGuarded, terminateRun } from './teardown';
+import { endedAttemptsCost } from './runAttempts';
+import type { AttemptEnd } from './runAttempts';
+import { closeAttempt } from './runRelaunch';
 import type { RunRecord, RunStatus } from './runRecord';
 import { isTerminal } from './runRecord';
 import { localOffsets } from './runMirror';
@@ -25,16 +28,18 @@ export function runOutcome(
   rec: RunRecord,
   exitCode: number | undefined,
   dir?: string,
-): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string } {
+): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string; spotNotice?: string } {
   const eventsFile = join(dir ?? rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
   let finished: Extract<RunEvent, { type: 'finished' }> | undefined;
   let firstError: Extract<RunEvent, { type: 'error' }> | undefined;
+  let spotNotice: string | undefined;
   if (existsSync(eventsFile)) {
     for (const line of readFileSync(eventsFile, 'utf8').split('\n')) {
       if (!line) continue;
       const p = parseEventLine(line);
       if (!p.ok) continue;
       if (p.event.type === 'finished') finished = p.event;
+      if (p.event.type === 'warning' && p.event.code === 'spot-notice') spotNotice = p.event.message;
       if (p.event.type === 'error' && (!firstError || (!firstError.signature && p.event.signature))) firstError = p.event;
     }
   }
@@ -51,7 +56,12 @@ export function runOutcome(
             ...(firstError.hint ? { hint: firstError.hint } : {}),
           }
         : { message: `the run exited with code ${exitCode ?? finished?.exit_code ?? '?'}; see its log` };
-  return { status, ...(failure ? { failure } : {}), ...(finished?.adapter_path ? { adapterPath: finished.adapter_path } : {}) };
+  return {
+    status,
+    ...(failure ? { failure } : {}),
+    ...(finished?.adapter_path ? { adapterPath: finished.adapter_path } : {}),
+    ...(spotNotice && !stopped ? { spotNotice } : {}),
+  };
 }
 
 /**
@@ -76,6 +86,14 @@ export async function finishRun(ctx: RunManagerContext, runId: string, rank0Ende
   // The tails ended but the wrapper still lives (a pid file rewritten, a tail cut short): follow again.
   if (st.state === 'running') throw new Error('the run is still running');
   const out = machinesOutcome(ctx, runId, runOutcome(ctx, rec, st.exitCode), rank0EndedAt);
+  // The runner stopped on the cloud's reclaim notice (it saved and uploaded a checkpoint): the instance is about
+  // to go, and the run goes on elsewhere. The attempt's instance is ended now rather than at the cloud's time.
+  if (out.status === 'interrupted' && out.spotNotice && rec.maxAttempts) {
+    const provider = ctx.deps.providerFor?.(rec);
+    if (provider && rec.instanceId) await terminateRun(provider, rec.id, rec.instanceId, 120_000, (l) => ctx.deps.log?.(`[${rec.id}] ${l}`));
+    ctx.reclaimed(runId, { firstLook: false, detail: out.spotNotice });
+    return;
+  }
   const localDir = rec.localDir ?? ctx.localDirOf(runId);
   // The resolved config and the lock are small; they come back whatever the outcome (a failed run is compared too).
   let fetched: HistoryFile[] = [];
@@ -126,7 +144,10 @@ async function teardownRun(ctx: RunManagerContext, rec: RunRecord): Promise<RunR
     return rec;
   }
   const instance = await provider.describe(rec.instanceId);
-  if (!instance) return ctx.deps.store.update(rec.id, { finishedAction: 'terminated' });
+  if (!instance) {
+    const attempts = closeAttempt(rec, attemptEndOf(rec.status), Date.now());
+    return ctx.deps.store.update(rec.id, { finishedAction: 'terminated', ...(attempts ? { attempts, costUsd: endedAttemptsCost(attempts) } : {}) });
+  }
   const r = await finishGuarded(
     provider,
     ctx.deps.ledger,
@@ -140,7 +161,17 @@ async function teardownRun(ctx: RunManagerContext, rec: RunRecord): Promise<RunR
     rec.pricePerHour,
   );
   if (r.reason) ctx.deps.log?.(`[${rec.id}] ${r.reason}`);
-  return ctx.deps.store.update(rec.id, { finishedAction: r.action, ...(r.cost ? { costUsd: r.cost.usd } : {}) });
+  const prior = endedAttemptsCost(rec.attempts);
+  const attempts = closeAttempt(rec, attemptEndOf(rec.status), Date.now(), r.cost?.usd);
+  return ctx.deps.store.update(rec.id, {
+    finishedAction: r.action,
+    ...(r.cost ? { costUsd: prior + r.cost.usd } : {}),
+    ...(attempts ? { attempts } : {}),
+  });
+}
+
+function attemptEndOf(status: RunStatus): AttemptEnd | 'interrupted' {
+  return status === 'completed' || status === 'failed' || status === 'stopped' || status === 'cancelled' || status === 'interrupted' ? status : 'failed';
 }
 
 /** The mirrored logs (already local) copied next to the downloaded adapter. */

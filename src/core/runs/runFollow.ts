@@ -10,6 +10,7 @@ import { runningCost } from '../providers/cost';
 import { checkInstance } from './teardown';
 import type { RunRecord } from './runRecord';
 import { isTerminal } from './runRecord';
+import { endedAttemptsCost } from './runAttempts';
 import { mirrorRun } from './runMirror';
 import { finishRun, runOutcome } from './runFinish';
 import { machineLocalDir } from './multiNode';
@@ -22,7 +23,8 @@ const COST_MS = 30_000;
 export async function followRun(ctx: RunManagerContext, runId: string, signal: AbortSignal): Promise<void> {
   const { store } = ctx.deps;
   const rec = store.get(runId);
-  if (!rec?.remoteDir || !rec.host) return;
+  // Only a running run has files to follow (a relaunching one still names its reclaimed host).
+  if (!rec?.remoteDir || !rec.host || rec.status !== 'running') return;
   const localDir = rec.localDir ?? ctx.localDirOf(runId);
   const host = ctx.hostFor(rec);
   let pending = '';
@@ -42,7 +44,7 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   const costNow = (): void => {
     const cur = store.get(runId);
     if (cur?.pricePerHour !== undefined && cur.launchedAt && !isTerminal(cur.status))
-      store.update(runId, { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) });
+      store.update(runId, { costUsd: endedAttemptsCost(cur.attempts) + runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) });
   };
   costNow();
   const costTimer = setInterval(costNow, ctx.deps.costIntervalMs ?? COST_MS);
@@ -54,8 +56,10 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   try {
     const status = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), signal);
     const pid = status.pid ?? rec.pid;
+    const base = rec.attempts?.[rec.attempts.length - 1]?.mirrorBase;
     await mirrorRun(host, rec.remoteDir, localDir, {
       ...(pid !== undefined ? { pid } : {}),
+      ...(base ? { base } : {}),
       signal,
       callbacks: {
         onData: (file, data, offsets) => {
@@ -86,6 +90,12 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
                 patch.lastStep = e.step;
                 if (e.loss !== undefined) patch.lastLoss = e.loss;
               }
+              if (e.type === 'warning' && e.code === 'checkpoint-restored') {
+                const step = /\(step (\d+)\)/.exec(e.message)?.[1];
+                const cur = store.get(runId);
+                const attempts = cur?.attempts;
+                if (step && attempts?.length) patch.attempts = [...attempts.slice(0, -1), { ...attempts[attempts.length - 1]!, resumedFromStep: Number(step) }];
+              }
               if (e.type === 'started' && e.wandb_run_id) {
                 patch.wandbRunId = e.wandb_run_id;
                 if (e.wandb_url) patch.wandbUrl = e.wandb_url;
@@ -99,7 +109,9 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
             lastFlush = now;
             const cur = store.get(runId);
             const cost =
-              cur?.pricePerHour !== undefined && cur.launchedAt ? { costUsd: runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) } : {};
+              cur?.pricePerHour !== undefined && cur.launchedAt
+                ? { costUsd: endedAttemptsCost(cur.attempts) + runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) }
+                : {};
             store.update(runId, { ...patch, ...cost, offsets });
           }
         },
@@ -164,22 +176,22 @@ export async function stopMachines(ctx: RunManagerContext, runId: string, except
 function startInstanceCheck(ctx: RunManagerContext, rec: RunRecord, signal: AbortSignal): NodeJS.Timeout | undefined {
   const provider = rec.instanceId ? ctx.deps.providerFor?.(rec) : undefined;
   if (!provider || !rec.instanceId) return undefined;
-  const t = setInterval(() => {
+  let first = true;
+  const look = (): void => {
+    const firstLook = first;
+    first = false;
     void checkInstance(provider, ctx.deps.ledger, rec.id, rec.instanceId!, signal)
       .then((c) => {
-        if (!c.alive && c.interrupted) {
-          const cur = ctx.deps.store.get(rec.id);
-          if (cur && cur.status === 'running') {
-            ctx.deps.store.update(rec.id, {
-              status: 'interrupted',
-              failure: { message: 'the cloud reclaimed the spot instance; run it again to resume from the last checkpoint' },
-            });
-            ctx.abortWatch(rec.id);
-          }
-        }
+        const cur = ctx.deps.store.get(rec.id);
+        // A reclaim, not a stop or a crash: the cloud ended the instance under a run that was still running.
+        if (!c.alive && c.interrupted && cur?.status === 'running' && cur.instanceId === rec.instanceId)
+          ctx.reclaimed(rec.id, { firstLook, detail: `the cloud reclaimed the spot instance ${rec.instanceId}` });
       })
       .catch(() => undefined);
-  }, ctx.deps.instanceCheckMs ?? 30_000);
+  };
+  // At once too: a run reattached after VS Code was closed may have lost its instance meanwhile.
+  look();
+  const t = setInterval(look, ctx.deps.instanceCheckMs ?? 30_000);
   t.unref?.();
   return t;
 }

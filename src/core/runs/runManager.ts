@@ -20,12 +20,13 @@ import { followRun, stopMachines } from './runFollow';
 import { finishRun } from './runFinish';
 import { hostAdapterPath, openRemoteGenerator } from './tryAdapter';
 import type { AdapterGenerator } from './tryAdapter';
-import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, StartRequest } from './runTypes';
+import type { HostRef, RunManagerContext, RunFinished, RunManagerDeps, RunRelaunched, StartRequest } from './runTypes';
 import type { SshSession } from '../ssh/session';
 import type { RunHostPaths } from './hostOps';
 import { pythonFromBootstrap, workspaceFromCommandScript } from './hostOps';
+import { relaunchRun } from './runRelaunch';
 
-export type { RunFinished, RunManagerDeps, RunTarget, SyncFn } from './runTypes';
+export type { RunFinished, RunManagerDeps, RunRelaunched, RunTarget, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from './runPaths';
 export { runnerCommand } from './runStart';
 
@@ -40,6 +41,12 @@ export class RunManager {
   private readonly eventListeners = new Set<(runId: string, events: readonly RunEvent[]) => void>();
   private readonly finishedListeners = new Set<(f: RunFinished) => void>();
   private readonly stopping = new Set<string>();
+  private readonly relaunchedListeners = new Set<(r: RunRelaunched) => void>();
+  /** Variables of runs started in this session, for a replacement instance; in memory only. */
+  private readonly envs = new Map<string, Readonly<Record<string, string>>>();
+  /** Runs whose watch began at reattachAll: a reclaim found on its first look happened while VS Code was closed. */
+  private readonly reattached = new Set<string>();
+  private readonly relaunching = new Set<string>();
   private disposed = false;
 
   /** What runStart/runFollow/runFinish reach the manager through. */
@@ -60,6 +67,9 @@ export class RunManager {
         for (const l of this.finishedListeners) l(f);
       },
       downloadArtifacts: (...a) => this.downloadArtifacts(...a),
+      rememberEnv: (id, env) => this.envs.set(id, env),
+      envFor: (id) => this.envs.get(id),
+      reclaimed: (id, how) => void this.onReclaimed(id, how),
     };
   }
 
@@ -75,6 +85,36 @@ export class RunManager {
   onFinished(l: (f: RunFinished) => void): { dispose(): void } {
     this.finishedListeners.add(l);
     return { dispose: () => this.finishedListeners.delete(l) };
+  }
+
+  /** A spot run moved to a replacement instance (the notification says so, at activation too). */
+  onRelaunched(l: (r: RunRelaunched) => void): { dispose(): void } {
+    this.relaunchedListeners.add(l);
+    return { dispose: () => this.relaunchedListeners.delete(l) };
+  }
+
+  /** The follower saw the cloud take the instance back: end that watch, then relaunch per the spec or end the run. */
+  private async onReclaimed(runId: string, how: { readonly firstLook: boolean; readonly detail: string }): Promise<void> {
+    if (this.relaunching.has(runId) || this.disposed) return;
+    this.relaunching.add(runId);
+    try {
+      const w = this.watches.get(runId);
+      w?.abort.abort();
+      await w?.done;
+      if (this.disposed) return;
+      const atActivation = how.firstLook && this.reattached.has(runId);
+      const r = await relaunchRun(this.ctx, runId, { detail: how.detail, atActivation });
+      this.reattached.delete(runId);
+      this.relaunching.delete(runId);
+      if (!r) return;
+      this.deps.log?.(`[${runId}] ${r.message}`);
+      for (const l of this.relaunchedListeners) l(r);
+      this.watch(runId);
+    } catch (err) {
+      this.deps.log?.(`[${runId}] relaunch failed: ${(err as Error).message}`);
+    } finally {
+      this.relaunching.delete(runId);
+    }
   }
 
   localDirOf(runId: string): string {
@@ -117,6 +157,7 @@ export class RunManager {
     let n = 0;
     for (const r of this.deps.store.live()) {
       if (r.status === 'running' && r.host && r.remoteDir) {
+        this.reattached.add(r.id);
         this.watch(r.id);
         n++;
       }
@@ -126,7 +167,8 @@ export class RunManager {
 
   /** Follows a running run's files until it ends, then finishes it. Idempotent. */
   watch(runId: string): void {
-    if (this.watches.has(runId) || this.disposed) return;
+    // While a replacement is launched the record still names the reclaimed host: nothing to follow there.
+    if (this.watches.has(runId) || this.disposed || this.relaunching.has(runId)) return;
     const abort = new AbortController();
     const done = followRun(this.ctx, runId, abort.signal)
       .catch((err: unknown) => {

@@ -35,15 +35,25 @@ export async function mirrorRun(
   host: SshHost,
   remoteRunDir: string,
   localDir: string,
-  options: { readonly pid?: number; readonly signal?: AbortSignal; readonly callbacks?: MirrorCallbacks },
+  options: {
+    readonly pid?: number;
+    readonly signal?: AbortSignal;
+    readonly callbacks?: MirrorCallbacks;
+    /**
+     * Local sizes where this host's files begin (a relaunched run's earlier attempts came before them): the
+     * host's offset is the local size less the base, and a replaced file cuts the local copy back to the base.
+     */
+    readonly base?: TailOffsets;
+  },
 ): Promise<TailOffsets> {
   mkdirSync(localDir, { recursive: true });
   const offsets = localOffsets(localDir);
+  const base = options.base ?? { output_log: 0, events: 0, gpu: 0 };
   await Promise.all(
     MIRRORED_FILES.map(async ({ key, name }) => {
       const local = join(localDir, name);
       const tail = tailFile(host, `${remoteRunDir}/${name}`, {
-        fromOffset: offsets[key],
+        fromOffset: Math.max(0, offsets[key] - base[key]),
         ...(options.pid !== undefined ? { untilPid: options.pid } : { follow: true }),
         // The log is read by people: a progress bar shows as it moves. The other two are parsed line by line.
         partialLines: key === 'output_log',
@@ -52,12 +62,12 @@ export async function mirrorRun(
       for await (const item of tail) {
         if (item.kind === 'data') {
           appendFileSync(local, item.data);
-          offsets[key] = item.nextOffset;
+          offsets[key] = base[key] + item.nextOffset;
           options.callbacks?.onData?.(key, item.data, { ...offsets });
         } else if (item.kind === 'truncated') {
           // The remote file was replaced or cut: start the local copy over rather than splice two files.
-          if (existsSync(local)) truncateSync(local, 0);
-          offsets[key] = 0;
+          if (existsSync(local)) truncateSync(local, base[key]);
+          offsets[key] = base[key];
           options.callbacks?.onTruncated?.(key);
         } else if (key === 'output_log') {
           options.callbacks?.onReconnected?.(item.attempt);

@@ -26,6 +26,28 @@ export const tailOffsetsSchema = z.object({
 });
 export type TailOffsets = z.infer<typeof tailOffsetsSchema>;
 
+/** One instance a cloud run used: the first, then a replacement after each spot reclaim (runRelaunch.ts). */
+export const runAttemptSchema = z.object({
+  n: z.number().int().positive(),
+  instanceId: z.string().optional(),
+  instanceType: z.string(),
+  region: z.string(),
+  zone: z.string().optional(),
+  spot: z.boolean(),
+  pricePerHour: z.number().nonnegative().optional(),
+  /** The launch call (billing starts there) and the end of the instance, ms since the epoch. */
+  startedAt: z.number(),
+  endedAt: z.number().optional(),
+  /** How the attempt ended: the cloud reclaimed it, or the run ended on it (completed, failed, stopped). */
+  reason: z.enum(['reclaimed', 'completed', 'failed', 'stopped', 'cancelled', 'interrupted']).optional(),
+  costUsd: z.number().nonnegative().optional(),
+  /** Sizes of the local mirror when the attempt began: its host's files start at 0 and append after them. */
+  mirrorBase: tailOffsetsSchema,
+  /** The checkpoint step the attempt resumed from (the runner's checkpoint-restored warning). */
+  resumedFromStep: z.number().int().nonnegative().optional(),
+});
+export type RunAttempt = z.infer<typeof runAttemptSchema>;
+
 export const runRecordSchema = z.object({
   // A run id names local folders: never '.', '..' or anything with a path separator (a host may send any text).
   id: z
@@ -123,6 +145,14 @@ export const runRecordSchema = z.object({
     )
     .max(1023)
     .optional(),
+  /** A cloud run's instances, oldest first; the last is the current one. */
+  attempts: z.array(runAttemptSchema).max(32).optional(),
+  /** How many instances the run may use in all (the spec's target.max_attempts on a spot target). */
+  maxAttempts: z.number().int().positive().optional(),
+  /** The run's public key (the private key stays in identityFile): a replacement instance is launched with it. */
+  sshPublicKey: z.string().max(16_384).optional(),
+  /** The env file, relative to workspaceDir: where a relaunch after a reload reads the run's variables again. */
+  envFileRel: z.string().optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 

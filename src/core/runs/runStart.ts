@@ -1,13 +1,18 @@
 // Starting a run: the record, a cloud instance when the target is one (provisioned under the teardown
 // guarantee: a failure before the detached start terminates it), the runner and workspace synced, the spec
-// and the 0600 env file written, the run started detached. Watching then goes on in runFollow.ts.
+// and the 0600 env file written, the run started detached (on every machine of a multi-node run). Watching
+// then goes on in runFollow.ts; a spot run's replacement instances come from launchAttempt (runRelaunch.ts).
 import { shellCommand, shellQuote } from '../ssh/quote';
 import { startDetached, remoteRoot, stopRun } from '../ssh/runs';
 import type { Instance } from '../providers/types';
 import type { TargetSpec } from '../providers/targetSpec';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
-import { provisionGuarded } from './teardown';
-import type { RunRecord, RunStatus } from './runRecord';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { provisionGuarded, ProvisionError } from './teardown';
+import type { RunAttempt, RunRecord, RunStatus } from './runRecord';
+import { localOffsets } from './runMirror';
+import { relaunchPolicyOf } from './runAttempts';
 import { isTerminal } from './runRecord';
 import { newRunId } from './runId';
 import type { DownloadItem, RunOutputs } from './artifactPlan';
@@ -20,6 +25,8 @@ import { mountVolumeScript } from '../providers/ec2Volume';
 import { fixedRendezvous, hostsOf, machinesOf, multiNodeProblem, parseRendezvousProbe, rendezvousProbe, specForMachine } from './multiNode';
 import type { Rendezvous } from './multiNode';
 import type { HostRef, RunManagerContext, StartRequest } from './runTypes';
+
+type AttachedVolume = { readonly volumeId: string };
 
 /** The spec's target block, as the launch reads it. */
 function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec> | undefined {
@@ -41,6 +48,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     const problem = multiNodeProblem(req.spec, hosts);
     if (problem) throw new Error(problem);
   }
+  const policy = target.kind === 'cloud' && target.offer.spot ? relaunchPolicyOf(req.spec) : undefined;
   const identity = target.identityFile ? { identityFile: target.identityFile } : {};
   store.add({
     id,
@@ -53,24 +61,20 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     provider: target.kind === 'ssh' ? (target.provider ?? 'ssh') : target.provider.kind,
     ...(target.kind === 'ssh'
       ? { host: hosts?.[0] ?? target.host, ...identity }
-      : { region: target.offer.region, pricePerHour: target.offer.pricePerHour, identityFile: target.identityFile }),
+      : { region: target.offer.region, pricePerHour: target.offer.pricePerHour, identityFile: target.identityFile, sshPublicKey: target.sshPublicKey }),
     ...(req.gpu ? { gpu: req.gpu } : {}),
     offsets: { output_log: 0, events: 0, gpu: 0 },
     localDir: ctx.localDirOf(id),
     workspaceDir: req.workspaceDir,
+    ...(req.envFileRel ? { envFileRel: req.envFileRel } : {}),
     origin: 'here',
     teardownPolicy: req.teardown.policy,
     ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
+    ...(policy ? { maxAttempts: policy.maxAttempts } : {}),
     ...spreadOutputs(outputsOf(req.spec)),
     ...(hosts ? { machines: hosts.slice(1).map((host, i) => ({ rank: i + 1, host, ...identity })) } : {}),
   });
-  const say = (status: RunStatus, message: string): void => {
-    ctx.deps.log?.(`[${id}] ${message}`);
-    req.progress?.(status, message);
-  };
-  let launched: { instance: Instance; launchedAt: number } | undefined;
-  const volume = volumeOf(req.spec);
-  let attached: { readonly volumeId: string } | undefined;
+  ctx.rememberEnv(id, req.env);
   try {
     // Before anything is billed or synced: what exactly this run is (spec text, git commit and diff).
     const history = await recordStartHistory({
@@ -83,156 +87,20 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
       ...(req.signal ? { signal: req.signal } : {}),
     });
     store.update(id, { git: history.git, historyFiles: history.files });
-    /** Syncs and starts the run on one machine (rank 0's host, or another rank's); returns its folder and pid. */
-    const startOn = async (
-      hostRef: HostRef,
-      spec: Readonly<Record<string, unknown>>,
-      signal: AbortSignal | undefined,
-      rank: number | undefined,
-    ): Promise<{ runDir: string; pid: number; launcher: string }> => {
-      const on = rank ? ` (machine rank ${rank})` : '';
-      const say2 = (status: RunStatus, message: string): void => say(status, `${message}${on}`);
-      const session = await ctx.hostFor(hostRef).session(signal);
-      if (!rank) store.update(id, { status: 'syncing' });
-      const root = await remoteRoot(session);
-      const wsRemote = `${root}/workspaces/${remoteWorkspaceName(req.workspaceDir)}`;
-      // Synced code, the runner and run folders are the user's alone on a shared host.
-      await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`);
-      const runnerRemote = `${root}/runner/${ctx.deps.runnerVersion}`;
-      say2('syncing', `syncing the runner to ${runnerRemote}`);
-      await ctx.deps.sync(session, ctx.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
-      say2('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
-      // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
-      const excludes = ['.env', '.env.*', ...(req.envFileRel ? [`/${req.envFileRel.replace(/\\/g, '/')}`] : [])];
-      const synced = await ctx.deps.sync(session, req.workspaceDir, wsRemote, {
-        ...(signal ? { signal } : {}),
-        excludes,
-        onProgress: (m) => say2('syncing', m),
-      });
-      say2('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
-      if (attached && !rank) {
-        const m = await session.exec(mountVolumeScript(attached.volumeId));
-        if (!m.stdout.toString('utf8').includes('RFT_VOLUME_MOUNTED'))
-          throw new Error(`the volume ${attached.volumeId} could not be mounted (exit ${m.code}): ${m.stderr.toString('utf8').trim().slice(0, 300)}`);
-        const out = (req.spec.outputs as { dir?: unknown } | undefined)?.dir;
-        await session.run(linkOutputsScript(wsRemote, remoteWorkspaceName(req.workspaceDir), typeof out === 'string' ? out : 'outputs'));
-        say('syncing', `volume ${attached.volumeId} mounted: data, the Hugging Face cache and outputs live on it`);
-      }
-      if (signal?.aborted) throw new Error('cancelled');
-      if (!rank) store.update(id, { status: 'bootstrapping' });
-      say2('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
-      const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
-      const p = launched?.instance.provider;
-      const launch = launched && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: launched.instance.id } : undefined;
-      const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}), ...(attached ? volumeEnv(req.env) : {}) };
-      const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec, ...(launch ? { launch } : {}) });
-      say2('running', `running on ${hostRef.host} (pid ${started.pid}, ${started.launcher})`);
-      return started;
-    };
-
-    const runOnHost = async (rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> => {
-      store.update(id, { status: 'connecting' });
-      say('connecting', `connecting to ${rec.host}`);
-      if (rec.machines?.length) return await runOnMachines(rec, signal);
-      const started = await startOn(rec, req.spec, signal, undefined);
-      return store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
-    };
-
-    /**
-     * Every machine of a multi-node run: rank 0's address and a free port there first (the rendezvous every
-     * rank's spec names), then all machines synced and started together. If one cannot start, those already
-     * started are stopped: a rank waiting alone at the rendezvous would hold its host for torchrun's timeout.
-     */
-    const runOnMachines = async (rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> => {
-      const fixed = fixedRendezvous(req.spec);
-      let rdv: Rendezvous;
-      if (fixed.address && fixed.port) rdv = { address: fixed.address, port: fixed.port };
-      else {
-        const probe = await ctx.hostFor(rec).use((s) => s.exec(rendezvousProbe(shellQuote(ctx.deps.remotePython ?? 'python3'))), signal);
-        const got = parseRendezvousProbe(probe.stdout.toString());
-        const address = fixed.address ?? got.address;
-        const port = fixed.port ?? got.port;
-        if (!address || !port) throw new Error(`could not learn rank 0's address and a free port on ${rec.host}: ${probe.stderr.toString().trim()}`);
-        rdv = { address, port };
-      }
-      say('syncing', `rendezvous at ${rdv.address}:${rdv.port} on ${rec.host} for ${1 + rec.machines!.length} machines`);
-      const refs: Array<HostRef & { rank: number }> = [{ ...rec, rank: 0 }, ...rec.machines!.map((m) => ({ ...m, provider: rec.provider }))];
-      const results = await Promise.allSettled(refs.map((ref) => startOn(ref, specForMachine(req.spec, ref.rank, rdv), signal, ref.rank || undefined)));
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) {
-        await Promise.all(
-          results.map(async (r, i) => {
-            if (r.status !== 'fulfilled') return;
-            await ctx
-              .hostFor(refs[i]!)
-              .use((s) => stopRun(s, id, { graceMs: 5_000, root: rootOf(r.value.runDir) }))
-              .catch(() => undefined);
-          }),
-        );
-        throw failed.reason;
-      }
-      const started = results.map((r) => (r as PromiseFulfilledResult<{ runDir: string; pid: number }>).value);
-      return store.update(id, {
-        status: 'running',
-        remoteDir: started[0]!.runDir,
-        pid: started[0]!.pid,
-        machines: rec.machines!.map((m, i) => ({ ...m, remoteDir: started[i + 1]!.runDir, pid: started[i + 1]!.pid, status: 'running' as const })),
-      });
-    };
-
+    // A replacement instance needs the spec again (its spec.json went with the reclaimed host): the history's
+    // copy serves when it was written, else one is kept for the purpose.
+    if (policy && !history.files.includes('spec.json')) saveLocalSpec(ctx.localDirOf(id), req.spec);
     if (target.kind === 'cloud') {
-      store.update(id, { status: 'provisioning' });
-      say(
-        'provisioning',
-        `launching ${target.offer.instanceType} on ${target.provider.kind} in ${target.offer.region} at $${target.offer.pricePerHour.toFixed(2)}/h`,
-      );
-      let result: RunRecord | undefined;
-      const provider = target.provider;
-      if (volume && !provider.attachVolume) throw new Error(`target.volume: persistent volumes are supported on EC2 only, not on ${provider.kind}`);
-      // An EBS volume attaches only in its own zone: an existing one decides where the instance goes.
-      const volumeZone = volume ? await provider.volumeZone?.(volume.name, req.signal) : undefined;
-      // Where the provider can install it, the instance gets a host key made here: its first connection is checked.
-      const hostKey = target.provider.deliversHostKey ? generateInstanceHostKey() : undefined;
-      const pins = [...(hostKey ? [hostKey.publicKey] : [])];
-      launched = await provisionGuarded({
-        provider: target.provider,
-        ledger: ctx.deps.ledger,
-        // The offer (zone, spot, type) and the spec's target (disk) decide the launch.
-        request: {
-          ...launchRequestFor(id, target.offer, specTarget(req.spec), target.sshPublicKey),
-          ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
-          ...(hostKey ? { hostKey } : {}),
-          ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
-          ...(volumeZone ? { zone: volumeZone } : {}),
-        },
+      const rec = await launchAttempt(ctx, id, req, target, {
+        n: 1,
+        spot: target.offer.spot,
         pricePerHour: target.offer.pricePerHour,
-        sshTimeoutMs: target.sshTimeoutMs ?? 15 * 60_000,
-        ...(req.signal ? { signal: req.signal } : {}),
-        log: (l) => ctx.deps.log?.(`[${id}] ${l}`),
-        // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
-        bootstrap: async (instance, signal, launchedAt) => {
-          const host = instance.publicIp ?? '';
-          // Billing began at the launch call: the cost so far counts boot and the wait for SSH too.
-          const rec = store.update(id, {
-            host,
-            sshUser: instance.sshUser,
-            sshPort: instance.sshPort,
-            instanceId: instance.id,
-            launchedAt,
-            ...(pins.length || instance.hostKeys?.length ? { pinnedHostKeys: [...pins, ...(instance.hostKeys ?? [])] } : {}),
-          });
-          if (volume && provider.attachVolume) {
-            attached = await provider.attachVolume(instance, volume, signal);
-            say('provisioning', `volume "${volume.name}" (${attached.volumeId}) attached`);
-          }
-          result = await runOnHost(rec, signal);
-        },
+        ...(target.offer.zone ? { zone: target.offer.zone } : {}),
       });
-      if (!result) throw new Error('the instance came up but the run did not start');
       ctx.watch(id);
-      return result;
+      return rec;
     }
-    const rec = await runOnHost(store.get(id)!, req.signal);
+    const rec = await startOnHost(ctx, id, req, store.get(id)!, req.signal, undefined, undefined);
     ctx.watch(id);
     return rec;
   } catch (err) {
@@ -242,10 +110,247 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
       store.update(id, {
         status: cancelled ? 'cancelled' : 'failed',
         failure: { message: err instanceof Error ? err.message : String(err) },
-        ...(launched ? { finishedAction: 'terminated' as const } : {}),
+        ...(cur.instanceId && !(err instanceof ProvisionError) ? { finishedAction: 'terminated' as const } : {}),
       });
     }
     throw err;
+  }
+}
+
+/** One instance for a run: the first, or a replacement after a reclaim (runRelaunch.ts). */
+export interface AttemptLaunch {
+  readonly n: number;
+  readonly spot: boolean;
+  readonly zone?: string;
+  readonly pricePerHour: number;
+  /** Distinguishes this launch's idempotency token from the run's other launches. */
+  readonly launchKey?: string;
+}
+
+/**
+ * Provisions an instance under the teardown guarantee (a failure before the detached start terminates it),
+ * records it as the run's current attempt, and starts the run on it.
+ */
+export async function launchAttempt(
+  ctx: RunManagerContext,
+  id: string,
+  req: StartRequest,
+  target: Extract<StartRequest['target'], { kind: 'cloud' }>,
+  a: AttemptLaunch,
+): Promise<RunRecord> {
+  const { store } = ctx.deps;
+  store.update(id, { status: 'provisioning' });
+  const say = sayFor(ctx, id, req);
+  say(
+    'provisioning',
+    `launching ${target.offer.instanceType} (${a.spot ? 'spot' : 'on-demand'}${a.n > 1 ? `, attempt ${a.n}` : ''}) on ${target.provider.kind} in ${a.zone ?? target.offer.region} at $${a.pricePerHour.toFixed(2)}/h`,
+  );
+  let result: RunRecord | undefined;
+  const provider = target.provider;
+  const volume = volumeOf(req.spec);
+  if (volume && !provider.attachVolume) throw new Error(`target.volume: persistent volumes are supported on EC2 only, not on ${provider.kind}`);
+  // An EBS volume attaches only in its own zone: an existing one decides where the instance goes (a replacement too).
+  const volumeZone = volume ? await provider.volumeZone?.(volume.name, req.signal) : undefined;
+  let attached: AttachedVolume | undefined;
+  // Where the provider can install it, the instance gets a host key made here: its first connection is checked.
+  const hostKey = target.provider.deliversHostKey ? generateInstanceHostKey() : undefined;
+  const pins = [...(hostKey ? [hostKey.publicKey] : [])];
+  const zone = volumeZone ?? a.zone;
+  const offer = { ...target.offer, spot: a.spot, pricePerHour: a.pricePerHour, ...(zone ? { zone } : { zone: undefined }) };
+  await provisionGuarded({
+    provider: target.provider,
+    ledger: ctx.deps.ledger,
+    // The offer (zone, spot, type) and the spec's target (disk) decide the launch.
+    request: {
+      ...launchRequestFor(id, offer, specTarget(req.spec), target.sshPublicKey),
+      ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
+      ...(hostKey ? { hostKey } : {}),
+      ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
+      ...(a.launchKey ? { launchKey: a.launchKey } : {}),
+    },
+    pricePerHour: a.pricePerHour,
+    sshTimeoutMs: target.sshTimeoutMs ?? 15 * 60_000,
+    ...(req.signal ? { signal: req.signal } : {}),
+    log: (l) => ctx.deps.log?.(`[${id}] ${l}`),
+    // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
+    bootstrap: async (instance, signal, launchedAt) => {
+      const cur = store.get(id)!;
+      // The mirror's sizes now are where this attempt's files (which start at 0 on the new host) append.
+      const attempt: RunAttempt = {
+        n: a.n,
+        instanceId: instance.id,
+        instanceType: instance.instanceType || target.offer.instanceType,
+        region: instance.region || target.offer.region,
+        ...((instance.zone ?? a.zone) ? { zone: instance.zone ?? a.zone } : {}),
+        spot: a.spot,
+        pricePerHour: a.pricePerHour,
+        startedAt: launchedAt,
+        mirrorBase: localOffsets(cur.localDir ?? ctx.localDirOf(id)),
+      };
+      // Billing began at the launch call: the cost so far counts boot and the wait for SSH too.
+      const rec = store.update(id, {
+        host: instance.publicIp ?? '',
+        sshUser: instance.sshUser,
+        sshPort: instance.sshPort,
+        instanceId: instance.id,
+        launchedAt,
+        pricePerHour: a.pricePerHour,
+        pinnedHostKeys: pins.length || instance.hostKeys?.length ? [...pins, ...(instance.hostKeys ?? [])] : undefined,
+        ...(a.spot || a.n > 1 || cur.maxAttempts ? { attempts: [...(cur.attempts ?? []), attempt] } : {}),
+      });
+      if (volume && provider.attachVolume) {
+        attached = await provider.attachVolume(instance, volume, signal);
+        say('provisioning', `volume "${volume.name}" (${attached.volumeId}) attached`);
+      }
+      result = await startOnHost(ctx, id, req, rec, signal, instance, attached);
+    },
+  });
+  if (!result) throw new Error('the instance came up but the run did not start');
+  return result;
+}
+
+function sayFor(ctx: RunManagerContext, id: string, req: StartRequest): (status: RunStatus, message: string) => void {
+  return (status, message) => {
+    ctx.deps.log?.(`[${id}] ${message}`);
+    req.progress?.(status, message);
+  };
+}
+
+/** Connects, then starts the run on its host, or on every machine of a multi-node run. */
+async function startOnHost(
+  ctx: RunManagerContext,
+  id: string,
+  req: StartRequest,
+  rec: RunRecord,
+  signal: AbortSignal | undefined,
+  instance: Instance | undefined,
+  attached: AttachedVolume | undefined,
+): Promise<RunRecord> {
+  const { store } = ctx.deps;
+  store.update(id, { status: 'connecting' });
+  sayFor(ctx, id, req)('connecting', `connecting to ${rec.host}`);
+  if (rec.machines?.length) return await startOnMachines(ctx, id, req, rec, signal);
+  const started = await startOn(ctx, id, req, { hostRef: rec, spec: req.spec, signal, rank: undefined, instance, attached });
+  return store.update(id, { status: 'running', remoteDir: started.runDir, pid: started.pid });
+}
+
+/**
+ * Syncs the runner and the workspace to one machine (rank 0's host, or another rank's), writes spec.json and
+ * the 0600 env file and starts the run detached there; returns its folder and pid.
+ */
+async function startOn(
+  ctx: RunManagerContext,
+  id: string,
+  req: StartRequest,
+  m: {
+    readonly hostRef: HostRef;
+    readonly spec: Readonly<Record<string, unknown>>;
+    readonly signal: AbortSignal | undefined;
+    readonly rank: number | undefined;
+    readonly instance?: Instance | undefined;
+    readonly attached?: AttachedVolume | undefined;
+  },
+): Promise<{ runDir: string; pid: number; launcher: string }> {
+  const { store } = ctx.deps;
+  const { signal, rank, instance, attached } = m;
+  const on = rank ? ` (machine rank ${rank})` : '';
+  const say = (status: RunStatus, message: string): void => sayFor(ctx, id, req)(status, `${message}${on}`);
+  const session = await ctx.hostFor(m.hostRef).session(signal);
+  if (!rank) store.update(id, { status: 'syncing' });
+  const root = await remoteRoot(session);
+  const wsRemote = `${root}/workspaces/${remoteWorkspaceName(req.workspaceDir)}`;
+  // Synced code, the runner and run folders are the user's alone on a shared host.
+  await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`);
+  const runnerRemote = `${root}/runner/${ctx.deps.runnerVersion}`;
+  say('syncing', `syncing the runner to ${runnerRemote}`);
+  await ctx.deps.sync(session, ctx.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
+  say('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
+  // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
+  const excludes = ['.env', '.env.*', ...(req.envFileRel ? [`/${req.envFileRel.replace(/\\/g, '/')}`] : [])];
+  const synced = await ctx.deps.sync(session, req.workspaceDir, wsRemote, {
+    ...(signal ? { signal } : {}),
+    excludes,
+    onProgress: (msg) => say('syncing', msg),
+  });
+  say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
+  if (attached) {
+    const mounted = await session.exec(mountVolumeScript(attached.volumeId));
+    if (!mounted.stdout.toString('utf8').includes('RFT_VOLUME_MOUNTED'))
+      throw new Error(`the volume ${attached.volumeId} could not be mounted (exit ${mounted.code}): ${mounted.stderr.toString('utf8').trim().slice(0, 300)}`);
+    const out = (req.spec.outputs as { dir?: unknown } | undefined)?.dir;
+    await session.run(linkOutputsScript(wsRemote, remoteWorkspaceName(req.workspaceDir), typeof out === 'string' ? out : 'outputs'));
+    say('syncing', `volume ${attached.volumeId} mounted: data, the Hugging Face cache and outputs live on it`);
+  }
+  if (signal?.aborted) throw new Error('cancelled');
+  if (!rank) store.update(id, { status: 'bootstrapping' });
+  say('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
+  const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
+  const p = instance?.provider;
+  const launch = instance && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: instance.id } : undefined;
+  const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}), ...(attached ? volumeEnv(req.env) : {}) };
+  const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec: m.spec, ...(launch ? { launch } : {}) });
+  say('running', `running on ${m.hostRef.host} (pid ${started.pid}, ${started.launcher})`);
+  return started;
+}
+
+/**
+ * Every machine of a multi-node run: rank 0's address and a free port there first (the rendezvous every
+ * rank's spec names), then all machines synced and started together. If one cannot start, those already
+ * started are stopped: a rank waiting alone at the rendezvous would hold its host for torchrun's timeout.
+ */
+async function startOnMachines(ctx: RunManagerContext, id: string, req: StartRequest, rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> {
+  const fixed = fixedRendezvous(req.spec);
+  let rdv: Rendezvous;
+  if (fixed.address && fixed.port) rdv = { address: fixed.address, port: fixed.port };
+  else {
+    const probe = await ctx.hostFor(rec).use((s) => s.exec(rendezvousProbe(shellQuote(ctx.deps.remotePython ?? 'python3'))), signal);
+    const got = parseRendezvousProbe(probe.stdout.toString());
+    const address = fixed.address ?? got.address;
+    const port = fixed.port ?? got.port;
+    if (!address || !port) throw new Error(`could not learn rank 0's address and a free port on ${rec.host}: ${probe.stderr.toString().trim()}`);
+    rdv = { address, port };
+  }
+  sayFor(ctx, id, req)('syncing', `rendezvous at ${rdv.address}:${rdv.port} on ${rec.host} for ${1 + rec.machines!.length} machines`);
+  const refs: Array<HostRef & { rank: number }> = [{ ...rec, rank: 0 }, ...rec.machines!.map((m) => ({ ...m, provider: rec.provider }))];
+  const results = await Promise.allSettled(
+    refs.map((ref) => startOn(ctx, id, req, { hostRef: ref, spec: specForMachine(req.spec, ref.rank, rdv), signal, rank: ref.rank || undefined })),
+  );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await Promise.all(
+      results.map(async (r, i) => {
+        if (r.status !== 'fulfilled') return;
+        await ctx
+          .hostFor(refs[i]!)
+          .use((s) => stopRun(s, id, { graceMs: 5_000, root: rootOf(r.value.runDir) }))
+          .catch(() => undefined);
+      }),
+    );
+    throw failed.reason;
+  }
+  const started = results.map((r) => (r as PromiseFulfilledResult<{ runDir: string; pid: number }>).value);
+  return ctx.deps.store.update(id, {
+    status: 'running',
+    remoteDir: started[0]!.runDir,
+    pid: started[0]!.pid,
+    machines: rec.machines!.map((m, i) => ({ ...m, remoteDir: started[i + 1]!.runDir, pid: started[i + 1]!.pid, status: 'running' as const })),
+  });
+}
+
+const LOCAL_SPEC = 'spec.json';
+
+function saveLocalSpec(localDir: string, spec: Readonly<Record<string, unknown>>): void {
+  mkdirSync(localDir, { recursive: true });
+  writeFileSync(join(localDir, LOCAL_SPEC), JSON.stringify(spec), { mode: 0o600 });
+}
+
+/** The spec a spot run started with, kept in its local folder for a replacement instance. */
+export function loadLocalSpec(localDir: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(localDir, LOCAL_SPEC), 'utf8')) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

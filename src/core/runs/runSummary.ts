@@ -2,6 +2,7 @@
 // without VS Code.
 import type { RunRecord, RunStatus } from './runRecord';
 import { isTerminal } from './runRecord';
+import { describeAttempt } from './runAttempts';
 
 /** "45s", "3m 12s", "1h 04m": a run's length at a glance. */
 export function formatDuration(ms: number): string {
@@ -47,6 +48,12 @@ export function runDurationMs(r: Pick<RunRecord, 'createdAt' | 'updatedAt' | 'fi
 
 /** The Runs view row: start time, status, step, loss, duration, GPU, cost. */
 /** The status as the row says it: a run waiting in its host's queue says so, with its place. */
+/** "attempt 2/3" once a spot run is on a replacement instance. */
+export function attemptLabel(r: RunRecord): string | undefined {
+  const n = r.attempts?.length ?? 0;
+  return n > 1 ? `attempt ${n}${r.maxAttempts ? `/${r.maxAttempts}` : ''}` : undefined;
+}
+
 function statusWords(r: RunRecord): string {
   if (r.status === 'running' && r.queuePosition !== undefined) return r.queuePosition === 1 ? 'queued (next)' : `queued (#${r.queuePosition})`;
   if (r.status === 'running' && r.staging) {
@@ -61,6 +68,8 @@ export function runDescription(r: RunRecord, now: number = Date.now()): string {
   const start = startLabel(r, now);
   if (start) parts.push(start);
   parts.push(statusWords(r));
+  const attempt = attemptLabel(r);
+  if (attempt) parts.push(attempt);
   if (r.lastStep !== undefined) parts.push(`step ${r.lastStep}`);
   if (r.lastLoss !== undefined) parts.push(`loss ${r.lastLoss.toFixed(4)}`);
   const ms = runDurationMs(r, now);
@@ -88,6 +97,8 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
   lines.push(progress.join(' · '));
   if (r.gpuIndices && r.gpuIndices.length > 0)
     lines.push(`GPU${r.gpuIndices.length > 1 ? 's' : ''} ${r.gpuIndices.join(', ')} of the host (CUDA_VISIBLE_DEVICES)`);
+  // One line per instance the run used: where, when, how it ended, what it cost.
+  if (r.attempts && (r.attempts.length > 1 || r.maxAttempts)) for (const a of r.attempts) lines.push(describeAttempt(a, r.maxAttempts));
   if (r.artifactsDir) lines.push(`Adapter ${r.artifactsDir}`);
   const git = gitLine(r);
   if (git) lines.push(git);

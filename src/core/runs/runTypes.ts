@@ -81,6 +81,24 @@ export interface RunManagerDeps {
   readonly now?: () => number;
   /** Where the host sends the end-of-run notification (hostNotify.ts), read from the user's settings at each start. */
   readonly notifyEnv?: () => Readonly<Record<string, string>>;
+  /**
+   * The run's variables again, for a replacement instance launched after a reload (the env is never stored):
+   * read from the run's env file and the secret store as Start Training does. Without it such a relaunch fails.
+   */
+  readonly relaunchEnv?: (record: RunRecord) => Promise<Readonly<Record<string, string>>>;
+  /** Whether a run found reclaimed when VS Code starts is relaunched then (remoteFinetune.cloud.reconcileOnStartup); default yes. */
+  readonly relaunchAtActivation?: () => boolean;
+}
+
+/** A spot run moved to a replacement instance (runRelaunch.ts). */
+export interface RunRelaunched {
+  readonly record: RunRecord;
+  /** The attempt now running, and how many the spec allows. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** The reclaim happened while VS Code was closed: found and relaunched at activation. */
+  readonly atActivation: boolean;
+  readonly message: string;
 }
 
 export interface RunFinished {
@@ -100,6 +118,14 @@ export interface RunManagerContext {
   watch(runId: string): void;
   /** Ends a run's watch (a reclaimed instance). */
   abortWatch(runId: string): void;
+  /** Keeps a run's variables in memory (never on disk) for a replacement instance. */
+  rememberEnv(runId: string, env: Readonly<Record<string, string>>): void;
+  envFor(runId: string): Readonly<Record<string, string>> | undefined;
+  /**
+   * The cloud took the run's instance back (how: the provider says so, or the runner stopped on the reclaim
+   * notice). Decides and launches the replacement in the background, after this watch has ended.
+   */
+  reclaimed(runId: string, how: { readonly firstLook: boolean; readonly detail: string }): void;
   /** Whether the user asked this run to stop (its end is then "stopped", not "failed"). */
   isStopping(runId: string): boolean;
   emitEvents(runId: string, events: readonly RunEvent[]): void;

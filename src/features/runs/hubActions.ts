@@ -17,7 +17,7 @@ import type { MergeDtype } from '../../core/runs/adapterMerge';
 import { defaultRepoName, publishToHub, repoNameProblem } from '../../core/runs/hubPublish';
 import type { PublishWhat } from '../../core/runs/hubPublish';
 import { RUN_COMMANDS } from './runActions';
-import { SECRET_NAMES } from './startTraining';
+import { SECRET_NAMES } from './runSecrets';
 
 export const HUB_COMMANDS = {
   merge: 'remoteFinetune.mergeAdapter',

@@ -12,7 +12,8 @@ import { isTerminal } from '../../core/runs/runRecord';
 import { machineLocalDir } from '../../core/runs/multiNode';
 import { PANEL_COMMANDS } from '../panels/registerPanels';
 import { OPEN_RUN_PANELS_COMMAND } from './runStatusBar';
-import { START_COMMAND, SECRET_NAMES } from './startTraining';
+import { START_COMMAND } from './startTraining';
+import { SECRET_NAMES } from './runSecrets';
 import type { StartAgain } from './startTraining';
 
 export const RUN_COMMANDS = {

@@ -56,5 +56,21 @@ export function registerRunNotifications(
       })
       .then(undefined, (err: unknown) => log.warn(`[${r.id}] ${String((err as Error)?.message ?? err)}`));
   });
-  return Object.assign(new vscode.Disposable(() => sub.dispose()), { last: () => last });
+  // A spot run moved to a replacement instance: said once, at activation too (the reclaim happened while closed).
+  const relaunched = runs.manager.onRelaunched((r) => {
+    log.info(`[${r.record.id}] ${r.message}`);
+    last = { runId: r.record.id, text: r.message, error: false, buttons: [END_ACTIONS.showLogs] };
+    void showInformationMessage(r.message, END_ACTIONS.showLogs)
+      .then(async (choice) => {
+        if (choice === END_ACTIONS.showLogs) await vscode.commands.executeCommand(RUN_COMMANDS.showLogs, r.record.id);
+      })
+      .then(undefined, (err: unknown) => log.warn(`[${r.record.id}] ${String((err as Error)?.message ?? err)}`));
+  });
+  return Object.assign(
+    new vscode.Disposable(() => {
+      sub.dispose();
+      relaunched.dispose();
+    }),
+    { last: () => last },
+  );
 }

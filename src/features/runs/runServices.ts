@@ -15,6 +15,9 @@ import type { Provider } from '../../core/providers/types';
 import { RunPanelsContext } from './runPanelsContext';
 import { notifyEnv } from '../../core/runs/hostNotify';
 import { TensorboardService } from '../../core/runs/tensorboard';
+import { collectEnv, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
+import { loadLocalSpec } from '../../core/runs/runStart';
+import { gatherSecrets } from './runSecrets';
 
 /** The host's end-of-run notification targets from the user's settings; a bad one is named, not sent. */
 function notifyTargets(log: vscode.LogOutputChannel): Readonly<Record<string, string>> {
@@ -68,6 +71,18 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     remotePython: setting('remotePython') || 'python3',
     log: (l) => opts.log.info(l),
     notifyEnv: () => notifyTargets(opts.log),
+    // A spot relaunch after a reload reads the run's variables again, as Start Training did (nothing is stored).
+    relaunchEnv: async (rec) => {
+      let text: string | undefined;
+      if (rec.envFileRel && rec.workspaceDir) {
+        const r = readEnvFileWithin(join(rec.workspaceDir, rec.envFileRel), rec.workspaceDir);
+        if ('error' in r) throw new Error(r.error);
+        text = r.text;
+      }
+      const spec = loadLocalSpec(rec.localDir ?? join(storageDir, 'runs', rec.id)) ?? {};
+      return dropUnneededSecrets(collectEnv(text, await gatherSecrets(context)), spec).env;
+    },
+    relaunchAtActivation: () => setting('cloud.reconcileOnStartup') ?? true,
   });
   const panels = new RunPanelsContext(store, (id) => manager.localDirOf(id));
   const tensorboard = new TensorboardService(

@@ -10,6 +10,7 @@ import { showErrorMessage, showInformationMessage, showWarningMessage } from '..
 import { join, relative } from 'node:path';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
+import { gatherSecrets } from './runSecrets';
 import type { TargetChoice, TargetSources } from './targets';
 import { gpuMatches, hostGpuWarning, probedGpuNames } from '../../core/hosts/gpuCheck';
 import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
@@ -32,12 +33,6 @@ import { PANEL_COMMANDS } from '../panels/registerPanels';
 
 export const START_A100_COMMAND = 'remoteFinetune.startTrainingA100';
 export const START_COMMAND = 'remoteFinetune.startTraining';
-/** Secret-store names of the tokens a run's env file gets. */
-export const SECRET_NAMES: Readonly<Record<string, string>> = {
-  HF_TOKEN: 'remoteFinetune.hf.token',
-  WANDB_API_KEY: 'remoteFinetune.wandb.apiKey',
-};
-
 const A100 = ['A100-40GB', 'A100-80GB'] as const;
 
 async function pickSpec(arg: unknown): Promise<vscode.Uri | undefined> {
@@ -257,12 +252,6 @@ async function confirmHostGpu(sources: TargetSources, host: string, gpus: readon
   const warn = hostGpuWarning(host, outcome, gpus);
   if (!warn) return true;
   return (await showWarningMessage(warn.message, { modal: true, detail: warn.detail }, 'Start Anyway')) === 'Start Anyway';
-}
-
-async function gatherSecrets(context: vscode.ExtensionContext): Promise<Record<string, string | undefined>> {
-  const out: Record<string, string | undefined> = {};
-  for (const [envName, secretName] of Object.entries(SECRET_NAMES)) out[envName] = await context.secrets.get(secretName);
-  return out;
 }
 
 /** Resolves with the new run's id, or undefined when nothing was started. */

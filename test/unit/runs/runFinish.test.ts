@@ -10,17 +10,31 @@ import { finishRun } from '../../../src/core/runs/runFinish';
 import type { RunFinished, RunManagerContext, RunManagerDeps } from '../../../src/core/runs/runTypes';
 import type { SshHost } from '../../../src/core/ssh/reconnect';
 import type { SshSession } from '../../../src/core/ssh/session';
+import type { RunRecord } from '../../../src/core/runs/runRecord';
+import type { Provider } from '../../../src/core/providers/types';
 
-function setup(downloadFailures: number): { ctx: RunManagerContext; finished: RunFinished[]; tries: () => number; log: string[]; store: RunStore; id: string } {
+interface Setup {
+  ctx: RunManagerContext;
+  finished: RunFinished[];
+  tries: () => number;
+  log: string[];
+  store: RunStore;
+  id: string;
+  reclaims: string[];
+  terminated: string[];
+}
+
+function setup(
+  downloadFailures: number,
+  opts: { events?: ReadonlyArray<Record<string, unknown>>; patch?: Partial<RunRecord>; stopping?: boolean; exitCode?: number } = {},
+): Setup {
   const dir = mkdtempSync(join(tmpdir(), 'rft-finish-'));
   const store = new RunStore(join(dir, 'runs.json'));
   const id = 'rft-20261125-180000-ab12';
   const localDir = join(dir, 'runs', id);
   mkdirSync(localDir, { recursive: true });
-  writeFileSync(
-    join(localDir, 'events.jsonl'),
-    `${JSON.stringify({ v: 1, ts: 1, type: 'finished', status: 'completed', exit_code: 0, adapter_path: 'outputs/adapter' })}\n`,
-  );
+  const events = opts.events ?? [{ v: 1, ts: 1, type: 'finished', status: 'completed', exit_code: 0, adapter_path: 'outputs/adapter' }];
+  writeFileSync(join(localDir, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
   const ws = join(dir, 'ws');
   const now = new Date().toISOString();
   store.add({
@@ -38,32 +52,44 @@ function setup(downloadFailures: number): { ctx: RunManagerContext; finished: Ru
     localDir,
     workspaceDir: ws,
     outputs: { dir: 'outputs', download: ['adapter'] },
+    ...opts.patch,
   });
   // The wrapper has exited with 0: the status line runStatus reads.
   const session = {
-    run: async () => `${id}\t123\t0\t0\t2026-11-25T18:00:00Z\t\t10\n`,
+    run: async () => `${id}\t123\t0\t${opts.exitCode ?? 0}\t2026-11-25T18:00:00Z\t\t10\n`,
     exec: async () => ({ code: 0, stdout: Buffer.from('/home/u/.remote-finetune\n'), stderr: Buffer.alloc(0) }),
   } as unknown as SshSession;
   const host = { use: <T>(fn: (s: SshSession) => Promise<T>): Promise<T> => fn(session) } as unknown as SshHost;
   let n = 0;
   const finished: RunFinished[] = [];
   const log: string[] = [];
+  const reclaims: string[] = [];
+  const terminated: string[] = [];
+  const provider = {
+    kind: 'ec2',
+    listOwned: async () => [],
+    terminate: async (iid: string) => void terminated.push(iid),
+    describe: async () => undefined,
+  } as unknown as Provider;
   const ctx: RunManagerContext = {
-    deps: { store, log: (l: string) => log.push(l) } as unknown as RunManagerDeps,
+    deps: { store, log: (l: string) => log.push(l), providerFor: () => provider } as unknown as RunManagerDeps,
     hostFor: () => host,
     localDirOf: () => localDir,
     watch: () => undefined,
     abortWatch: () => undefined,
-    isStopping: () => false,
+    isStopping: () => opts.stopping === true,
     emitEvents: () => undefined,
     emitFinished: (f) => finished.push(f),
+    rememberEnv: () => undefined,
+    envFor: () => undefined,
+    reclaimed: (rid, how) => void reclaims.push(`${rid}: ${how.detail}`),
     downloadArtifacts: async () => {
       n++;
       if (n <= downloadFailures) throw new Error('download of /x failed: exit null');
       return { bytes: 4096 };
     },
   };
-  return { ctx, finished, tries: () => n, log, store, id };
+  return { ctx, finished, reclaims, terminated, tries: () => n, log, store, id };
 }
 
 test('finish: an artifact download cut once is tried again and the adapter is recorded', async () => {
@@ -85,4 +111,39 @@ test('finish: a download that fails twice ends the run completed without an adap
   assert.equal(s.tries(), 2);
   assert.equal(s.finished[0]!.record.artifactsDir, undefined);
   assert.ok(s.log.some((l) => /adapter download failed: /.test(l)));
+});
+
+const notice = { v: 1, ts: 1, type: 'warning', code: 'spot-notice', message: 'EC2 will terminate this spot instance at 2026-11-25T18:00:00Z' };
+const interrupted = { v: 1, ts: 2, type: 'finished', status: 'interrupted', exit_code: 143 };
+const spotRun = { provider: 'ec2' as const, instanceId: 'i-1', maxAttempts: 3 };
+
+test('finish: a spot run that stopped on the reclaim notice is handed to the relaunch, its instance ended now; nothing finishes', async () => {
+  const s = setup(0, { events: [notice, interrupted], patch: spotRun, exitCode: 143 });
+  await finishRun(s.ctx, s.id);
+  assert.deepEqual(s.reclaims, [`${s.id}: ${notice.message}`]);
+  assert.deepEqual(s.terminated, ['i-1']);
+  assert.equal(s.finished.length, 0);
+  assert.equal(s.store.get(s.id)!.status, 'running', 'the relaunch decides what comes next');
+});
+
+test('finish: a stop by the person, a crash, or a run without relaunch rules is never handed to the relaunch', async () => {
+  const stopped = setup(0, { events: [notice, interrupted], patch: spotRun, stopping: true, exitCode: 143 });
+  await finishRun(stopped.ctx, stopped.id);
+  assert.deepEqual(stopped.reclaims, []);
+  assert.equal(stopped.store.get(stopped.id)!.status, 'stopped');
+  const crashed = setup(0, {
+    events: [{ v: 1, ts: 1, type: 'finished', status: 'failed', exit_code: 1 }],
+    patch: spotRun,
+    exitCode: 1,
+  });
+  await finishRun(crashed.ctx, crashed.id);
+  assert.deepEqual(crashed.reclaims, []);
+  assert.equal(crashed.store.get(crashed.id)!.status, 'failed');
+  const signalled = setup(0, { events: [interrupted], patch: spotRun, exitCode: 143 });
+  await finishRun(signalled.ctx, signalled.id);
+  assert.deepEqual(signalled.reclaims, [], 'a SIGTERM with no reclaim notice is not a reclaim');
+  assert.equal(signalled.store.get(signalled.id)!.status, 'interrupted');
+  const onDemand = setup(0, { events: [notice, interrupted], patch: { provider: 'ec2', instanceId: 'i-2' }, exitCode: 143 });
+  await finishRun(onDemand.ctx, onDemand.id);
+  assert.deepEqual(onDemand.reclaims, []);
 });

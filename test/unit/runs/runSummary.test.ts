@@ -95,6 +95,43 @@ test('the tooltip says where the synced folder stood in git at the start', () =>
   assert.ok(runTooltipLines(rec({ git: { repo: false } }), START).includes('Git: not a repository'));
 });
 
+test('a relaunched spot run shows its attempt in the row, and each attempt with its instance and cost in the tooltip', () => {
+  const zero = { output_log: 0, events: 0, gpu: 0 };
+  const attempts = [
+    {
+      n: 1,
+      instanceId: 'i-1',
+      instanceType: 'g5.xlarge',
+      region: 'us-east-1',
+      zone: 'us-east-1a',
+      spot: true,
+      startedAt: START,
+      endedAt: START + 600_000,
+      reason: 'reclaimed' as const,
+      costUsd: 0.12,
+      mirrorBase: zero,
+    },
+    {
+      n: 2,
+      instanceId: 'i-2',
+      instanceType: 'g5.xlarge',
+      region: 'us-east-1',
+      zone: 'us-east-1b',
+      spot: true,
+      startedAt: START + 660_000,
+      resumedFromStep: 40,
+      mirrorBase: zero,
+    },
+  ];
+  const r = rec({ provider: 'ec2', instanceId: 'i-2', maxAttempts: 3, attempts, costUsd: 0.2 });
+  assert.match(runDescription(r, START + 700_000), /running · attempt 2\/3 · /);
+  const lines = runTooltipLines(r, START + 700_000);
+  assert.ok(lines.includes('attempt 1/3: i-1 (g5.xlarge, us-east-1a, spot) 16:41–16:51, reclaimed, $0.12'), lines.join('\n'));
+  assert.ok(lines.includes('attempt 2/3: i-2 (g5.xlarge, us-east-1b, spot) 16:52–now, resumed at step 40'), lines.join('\n'));
+  // A first attempt alone says nothing in the row.
+  assert.doesNotMatch(runDescription(rec({ provider: 'ec2', maxAttempts: 3, attempts: attempts.slice(0, 1) }), START), /attempt/);
+});
+
 test('the status bar keeps an ended run as finished for a while, then lets it go', () => {
   const done = rec({ status: 'completed', lastStep: 30, lastLoss: 0.08333, finishedAt: iso(START + 72_000), artifactsDir: '/w/a' });
   const soon = statusBarState(done, undefined, START + 80_000);

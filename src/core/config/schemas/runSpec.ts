@@ -118,6 +118,8 @@ export const runSpecTarget = z.strictObject({
       'A persistent disk (EC2: an encrypted gp3 EBS volume) mounted at /mnt/rft-volume: staged data, the Hugging Face cache and the outputs folder survive the instance. It is never deleted by teardown and bills until you delete it. EC2 only for now.',
     ),
   disk_gb: z.number().int().min(30).max(65536).optional().describe('Boot disk of a provisioned instance in GB, 30 to 65536 (EC2 gp3 root volume, GCP boot disk); default 200. It must hold the image (about 100 GB for the GCP PyTorch image), the model cache and checkpoints.'),
+  max_attempts: z.number().int().min(1).max(10).optional().describe('Spot only: instances the run may use in all, 1 to 10; default 3. After a reclaim the extension launches a replacement (same type and region, another zone when the spec names none and the zone has no capacity), which resumes from the newest checkpoint in outputs.checkpoints. 1 never relaunches.'),
+  on_demand_after: z.number().int().min(0).max(10).optional().describe('Spot only: after this many reclaims or spot capacity refusals the replacement is an on-demand instance (billed at the on-demand price); 0 relaunches on-demand at once. Absent: replacements stay spot.'),
 });
 
 export const runSpecWandb = z.strictObject({
