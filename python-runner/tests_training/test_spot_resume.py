@@ -19,6 +19,8 @@ from tests_training.test_training import Case, RUNNER_DIR, base_spec, read_event
 
 REPO_DIR = os.path.dirname(RUNNER_DIR)
 RUN_ID = "rft-20261125-200000-5pot"
+MAX_STEPS = 240
+SAVE_STEPS = 20
 
 
 class SpotResume(Case):
@@ -77,23 +79,25 @@ class SpotResume(Case):
         self.assertEqual(r.returncode, 0, r.stdout)
         model = tiny_model("llama")
         self.data("text-jsonl", "data/train.jsonl")
-        spec = base_spec(model, trainer={"max_steps": 60, "save_steps": 4, "save_total_limit": 2},
+        # Steps are fast on the tiny model and each upload is an `aws s3` process: the run is long enough that
+        # the reclaim (after the first upload) always lands mid-run, even on a loaded machine.
+        spec = base_spec(model, trainer={"max_steps": MAX_STEPS, "save_steps": SAVE_STEPS, "save_total_limit": 2},
                          outputs={"dir": "outputs", "checkpoints": "s3://%s/runs" % bucket})
         first = self.start(spec)
         try:
             deadline = time.time() + 400
             uploaded = 0
-            while time.time() < deadline and first.poll() is None and uploaded < 8:
+            while time.time() < deadline and first.poll() is None and uploaded < SAVE_STEPS:
                 uploaded = max([e["step"] for e in read_events(self.run_dir) if e["type"] == "checkpoint" and e.get("uploaded_to")] or [0])
-                time.sleep(0.2)
-            self.assertGreaterEqual(uploaded, 8, self.output()[-3000:])
+                time.sleep(0.05)
+            self.assertGreaterEqual(uploaded, SAVE_STEPS, self.output()[-3000:])
         finally:
             os.killpg(first.pid, signal.SIGKILL)  # the reclaim: no notice, no grace, nothing saved on the way out
             first.communicate(timeout=60)
         events1 = read_events(self.run_dir)
         self.assertFalse([e for e in events1 if e["type"] == "finished"], "a reclaimed instance writes no end")
         steps1 = [e["step"] for e in events1 if e["type"] == "metrics" and "loss" in e]
-        self.assertLess(max(steps1), 60)
+        self.assertLess(max(steps1), MAX_STEPS, "the reclaim came after the run had ended: no resume to test")
 
         # The replacement: nothing of the first instance's disk, the same run id, the same spec.
         shutil.rmtree(self.workdir)
@@ -112,10 +116,10 @@ class SpotResume(Case):
         self.assertGreaterEqual(k, uploaded, "the newest uploaded checkpoint (at least the one seen before the kill)")
         self.assertIn("resumed", [e.get("code") for e in events2 if e["type"] == "warning"])
         steps2 = [e["step"] for e in events2 if e["type"] == "metrics" and "loss" in e]
-        self.assertEqual(steps2, list(range(k + 1, 61)), "the trainer goes on from the restored step, every step once")
+        self.assertEqual(steps2, list(range(k + 1, MAX_STEPS + 1)), "the trainer goes on from the restored step, every step once")
         self.assertEqual(events2[-1]["status"], "completed")
-        with open(os.path.join(self.workdir, "outputs", "checkpoints", RUN_ID, "checkpoint-60", "trainer_state.json"), encoding="utf-8") as f:
-            self.assertEqual(json.load(f)["global_step"], 60)
+        with open(os.path.join(self.workdir, "outputs", "checkpoints", RUN_ID, "checkpoint-%d" % MAX_STEPS, "trainer_state.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["global_step"], MAX_STEPS)
 
 
 if __name__ == "__main__":
