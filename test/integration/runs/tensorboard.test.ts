@@ -90,7 +90,10 @@ test('Open TensorBoard: real tensorboard on the host, reached over the SSH conne
   await until(
     'the run in /data/runs',
     () => {
-      void getText(`${url}data/runs`).then((r) => (runs = r.status === 200 ? (JSON.parse(r.body) as string[]) : []));
+      // A request while TensorBoard is still loading may be cut off: polled again, not a failure.
+      void getText(`${url}data/runs`)
+        .then((r) => (runs = r.status === 200 ? (JSON.parse(r.body) as string[]) : []))
+        .catch(() => undefined);
       return runs.includes('runs/seed003');
     },
     60_000,
@@ -99,9 +102,11 @@ test('Open TensorBoard: real tensorboard on the host, reached over the SSH conne
   await until(
     'the scalars',
     () => {
-      void getText(`${url}data/plugin/scalars/scalars?run=${encodeURIComponent('runs/seed003')}&tag=${encodeURIComponent('Loss/train')}`).then((r) => {
-        if (r.status === 200) scalars = JSON.parse(r.body) as Array<[number, number, number]>;
-      });
+      void getText(`${url}data/plugin/scalars/scalars?run=${encodeURIComponent('runs/seed003')}&tag=${encodeURIComponent('Loss/train')}`)
+        .then((r) => {
+          if (r.status === 200) scalars = JSON.parse(r.body) as Array<[number, number, number]>;
+        })
+        .catch(() => undefined);
       return scalars.length === 10;
     },
     60_000,
