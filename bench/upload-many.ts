@@ -21,6 +21,9 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
   const bench = await startBenchHost(opts.wan ? { wan: opts.wan } : {});
   const local = mkdtempSync(join(tmpdir(), 'rft-bench-many-'));
   makeTree(local, files, mb * 1_000_000);
+  // Trees sent are removed after the last pair, not between runs: deleting 10,000 files leaves the file system
+  // work to do (journal, discards on this VM's disk) that would land in the next run, of either tool.
+  const sent: string[] = [];
   let n = 0;
   try {
     const result = await measurePairs(
@@ -33,14 +36,13 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
           if (r.uploaded !== files) throw new Error(`sent ${r.uploaded} of ${files}`);
         });
         host.close();
-        rmSync(join(bench.sshd.home, dir), { recursive: true, force: true });
-        rmSync(join(bench.sshd.home, `.${dir}.rft-manifest.json`), { force: true });
+        sent.push(join(bench.sshd.home, dir), join(bench.sshd.home, `.${dir}.rft-manifest.json`));
         return ms;
       },
       async () => {
         const dir = join(bench.sshd.home, `rsync-${n}`);
         const ms = await timeMs(() => runTool('rsync', ['-a', '-e', bench.rsyncRsh(), `${local}/`, `${bench.dest}:${dir}/`]));
-        rmSync(dir, { recursive: true, force: true });
+        sent.push(dir);
         return ms;
       },
     );
@@ -80,6 +82,7 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
       },
     });
   } finally {
+    for (const d of sent) rmSync(d, { recursive: true, force: true });
     rmSync(local, { recursive: true, force: true });
     await bench.stop();
   }
