@@ -547,6 +547,11 @@ async function pickRunNamed(page: Page, name: string): Promise<void> {
   await input.press('Enter');
 }
 
+/** Takes the keyboard back from a webview's iframe, so the palette's F1 reaches the workbench. */
+async function focusWorkbench(page: Page): Promise<void> {
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+}
+
 /** The text of the newest error notification, for a failure message. */
 async function errorToasts(page: Page): Promise<string> {
   const texts = await page.locator('.notifications-toasts .notification-toast', { has: page.locator('.codicon-error') }).allInnerTexts();
@@ -615,6 +620,7 @@ test(
       await page.screenshot({ path: join(OUT, 'try-adapter.png') });
 
       // 2. Open TensorBoard: started on the host with the run's python, reached over a forwarded port, shown in the Simple Browser.
+      await focusWorkbench(page);
       await runCommand(page, 'Fine-Tune: Open TensorBoard');
       await pickRunNamed(page, 'demo-builtin-lora');
       const tb = await frameTitled(page, 'TensorBoard', 120_000);
@@ -636,6 +642,7 @@ test(
       await page.screenshot({ path: join(OUT, 'tensorboard.png') });
 
       // 3. Merge Adapter: the recommended dtype for an A100 is bf16 (device auto: the CPU here); the host merges.
+      await focusWorkbench(page);
       await runCommand(page, 'Fine-Tune: Merge Adapter');
       await pickRunNamed(page, 'demo-builtin-lora');
       await page.locator('.quick-input-widget', { hasText: 'Merge the adapter of demo-builtin-lora' }).waitFor({ timeout: 30_000 });
