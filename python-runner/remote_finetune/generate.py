@@ -59,6 +59,23 @@ def read_adapter_base(adapter: str) -> Optional[str]:
         return None
 
 
+def resolve_local_base(base: str, adapter: str) -> str:
+    """A base named as a relative path ("./tiny-model", as the spec's model.id) is relative to the run's workspace,
+    where the trainer ran, not to this process's folder: look for it in the adapter's parent folders
+    (<workspace>/<outputs.dir>/adapter). A hub id, an absolute path, or one found from here is kept as given."""
+    if os.path.isabs(base) or not base.startswith(("./", "../")) or os.path.isdir(base):
+        return base
+    d = os.path.dirname(os.path.abspath(adapter))
+    while True:
+        cand = os.path.normpath(os.path.join(d, base))
+        if os.path.isdir(cand):
+            return cand
+        parent = os.path.dirname(d)
+        if parent == d:
+            return base
+        d = parent
+
+
 def load(adapter: str, base: Optional[str], device: str, trust_remote_code: bool, revision: Optional[str]) -> Tuple[Any, Any, str, str]:
     """(model, tokenizer, base, device). A full model saved by method `full` (no adapter_config.json) loads as is."""
     import torch
@@ -68,6 +85,7 @@ def load(adapter: str, base: Optional[str], device: str, trust_remote_code: bool
     base = base or (read_adapter_base(adapter) if is_adapter else adapter)
     if not base:
         raise RuntimeError("%s/adapter_config.json names no base model; pass --base" % adapter)
+    base = resolve_local_base(base, adapter)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.float32

@@ -66,6 +66,9 @@ def merge(run_dir: str, workdir: str, adapter: Optional[str], out: Optional[str]
     base = str(get(spec, "model.id") or adapter_cfg.get("base_model_name_or_path") or "")
     if not base:
         return lines.error("neither the spec nor adapter_config.json names the base model")
+    if base.startswith(("./", "../")):
+        # model.id as a relative path names a folder of the workspace the run trained in, not of this process's folder.
+        base = os.path.normpath(os.path.join(workdir, base))
     hub: Dict[str, Any] = {"trust_remote_code": bool(get(spec, "model.trust_remote_code", False))}
     if token:
         hub["token"] = token

@@ -4,7 +4,7 @@ runs in tests_training/test_try_adapter.py with the real libraries."""
 
 import unittest
 
-from remote_finetune.generate import IncrementalDecoder, check_request, generation_kwargs
+from remote_finetune.generate import IncrementalDecoder, check_request, generation_kwargs, resolve_local_base
 
 
 class ByteTokenizer:
@@ -55,3 +55,19 @@ class RequestTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LocalBaseTest(unittest.TestCase):
+    def test_a_relative_base_is_found_from_the_adapters_workspace(self):
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as ws:
+            os.makedirs(os.path.join(ws, "tiny-model"))
+            adapter = os.path.join(ws, "outputs", "adapter")
+            os.makedirs(adapter)
+            self.assertEqual(resolve_local_base("./tiny-model", adapter), os.path.join(ws, "tiny-model"))
+            # A hub id and an absolute path are kept; a relative path found nowhere is left for the loader to report.
+            self.assertEqual(resolve_local_base("org/model", adapter), "org/model")
+            self.assertEqual(resolve_local_base("/abs/model", adapter), "/abs/model")
+            self.assertEqual(resolve_local_base("./missing-model-xyz", adapter), "./missing-model-xyz")

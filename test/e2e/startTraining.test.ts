@@ -10,7 +10,14 @@
 // SSH host; then a run survives "Developer: Reload Window" mid-run and its mirrored log equals the
 // host's, every line once. Last, the Runs view after those runs: a row per run told apart by its start
 // time, with step, loss, duration and GPU (screenshot runs-view-after-runs.png), and Compare Runs of the
-// built-in trainer's run and an own-script run (screenshot compare-runs.png).
+// built-in trainer's run and an own-script run (screenshot compare-runs.png). Then, on the built-in trainer's
+// finished run (it reports to TensorBoard), without training again: Try Adapter streams generated text from the
+// host (try-adapter.png), Open TensorBoard shows the run's scalars in the Simple Browser (tensorboard.png), and
+// Merge Adapter merges it on the host in the recommended dtype (merge-adapter.png). Push to Hub is not driven
+// here (it needs a Hub token and the Hub emulator named in the host's env; test/integration covers it).
+// Screenshots, all under .test-output/e2e: cloud-progress, cloud-end, start-training-log, start-training-gpu,
+// reveal-adapter, start-training-end, builtin-metrics, builtin-end, reattach-after-reload, runs-view-after-runs,
+// compare-runs, try-adapter, tensorboard, merge-adapter (.png). docs/screenshots/ keeps copies for the README.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,7 +25,7 @@ import { buildTinyModel, trainingPython as ensureTrainingPython } from '../harne
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
 import { REPO_ROOT, ensureCodeServer, installVsix, startCodeServer } from '../harness/codeServer';
 import type { CodeServer } from '../harness/codeServer';
 import { launchChromium } from '../harness/chromium';
@@ -196,7 +203,9 @@ before(async () => {
     readFileSync(join(ws, 'demo-host-builtin-lora', 'finetune.yaml'), 'utf8')
       .replace('host: demo-host', `host: ${HOST_ALIAS}`)
       .replace('max_steps: 30', `max_steps: ${BUILTIN_STEPS}`)
-      .replace('save_steps: 10', 'save_steps: 100'),
+      .replace('save_steps: 10', 'save_steps: 100')
+      // TensorBoard event files for "Open TensorBoard" (the host's python has tensorboard: no install).
+      .replace('logging_steps: 1\n', 'logging_steps: 1\n  report_to: [tensorboard]\n'),
   );
   cs = await startCodeServer(entry, {
     folder: ws,
@@ -521,6 +530,134 @@ test(
       assert.ok((await frame.locator('figure[data-metric="loss"] canvas').count()) > 0, 'the loss curves are drawn');
       await page.screenshot({ path: join(OUT, 'compare-runs.png') });
     } finally {
+      await page.close();
+    }
+  },
+);
+
+/** Answers the "Which run?" quick pick of a run command with the run of that name. */
+async function pickRunNamed(page: Page, name: string): Promise<void> {
+  const pick = page.locator('.quick-input-widget', { hasText: 'Which run?' });
+  await pick.waitFor({ timeout: 30_000 }).catch(() => {
+    throw new Error(`the "Which run?" picker did not open (looking for ${name})`);
+  });
+  const input = page.locator('.quick-input-widget input');
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 10_000 });
+  await input.press('Enter');
+}
+
+/** Takes the keyboard back from a webview's iframe, so the palette's F1 reaches the workbench. */
+async function focusWorkbench(page: Page): Promise<void> {
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+}
+
+/** The text of the newest error notification, for a failure message. */
+async function errorToasts(page: Page): Promise<string> {
+  const texts = await page.locator('.notifications-toasts .notification-toast', { has: page.locator('.codicon-error') }).allInnerTexts();
+  return texts.map((t) => t.replace(/\s+/g, ' ')).join(' | ') || '(no error notification)';
+}
+
+/** The first frame whose document title is `title` (the Simple Browser's page is an iframe inside its webview). */
+async function frameTitled(page: Page, title: string, timeoutMs: number): Promise<Frame> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const f of page.frames()) {
+      try {
+        if ((await f.title()) === title) return f;
+      } catch {
+        /* a frame that navigated away */
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`no frame titled ${title} within ${timeoutMs} ms; errors shown: ${await errorToasts(page)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+test(
+  "e2e: on the built-in trainer's finished run: Try Adapter streams text, Open TensorBoard shows its scalars, Merge Adapter merges on the host (screenshots)",
+  { timeout: 480_000 },
+  async () => {
+    const run = storedRuns().find((r) => r.name === 'demo-builtin-lora');
+    assert.equal(run?.status, 'completed', 'the built-in trainer run of the earlier test finished');
+    const remoteDir = run.remoteDir!.replace(/^~\//, `${sshd.home}/`);
+    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+    try {
+      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
+      await waitForWorkbench(page);
+
+      // 1. Try Adapter: the host's run venv loads the base model with the adapter and streams tokens into the panel.
+      await runCommand(page, 'Fine-Tune: Try Adapter…');
+      await pickRunNamed(page, 'demo-builtin-lora');
+      const tryFrame = await frameWithText(page, /Try the adapter of demo-builtin-lora/, 60_000);
+      await tryFrame.locator('#temperature').fill('0');
+      await tryFrame.locator('#max-tokens').fill('24');
+      await tryFrame.locator('#prompt').fill('Write one sentence about fine-tuning.');
+      await tryFrame.locator('#generate').click();
+      const state = await tryFrame
+        .waitForFunction(
+          () => {
+            const ex = document.querySelector('article.exchange');
+            const s = ex?.getAttribute('data-state');
+            return s && s !== 'generating' ? s : undefined;
+          },
+          undefined,
+          { timeout: 180_000, polling: 500 },
+        )
+        .then((h) => h.jsonValue())
+        .catch(async () => {
+          const status = await tryFrame
+            .locator('#status')
+            .innerText()
+            .catch(() => '?');
+          throw new Error(`no answer finished within 180 s; panel status: ${status}`);
+        });
+      const answer = (await tryFrame.locator('article.exchange .output').first().textContent()) ?? '';
+      const problem = await tryFrame.locator('#problem').innerText();
+      assert.equal(state, 'done', `the generation ended ${state}: ${problem}`);
+      assert.ok(answer.length > 0, `streamed text arrived in the panel (meta: ${await tryFrame.locator('article.exchange .meta').innerText()})`);
+      assert.ok(Number(await tryFrame.locator('article.exchange').getAttribute('data-pieces')) >= 1, 'the answer came in streamed pieces');
+      await page.screenshot({ path: join(OUT, 'try-adapter.png') });
+
+      // 2. Open TensorBoard: started on the host with the run's python, reached over a forwarded port, shown in the Simple Browser.
+      await focusWorkbench(page);
+      await runCommand(page, 'Fine-Tune: Open TensorBoard');
+      await pickRunNamed(page, 'demo-builtin-lora');
+      const tb = await frameTitled(page, 'TensorBoard', 120_000);
+      // The run's scalars as TensorBoard serves them to its page (relative to the page, so through any proxy).
+      let scalarTags = '';
+      const tagDeadline = Date.now() + 60_000;
+      while (!scalarTags.includes('train/loss') && Date.now() < tagDeadline) {
+        scalarTags = await tb.evaluate(() => fetch('data/plugin/scalars/tags').then((r) => r.text())).catch((e: Error) => `fetch failed: ${e.message}`);
+        if (!scalarTags.includes('train/loss')) await new Promise((r) => setTimeout(r, 1000));
+      }
+      assert.ok(scalarTags.includes('train/loss'), `TensorBoard serves the run's train/loss scalar: ${scalarTags.slice(0, 300)}`);
+      assert.ok(existsSync(join(remoteDir, 'tensorboard')), "the runner wrote event files to the run's tensorboard folder");
+      // Give the dashboard a bounded moment to draw its scalar cards (the "train" group; cards below the fold,
+      // train/loss among them, are drawn only when scrolled to) before the screenshot.
+      const drawn = await tb
+        .waitForFunction(() => document.body.innerText.includes('train/'), undefined, { timeout: 30_000 })
+        .then(() => true)
+        .catch(() => false);
+      if (!drawn) console.log('note: the TensorBoard page had drawn no train/ card within 30 s; the screenshot shows it as it was');
+      await page.screenshot({ path: join(OUT, 'tensorboard.png') });
+
+      // 3. Merge Adapter: the recommended dtype for an A100 is bf16 (device auto: the CPU here); the host merges.
+      await focusWorkbench(page);
+      await runCommand(page, 'Fine-Tune: Merge Adapter');
+      await pickRunNamed(page, 'demo-builtin-lora');
+      await page.locator('.quick-input-widget', { hasText: 'Merge the adapter of demo-builtin-lora' }).waitFor({ timeout: 30_000 });
+      const firstDtype = await page.locator('.quick-input-list .monaco-list-row').first().innerText();
+      assert.match(firstDtype.replace(/\s+/g, ' '), /bf16.*recommended: A100-40GB supports bf16/, firstDtype);
+      await page.locator('.quick-input-widget input').press('Enter');
+      const merged = await waitForNotification(page, /Merged model saved on|Merge failed/, 240_000);
+      assert.match(merged, /Merged model saved on e2e-a100 in \S+ \(bf16, [\d.]+ GB\)/, merged);
+      const where = /in (\S+) \(bf16/.exec(merged)![1]!;
+      const configs = execFileSync('find', [sshd.home, '-path', `*${where.replace(/^.*\//, '')}/config.json`], { encoding: 'utf8' }).trim();
+      assert.ok(configs.length > 0, `a merged model (config.json) under ${where} on the host`);
+      await page.screenshot({ path: join(OUT, 'merge-adapter.png') });
+    } finally {
+      await page.screenshot({ path: join(OUT, 'run-actions-end.png') }).catch(() => undefined);
       await page.close();
     }
   },

@@ -32,8 +32,20 @@ const opLineSchema = z
   .passthrough();
 export type OpLine = z.infer<typeof opLineSchema>;
 
-/** The interpreter named by the run's bootstrap.json (the venv the run trained in), if any. */
+/**
+ * The interpreter named by the run's bootstrap.json (the venv the run trained in), if any. The bootstrap may
+ * write progress lines before its JSON verdict, so the last line that parses as an object with `python` wins.
+ */
 export function pythonFromBootstrap(text: string): string | undefined {
+  for (const line of text.split('\n').reverse()) {
+    if (!line.trim().startsWith('{')) continue;
+    try {
+      const v = (JSON.parse(line) as { python?: unknown }).python;
+      if (typeof v === 'string' && v.startsWith('/') && !/[\n\0]/.test(v)) return v;
+    } catch {
+      // a progress line or a cut one
+    }
+  }
   try {
     const v = (JSON.parse(text) as { python?: unknown }).python;
     return typeof v === 'string' && v.startsWith('/') && !/[\n\0]/.test(v) ? v : undefined;

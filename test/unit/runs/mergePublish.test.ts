@@ -84,6 +84,8 @@ test('bootstrap.json names the interpreter only as an absolute path', () => {
   assert.equal(pythonFromBootstrap('{"python": "/x\\n/y"}'), undefined);
   assert.equal(pythonFromBootstrap('not json'), undefined);
   assert.equal(pythonFromBootstrap(''), undefined);
+  // The bootstrap writes progress lines before its verdict: the last JSON line with a python wins.
+  assert.equal(pythonFromBootstrap('{"step": "venv"}\nsome pip output\n{"python": "/h/venv/bin/python", "lock": "x"}\n'), '/h/venv/bin/python');
 });
 
 test("the run's workspace is read back from command.sh as startDetached writes it", () => {
