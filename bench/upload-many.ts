@@ -1,11 +1,10 @@
-// `npm run bench -- upload-many`: first sync of 10,000 files (100 MB) to a fresh remote folder: ours (two tar
-// streams over ssh2 exec channels into a staging dir, renamed into place) against `rsync -a` over OpenSSH, A B A B …;
+// `npm run bench -- upload-many`: first sync of 10,000 files (100 MB) to a fresh remote folder: ours (tar streams
+// over ssh2 exec channels into a staging dir, renamed into place) against `rsync -a` over OpenSSH, A B A B …;
 // `scp -r` is measured once for the table. Sizes: RFT_BENCH_FILES, RFT_BENCH_TREE_MB.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, makeTree, runTool, ssh2NativeCrypto } from './lib/sshBench';
+import { benchTreeRoot, startBenchHost, makeTree, runTool, ssh2NativeCrypto } from './lib/sshBench';
 import { syncWorkspace } from '../src/core/ssh/sync';
 import type { ShapingOptions } from '../test/support/shapingProxy';
 
@@ -19,34 +18,33 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
   const mb = Number(process.env.RFT_BENCH_TREE_MB ?? 100);
   const pairs = Number(process.env.RFT_BENCH_PAIRS ?? 5);
   const bench = await startBenchHost(opts.wan ? { wan: opts.wan } : {});
-  const local = mkdtempSync(join(tmpdir(), 'rft-bench-many-'));
+  // The local tree and every tree sent (each pair writes two) share one root: see benchTreeRoot.
+  const trees = benchTreeRoot('rft-bench-many-', (2 * pairs + 2) * mb * 1_000_000);
+  const local = join(trees.path, 'local');
   makeTree(local, files, mb * 1_000_000);
-  // Trees sent are removed after the last pair, not between runs: deleting 10,000 files leaves the file system
-  // work to do (journal, discards on this VM's disk) that would land in the next run, of either tool.
-  const sent: string[] = [];
+  // Trees sent stay until the end (in memory, (2 x pairs + 1) x 100 MB): a deletion between runs would leave
+  // work for the next run of either tool on a disk-backed root.
   let n = 0;
   try {
     const result = await measurePairs(
       pairs,
       async () => {
-        const dir = `ours-${n++}`;
+        const dir = join(trees.path, `ours-${n++}`);
         const host = bench.newHost();
         const ms = await timeMs(async () => {
           const r = await syncWorkspace(await host.session(), { localRoot: local, remoteDir: dir });
           if (r.uploaded !== files) throw new Error(`sent ${r.uploaded} of ${files}`);
         });
         host.close();
-        sent.push(join(bench.sshd.home, dir), join(bench.sshd.home, `.${dir}.rft-manifest.json`));
         return ms;
       },
       async () => {
-        const dir = join(bench.sshd.home, `rsync-${n}`);
+        const dir = join(trees.path, `rsync-${n}`);
         const ms = await timeMs(() => runTool('rsync', ['-a', '-e', bench.rsyncRsh(), `${local}/`, `${bench.dest}:${dir}/`]));
-        sent.push(dir);
         return ms;
       },
     );
-    const scpDir = join(bench.sshd.home, 'scp-r');
+    const scpDir = join(trees.path, 'scp-r');
     const limitMs = (opts.scpLimitS ?? Number.POSITIVE_INFINITY) * 1000;
     let scpTimedOut = false;
     const scpMs = await timeMs(() =>
@@ -58,8 +56,8 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
       ),
     );
     rmSync(scpDir, { recursive: true, force: true });
-    printTable(`first sync of ${files} files (${mb} MB) over ${bench.link ?? 'loopback'} sshd, ${pairs} pairs (ms, lower is better)`, [
-      ['ours (2 tar streams over exec channels)', median(result.ours)],
+    printTable(`first sync of ${files} files (${mb} MB) over ${bench.link ?? 'loopback'} sshd, trees in ${trees.where}, ${pairs} pairs (ms, lower is better)`, [
+      ['ours (tar streams over exec channels)', median(result.ours)],
       ['rsync -a', median(result.reference)],
       [scpTimedOut ? `scp -r (once, stopped at the ${opts.scpLimitS} s limit)` : 'scp -r (once)', scpMs],
       ['ours, each', result.ours.map((x) => x.toFixed(0)).join(' ')],
@@ -75,6 +73,7 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
         cipher: bench.cipher,
         ...(bench.link ? { link: bench.link } : {}),
         ssh2_native_crypto: ssh2NativeCrypto(),
+        trees: trees.where,
         scp_r_ms: Math.round(scpMs),
         [scpTimedOut ? 'scp_r_ratio_at_most' : 'scp_r_ratio']: Math.round((median(result.ours) / scpMs) * 1000) / 1000,
         files,
@@ -82,8 +81,7 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
       },
     });
   } finally {
-    for (const d of sent) rmSync(d, { recursive: true, force: true });
-    rmSync(local, { recursive: true, force: true });
+    trees.remove();
     await bench.stop();
   }
 }

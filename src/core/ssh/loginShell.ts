@@ -17,20 +17,27 @@ export interface ShellProbe {
   readonly noise?: string;
   /** Whether the output said enough to tell (false: the probe did not parse, so cleanliness is unknown). */
   readonly conclusive: boolean;
+  /**
+   * $HOME, as the POSIX probe printed it on its second line: a sync needs it first, and asking here saves
+   * that command its own channel (two round trips, 80 ms over a 40 ms link). Absent when not absolute.
+   */
+  readonly home?: string;
 }
 
 /**
  * Arithmetic expansion is POSIX and a syntax error in fish and csh; zsh parses it but reports ZSH_VERSION.
- * Only a POSIX shell other than zsh prints exactly the expected line.
+ * Only a POSIX shell other than zsh prints exactly the expected line. $HOME follows on a line of its own.
  */
-export const LOGIN_SHELL_PROBE = 'echo "rft-sh $((6*7)) ${ZSH_VERSION:-}"';
+export const LOGIN_SHELL_PROBE = 'echo "rft-sh $((6*7)) ${ZSH_VERSION:-}"; echo "rft-home $HOME"';
 const CLEAN_MARK = 'rft-sh-clean';
 
 export function classifyProbeOutput(stdout: string): ShellProbe {
-  const m = /(?:^|\n)rft-sh 42 ([^\n]*)\n$/.exec(stdout);
+  const m = /(?:^|\n)rft-sh 42 ([^\n]*)\nrft-home ([^\n]*)\n$/.exec(stdout);
   if (!m) return { shell: 'other', conclusive: false };
   const noise = stdout.slice(0, m.index + (m[0].startsWith('\n') ? 1 : 0));
-  return { shell: m[1] === '' ? 'posix' : 'other', conclusive: true, ...(noise ? { noise } : {}) };
+  const posix = m[1] === '';
+  const home = m[2]!;
+  return { shell: posix ? 'posix' : 'other', conclusive: true, ...(noise ? { noise } : {}), ...(posix && home.startsWith('/') ? { home } : {}) };
 }
 
 /**

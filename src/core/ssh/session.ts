@@ -152,7 +152,15 @@ export class SshSession {
     private readonly hops: ReadonlyArray<{ end(): void }>,
     /** How the login shell parses commands (loginShell.ts); 'other' routes each one through /bin/sh. */
     readonly loginShell: LoginShell = 'posix',
+    /** $HOME when the connection's probe already read it. */
+    knownHome?: string,
+    /**
+     * Round trip to the host as the probe saw it (half its open-exec-exit time, a shell start included), for
+     * choices that depend on the link: how many streams a large sync uses. Undefined when not measured.
+     */
+    readonly rttMs?: number,
   ) {
+    if (knownHome !== undefined) this.homePromise = Promise.resolve(knownHome);
     const onClose = (): void => this.markClosed();
     client.once('close', onClose);
     client.on('error', (err: Error) => this.markClosed(err));
@@ -540,13 +548,15 @@ export async function connect(target: SshTarget, options: ConnectOptions): Promi
     }
     const client = await connectHop(ssh2, resolved, target, options, sock);
     options.log?.(`connected to ${resolved.user}@${resolved.hostName}:${target.port ?? resolved.port}`);
+    const probeStart = performance.now();
     const probe = await detectLoginShell(client);
+    const probeMs = performance.now() - probeStart;
     if (probe.noise !== undefined) {
       client.end();
       throw new SshFatalError(noisyShellMessage(resolved.alias, probe.noise), 'shell-noise');
     }
     if (probe.shell !== 'posix') options.log?.(`the login shell on ${resolved.alias} is not a POSIX sh; commands go through /bin/sh`);
-    return new SshSession(client, resolved, hops, probe.shell);
+    return new SshSession(client, resolved, hops, probe.shell, probe.home, probe.conclusive ? probeMs / 2 : undefined);
   } catch (err) {
     const proxyFailure = await proxy?.failure(1000);
     for (const h of hops) h.end();

@@ -35,10 +35,7 @@ export interface SyncOptions {
   readonly extraIgnores?: readonly string[];
   readonly signal?: AbortSignal;
   readonly onProgress?: (p: { phase: 'scan' | 'compare' | 'upload' | 'done'; files?: number; bytes?: number }) => void;
-  /**
-   * Parallel tar streams (exec channels) for many files, default 2: file creation on the host is the cost
-   * of a first sync, and two extracting processes overlap it.
-   */
+  /** Parallel tar streams (exec channels) for many files, 1–8; default by the link's round trip (defaultStreams). */
   readonly streams?: number;
   /** Files at least this large get an identity token instead of a hash (default IDENTITY_BYTES). */
   readonly identityBytes?: number;
@@ -99,12 +96,20 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     return { ch, exit: session.exitOf(ch), stderr };
   });
   applying.catch(() => undefined);
+  const cached = readHashCache(options.cacheFile);
+  const streams = Math.max(1, Math.min(8, options.streams ?? defaultStreams(session.rttMs)));
+  // With no hash cache this workspace was never sent from here: most likely a first sync of every file, so
+  // the extra tar channels are opened now, beside the state read, instead of a round trip or two after it.
+  // A sync that turns out small ends them with an empty archive.
+  const early = Object.keys(cached).length === 0 ? Array.from({ length: streams - 1 }, () => openExtractor(session, stage)) : [];
+  early.forEach((p) => p.catch(() => undefined));
   const finishEmpty = async (): Promise<void> => {
+    // The extractors first: each creates the stage, which the apply command removes when it ends.
+    await Promise.all(early.map(async (p) => endEmpty(await p)));
     const a = await applying;
     a.ch.end(Buffer.alloc(1024, 0));
     await a.exit;
   };
-  const cached = readHashCache(options.cacheFile);
   const [scanned, stateOut] = await Promise.all([
     scanWorkspace(options.localRoot, {
       cache: cached,
@@ -115,10 +120,11 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     }),
     session.exec(stateCommand(remoteDir)),
   ]).catch(async (err: unknown) => {
-    await applying.then(
-      (a) => a.ch.close(),
-      () => undefined,
-    );
+    for (const p of [applying, ...early])
+      await p.then(
+        (a) => a.ch.close(),
+        () => undefined,
+      );
     throw err;
   });
   if (stateOut.code !== 0) {
@@ -154,7 +160,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     return { remoteDir, uploaded: 0, uploadedBytes: 0, deleted: 0, unchanged, warnings, cancelled: false, ...(excluded ? { excluded } : {}) };
   }
   const applier = await applying;
-  const hashes = await sendChanges(session, options, { remoteDir, stage, applier, send, next, deletes });
+  const hashes = await sendChanges(session, options, { remoteDir, stage, applier, early, streams, send, next, deletes });
   const uploadedBytes = bytesOf(send);
   saveHashCache(
     options.cacheFile,
@@ -171,6 +177,35 @@ interface Applier {
   readonly stderr: Buffer[];
 }
 
+/**
+ * Tar streams for many files. File creation on the host is the cost of a first sync, and two extracting
+ * processes overlap it; more compete for a small host's CPU (on loopback four were slower than two). Over a
+ * long link each channel is also capped by its window (2 MiB per round trip for OpenSSH's sshd, 50 MiB/s at
+ * 40 ms), so there four streams are used. Measured in bench/upload-many.ts and upload-many-wan.ts.
+ */
+export function defaultStreams(rttMs: number | undefined): number {
+  return rttMs !== undefined && rttMs >= LONG_LINK_RTT_MS ? 4 : 2;
+}
+
+/** A round trip from which one channel's window, not the host, limits a large sync (2 MiB / 10 ms = 200 MiB/s). */
+const LONG_LINK_RTT_MS = 10;
+
+/** A channel running an extra extractor into the stage (the apply command's channel is the first stream). */
+function openExtractor(session: SshSession, stage: string): Promise<Applier> {
+  return session.execStream(`set -e; mkdir -p ${shellQuote(stage)}; ${extractCommand(stage)}`).then((ch) => {
+    const stderr: Buffer[] = [];
+    ch.stderr.on('data', (d: Buffer) => stderr.push(d));
+    ch.on('data', () => undefined);
+    return { ch, exit: session.exitOf(ch), stderr };
+  });
+}
+
+/** Ends an extractor that got nothing to extract: an empty archive, then its exit. */
+async function endEmpty(x: Applier): Promise<void> {
+  x.ch.end(Buffer.alloc(1024, 0));
+  await x.exit;
+}
+
 const bytesOf = (files: readonly LocalFile[]): number => files.reduce((n, f) => n + (f.link === undefined ? f.size : 0), 0);
 
 /**
@@ -185,6 +220,9 @@ async function sendChanges(
     readonly remoteDir: string;
     readonly stage: string;
     readonly applier: Applier;
+    /** Extractor channels opened before the plan was known, and how many streams to use. */
+    readonly early: ReadonlyArray<Promise<Applier>>;
+    readonly streams: number;
     readonly send: readonly LocalFile[];
     readonly next: Array<[path: string, entry: ManifestEntry]>;
     readonly deletes: readonly string[];
@@ -230,24 +268,22 @@ async function sendChanges(
     },
   ];
   options.onProgress?.({ phase: 'upload', files: send.length, bytes: bytesOf(send) });
-  // Two streams overlap file creation on the host. Four were tried for large trees (each channel is capped by
-  // its window over a long link) and were slower: on a small host the extracting processes compete for CPU.
-  const groups = splitByBytes(fileEntries, fileEntries.length >= 64 ? Math.max(1, Math.min(8, options.streams ?? 2)) : 1);
+  const groups = splitByBytes(fileEntries, fileEntries.length >= 64 ? c.streams : 1);
   // Extra streams only extract into the staging dir; the apply stream ends with the ops list and the manifest
-  // once they have all finished, so the renames see every file.
-  const extras = groups.slice(1).map(async (group) => {
-    const ch = await session.execStream(`set -e; mkdir -p ${shellQuote(stage)}; ${extractCommand(stage)}`);
-    const exit = session.exitOf(ch);
-    const err: Buffer[] = [];
-    ch.stderr.on('data', (d: Buffer) => err.push(d));
-    ch.on('data', () => undefined);
-    await pipeline(Readable.from(tarChunks(group, options.signal)), ch);
-    const st = await exit;
-    if (!st || st.code !== 0)
-      throw new Error(
-        `remote extract failed (${st ? (st.code ?? st.signal) : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`,
-      );
-  });
+  // once they have all finished, so the renames see every file. Channels opened early and not needed get an
+  // empty archive, and are waited for too (each creates the stage the apply command removes).
+  const extras = [
+    ...groups.slice(1).map(async (group, k) => {
+      const x = await (c.early[k] ?? openExtractor(session, stage));
+      await pipeline(Readable.from(tarChunks(group, options.signal)), x.ch);
+      const st = await x.exit;
+      if (!st || st.code !== 0)
+        throw new Error(
+          `remote extract failed (${st ? (st.code ?? st.signal) : 'connection lost'}): ${Buffer.concat(x.stderr).toString('utf8').trim().slice(0, 500)}`,
+        );
+    }),
+    ...c.early.slice(Math.max(0, groups.length - 1)).map(async (p) => endEmpty(await p)),
+  ];
   if (striped.length > 0) {
     extras.push(
       (async () => {

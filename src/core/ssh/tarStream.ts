@@ -1,7 +1,6 @@
 // A minimal POSIX tar (ustar + pax extended headers) writer, enough to stream many files to a remote `tar -x`
 // over one exec channel. Names longer than ustar allows and sizes over 8 GiB go into pax records.
-import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { close, createReadStream, open, read } from 'node:fs';
 import { createHash } from 'node:crypto';
 
 export interface TarEntry {
@@ -53,9 +52,12 @@ function paxRecord(key: string, value: string): string {
   return `${len}${body}`;
 }
 
+function padLength(size: number): number {
+  return (512 - (size % 512)) % 512;
+}
+
 function padding(size: number): Buffer {
-  const r = size % 512;
-  return r === 0 ? Buffer.alloc(0) : Buffer.alloc(512 - r, 0);
+  return Buffer.alloc(padLength(size), 0);
 }
 
 /** Header blocks for one entry (a pax header first when the name or size needs one). */
@@ -82,80 +84,152 @@ export function entryHeader(e: TarEntry): Buffer {
 }
 
 const SMALL = 256 * 1024;
-const READ_AHEAD = 32;
+/** Small files are packed into archive slices of about this size, read straight into place. */
+const SLICE = 1024 * 1024;
+/** Slices being read ahead of the one being sent: the disk works while earlier bytes are encrypted and sent. */
+const SLICES_AHEAD = 4;
+
+/**
+ * Reads up to `length` bytes of `path` into `buf` at `offset` with the callback API: open, one read, close.
+ * fs/promises' readFile costs an fstat, a FileHandle and a promise per step; for 10,000 small files that was
+ * most of the sending thread's time (a third of a first sync), where this costs a fifth of it.
+ */
+function readInto(path: string, buf: Buffer, offset: number, length: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    open(path, 'r', (err, fd) => {
+      if (err) return reject(err);
+      read(fd, buf, offset, length, 0, (readErr, n) => close(fd, (closeErr) => (readErr || closeErr ? reject(readErr ?? closeErr) : resolve(n))));
+    }),
+  );
+}
+
+const isSmallFile = (e: TarEntry): e is TarEntry & { source: string } => typeof e.source === 'string' && e.size <= SMALL;
+const isPacked = (e: TarEntry): boolean => isSmallFile(e) || Buffer.isBuffer(e.source);
+
+/** A run of consecutive entries (small files and in-memory contents) laid out as one archive slice. */
+interface Slice {
+  readonly from: number;
+  readonly to: number;
+  /** Where each entry's content starts in the slice. */
+  readonly at: readonly number[];
+  readonly filled: Promise<Buffer>;
+}
+
+/**
+ * Lays out entries [from, to) as one buffer (headers, contents, padding) and reads each file's content straight
+ * into its place. Each read asks for one byte more than the scan's size, so a file that grew or shrank since
+ * is caught without a stat; that byte lands where a header or padding is written once all reads are done.
+ */
+function fillSlice(entries: readonly TarEntry[], from: number, to: number): Slice {
+  const headers: Buffer[] = [];
+  const at: number[] = [];
+  let total = 0;
+  for (let i = from; i < to; i++) {
+    const e = entries[i]!;
+    const h = entryHeader(e);
+    headers.push(h);
+    at.push(total + h.length);
+    total += h.length + e.size + padLength(e.size);
+  }
+  const buf = Buffer.allocUnsafe(total + 1);
+  const reads: Array<Promise<void>> = [];
+  for (let i = from; i < to; i++) {
+    const e = entries[i]!;
+    const off = at[i - from]!;
+    if (Buffer.isBuffer(e.source)) e.source.copy(buf, off);
+    else
+      reads.push(
+        readInto(e.source as string, buf, off, e.size + 1).then((n) => {
+          if (n !== e.size) throw new Error(`${e.source as string} changed size while syncing`);
+        }),
+      );
+  }
+  const filled = Promise.all(reads).then(() => {
+    for (let i = from; i < to; i++) {
+      const h = headers[i - from]!;
+      const off = at[i - from]!;
+      h.copy(buf, off - h.length);
+      const size = entries[i]!.size;
+      buf.fill(0, off + size, off + size + padLength(size));
+    }
+    return buf.subarray(0, total);
+  });
+  filled.catch(() => undefined);
+  return { from, to, at, filled };
+}
 
 /**
  * Yields the archive as buffers; file content is read in large chunks and never held whole. Small files are
- * read a few dozen ahead, so the disk works while earlier bytes are being encrypted and sent.
+ * packed into slices read a few ahead (fillSlice); large ones stream in 1 MiB reads; a content function is
+ * called only when its entry is reached, after every earlier entry's onHash.
  */
 export async function* tarChunks(
   entries: readonly TarEntry[],
   signal?: AbortSignal,
   opts: { terminate?: boolean } = {},
 ): AsyncGenerator<Buffer, void, undefined> {
-  let batch: Buffer[] = [];
-  let batchBytes = 0;
-  const flushAt = 1024 * 1024;
-  const pending = new Map<number, Promise<Buffer>>();
-  let ahead = 0;
-  const prefetch = (upTo: number): void => {
-    for (; ahead < Math.min(upTo, entries.length); ahead++) {
-      const e = entries[ahead]!;
-      if (typeof e.source === 'string' && e.size <= SMALL) {
-        const p = readFile(e.source);
-        p.catch(() => undefined);
-        pending.set(ahead, p);
+  const slices: Slice[] = [];
+  let planned = 0;
+  // Starts slices until SLICES_AHEAD are pending or the next entry is not packable (it is handled in order).
+  const planAhead = (): void => {
+    while (slices.length < SLICES_AHEAD && planned < entries.length && isPacked(entries[planned]!)) {
+      const from = planned;
+      let bytes = 0;
+      while (planned < entries.length && isPacked(entries[planned]!) && (planned === from || bytes + entries[planned]!.size + 1024 <= SLICE)) {
+        bytes += entries[planned]!.size + 1024;
+        planned++;
       }
+      slices.push(fillSlice(entries, from, planned));
     }
   };
-  for (let i = 0; i < entries.length; i++) {
+  let i = 0;
+  while (i < entries.length) {
     if (signal?.aborted) throw new Error('aborted');
-    prefetch(i + READ_AHEAD);
+    planAhead();
+    const slice = slices[0];
+    if (slice && slice.from === i) {
+      slices.shift();
+      const buf = await slice.filled;
+      for (let k = slice.from; k < slice.to; k++) {
+        const e = entries[k]!;
+        if (!e.onHash) continue;
+        const off = slice.at[k - slice.from]!;
+        e.onHash(
+          createHash('sha256')
+            .update(buf.subarray(off, off + e.size))
+            .digest('hex'),
+        );
+      }
+      i = slice.to;
+      planAhead();
+      yield buf;
+      continue;
+    }
+    // An entry that is not packed: a large file (streamed) or content produced now.
     const e = entries[i]!;
-    batch.push(entryHeader(e));
-    batchBytes += 512;
+    planned = Math.max(planned, i + 1);
+    yield entryHeader(e);
     const hash = e.onHash ? createHash('sha256') : undefined;
     const src = e.source;
     if (typeof src !== 'string') {
       const data = typeof src === 'function' ? src() : src;
       if (data.length !== e.size) throw new Error(`tar entry ${e.name}: ${data.length} bytes, header said ${e.size}`);
       hash?.update(data);
-      batch.push(data);
-      batchBytes += data.length;
-    } else if (pending.has(i)) {
-      const data = await pending.get(i)!;
-      pending.delete(i);
-      if (data.length !== e.size) throw new Error(`${src} changed size while syncing`);
-      hash?.update(data);
-      batch.push(data);
-      batchBytes += data.length;
+      yield data;
     } else {
-      if (batch.length > 0) {
-        yield Buffer.concat(batch);
-        batch = [];
-        batchBytes = 0;
-      }
-      let read = 0;
+      let got = 0;
       for await (const chunk of createReadStream(src, { highWaterMark: 1024 * 1024, end: e.size - 1 }) as AsyncIterable<Buffer>) {
-        read += chunk.length;
+        got += chunk.length;
         hash?.update(chunk);
         yield chunk;
       }
-      if (read !== e.size) throw new Error(`${src} changed size while syncing`);
+      if (got !== e.size) throw new Error(`${src} changed size while syncing`);
     }
     if (hash) e.onHash?.(hash.digest('hex'));
-    const pad = padding(e.size);
-    if (pad.length > 0) {
-      batch.push(pad);
-      batchBytes += pad.length;
-    }
-    if (batchBytes >= flushAt) {
-      yield Buffer.concat(batch);
-      batch = [];
-      batchBytes = 0;
-    }
+    const pad = padLength(e.size);
+    if (pad > 0) yield Buffer.alloc(pad, 0);
+    i++;
   }
   // The two zero blocks end the archive; leaving them out lets a caller append more entries to the stream.
-  if (opts.terminate !== false) batch.push(Buffer.alloc(1024, 0));
-  if (batch.length > 0) yield Buffer.concat(batch);
+  if (opts.terminate !== false) yield Buffer.alloc(1024, 0);
 }

@@ -75,6 +75,9 @@ for (const shell of shells) {
     const session = await host.session();
     assert.equal(session.loginShell, shell.posix ? 'posix' : 'other');
     assert.equal(await session.home(), sshd.home);
+    // A POSIX login shell's probe already printed $HOME: home() sent no command of its own (elsewhere it
+    // does, wrapped, so the trace holds it base64-encoded).
+    if (shell.posix) assert.ok(!readFileSync(trace, 'utf8').includes(`printf '%s' "$HOME"`), 'home() reused the probe');
     assert.equal(await session.run(`printf '%s|' "a b" '$HOME' 'it'"'"'s' "back\\\\slash"; echo $((2+3))`), "a b|$HOME|it's|back\\slash|5\n");
 
     const ws = mkdtempSync(join(tmpdir(), 'rft-ws-shell-'));
@@ -125,11 +128,14 @@ test('the wrapped form holds only characters that no shell treats specially insi
   assert.ok(inner !== undefined);
   assert.match(inner, /^[A-Za-z0-9+/= "$()|%-]+$/);
   assert.equal(Buffer.from(/printf %s (\S+) \|/.exec(inner)![1]!, 'base64').toString('utf8'), hostile);
-  assert.deepEqual(classifyProbeOutput('rft-sh 42 \n'), { shell: 'posix', conclusive: true });
-  assert.deepEqual(classifyProbeOutput('rft-sh 42 5.9\n'), { shell: 'other', conclusive: true }, 'zsh');
+  assert.deepEqual(classifyProbeOutput('rft-sh 42 \nrft-home /home/u\n'), { shell: 'posix', conclusive: true, home: '/home/u' });
+  assert.deepEqual(classifyProbeOutput('rft-sh 42 \nrft-home /home/a b\n'), { shell: 'posix', conclusive: true, home: '/home/a b' });
+  assert.deepEqual(classifyProbeOutput('rft-sh 42 \nrft-home \n'), { shell: 'posix', conclusive: true }, 'no HOME: home() asks later');
+  assert.deepEqual(classifyProbeOutput('rft-sh 42 5.9\nrft-home /home/u\n'), { shell: 'other', conclusive: true }, 'zsh');
+  assert.deepEqual(classifyProbeOutput('rft-sh 42 \n'), { shell: 'other', conclusive: false }, 'a cut-off probe proves nothing');
   assert.deepEqual(classifyProbeOutput(''), { shell: 'other', conclusive: false }, 'fish and csh reject the probe');
-  assert.deepEqual(classifyProbeOutput('Welcome!\nrft-sh 42 \n'), { shell: 'posix', conclusive: true, noise: 'Welcome!\n' });
-  assert.deepEqual(classifyProbeOutput('no newline rft-sh 42 \n'), { shell: 'other', conclusive: false });
+  assert.deepEqual(classifyProbeOutput('Welcome!\nrft-sh 42 \nrft-home /h\n'), { shell: 'posix', conclusive: true, noise: 'Welcome!\n', home: '/h' });
+  assert.deepEqual(classifyProbeOutput('no newline rft-sh 42 \nrft-home /h\n'), { shell: 'other', conclusive: false });
 });
 
 for (const shell of shells.filter((s) => s.name === 'bash' || s.name === 'fish')) {
