@@ -25,13 +25,21 @@ export interface ShapingProxy {
   close(): Promise<void>;
 }
 
-/** One direction of the link: `from`'s bytes reach `to` delayed and rate-limited, in order. */
-function shape(from: Socket, to: Socket, o: Required<ShapingOptions>, count: (n: number) => void): void {
+/** One direction of the link, shared by every connection through it: when it is free to send again. */
+interface LinkDirection {
+  freeAt: number;
+}
+
+/**
+ * One direction of one connection: `from`'s bytes reach `to` delayed and rate-limited, in order. The rate is
+ * the link's, shared with every other connection going the same way (several connections do not get a link
+ * each, as they would not on a real path); the queue limit is per connection, as a TCP window is.
+ */
+function shape(from: Socket, to: Socket, o: Required<ShapingOptions>, link: LinkDirection, count: (n: number) => void): void {
   const oneWayMs = o.rttMs / 2;
   const bytesPerMs = o.bitsPerSecond / 8 / 1000;
   const queue: Array<{ at: number; data: Buffer }> = [];
   let queued = 0;
-  let linkFreeAt = 0;
   let timer: NodeJS.Timeout | undefined;
   let ended = false;
   const flush = (): void => {
@@ -50,8 +58,8 @@ function shape(from: Socket, to: Socket, o: Required<ShapingOptions>, count: (n:
   from.on('data', (data: Buffer) => {
     const now = performance.now();
     // The chunk leaves once the link has sent what is ahead of it, and arrives a one-way delay later.
-    linkFreeAt = Math.max(now, linkFreeAt) + data.length / bytesPerMs;
-    queue.push({ at: linkFreeAt + oneWayMs, data });
+    link.freeAt = Math.max(now, link.freeAt) + data.length / bytesPerMs;
+    queue.push({ at: link.freeAt + oneWayMs, data });
     queued += data.length;
     if (queued >= o.queueBytes) from.pause();
     timer ??= setTimeout(flush, Math.max(0, queue[0]!.at - now));
@@ -68,6 +76,8 @@ export async function startShapingProxy(target: { host: string; port: number }, 
   const o: Required<ShapingOptions> = { queueBytes: Math.max(1 << 20, Math.ceil(2 * bdp)), ...options };
   const sockets = new Set<Socket>();
   const carried = { up: 0, down: 0 };
+  const up: LinkDirection = { freeAt: 0 };
+  const down: LinkDirection = { freeAt: 0 };
   // Half-open allowed: a side that finished sending still gets what is queued for it; each direction passes
   // its end on once its queue has drained (shape()), and a reset (error) tears both down.
   const server: Server = createServer({ allowHalfOpen: true }, (client) => {
@@ -77,10 +87,10 @@ export async function startShapingProxy(target: { host: string; port: number }, 
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
     }
-    shape(client, upstream, o, (n) => {
+    shape(client, upstream, o, up, (n) => {
       carried.up += n;
     });
-    shape(upstream, client, o, (n) => {
+    shape(upstream, client, o, down, (n) => {
       carried.down += n;
     });
   });

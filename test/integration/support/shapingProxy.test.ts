@@ -1,5 +1,6 @@
-// The WAN stand-in must do what the WAN benchmarks rely on: add the round trip it says, cap the rate it says,
-// keep bytes in order, and stop reading when its queue is full (so a sender is held back as by TCP's window).
+// The WAN stand-in must do what the WAN benchmarks rely on: add the round trip it says, cap the rate it says
+// (for all connections together), keep bytes in order, and stop reading when its queue is full (so a sender is
+// held back as by TCP's window).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, connect } from 'node:net';
@@ -57,6 +58,37 @@ test('a 1-byte echo takes the round trip; bulk data arrives whole, in order, at 
   } finally {
     await proxy.close();
     await echo.close();
+  }
+});
+
+test('connections share the link: four at once get its rate between them, not four times it', async () => {
+  let received = 0;
+  let ended = 0;
+  let allEnded: () => void = () => undefined;
+  const done = new Promise<void>((r) => {
+    allEnded = r;
+  });
+  const sink = await server((s) => {
+    s.on('data', (d: Buffer) => {
+      received += d.length;
+    });
+    s.on('end', () => {
+      if (++ended === 4) allEnded();
+    });
+  });
+  const proxy = await startShapingProxy({ host: '127.0.0.1', port: sink.port }, { rttMs: 10, bitsPerSecond: 80e6 });
+  try {
+    const each = 2_000_000;
+    const t0 = performance.now();
+    for (let i = 0; i < 4; i++) connect(proxy.port, '127.0.0.1').end(Buffer.alloc(each, i));
+    await done;
+    const mbit = (received * 8) / ((performance.now() - t0) / 1000) / 1e6;
+    assert.equal(received, 4 * each);
+    // 8 MB at 80 Mbit/s in all is 0.8 s; a link per connection would have taken 0.2 s (320 Mbit/s).
+    assert.ok(mbit > 64 && mbit <= 82, `aggregate rate ${mbit.toFixed(1)} Mbit/s, want about 80`);
+  } finally {
+    await proxy.close();
+    await sink.close();
   }
 });
 
