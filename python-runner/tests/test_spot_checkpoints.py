@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -23,7 +22,8 @@ from remote_finetune import spot_notice
 from remote_finetune.checkpoint_restore import restore_commands, restore_latest
 from remote_finetune.checkpoint_upload import upload_commands
 from remote_finetune.events import parse_event_line
-from tests.helpers import PYTHON, REPO_DIR, TempDirTest, read, runner_env
+from tests.helpers import PYTHON, TempDirTest, read, runner_env
+from tests.moto_s3 import MotoS3
 
 
 class Imds:
@@ -186,12 +186,6 @@ for step in range(1, 400):
 '''
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class SpotRunUploads(TempDirTest):
@@ -200,29 +194,16 @@ class SpotRunUploads(TempDirTest):
 
     @classmethod
     def setUpClass(cls):
-        venv = subprocess.run(["bash", os.path.join(REPO_DIR, "scripts", "ensure-moto.sh")], stdout=subprocess.PIPE,
-                              universal_newlines=True, check=True, timeout=900).stdout.strip()
-        cls.aws_bin = os.path.join(venv, "bin")
-        cls.port = free_port()
-        cls.moto = subprocess.Popen([os.path.join(cls.aws_bin, "moto_server"), "-H", "127.0.0.1", "-p", str(cls.port)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        cls.endpoint = "http://127.0.0.1:%d" % cls.port
-        end = time.time() + 30
-        while time.time() < end:
-            try:
-                socket.create_connection(("127.0.0.1", cls.port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+        cls.s3 = MotoS3()
+        cls.aws_bin = cls.s3.bin
+        cls.endpoint = cls.s3.endpoint
 
     @classmethod
     def tearDownClass(cls):
-        cls.moto.terminate()
-        cls.moto.wait(10)
+        cls.s3.stop()
 
     def aws(self, *args, stdin=None):
-        env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1",
-                   AWS_ENDPOINT_URL=self.endpoint, PATH=self.aws_bin + os.pathsep + os.environ["PATH"])
+        env = self.s3.env()
         return subprocess.run(["aws"] + list(args), env=env, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True, timeout=120)
 
@@ -320,8 +301,7 @@ for step in range(start + 1, 11):
     def test_no_latest_is_a_first_attempt_and_a_bad_latest_name_is_refused(self):
         bucket = "ckpt-%s" % uuid.uuid4().hex[:8]
         self.assertEqual(self.aws("s3", "mb", "s3://" + bucket).returncode, 0)
-        env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1",
-                   AWS_ENDPOINT_URL=self.endpoint, PATH=self.aws_bin + os.pathsep + os.environ["PATH"])
+        env = self.s3.env()
         got = []
         emit = lambda t, **k: got.append(k)  # noqa: E731
         self.assertIsNone(restore_latest("s3://%s/runs" % bucket, "rft-2", self.path("c"), env, emit))

@@ -4,7 +4,6 @@ the size comes first, progress events while the bytes land, a second staging re-
 
 import json
 import os
-import socket
 import subprocess
 import time
 import unittest
@@ -12,15 +11,9 @@ import uuid
 
 from remote_finetune import staging
 from remote_finetune.events import validate_event
-from tests.helpers import REPO_DIR, TempDirTest
+from tests.helpers import TempDirTest
+from tests.moto_s3 import MotoS3
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Parsing(unittest.TestCase):
@@ -54,26 +47,12 @@ class Parsing(unittest.TestCase):
 class S3Staging(TempDirTest):
     @classmethod
     def setUpClass(cls):
-        venv = subprocess.run(["bash", os.path.join(REPO_DIR, "scripts", "ensure-moto.sh")], stdout=subprocess.PIPE,
-                              universal_newlines=True, check=True, timeout=900).stdout.strip()
-        cls.aws_bin = os.path.join(venv, "bin")
-        cls.port = free_port()
-        cls.moto = subprocess.Popen([os.path.join(cls.aws_bin, "moto_server"), "-H", "127.0.0.1", "-p", str(cls.port)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.time() + 30
-        while time.time() < end:
-            try:
-                socket.create_connection(("127.0.0.1", cls.port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        cls.env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1",
-                       AWS_ENDPOINT_URL="http://127.0.0.1:%d" % cls.port, PATH=cls.aws_bin + os.pathsep + os.environ["PATH"])
+        cls.s3 = MotoS3()
+        cls.env = cls.s3.env()
 
     @classmethod
     def tearDownClass(cls):
-        cls.moto.terminate()
-        cls.moto.wait(10)
+        cls.s3.stop()
 
     def aws(self, *args):
         r = subprocess.run(["aws"] + list(args), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)

@@ -9,15 +9,14 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import unittest
 import uuid
 
+from tests.moto_s3 import MotoS3
 from tests_training.test_training import Case, RUNNER_DIR, base_spec, read_events, tiny_model
 
-REPO_DIR = os.path.dirname(RUNNER_DIR)
 RUN_ID = "rft-20261125-200000-5pot"
 MAX_STEPS = 240
 SAVE_STEPS = 20
@@ -26,32 +25,17 @@ SAVE_STEPS = 20
 class SpotResume(Case):
     @classmethod
     def setUpClass(cls):
-        venv = subprocess.run(["bash", os.path.join(REPO_DIR, "scripts", "ensure-moto.sh")], stdout=subprocess.PIPE,
-                              universal_newlines=True, check=True, timeout=900).stdout.strip()
+        cls.s3 = MotoS3()
         # Only `aws` on PATH: the training venv stays the python.
-        cls.bin = os.path.join(venv, "rft-aws-only")
+        cls.bin = os.path.join(cls.s3.venv, "rft-aws-only")
         os.makedirs(cls.bin, exist_ok=True)
         if not os.path.exists(os.path.join(cls.bin, "aws")):
-            os.symlink(os.path.join(venv, "bin", "aws"), os.path.join(cls.bin, "aws"))
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        cls.moto = subprocess.Popen([os.path.join(venv, "bin", "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        cls.endpoint = "http://127.0.0.1:%d" % port
-        end = time.time() + 30
-        while time.time() < end:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+            os.symlink(os.path.join(cls.s3.bin, "aws"), os.path.join(cls.bin, "aws"))
+        cls.endpoint = cls.s3.endpoint
 
     @classmethod
     def tearDownClass(cls):
-        cls.moto.terminate()
-        cls.moto.wait(10)
+        cls.s3.stop()
 
     def setUp(self) -> None:
         super().setUp()

@@ -1,14 +1,15 @@
 // Processes the suites start and must stop again, recognised by where they keep their state: every test
-// sshd, code-server, Chromium and watchdog lives in a folder under the temp dir. A stray one is a leak
-// (a code-server or Chromium eats memory for the rest of the run; a stray watchdog polls for 30 minutes).
+// sshd, code-server, Chromium, watchdog and TensorBoard lives in a folder under the temp dir. A stray one is a
+// leak (a code-server or Chromium eats memory for the rest of the run; a stray watchdog polls for 30 minutes; a
+// TensorBoard started by "Open TensorBoard" on a test host serves until killed).
 import { readdirSync, readFileSync } from 'node:fs';
 
-export type LeftoverKind = 'watchdog' | 'sshd' | 'code-server' | 'chromium';
+export type LeftoverKind = 'watchdog' | 'tensorboard' | 'sshd' | 'code-server' | 'chromium';
 
 export interface Leftover {
   readonly pid: number;
   readonly kind: LeftoverKind;
-  /** The folder that ties it to a test (watchdog --root, sshd -f, --user-data-dir). */
+  /** The folder that ties it to a test (watchdog --root, tensorboard --logdir, sshd -f, --user-data-dir). */
   readonly dir: string;
 }
 
@@ -26,6 +27,11 @@ export function classify(raw: readonly string[]): { kind: LeftoverKind; dir: str
   const exe = argv[0] ?? '';
   const m = argv.indexOf('remote_finetune');
   if (m >= 0 && argv[m + 1] === 'watchdog') return { kind: 'watchdog', dir: optionValue(argv, '--root') ?? '' };
+  const tb = argv.indexOf('tensorboard.main');
+  if (tb > 0 && argv[tb - 1] === '-m') {
+    const d = optionValue(argv, '--logdir');
+    return d ? { kind: 'tensorboard', dir: d } : undefined;
+  }
   // sshd -D -f <dir>/sshd_config (and its per-connection children, which keep the argv in their title)
   if (/(^|\/)sshd(-session)?$/.test(exe)) {
     const f = optionValue(argv, '-f');

@@ -7,7 +7,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, chmodSync, rmSync,
 import { createServer, connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stopWatchdogsUnder } from './watchdogs';
+import { stopHostDaemonsUnder } from './hostDaemons';
 
 export interface SshdOptions {
   /** Listen on this port (e.g. the port of a stopped sshd, to present a different host key there). */
@@ -246,7 +246,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
         child.kill('SIGTERM');
         await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
       }
-      await stopWatchdogsUnder(dir);
+      await stopHostDaemonsUnder(dir);
       // RFT_KEEP_SSHD=1 keeps the server's dir (config, sshd.log, HOME) for a post-mortem.
       if (process.env.RFT_KEEP_SSHD !== '1') {
         try {

@@ -15,7 +15,7 @@ import type { LargeContentWarning, LocalFile } from './localManifest';
 import { IDENTITY_BYTES, manifestLayout, parseRemoteState, planSync } from './syncPlan';
 import type { ManifestEntry } from './syncPlan';
 import { applyCommand, extractCommand, manifestPathFor, stateCommand } from './syncRemote';
-import { tarChunks } from './tarStream';
+import { parentDirEntries, tarChunks } from './tarStream';
 import type { TarEntry } from './tarStream';
 import { finishCommand, inPool, planPieces, sendPiece } from './stripes';
 import type { StripeFile } from './stripes';
@@ -268,7 +268,9 @@ async function sendChanges(
     },
   ];
   options.onProgress?.({ phase: 'upload', files: send.length, bytes: bytesOf(send) });
-  const groups = splitByBytes(fileEntries, fileEntries.length >= 64 ? c.streams : 1);
+  const split = splitByBytes(fileEntries, fileEntries.length >= 64 ? c.streams : 1);
+  // Several tars extract into the stage at once: each archive leads with its folders (parentDirEntries).
+  const groups = split.length > 1 ? split.map((g) => [...parentDirEntries(g, now), ...g]) : split;
   // Extra streams only extract into the staging dir; the apply stream ends with the ops list and the manifest
   // once they have all finished, so the renames see every file. Channels opened early and not needed get an
   // empty archive, and are waited for too (each creates the stage the apply command removes).

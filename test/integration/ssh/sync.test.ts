@@ -426,3 +426,16 @@ function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
     return undefined;
   }
 }
+
+test('first syncs over four streams into shared folders land whole', async () => {
+  // The tars of one sync extract into the same folders at once (tarStream.test.ts shows GNU tar racing there
+  // and the leading folder entries that stop it); here, end to end, ten first syncs over four streams.
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-race-'));
+  for (let i = 0; i < 400; i++) write(ws, `d${i % 3}/sub${i % 2}/f${i}.py`, `x = ${i}\n`);
+  for (let round = 0; round < 10; round++) {
+    const remoteDir = `.remote-finetune/workspaces/race-${round}`;
+    const r = await syncWorkspace(await host.session(), { localRoot: ws, remoteDir, streams: 4 });
+    assert.equal(r.uploaded, 400);
+    assertSameTree(ws, join(sshd.home, remoteDir), () => false);
+  }
+});

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { classify, leftoverProcesses, stopPids } from '../../support/leftovers';
+import { alive, classify, leftoverProcesses, stopPids } from '../../support/leftovers';
 import { startSshd } from '../../support/sshd';
 import { launchChromium } from '../../harness/chromium';
 
@@ -37,6 +37,12 @@ test('classify: the argv of each kind the suites start, and nothing else', () =>
     dir: '/tmp/h/.remote-finetune',
   });
   assert.deepEqual(
+    classify(['/h/.remote-finetune/venv/bin/python', '-m', 'tensorboard.main', '--logdir', '/tmp/rft-sshd-3/home/runs/r1/tensorboard', '--port', '0']),
+    { kind: 'tensorboard', dir: '/tmp/rft-sshd-3/home/runs/r1/tensorboard' },
+    'TensorBoard as "Open TensorBoard" starts it on a host',
+  );
+  assert.equal(classify(['/usr/bin/python3', '-m', 'tensorboard.main']), undefined, 'no --logdir: not one of ours');
+  assert.deepEqual(
     classify(['sshd: /usr/sbin/sshd -D -f /tmp/rft-sshd-2/sshd_config -E /tmp/rft-sshd-2/sshd.log [listener] 0 of 10-100 startups']),
     { kind: 'sshd', dir: '/tmp/rft-sshd-2' },
     "the listener's process title",
@@ -45,6 +51,30 @@ test('classify: the argv of each kind the suites start, and nothing else', () =>
   assert.equal(classify(['sshd: root@notty']), undefined, 'a connection child is stopped with its listener');
   assert.equal(classify(['/usr/bin/python3', '-m', 'remote_finetune', 'run']), undefined);
   assert.equal(classify(['/usr/bin/chromium-browser-helper', '--user-data-dir=/tmp/x']), undefined);
+});
+
+test("a test sshd's stop() also stops the watchdog and TensorBoard its host runs left detached", async () => {
+  const sshd = await startSshd();
+  const opts = { stdio: 'ignore', detached: true } as const;
+  // Processes with the runner's and TensorBoard's argv (python -c that sleeps), under the host's HOME.
+  const wd = spawn('python3', ['-c', 'import time; time.sleep(60)', '-m', 'remote_finetune', 'watchdog', '--root', join(sshd.home, '.remote-finetune')], opts);
+  const tb = spawn('python3', ['-c', 'import time; time.sleep(60)', '-m', 'tensorboard.main', '--logdir', join(sshd.home, 'runs/r1/tensorboard')], opts);
+  // One outside it stays: stop() touches only what lies under its own folder.
+  const other = mkdtempSync(join(tmpdir(), 'rft-leftover-tb-'));
+  const foreign = spawn('python3', ['-c', 'import time; time.sleep(60)', '-m', 'tensorboard.main', '--logdir', other], opts);
+  try {
+    await new Promise((r) => setTimeout(r, 200));
+    const found = leftoverProcesses(sshd.home).map((p) => `${p.kind} ${p.pid}`);
+    assert.ok(found.includes(`watchdog ${wd.pid}`) && found.includes(`tensorboard ${tb.pid}`), JSON.stringify(found));
+    await sshd.stop();
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(alive(wd.pid!), false, 'watchdog stopped');
+    assert.equal(alive(tb.pid!), false, 'TensorBoard stopped');
+    assert.equal(alive(foreign.pid!), true, 'a TensorBoard outside the host left alone');
+  } finally {
+    for (const c of [wd, tb, foreign]) c.kill('SIGKILL');
+    rmSync(other, { recursive: true, force: true });
+  }
 });
 
 test('a real sshd, Chromium and watchdog are found under their folder, and gone after stopPids', async () => {
