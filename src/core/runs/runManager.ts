@@ -46,7 +46,8 @@ export class RunManager {
   private readonly envs = new Map<string, Readonly<Record<string, string>>>();
   /** Runs whose watch began at reattachAll: a reclaim found on its first look happened while VS Code was closed. */
   private readonly reattached = new Set<string>();
-  private readonly relaunching = new Set<string>();
+  /** Runs whose replacement is being launched; Stop aborts the launch (its instance is terminated). */
+  private readonly relaunching = new Map<string, { readonly abort: AbortController; readonly done: Promise<void> }>();
   private disposed = false;
 
   /** What runStart/runFollow/runFinish reach the manager through. */
@@ -96,14 +97,16 @@ export class RunManager {
   /** The follower saw the cloud take the instance back: end that watch, then relaunch per the spec or end the run. */
   private async onReclaimed(runId: string, how: { readonly firstLook: boolean; readonly detail: string }): Promise<void> {
     if (this.relaunching.has(runId) || this.disposed) return;
-    this.relaunching.add(runId);
+    const abort = new AbortController();
+    let settle: () => void = () => undefined;
+    this.relaunching.set(runId, { abort, done: new Promise<void>((r) => (settle = r)) });
     try {
       const w = this.watches.get(runId);
       w?.abort.abort();
       await w?.done;
       if (this.disposed) return;
       const atActivation = how.firstLook && this.reattached.has(runId);
-      const r = await relaunchRun(this.ctx, runId, { detail: how.detail, atActivation });
+      const r = await relaunchRun(this.ctx, runId, { detail: how.detail, atActivation, signal: abort.signal });
       this.reattached.delete(runId);
       this.relaunching.delete(runId);
       if (!r) return;
@@ -114,6 +117,7 @@ export class RunManager {
       this.deps.log?.(`[${runId}] relaunch failed: ${(err as Error).message}`);
     } finally {
       this.relaunching.delete(runId);
+      settle();
     }
   }
 
@@ -244,6 +248,15 @@ export class RunManager {
 
   /** SIGTERM (the runner saves a checkpoint), then SIGKILL after the grace period. */
   async stop(runId: string, graceMs = 120_000): Promise<void> {
+    const relaunch = this.relaunching.get(runId);
+    if (relaunch) {
+      // Its instance is gone and a replacement is on its way: stop that launch (the instance it made, if any, is
+      // terminated) rather than reach for the old host. A launch that had already started the run goes on below.
+      this.stopping.add(runId);
+      relaunch.abort.abort();
+      await relaunch.done;
+      if (this.deps.store.get(runId)?.status !== 'running') return;
+    }
     const rec = this.deps.store.get(runId);
     if (!rec?.remoteDir) throw new Error(`run ${runId} was never started on a host`);
     this.stopping.add(runId);

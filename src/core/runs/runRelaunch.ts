@@ -47,7 +47,7 @@ async function onDemandPrice(provider: Provider, last: RunAttempt): Promise<numb
 export async function relaunchRun(
   ctx: RunManagerContext,
   runId: string,
-  how: { readonly detail: string; readonly atActivation: boolean },
+  how: { readonly detail: string; readonly atActivation: boolean; readonly signal?: AbortSignal },
 ): Promise<RunRelaunched | undefined> {
   const { store } = ctx.deps;
   const rec = store.get(runId);
@@ -86,6 +86,7 @@ export async function relaunchRun(
     }
   }
   if (!env) return end('its variables (env file, secrets) are not available here');
+  if (how.signal?.aborted) return end('you stopped the run');
   const last = attempts[attempts.length - 1];
   const choices = last ? launchChoices(policy, attempts) : [{ spot: true }];
   const lastPrice = last?.pricePerHour ?? rec.pricePerHour ?? 0;
@@ -111,6 +112,7 @@ export async function relaunchRun(
     target: { kind: 'cloud', provider, offer: baseOffer, sshPublicKey: rec.sshPublicKey, identityFile: rec.identityFile },
     ...(rec.gpu ? { gpu: rec.gpu } : {}),
     teardown: { policy: rec.teardownPolicy ?? 'terminate', ...(rec.idleMinutes ? { idleMinutes: rec.idleMinutes } : {}) },
+    ...(how.signal ? { signal: how.signal } : {}),
   };
   const n = decision.attempt;
   ctx.deps.log?.(`[${runId}] ${how.detail}; launching attempt ${n} of ${policy.maxAttempts}`);
@@ -133,6 +135,22 @@ export async function relaunchRun(
         : `${rec.name}: its spot instance was reclaimed; relaunched on ${where}, attempt ${n}/${policy.maxAttempts}, resuming from the newest checkpoint.`;
       return { record: started, attempt: n, maxAttempts: policy.maxAttempts, atActivation: how.atActivation, message };
     } catch (err) {
+      const failed = store.get(runId)!;
+      if (how.signal?.aborted) {
+        // Stop pressed while the replacement was launching: the launch is abandoned and its instance terminated.
+        // The run ends cancelled, as a start stopped before its command ran does.
+        const cleaned = !(err instanceof ProvisionError) || err.cleanedUp;
+        const message = `${how.detail}; stopped while its replacement (attempt ${n}) was launching${cleaned ? ', which was terminated' : `: ${(err as Error).message}`}`;
+        const done = store.update(runId, {
+          status: 'cancelled',
+          failure: { message },
+          ...(cleaned ? { finishedAction: 'terminated' as const } : {}),
+          ...(failed.attempts?.[failed.attempts.length - 1]?.n === n ? { attempts: closeAttempt(failed, 'cancelled', Date.now()) } : {}),
+        });
+        ctx.deps.log?.(`[${runId}] ${message}`);
+        ctx.emitFinished({ record: done, failure: { message } });
+        return undefined;
+      }
       const capacity = err instanceof ProvisionError && err.step === 'launch' && err.cause instanceof ProviderError && err.cause.code === 'capacity';
       if (capacity && i < choices.length - 1) {
         const next = choices[i + 1]!;
@@ -141,7 +159,6 @@ export async function relaunchRun(
         );
         continue;
       }
-      const failed = store.get(runId)!;
       const message = `${how.detail}; the replacement (attempt ${n}) did not start: ${err instanceof Error ? err.message : String(err)}`;
       const done = store.update(runId, {
         status: 'failed',

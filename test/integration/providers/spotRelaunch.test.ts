@@ -199,6 +199,8 @@ interface Options {
   readonly cloud?: 'ec2' | 'gcp';
   /** The replacement's first (spot) launch is refused for capacity (InsufficientInstanceCapacity, every SDK try). */
   readonly capacityOnce?: boolean;
+  /** Stop is pressed once the replacement is launched and still booting (its sshd never comes up). */
+  readonly stopDuringRelaunch?: boolean;
 }
 
 async function scenario(o: Options): Promise<Scenario> {
@@ -229,7 +231,12 @@ async function scenario(o: Options): Promise<Scenario> {
   const relaunched: RunRelaunched[] = [];
   const finishedRuns: RunFinished[] = [];
   const manager = (): RunManager => {
-    const m = testRunManager(storage, connectOptions, { providerFor: () => rig.provider, instanceCheckMs: 300, relaunchEnv: async () => env });
+    const m = testRunManager(storage, connectOptions, {
+      providerFor: () => rig.provider,
+      instanceCheckMs: 300,
+      relaunchEnv: async () => env,
+      ...(process.env.RFT_TEST_LOG ? { log: (l: string) => console.error(`${new Date().toISOString().slice(11, 23)} ${l}`) } : {}),
+    });
     m.onRelaunched((r) => relaunched.push(r));
     m.onFinished((f) => finishedRuns.push(f));
     return m;
@@ -295,6 +302,26 @@ async function scenario(o: Options): Promise<Scenario> {
     const host1RunDir = join(host1.home, '.remote-finetune', 'runs', rec.id);
     assert.ok(existsSync(join(host1RunDir, 'output.log')), `run dir on host 1: ${host1RunDir}`);
     if (closedDuringReclaim) await m.dispose(); // VS Code closes; the run goes on on its host
+    if (o.stopDuringRelaunch) {
+      await reclaim(rig, host1, inst1.id, host1RunDir, m.store.get(rec.id)!.pid!);
+      await until('the replacement launched', () => rig.launched() >= 2, 60_000);
+      assert.equal(m.store.get(rec.id)!.status, 'provisioning');
+      const stopping = m.stop(rec.id);
+      await until('the run finished', () => finishedRuns.some((f) => f.record.id === rec.id), 60_000);
+      await stopping;
+      return {
+        finished: finishedRuns.find((f) => f.record.id === rec.id)!,
+        relaunched,
+        host1Log: '',
+        host2Log: '',
+        localLog: '',
+        localEvents: [],
+        uploadedBefore,
+        rig,
+        storage,
+        prompts,
+      };
+    }
     const booting2 = boot(rig, 2, port, userPub, rig.kind === 'gcp' ? gcpHostKey(rig) : undefined);
     // EC2 answers InsufficientInstanceCapacity with HTTP 500, which the SDK retries (3 attempts here): refuse them all.
     if (o.capacityOnce) rig.emu.inject('RunInstances', { kind: 'capacity' }, 3);
@@ -451,6 +478,20 @@ test('GCP: a preempted spot VM (deleted, a compute.instances.preempted operation
   assert.ok(
     names.every((n) => n.startsWith(s.finished.record.id)),
     names.join(', '),
+  );
+  await noOrphans(s);
+});
+
+test('Stop pressed while the replacement is launching: the launch is abandoned, its instance terminated, the run cancelled', { timeout: 300_000 }, async () => {
+  const s = await scenario({ stopDuringRelaunch: true });
+  const rec = s.finished.record;
+  assert.equal(rec.status, 'cancelled', JSON.stringify(rec.failure));
+  assert.match(rec.failure?.message ?? '', /stopped while its replacement \(attempt 2\) was launching, which was terminated/);
+  assert.equal(s.relaunched.length, 0, 'no relaunch announced');
+  // The replacement never reached its bootstrap (its SSH never came up), where an attempt is recorded.
+  assert.deepEqual(
+    (rec.attempts ?? []).map((a) => a.reason),
+    ['reclaimed'],
   );
   await noOrphans(s);
 });
