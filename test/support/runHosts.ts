@@ -1,7 +1,7 @@
 // What the run lifecycle's integration tests share: connect options that trust the given test sshds (a
 // private known_hosts and host-key store, no agent, no ssh_config), a RunManager over a temp storage folder
 // with the real python-runner and sync, and a promise for a run's end.
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Sshd } from './sshd';
@@ -90,4 +90,18 @@ export function sshStartRequest(
     gpu: 'A100-40GB',
     teardown: { policy: 'terminate' },
   };
+}
+
+/** Every file under `dir` (none when it does not exist), as paths. */
+export function allFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.push(p);
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return out;
 }

@@ -9,13 +9,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { RunStore } from '../../../src/core/runs/runStore';
-import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
+import { allFiles, runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
 import { buildComparison } from '../../../src/core/runs/runCompare';
 import { buildTinyModel, trainingPython } from '../../harness/trainingVenv';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
@@ -34,19 +34,6 @@ before(async () => {
 after(async () => {
   await sshd?.stop();
 });
-
-function allFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out.push(p);
-    }
-  };
-  if (existsSync(dir)) walk(dir);
-  return out;
-}
 
 /** The built-in LoRA example as a git repository: committed, then a changed file and an untracked one. */
 function gitWorkspace(): { ws: string; commit: string } {

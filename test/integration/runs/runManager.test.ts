@@ -12,7 +12,7 @@ import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { RunStore } from '../../../src/core/runs/runStore';
 import type { RunManager } from '../../../src/core/runs/runManager';
-import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
+import { allFiles, ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');
@@ -37,19 +37,6 @@ const startReq = (ws: string, command: string, name = 'own-script-smoke'): Param
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 const finished = runFinished;
-
-function allFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out.push(p);
-    }
-  };
-  if (existsSync(dir)) walk(dir);
-  return out;
-}
 
 test('runs: an own-script run syncs, runs detached, mirrors byte-identically, finishes and brings the adapter back', { timeout: 180_000 }, async () => {
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
