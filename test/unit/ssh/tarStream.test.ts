@@ -99,17 +99,19 @@ test('a file that vanished since the scan is an error, not a short archive', asy
 test('archives extracted into one folder at once: GNU tar races creating shared parents unless folder entries lead', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-tar-race-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  // Two halves of one tree, as splitByBytes cuts a sync: the same parents (f/, f/a/, f/a/b/) in both.
-  const half = (k: number): TarEntry[] =>
-    Array.from({ length: 30 }, (_, i) => ({ name: `f/a/b/${k}-${i}.txt`, size: 2, mtime: 0, mode: 0o644, source: Buffer.from(`${i}\n`) }));
+  // Two halves of one tree, as splitByBytes cuts a sync: the same parents in both (f/, f/a/, f/a/b/, and sixty
+  // folders below it with a file from each half, so every round has many chances to race).
+  const half = (k: number): TarEntry[] => [
+    ...Array.from({ length: 30 }, (_, i) => ({ name: `f/a/b/${k}-${i}.txt`, size: 2, mtime: 0, mode: 0o644, source: Buffer.from(`${i}\n`) })),
+    ...Array.from({ length: 60 }, (_, i) => ({ name: `f/a/b/d${i}/e/${k}.txt`, size: 2, mtime: 0, mode: 0o644, source: Buffer.from(`${i}\n`) })),
+  ];
   const halves = [half(0), half(1)];
   const plain = await Promise.all(halves.map((h) => archive(h)));
   const led = await Promise.all(halves.map((h) => archive([...parentDirEntries(h, 1_700_000_000), ...h])));
-  assert.deepEqual(
-    parentDirEntries(halves[0]!, 0).map((e) => e.name),
-    ['f/', 'f/a/', 'f/a/b/'],
-    'parents first',
-  );
+  const dirs = parentDirEntries(halves[0]!, 0).map((e) => e.name);
+  assert.equal(dirs.length, 3 + 2 * 60);
+  assert.deepEqual(dirs.slice(0, 5), ['f/', 'f/a/', 'f/a/b/', 'f/a/b/d0/', 'f/a/b/d0/e/'], 'parents first');
+  for (const d of dirs) assert.ok(d === 'f/' || dirs.indexOf(d.replace(/[^/]+\/$/, '')) < dirs.indexOf(d), `${d} after its parent`);
   const extractTogether = async (archives: readonly Buffer[], round: number): Promise<string[]> => {
     const out = join(dir, `out-${round}`);
     spawnSync('mkdir', ['-p', out]);
