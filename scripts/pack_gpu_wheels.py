@@ -114,6 +114,36 @@ def pack(dest: str, lock: Dict[str, str], top: List[str], skip: Set[str], python
     return wheels, problems
 
 
+def trim_bitsandbytes(wheel: str, keep_cuda: List[str]) -> Tuple[int, int]:
+    """Rewrites the bitsandbytes wheel in place with its CPU library and only the CUDA builds named (e.g. 130 for a
+    CUDA 13.0 torch): the wheel ships one 4-26 MB library per CUDA and ROCm version, 43 MB compressed in all, and
+    bitsandbytes loads only the one matching torch.version.cuda. Their RECORD lines go too, so pip installs the
+    trimmed wheel as any other (the kept files' hashes are unchanged). Returns (bytes before, bytes after)."""
+    before = os.path.getsize(wheel)
+    wanted = {"libbitsandbytes_cuda%s.so" % v for v in keep_cuda}
+
+    def dropped(name: str) -> bool:
+        base = os.path.basename(name)
+        return re.match(r"^libbitsandbytes_(cuda|rocm|xpu)", base) is not None and base not in wanted
+
+    tmp = wheel + ".tmp"
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+        names = src.namelist()
+        missing = sorted(w for w in wanted if not any(os.path.basename(n) == w for n in names))
+        if missing:
+            raise SystemExit("pack: %s has no %s (it has: %s)" % (os.path.basename(wheel), ", ".join(missing), ", ".join(
+                sorted(os.path.basename(n) for n in names if "libbitsandbytes_" in n))))
+        for info in src.infolist():
+            if dropped(info.filename):
+                continue
+            data = src.read(info.filename)
+            if info.filename.endswith(".dist-info/RECORD"):
+                data = "".join(l for l in data.decode("utf-8").splitlines(True) if not dropped(l.split(",", 1)[0])).encode("utf-8")
+            dst.writestr(info, data)
+    os.replace(tmp, wheel)
+    return before, os.path.getsize(wheel)
+
+
 def main(argv: List[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dest", default=os.path.join(ROOT, ".gpu-wheels"))
@@ -123,6 +153,9 @@ def main(argv: List[str]) -> int:
     p.add_argument("--top", default=",".join(TOP))
     p.add_argument("--skip", default=os.environ.get("RFT_GPU_WHEELS_SKIP", ",".join(SKIP)),
                    help="packages the GPU machine already has (env RFT_GPU_WHEELS_SKIP)")
+    p.add_argument("--bnb-cuda", default=os.environ.get("RFT_GPU_BNB_CUDA", ""),
+                   help="keep only these CUDA builds in the bitsandbytes wheel, e.g. 130 for torch's CUDA 13.0 (env RFT_GPU_BNB_CUDA; "
+                        "default: all). The room it frees can carry pyarrow (--skip without it) to a machine whose own is too old")
     p.add_argument("--check", action="store_true", help="exit 0 when <dest> is packed for these versions from this lock, 1 otherwise")
     a = p.parse_args(argv)
     lock = read_lock(a.lock)
@@ -133,9 +166,15 @@ def main(argv: List[str]) -> int:
         if not re.match(r"^3\.\d+$", v):
             print("pack: %s is not a Python version like 3.12" % v, file=sys.stderr)
             return 2
+    bnb_cuda = [v.strip() for v in a.bnb_cuda.split(",") if v.strip()]
+    for v in bnb_cuda:
+        if not re.match(r"^\d{3}$", v):
+            print("pack: --bnb-cuda takes versions like 130 (CUDA 13.0), not %s" % v, file=sys.stderr)
+            return 2
     with open(a.lock, "rb") as f:
-        source = "lock %s sha256 %s; top %s; skip %s\n" % (os.path.basename(a.lock), hashlib.sha256(f.read()).hexdigest(),
-                                                         ",".join(top), ",".join(sorted(skip)))
+        source = "lock %s sha256 %s; top %s; skip %s%s\n" % (os.path.basename(a.lock), hashlib.sha256(f.read()).hexdigest(),
+                                                           ",".join(top), ",".join(sorted(skip)),
+                                                           "; bitsandbytes cuda %s" % ",".join(bnb_cuda) if bnb_cuda else "")
     stamp = os.path.join(a.dest, "packed-from.txt")
     if a.check:
         try:
@@ -158,6 +197,11 @@ def main(argv: List[str]) -> int:
     for v in versions:
         cp = "cp" + v.replace(".", "")
         wheels, problems = pack(a.dest, lock, top, skip, v)
+        for w in wheels:
+            if bnb_cuda and w.startswith("bitsandbytes-"):
+                before, after = trim_bitsandbytes(os.path.join(a.dest, w), bnb_cuda)
+                if before != after:
+                    print("pack: %s trimmed to the CPU and CUDA %s builds: %.1f MiB, was %.1f" % (w, ",".join(bnb_cuda), after / 2 ** 20, before / 2 ** 20))
         if problems:
             failed.append(v)
             print("pack: Python %s NOT packed: %s" % (v, " | ".join(problems)), file=sys.stderr)

@@ -17,6 +17,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,12 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--batch", default="1,4", help="per-device batch sizes")
     p.add_argument("--gc", default="on,off", help="gradient checkpointing: on, off or both")
     p.add_argument("--steps", type=int, default=6, help="training steps per case (5-10: step 1 is warm-up)")
+    p.add_argument("--cases", default=None,
+                   help="exactly these cases, in this order (keys as recorded: model/method/seqN/bN/gc-on|off, comma-separated); "
+                        "overrides --models/--methods/--seq/--batch/--gc: a short lease measures the cases that matter most first")
+    p.add_argument("--lane", default=None,
+                   help="a label recorded with every case when several of these processes share the GPU at once (their "
+                        "cuda_* peaks are each process's own; step times and the nvidia-smi peak then include the others)")
     p.add_argument("--chunk", type=int, default=None, help="run chunk N of --list-chunks (overrides --models/--methods)")
     p.add_argument("--list-chunks", action="store_true")
     p.add_argument("--budget-s", type=float, default=0, help="start no case that would end after this many seconds (0: no limit)")
@@ -78,6 +85,25 @@ def plan_cases(models: List[str], methods: List[str], seqs: List[int], batches: 
                     for gc in sorted(gcs, reverse=True):
                         out.append({"case": case_key(model, method, seq, batch, gc), "model": model, "method": method,
                                     "seq_len": seq, "batch": batch, "gradient_checkpointing": gc})
+    return out
+
+
+CASE_KEY = re.compile(r"^([a-z0-9.\-]+)/(qlora|lora-bf16|full)/seq(\d+)/b(\d+)/gc-(on|off)$")
+
+
+def parse_cases(text: str) -> List[Dict[str, Any]]:
+    """--cases: each key back into the case it names, in the order given."""
+    out = []
+    for key in csv(text):
+        m = CASE_KEY.match(key)
+        if not m:
+            raise harness.HarnessError("--cases: %r is not model/method/seqN/bN/gc-on|off" % key)
+        model, method, seq, batch, gc = m.group(1), m.group(2), int(m.group(3)), int(m.group(4)), m.group(5) == "on"
+        harness.load_config(model)  # a clear error now for a model with no config, not after the first case
+        out.append({"case": case_key(model, method, seq, batch, gc), "model": model, "method": method, "seq_len": seq, "batch": batch,
+                    "gradient_checkpointing": gc})
+    if len({c["case"] for c in out}) != len(out):
+        raise harness.HarnessError("--cases names a case twice")
     return out
 
 
@@ -186,6 +212,9 @@ def main(argv: List[str]) -> int:
             raise harness.HarnessError("unknown method %s (have %s)" % (m, ", ".join(harness.METHODS)))
     gcs = [{"on": True, "off": False}[g] for g in csv(a.gc)]
     cases = plan_cases(models, methods, [int(s) for s in csv(a.seq)], [int(b) for b in csv(a.batch)], gcs)
+    if a.cases:
+        cases = parse_cases(a.cases)
+        methods = sorted({c["method"] for c in cases})
     info = harness.probe(a.python)
     harness.require_host(info, dry)
     gpu = "cpu-dry-run" if dry else harness.slug(info.get("gpu_name") or "gpu")
@@ -200,7 +229,11 @@ def main(argv: List[str]) -> int:
     doc["cases"] = [r for r in doc["cases"] if r["case"] in done]
     todo = [c for c in cases if c["case"] not in done] if not a.baseline_only else []
     if "qlora" in methods and not info.get("bitsandbytes"):
-        raise harness.HarnessError("QLoRA cases need bitsandbytes, which does not import: %s" % info.get("bitsandbytes_error"))
+        if not a.cases:
+            raise harness.HarnessError("QLoRA cases need bitsandbytes, which does not import: %s" % info.get("bitsandbytes_error"))
+        # A list chosen for a short lease: measure the rest rather than nothing.
+        print("vram: QLoRA cases left out: bitsandbytes does not import (%s)" % info.get("bitsandbytes_error"), flush=True)
+        todo = [c for c in todo if c["method"] != "qlora"]
     ws = harness.Workspace(a.work, a.python, dry_run=dry)
     start = time.time()
     took: Dict[str, float] = {}
@@ -210,11 +243,14 @@ def main(argv: List[str]) -> int:
         implied = implied_oom(case, doc["cases"])
         cfg_path, config = harness.load_config(case["model"])
         rec = settings(case, a.steps, cfg_path, harness.params_of(config))
+        if a.lane:
+            rec["lane"] = a.lane
         if implied:
             rec.update(status="oom", implied_by=implied)
             print("vram [%d/%d] %s: oom (implied by %s)" % (n, len(todo), case["case"], implied), flush=True)
         else:
-            guess = took.get(case["model"], 120.0 if dry else 240.0)  # the first case of a model also builds it
+            # The first case of a model also builds it: twice the slowest case so far, or a flat guess before any.
+            guess = took.get(case["model"], 2 * max(took.values()) if took else (120.0 if dry else 240.0))
             if a.budget_s and time.time() - start + guess > a.budget_s:
                 left = len(todo) - n + 1
                 print("vram: budget of %d s reached; %d cases left: run the same command again with --resume" % (a.budget_s, left), flush=True)
