@@ -48,10 +48,12 @@ else
   if [ -z "$py" ]; then
     # pip refused the set (a requirement the image meets with another version than the lock's): install the packed
     # wheels without their dependency checks, keeping the image's own pyarrow and huggingface_hub, and see what imports.
-    py=$WORK/venv/bin/python
-    say "pip's resolution failed; installing the packed wheels --no-deps"
-    # shellcheck disable=SC2046
-    "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps $(ls .gpu-wheels/*.whl | grep -v -e pyarrow- -e huggingface_hub-) || exit 2
+    # Or the bootstrap found no interpreter with torch: then the image's own python3 takes them (the machine is thrown away).
+    py=$(command -v python3)
+    say "the run venv could not be built; installing the packed wheels into $py"
+    "$py" -m pip install -q --disable-pip-version-check --no-index --find-links .gpu-wheels -r .gpu-wheels/requirements-cp312.txt ||
+      # shellcheck disable=SC2046
+      "$py" -m pip install -q --disable-pip-version-check --no-index --no-deps $(ls .gpu-wheels/*.whl | grep -v -e pyarrow- -e huggingface_hub-) || exit 2
   fi
   "$py" -c "import torch, transformers, peft, trl, datasets, accelerate, bitsandbytes as b; print(' '.join('%s %s' % (m.__name__, m.__version__) for m in (torch, transformers, peft, trl, datasets, accelerate, b)))" ||
     say "the venv does not import every training library (see above); QLoRA cases are left out where bitsandbytes is missing"

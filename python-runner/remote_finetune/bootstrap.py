@@ -87,12 +87,22 @@ def candidate_pythons(root: str = "/", path_env: Optional[str] = None, override:
             out.append((os.path.join(d, "python3"), "PATH"))
     seen, result = set(), []
     for p, origin in out:
-        real = os.path.realpath(p)
+        real = interpreter_identity(p)
         if real in seen or not (os.path.isfile(p) and os.access(p, os.X_OK)):
             continue
         seen.add(real)
         result.append((p, origin))
     return result
+
+
+def interpreter_identity(python: str) -> str:
+    """What makes two interpreter paths the same Python environment. A venv's bin/python3 is a symlink to its base
+    interpreter, so the real path alone would take a venv holding torch for the system Python without it (seen on a
+    GPU image whose PATH leads to /opt/torch/.venv/bin/python3 → /usr/bin/python3.12): a venv is its own folder."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    if os.path.isfile(os.path.join(root, "pyvenv.cfg")):
+        return "venv:" + os.path.realpath(root)
+    return os.path.realpath(python)
 
 
 def probe_python(python: str, timeout: float = 180.0) -> Optional[Dict[str, Any]]:

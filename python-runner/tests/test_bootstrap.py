@@ -65,6 +65,22 @@ class Candidates(TempDirTest):
         path, _, _ = bs.choose_python(bs.candidate_pythons(root, path_env=""))
         self.assertTrue(path.endswith("/opt/pytorch/bin/python"))
 
+    def test_a_venv_on_path_is_not_taken_for_the_system_python_it_links_to(self):
+        # A real venv: its bin/python3 is a symlink to the interpreter that made it, as /usr/bin/python3 is here.
+        import subprocess
+        import sys
+        root = self.path("host")
+        os.makedirs(os.path.join(root, "usr/bin"))
+        os.symlink(os.path.realpath(sys.executable), os.path.join(root, "usr/bin/python3"))
+        venv = os.path.join(root, "opt/torch/.venv")
+        subprocess.check_call([sys.executable, "-m", "venv", "--without-pip", venv])
+        self.assertEqual(os.path.realpath(os.path.join(venv, "bin/python3")), os.path.realpath(os.path.join(root, "usr/bin/python3")))
+        got = bs.candidate_pythons(root, path_env=os.path.join(venv, "bin"))
+        self.assertEqual([p[len(root):] for p, _ in got], ["/usr/bin/python3", "/opt/torch/.venv/bin/python3"])
+        # The same venv reached twice (PATH and RFT_PYTHON) is still one candidate.
+        twice = bs.candidate_pythons(root, path_env=os.path.join(venv, "bin"), override=os.path.join(venv, "bin/python"))
+        self.assertEqual([o for _, o in twice], ["RFT_PYTHON", "Lambda Stack / system"])
+
     def test_override_comes_first(self):
         root = self.host({"/usr/bin/python3": CUDA, "/custom/python": CUDA})
         got = bs.candidate_pythons(root, path_env="", override=os.path.join(root, "custom/python"))

@@ -47,13 +47,21 @@ test('estimate: QLoRA fine-tunes LLaMA-65B within a 48 GB GPU (Dettmers et al. 2
   };
   const q = estimateMemory({ ...base, method: 'qlora' });
   // The paper: "reduces the average memory requirements of finetuning a 65B parameter model from
-  // >780GB of GPU memory to <48GB"; the 4-bit weights alone are ~33 GB, so the band is 33–48.
-  assert.ok(q.totalGib > 33 && q.totalGib < 48, `${q.totalGib.toFixed(1)} GB`);
+  // >780GB of GPU memory to <48GB"; the 4-bit weights alone are ~33 GB. Its code kept the r=64 adapters in bf16;
+  // today's peft keeps them in fp32 (autocast_adapter_dtype), which the runner uses: 3 GB more of adapters and as
+  // much of gradients, so the band is 33 to 48 + 10%.
+  assert.ok(q.totalGib > 33 && q.totalGib < 48 * 1.1, `${q.totalGib.toFixed(1)} GB`);
   const l = estimateMemory({ ...base, method: 'lora-bf16' });
   assert.ok(l.totalGib > 120, `${l.totalGib.toFixed(1)}`);
-  const full = estimateMemory({ ...base, method: 'full', optimizer: 'adamw_torch' });
-  // Full fine-tuning with AdamW in mixed precision: 16 bytes/param (ZeRO paper) → > 780 GB.
-  assert.ok(full.totalGib * 1.0737 > 780, `${full.totalGib.toFixed(0)}`);
+  // Full fine-tuning with AdamW in mixed precision keeps an fp32 master copy and fp32 moments: 16 bytes/param
+  // (ZeRO paper) → > 780 GB. That is DeepSpeed's way (a stage given, here on one GPU so nothing is sharded).
+  const mixed = estimateMemory({ ...base, method: 'full', optimizer: 'adamw_torch', zeroStage: 1 });
+  assert.ok(mixed.totalGib * 1.0737 > 780, `${mixed.totalGib.toFixed(0)}`);
+  // A plain Trainer trains the bf16 weights it loaded: weights, gradients and both AdamW moments in bf16, 8 B/param
+  // (measured: Llama-3.2-1B full fine-tune on an H200 within 7% of this estimate).
+  const plain = estimateMemory({ ...base, method: 'full', optimizer: 'adamw_torch' });
+  const paramGib = (model.params * 8) / 1024 ** 3;
+  assert.ok(plain.totalGib > paramGib && plain.totalGib < paramGib * 1.15, `${plain.totalGib.toFixed(0)} GiB for ${paramGib.toFixed(0)} GiB of 8 B/param`);
 });
 
 test('estimate: LoRA parameter count matches peft for Llama-2-7B r=8 on q_proj,v_proj (4,194,304)', () => {
@@ -92,8 +100,16 @@ test('estimate: run spec → CodeLens label and a does-not-fit diagnostic with t
   const { root } = parseConfigText(spec, 'yaml');
   const e = estimateRunSpec(root, 'finetune.yaml', undefined)!;
   assert.match(estimateLabel(e), /^≈ \d+(\.\d)? GB of 16 GB on T4 \(does not fit\)$/);
-  assert.equal(e.advice[0]!.change, 'gradient_checkpointing');
+  // Checkpointing alone is not enough: Mistral-7B (a larger MLP, the same vocabulary) under QLoRA at 2048 × 4 with
+  // checkpointing reserved 15.7 GiB on an H200 (bench/gpu/vram-nvidia-h200-2026-11-26.json), more than a T4 holds.
+  assert.ok(!e.advice.some((a) => a.change === 'gradient_checkpointing'), JSON.stringify(e.advice));
+  assert.equal(e.advice[0]!.change, 'batch');
+  assert.match(e.advice[0]!.title, /^turn on gradient checkpointing and use batch [12] with gradient accumulation (8|16) \(same effective batch\)$/);
   assert.ok(e.advice.some((a) => a.change === 'gpu'));
+  // At 512 tokens checkpointing alone makes it fit, and comes first.
+  const short = estimateRunSpec(parseConfigText(spec.replace('max_seq_length: 2048', 'max_seq_length: 512'), 'yaml').root, 'finetune.yaml', undefined)!;
+  assert.equal(short.fits, false);
+  assert.equal(short.advice[0]!.change, 'gradient_checkpointing');
   const ok = estimateRunSpec(root, 'finetune.yaml', undefined, findGpu('H200'))!;
   assert.ok(ok.fits);
   assert.match(estimateLabel(ok), /^≈ \d+(\.\d)? GB of 141 GB on H200$/);
