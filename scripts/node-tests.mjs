@@ -1,5 +1,6 @@
 // Node 20's test runner takes no globs: find the *.test.ts files under the given folders and run them.
-import { readdirSync, statSync, existsSync } from 'node:fs';
+import { readdirSync, statSync, existsSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -30,5 +31,13 @@ if (files.length === 0) {
 // --test-force-exit: a test that fails half-way can leave a handle open (a socket, a child's pipe); the suite
 // must still end (test:leftovers then finds and stops any process it left).
 const nodeArgs = ['--import', 'tsx', '--test', '--test-force-exit', '--test-reporter=spec', ...(serial ? ['--test-concurrency=1'] : []), ...files];
-const r = spawnSync(process.execPath, nodeArgs, { stdio: 'inherit' });
+// Every temporary folder the tests make (os.tmpdir(), Python's tempfile, mktemp) goes under one folder of this run,
+// removed when it ends: a test that fails before its cleanup, or forgets it, no longer leaves rft-* folders in /tmp
+// (a unit run used to leave about ninety). RFT_KEEP_TMP=1 keeps it and says where.
+const runTmp = mkdtempSync(join(tmpdir(), 'rft-t-'));
+// Traversable by other users (not listable), as /tmp is: the tests that run a step as nobody reach their own folders.
+chmodSync(runTmp, 0o711);
+const r = spawnSync(process.execPath, nodeArgs, { stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp } });
+if (process.env.RFT_KEEP_TMP === '1') console.log(`temporary files of this run kept in ${runTmp}`);
+else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 process.exit(r.status ?? 1);

@@ -16,6 +16,8 @@
 #    the cases were chosen so the estimates of any three together stay under 100 GiB). torch's peaks are each
 #    process's own; step times and the whole-GPU nvidia-smi peak of these records include the other lanes,
 #    and every record names its lane. Each lane stops starting cases when the time is nearly up.
+# On 2026-11-26 an H200 took 150 s for steps 1-3 (wheels, captures, two A/B pairs) and about 25 s a case (1B)
+# to 40 s (7-8B) with three lanes; give it 540 s in a call of 575 when the lease allows.
 # Files back ($OUT takes 8): a/ b/ c/ vram-*.json, lane-*.log, captures.tgz, device-run.log.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -95,7 +97,7 @@ lane() { # lane NAME CASES: one vram_measure.py, stopping in time for the files 
   budget=$(($(left) - 25))
   mkdir -p "$OUTD/$name"
   OUT="$OUTD/$name" "$py" bench/gpu/vram_measure.py "${DRYARG[@]}" --python "$py" --work "$WORK/$name" --out-dir "$RES/$name" \
-    --resume --lane "$name" --cases "$cases" --budget-s "$budget" --case-timeout 200 >>"$OUTD/lane-$name.log" 2>&1
+    --resume --lane "$name" --cases "$cases" --budget-s "$budget" --first-case-s 90 --case-timeout 200 >>"$OUTD/lane-$name.log" 2>&1
   say "lane $name ended (exit $?): $(tail -n 1 "$OUTD/lane-$name.log")"
 }
 # --resume on a fresh folder starts a new file; lane a's holds the baseline already.

@@ -12,6 +12,7 @@ import type { RunAttempt, RunRecord } from './runRecord';
 import { decideRelaunch, endedAttemptsCost, launchChoices, relaunchPolicyOf } from './runAttempts';
 import type { AttemptEnd } from './runAttempts';
 import { launchAttempt, loadLocalSpec } from './runStart';
+import { localOffsets } from './runMirror';
 import type { RunManagerContext, RunRelaunched, StartRequest } from './runTypes';
 
 /** The current attempt closed: when it ended, why, and what it cost under the provider's billing rule. */
@@ -25,6 +26,47 @@ export function closeAttempt(rec: RunRecord, reason: AttemptEnd | 'interrupted',
       ? finalCost(rec.provider, last.instanceType, last.pricePerHour, last.startedAt, endedAt).usd
       : undefined);
   return [...attempts.slice(0, -1), { ...last, endedAt, reason, ...(cost !== undefined ? { costUsd: cost } : {}) }];
+}
+
+/**
+ * The attempts after a replacement failed or was stopped. An attempt row exists once its host answered SSH; a
+ * replacement that ended before that (SSH never came, Stop pressed while it booted) still ran and billed from its
+ * launch call, so it gets its row here, with the cost its teardown computed.
+ */
+function attemptsAfterFailedLaunch(
+  failed: RunRecord,
+  err: unknown,
+  launch: {
+    readonly n: number;
+    readonly spot: boolean;
+    readonly pricePerHour: number;
+    readonly instanceType: string;
+    readonly region: string;
+    readonly zone?: string;
+  },
+  reason: AttemptEnd,
+  mirrorBase: RunAttempt['mirrorBase'],
+): RunAttempt[] | undefined {
+  const last = failed.attempts?.[failed.attempts.length - 1];
+  if (last?.n === launch.n) return closeAttempt(failed, reason, Date.now());
+  const billed = err instanceof ProvisionError ? err.billed : undefined;
+  if (!billed) return undefined;
+  const row: RunAttempt = {
+    n: launch.n,
+    instanceId: billed.id,
+    instanceType: launch.instanceType,
+    region: launch.region,
+    ...(launch.zone ? { zone: launch.zone } : {}),
+    spot: launch.spot,
+    pricePerHour: launch.pricePerHour,
+    startedAt: billed.launchedAt,
+    endedAt: billed.endedAt,
+    reason,
+    ...(billed.usd !== undefined ? { costUsd: billed.usd } : {}),
+    // Nothing of this attempt reached the mirror: its files would have started where the mirror is now.
+    mirrorBase,
+  };
+  return [...(failed.attempts ?? []), row];
 }
 
 /** The on-demand price of the type, for a replacement that falls back to on-demand; the last price if unknown. */
@@ -118,6 +160,14 @@ export async function relaunchRun(
   ctx.deps.log?.(`[${runId}] ${how.detail}; launching attempt ${n} of ${policy.maxAttempts}`);
   store.update(runId, { status: 'provisioning', finishedAt: undefined, failure: undefined, exitCode: undefined });
   let price: number | undefined;
+  const launchOf = (c: (typeof choices)[number]) => ({
+    n,
+    spot: c.spot,
+    pricePerHour: c.spot ? lastPrice : (price ?? lastPrice),
+    instanceType: baseOffer.instanceType,
+    region: baseOffer.region,
+    ...(c.zone ? { zone: c.zone } : {}),
+  });
   for (const [i, c] of choices.entries()) {
     if (!c.spot && price === undefined) price = last && last.spot ? await onDemandPrice(provider, last) : lastPrice;
     try {
@@ -141,11 +191,12 @@ export async function relaunchRun(
         // The run ends cancelled, as a start stopped before its command ran does.
         const cleaned = !(err instanceof ProvisionError) || err.cleanedUp;
         const message = `${how.detail}; stopped while its replacement (attempt ${n}) was launching${cleaned ? ', which was terminated' : `: ${(err as Error).message}`}`;
+        const attemptsNow = attemptsAfterFailedLaunch(failed, err, launchOf(c), 'cancelled', localOffsets(failed.localDir ?? ctx.localDirOf(runId)));
         const done = store.update(runId, {
           status: 'cancelled',
           failure: { message },
           ...(cleaned ? { finishedAction: 'terminated' as const } : {}),
-          ...(failed.attempts?.[failed.attempts.length - 1]?.n === n ? { attempts: closeAttempt(failed, 'cancelled', Date.now()) } : {}),
+          ...(attemptsNow ? { attempts: attemptsNow, costUsd: endedAttemptsCost(attemptsNow) } : {}),
         });
         ctx.deps.log?.(`[${runId}] ${message}`);
         ctx.emitFinished({ record: done, failure: { message } });
@@ -160,11 +211,12 @@ export async function relaunchRun(
         continue;
       }
       const message = `${how.detail}; the replacement (attempt ${n}) did not start: ${err instanceof Error ? err.message : String(err)}`;
+      const attemptsNow = attemptsAfterFailedLaunch(failed, err, launchOf(c), 'failed', localOffsets(failed.localDir ?? ctx.localDirOf(runId)));
       const done = store.update(runId, {
         status: 'failed',
         failure: { message },
         ...(err instanceof ProvisionError && err.cleanedUp ? { finishedAction: 'terminated' as const } : {}),
-        ...(failed.instanceId && failed.attempts?.[failed.attempts.length - 1]?.n === n ? { attempts: closeAttempt(failed, 'failed', Date.now()) } : {}),
+        ...(attemptsNow ? { attempts: attemptsNow, costUsd: endedAttemptsCost(attemptsNow) } : {}),
       });
       ctx.deps.log?.(`[${runId}] ${message}`);
       ctx.emitFinished({ record: done, failure: { message } });

@@ -41,12 +41,24 @@ export interface GuardedInstance {
   readonly launchedAt: number;
 }
 
+/** An instance that was launched (and billed) before the step that failed: what the run's cost must count. */
+export interface BilledInstance {
+  readonly id: string;
+  /** The launch call, where billing starts, and the teardown, ms since the epoch. */
+  readonly launchedAt: number;
+  readonly endedAt: number;
+  /** Under the provider's billing rule; undefined when the price is unknown. */
+  readonly usd?: number;
+}
+
 export class ProvisionError extends Error {
   constructor(
     readonly step: 'launch' | 'ssh' | 'bootstrap',
     override readonly cause: unknown,
     /** Whether every instance of the run is gone (or was never created). */
     readonly cleanedUp: boolean,
+    /** The instance the launch created, when it got that far. */
+    readonly billed?: BilledInstance,
   ) {
     super(`${step} failed: ${cause instanceof Error ? cause.message : String(cause)}${cleanedUp ? '' : ' (cleanup failed: see the orphaned instances)'}`);
     this.name = 'ProvisionError';
@@ -119,7 +131,9 @@ async function failAndClean(
     finalUsd: usd,
     note: `${step} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
   });
-  throw new ProvisionError(step, cause, cleaned);
+  const billed =
+    instanceId !== undefined && launchedAt !== undefined ? { id: instanceId, launchedAt, endedAt, ...(usd !== undefined ? { usd } : {}) } : undefined;
+  throw new ProvisionError(step, cause, cleaned, billed);
 }
 
 /** Launch, wait for SSH, bootstrap; on any failure the run's instances are terminated before this rejects. */

@@ -89,12 +89,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   // changes costs one round trip of latency instead of two. With nothing to send it gets an empty archive.
   const parent = remoteDir.slice(0, remoteDir.lastIndexOf('/')) || '/';
   const stage = `${parent}/.${basename(remoteDir)}.rft-stage-${randomBytes(6).toString('hex')}`;
-  const applying = session.execStream(applyCommand(remoteDir, stage, manifestPathFor(remoteDir))).then((ch) => {
-    const stderr: Buffer[] = [];
-    ch.stderr.on('data', (d: Buffer) => stderr.push(d));
-    ch.on('data', () => undefined);
-    return { ch, exit: session.exitOf(ch), stderr };
-  });
+  const applying = openChannel(session, applyCommand(remoteDir, stage, manifestPathFor(remoteDir)));
   applying.catch(() => undefined);
   const cached = readHashCache(options.cacheFile);
   const streams = Math.max(1, Math.min(8, options.streams ?? defaultStreams(session.rttMs)));
@@ -131,28 +126,21 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     await finishEmpty().catch(() => undefined);
     throw new Error(`reading remote state failed: ${stateOut.stderr.toString().trim()}`);
   }
-  const warnings = largeContentWarnings(scanned, options.largeLimits);
-  let local = scanned;
-  let excluded: string[] | undefined;
-  if (warnings.length > 0 && options.confirmLarge) {
-    const answer = await options.confirmLarge(warnings);
-    if (answer === false) {
-      await finishEmpty();
-      return { remoteDir, uploaded: 0, uploadedBytes: 0, deleted: 0, unchanged: 0, warnings, cancelled: true };
-    }
-    if (answer === 'exclude') {
-      local = withoutLarge(scanned, warnings);
-      excluded = warnings.map((w) => w.path);
-    }
+  // From here until the archives start, a failure (the large-files question throwing, planning failing) ends the
+  // channels opened above with empty archives, so the host's extractors and apply command exit and remove the stage.
+  let planned: Awaited<ReturnType<typeof planLocal>>;
+  try {
+    planned = await planLocal(options, scanned, stateOut.stdout);
+  } catch (err) {
+    await finishEmpty().catch(() => undefined);
+    throw err;
   }
-  options.onProgress?.({ phase: 'compare', files: local.length });
-  const { send, next, deletes, finalFiles, unchanged, nothingToDo } = await planSync(
-    options.localRoot,
-    local,
-    parseRemoteState(stateOut.stdout),
-    options.identityBytes ?? IDENTITY_BYTES,
-    (p) => excluded !== undefined && withoutLarge([{ path: p }], warnings).length === 0,
-  );
+  if (planned.cancelled) {
+    await finishEmpty();
+    return { remoteDir, uploaded: 0, uploadedBytes: 0, deleted: 0, unchanged: 0, warnings: planned.warnings, cancelled: true };
+  }
+  const { warnings, excluded } = planned;
+  const { send, next, deletes, finalFiles, unchanged, nothingToDo } = planned.plan;
   if (nothingToDo) {
     saveHashCache(options.cacheFile, finalFiles, cached);
     await finishEmpty();
@@ -169,6 +157,30 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   );
   options.onProgress?.({ phase: 'done', files: send.length, bytes: uploadedBytes });
   return { remoteDir, uploaded: send.length, uploadedBytes, deleted: deletes.length, unchanged, warnings, cancelled: false, ...(excluded ? { excluded } : {}) };
+}
+
+/** The large-files question, then the plan against the host's state; `cancelled` when the user said no. */
+async function planLocal(options: SyncOptions, scanned: LocalFile[], remoteState: Buffer) {
+  const warnings = largeContentWarnings(scanned, options.largeLimits);
+  let local = scanned;
+  let excluded: string[] | undefined;
+  if (warnings.length > 0 && options.confirmLarge) {
+    const answer = await options.confirmLarge(warnings);
+    if (answer === false) return { cancelled: true as const, warnings };
+    if (answer === 'exclude') {
+      local = withoutLarge(scanned, warnings);
+      excluded = warnings.map((w) => w.path);
+    }
+  }
+  options.onProgress?.({ phase: 'compare', files: local.length });
+  const plan = await planSync(
+    options.localRoot,
+    local,
+    parseRemoteState(remoteState),
+    options.identityBytes ?? IDENTITY_BYTES,
+    (p) => excluded !== undefined && withoutLarge([{ path: p }], warnings).length === 0,
+  );
+  return { cancelled: false as const, warnings, excluded, plan };
 }
 
 interface Applier {
@@ -192,7 +204,12 @@ const LONG_LINK_RTT_MS = 10;
 
 /** A channel running an extra extractor into the stage (the apply command's channel is the first stream). */
 function openExtractor(session: SshSession, stage: string): Promise<Applier> {
-  return session.execStream(`set -e; mkdir -p ${shellQuote(stage)}; ${extractCommand(stage)}`).then((ch) => {
+  return openChannel(session, `set -e; mkdir -p ${shellQuote(stage)}; ${extractCommand(stage)}`);
+}
+
+/** A command's channel that takes an archive on stdin: its stderr kept for the error, its stdout drained. */
+function openChannel(session: SshSession, command: string): Promise<Applier> {
+  return session.execStream(command).then((ch) => {
     const stderr: Buffer[] = [];
     ch.stderr.on('data', (d: Buffer) => stderr.push(d));
     ch.on('data', () => undefined);

@@ -488,10 +488,21 @@ test('Stop pressed while the replacement is launching: the launch is abandoned, 
   assert.equal(rec.status, 'cancelled', JSON.stringify(rec.failure));
   assert.match(rec.failure?.message ?? '', /stopped while its replacement \(attempt 2\) was launching, which was terminated/);
   assert.equal(s.relaunched.length, 0, 'no relaunch announced');
-  // The replacement never reached its bootstrap (its SSH never came up), where an attempt is recorded.
+  // The replacement never reached its bootstrap (its SSH never came up), but it was launched and billed from its
+  // launch call to its teardown: it is an attempt of the run, with that cost in the run's total.
+  const attempts = rec.attempts ?? [];
   assert.deepEqual(
-    (rec.attempts ?? []).map((a) => a.reason),
-    ['reclaimed'],
+    attempts.map((a) => [a.n, a.reason]),
+    [
+      [1, 'reclaimed'],
+      [2, 'cancelled'],
+    ],
   );
+  const replacement = attempts[1]!;
+  assert.match(replacement.instanceId ?? '', /^i-/, 'the replacement instance is named');
+  assert.ok(replacement.endedAt! >= replacement.startedAt, JSON.stringify(replacement));
+  // EC2 bills per second with a minute's minimum: a replacement stopped while booting still costs that minute.
+  assert.ok(replacement.costUsd! >= ((replacement.pricePerHour ?? 0) / 60) * 0.99 && replacement.costUsd! > 0, JSON.stringify(replacement));
+  assert.ok(Math.abs(rec.costUsd! - attempts.reduce((sum, a) => sum + (a.costUsd ?? 0), 0)) < 1e-9, `run cost ${rec.costUsd} is the attempts' sum`);
   await noOrphans(s);
 });

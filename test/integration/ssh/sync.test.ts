@@ -225,6 +225,32 @@ test('large data or checkpoint folders are announced first, and declining sends 
   assert.equal(existsSync(join(sshd.home, remoteDir)), false);
 });
 
+test('a large-files question that throws ends the extract channels a first sync opened early: no stage or tar is left on the host', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  write(ws, 'train.py', 'x');
+  write(ws, 'data/train.jsonl', Buffer.alloc(2 * 1024 * 1024));
+  const remoteDir = '.remote-finetune/workspaces/large-throws';
+  const session = await host.session();
+  // No hash cache and four streams: three extract channels are opened beside the state read, before the question.
+  await assert.rejects(
+    syncWorkspace(session, {
+      localRoot: ws,
+      remoteDir,
+      streams: 4,
+      largeLimits: { folderBytes: 1024 * 1024, largeBytes: 100 * 1024 * 1024 },
+      confirmLarge: async () => {
+        throw new Error('the question could not be asked');
+      },
+    }),
+    /the question could not be asked/,
+  );
+  // The session stays open: what ends the host's processes is the empty archives, not a disconnect.
+  const left = await session.exec(`ls -a ${join(sshd.home, '.remote-finetune/workspaces')}; pgrep -u "$(id -u)" -fa 'large-throws[.]rft-stage' || true`);
+  const text = left.stdout.toString();
+  assert.doesNotMatch(text, /rft-stage/, text);
+  assert.equal(existsSync(join(sshd.home, remoteDir)), false);
+});
+
 test('excluding the announced large folders sends the rest and keeps what an earlier sync put on the host', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
   write(ws, 'train.py', 'x');
