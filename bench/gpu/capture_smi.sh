@@ -2,8 +2,10 @@
 # Issue 14.3: real nvidia-smi output from a GPU machine, saved verbatim as parser fixtures.
 #
 #   bash bench/gpu/capture_smi.sh idle DIR            the GPU with nothing on it
-#   bash bench/gpu/capture_smi.sh busy DIR [WAIT_S]   waits (default 120 s) until a process holds GPU memory, then
-#                                                     captures while it trains
+#   bash bench/gpu/capture_smi.sh busy DIR [WAIT_S] [EVENTS]
+#                         waits (default 120 s) until a process holds GPU memory, then captures while it trains;
+#                         with EVENTS (a run's events.jsonl), until that run has logged a training step: on
+#                         2026-11-26 the process test alone fired on a model being built and caught the GPU idle
 #
 # Each capture is the exact command the product runs where it runs one (the runner's sampler and per-process
 # query, argv from python-runner/remote_finetune/gpu.py; the host probe of src/core/ssh/gpuProbe.ts), plus the
@@ -15,6 +17,7 @@ cd "$(dirname "$0")/../.."
 mode=${1:?idle or busy}
 dir=${2:?output folder}
 wait_s=${3:-120}
+events=${4:-}
 mkdir -p "$dir"
 smi=$(command -v nvidia-smi) || { echo "capture: no nvidia-smi on PATH" >&2; exit 3; }
 py=python3
@@ -39,14 +42,17 @@ run() { # run FILE SECONDS COMMAND...: stdout to DIR/FILE, stderr apart, the com
 if [ "$mode" = busy ]; then
   start=$(date +%s)
   # --query-compute-apps prints nothing while no process holds GPU memory: poll it until one does.
-  until [ -n "$($apps 2>/dev/null | tr -d '[:space:]')" ]; do
+  training() {
+    if [ -n "$events" ]; then grep -q '"type": *"metrics"' "$events" 2>/dev/null; else [ -n "$($apps 2>/dev/null | tr -d '[:space:]')" ]; fi
+  }
+  until training; do
     if [ $(($(date +%s) - start)) -ge "$wait_s" ]; then
-      echo "capture: no process on the GPU within $wait_s s" >&2
+      echo "capture: no training ${events:+in $events }within $wait_s s" >&2
       exit 1
     fi
-    sleep 0.5
+    sleep 0.2
   done
-  sleep 3 # past model loading, into the training steps
+  [ -n "$events" ] || sleep 3 # past model loading, into the training steps
   # shellcheck disable=SC2086  # the argv strings are shlex-joined words without spaces inside
   {
     run busy_lms200_query.csv 4 $sampler

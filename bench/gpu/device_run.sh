@@ -78,7 +78,7 @@ bash bench/gpu/capture_smi.sh idle "$CAP" || say "idle capture failed"
 pack_captures
 
 say "item 4: runner vs plain Trainer, alone on the GPU ($(left) s left)"
-bash bench/gpu/capture_smi.sh busy "$CAP" 150 &
+bash bench/gpu/capture_smi.sh busy "$CAP" 150 "$WORK/a/home/.remote-finetune/runs/baseline-runner-0/events.jsonl" &
 capture=$!
 mkdir -p "$OUTD/a"
 OUT="$OUTD/a" "$py" bench/gpu/vram_measure.py "${DRYARG[@]}" --python "$py" --work "$WORK/a" --out-dir "$RES/a" --baseline-only \
