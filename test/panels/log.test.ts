@@ -376,3 +376,46 @@ test('timestamps on demand, pause and follow, and "First error" scrolls back to 
   host.dispose();
   await p.close();
 });
+
+test('scrolling up to read back pauses following; scrolling back to the end follows again', { skip }, async () => {
+  const p = await openPanel(browser, 'log');
+  const file = join(dir, 'scroll.log');
+  const body: string[] = [];
+  for (let i = 0; i < 400; i++) body.push(`step ${i} loss 0.5`);
+  writeFileSync(file, body.join('\n') + '\n');
+  const host = await streamFile(p, file);
+  await waitForRow(p, (r) => r.some((x) => x.includes('step 399 ')), 'stream did not finish');
+  assert.equal((await p.page.textContent('#follow'))?.trim(), 'Pause');
+
+  // The wheel over the log, upwards: following stops by itself and says why.
+  const box = (await p.page.locator('#terminal').boundingBox())!;
+  await p.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await p.page.mouse.wheel(0, -1500);
+  await p.page.waitForFunction(() => (document.getElementById('follow')?.textContent ?? '').trim() === 'Follow', undefined, { timeout: 10_000 });
+  assert.match((await p.page.textContent('#status')) ?? '', /Paused while you read back/);
+  await waitForRow(p, (r) => !r.some((x) => x.includes('step 399 ')), 'the view did not move up');
+  const reading = await rowsText(p);
+  // New lines are held, and the lines being read stay where they are.
+  appendFileSync(file, 'step 400 while reading\nstep 401 while reading\n');
+  await p.page.waitForFunction(() => /Paused: 2 new lines not shown/.test(document.getElementById('status')?.textContent ?? ''), undefined, {
+    timeout: 10_000,
+  });
+  assert.deepEqual(await rowsText(p), reading);
+
+  // Back down to the end: following resumes and draws what arrived meanwhile.
+  await p.page.mouse.wheel(0, 100_000);
+  await waitForRow(p, (r) => r.some((x) => x.includes('step 401 while reading')), 'scrolling to the end did not follow again');
+  assert.equal((await p.page.textContent('#follow'))?.trim(), 'Pause');
+
+  // Paused with the button, reaching the end does not resume: only the button does.
+  await p.page.click('#follow');
+  await p.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await p.page.mouse.wheel(0, -800);
+  await p.page.mouse.wheel(0, 100_000);
+  appendFileSync(file, 'step 402 after the button\n');
+  await p.page.waitForFunction(() => /Paused: 1 new line/.test(document.getElementById('status')?.textContent ?? ''), undefined, { timeout: 10_000 });
+  assert.equal((await p.page.textContent('#follow'))?.trim(), 'Follow');
+  assert.deepEqual(p.pageErrors, []);
+  host.dispose();
+  await p.close();
+});

@@ -47,6 +47,10 @@ class LogView {
   private readonly timesBtn: HTMLElement;
   private readonly finalEl: HTMLElement;
   private liveText = '';
+  /** When the person last scrolled with the wheel, keys or the scrollbar: only their scrolling pauses or resumes. */
+  private userScrollAt = 0;
+  /** Following stopped because they scrolled up (not the Pause button): reaching the end again resumes it. */
+  private autoPaused = false;
 
   constructor(readonly init: LogInitMessage) {
     this.ring = new LineRing(init.scrollback);
@@ -101,6 +105,22 @@ class LogView {
     root.replaceChildren(el('div', { class: 'log-app' }, toolbar, this.finalEl, this.statusEl, this.failuresEl, termEl));
     this.term.open(termEl);
     this.fit(termEl);
+    // Reading back pauses, as in a terminal: new lines stop pushing the view down while you scroll up, and
+    // following resumes when you scroll back to the end. Scrolls the panel makes itself (new lines, redraws,
+    // jumps to a match) come with no input and change nothing.
+    const touched = (): void => {
+      this.userScrollAt = Date.now();
+    };
+    termEl.addEventListener('wheel', touched, { capture: true, passive: true });
+    termEl.addEventListener('mousedown', touched, { capture: true });
+    termEl.addEventListener(
+      'keydown',
+      (e) => {
+        if (['PageUp', 'PageDown', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) touched();
+      },
+      { capture: true },
+    );
+    this.term.onScroll(() => this.scrolledByUser());
     new ResizeObserver(() => this.fit(termEl)).observe(termEl);
 
     // The toolkit dropdown only takes a value once its options exist in the DOM.
@@ -347,7 +367,21 @@ class LogView {
     this.redraw();
   }
 
+  private scrolledByUser(): void {
+    if (Date.now() - this.userScrollAt > 1000) return;
+    const b = this.term.buffer.active;
+    const atEnd = b.viewportY >= b.baseY;
+    if (view.follow && !atEnd) {
+      this.setFollow(false, false);
+      this.autoPaused = true;
+      this.setStatus('Paused while you read back: scroll to the end, or press Follow');
+    } else if (!view.follow && this.autoPaused && atEnd) {
+      this.setFollow(true);
+    }
+  }
+
   setFollow(follow: boolean, redraw = true): void {
+    this.autoPaused = false;
     const was = view.follow;
     view = { ...view, follow };
     bridge.saveState(view);
