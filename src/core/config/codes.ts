@@ -63,7 +63,11 @@ const fixed: CodeInfo[] = [
   { code: 'RFT816', severity: 'error', title: 'fp8 on a GPU without fp8 (needs L4, RTX 4090, H100, H200)' },
   { code: 'RFT817', severity: 'warning', title: 'accelerate config: bare no/yes that YAML 1.1 (PyYAML) reads as a boolean' },
   { code: 'RFT818', severity: 'warning', title: 'Learning rate above 1e-2 with LoRA/QLoRA (2e-4 is usual)' },
-  { code: 'RFT819', severity: 'error', title: 'GPU the provider does not offer (EC2, GCP; Lambda: warning, its list is live)' },
+  {
+    code: 'RFT819',
+    severity: 'error',
+    title: 'GPU, or number of GPUs to a machine, the provider does not offer (EC2, GCP; Lambda: warning for the GPU, its list is live)',
+  },
   { code: 'RFT820', severity: 'error', title: 'target.volume on a provider without persistent volumes (EC2 only)' },
   { code: 'RFT830', severity: 'error', title: 'Multi-node spec without one SSH host per machine in target.hosts, or not torchrun/accelerate' },
   { code: 'RFT901', severity: 'error', title: 'Estimated peak GPU memory does not fit the target GPU (with the cheapest fixes)' },

@@ -33,7 +33,7 @@ trainer:
 ${extra}target:
   provider: ec2
   gpu: A100-40GB
-  gpu_count: 4
+  gpu_count: 8
 `;
 
 const codes = (dir: string, rel: string, text: string): string[] =>
@@ -47,10 +47,10 @@ test('run spec + the files it names: process counts, mixed precision, ZeRO-3 wit
     const launcher = 'launcher:\n  type: accelerate\n  config_file: accelerate/zero3.yaml\n  deepspeed: ds.json\n  num_processes: 2\n';
     const got = codes(dir, 'finetune.yaml', spec(launcher));
     for (const c of ['RFT805', 'RFT809', 'RFT803', 'RFT806']) assert.ok(got.includes(c), `${c} missing from ${got.join(' ')}`);
-    assert.equal(got.filter((c) => c === 'RFT805').length, 2, 'launcher.num_processes and the accelerate config both disagree with 4 GPUs');
-    const missing = codes(dir, 'finetune.yaml', spec('launcher:\n  type: accelerate\n  config_file: nope.yaml\n  num_processes: 4\nenv_file: .env\n'));
+    assert.equal(got.filter((c) => c === 'RFT805').length, 2, 'launcher.num_processes and the accelerate config both disagree with 8 GPUs');
+    const missing = codes(dir, 'finetune.yaml', spec('launcher:\n  type: accelerate\n  config_file: nope.yaml\n  num_processes: 8\nenv_file: .env\n'));
     assert.deepEqual(missing.filter((c) => c === 'RFT813').length, 2);
-    const ok = codes(dir, 'finetune.yaml', spec('launcher:\n  type: accelerate\n  num_processes: 4\n'));
+    const ok = codes(dir, 'finetune.yaml', spec('launcher:\n  type: accelerate\n  num_processes: 8\n'));
     assert.deepEqual(ok, []);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -58,11 +58,11 @@ test('run spec + the files it names: process counts, mixed precision, ZeRO-3 wit
 });
 
 test('an accelerate config takes the GPU from the finetune.yaml beside it; a VRAM overflow is an error with fixes', () => {
-  const dir = workspace({ 'finetune.yaml': spec('').replace('A100-40GB', 'T4').replace('gpu_count: 4', 'gpu_count: 1').replace('qlora', 'lora-bf16') });
+  const dir = workspace({ 'finetune.yaml': spec('').replace('A100-40GB', 'T4').replace('gpu_count: 8', 'gpu_count: 1').replace('qlora', 'lora-bf16') });
   try {
     const accCodes = codes(dir, 'accelerate_configs/single.yaml', "distributed_type: 'NO'\nmixed_precision: bf16\nnum_processes: 1\n");
     assert.deepEqual(accCodes, ['RFT801']);
-    const r = validateText(spec('').replace('A100-40GB', 'T4').replace('gpu_count: 4', 'gpu_count: 1').replace('method: qlora', 'method: full'), {
+    const r = validateText(spec('').replace('A100-40GB', 'T4').replace('gpu_count: 8', 'gpu_count: 1').replace('method: qlora', 'method: full'), {
       fileName: join(dir, 'finetune.yaml'),
       files: nodeFiles,
     });
@@ -121,8 +121,8 @@ test("the seeds' own configs (accelerate, sweep, .env, hyperparameters, LoRA, bi
 test('target.volume: fine on EC2, RFT820 on a provider without persistent volumes; bucket data needs no local file', () => {
   const dir = workspace({ 'data/train.jsonl': '{"text": "x"}\n' });
   try {
-    const launcher = 'launcher:\n  type: accelerate\n  num_processes: 4\n';
-    const onEc2 = spec(launcher).replace('  gpu_count: 4\n', '  gpu_count: 4\n  volume:\n    name: seed004\n    size_gb: 200\n');
+    const launcher = 'launcher:\n  type: accelerate\n  num_processes: 8\n';
+    const onEc2 = spec(launcher).replace('  gpu_count: 8\n', '  gpu_count: 8\n  volume:\n    name: seed004\n    size_gb: 200\n');
     assert.deepEqual(codes(dir, 'finetune.yaml', onEc2), []);
     const onGcp = onEc2.replace('provider: ec2', 'provider: gcp');
     const d = validateText(onGcp, { fileName: join(dir, 'finetune.yaml'), files: nodeFiles }).diagnostics.filter((x) => x.code === 'RFT820');

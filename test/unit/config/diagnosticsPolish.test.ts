@@ -184,6 +184,51 @@ function srcFiles(dir: string): string[] {
   );
 }
 
+test('RFT819 GPU count: EC2 sells A100-40GB only eight to a machine, so gpu_count 4 (or none, meaning 1) matches no offer; the fix is 8', () => {
+  const p = (provider: string, gpu: string, count?: string): string =>
+    `version: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\nmethod: qlora\ndata:\n  train: a/b\ntrainer:\n  precision: bf16\n  gradient_checkpointing: true\ntarget:\n  provider: ${provider}\n  gpu: ${gpu}\n${count ? `  gpu_count: ${count}\n` : ''}`;
+  const four = p('ec2', 'A100-40GB', '4');
+  const d = diags(four).filter((x) => x.code === 'RFT819');
+  assert.equal(d.length, 1);
+  assert.equal(d[0]!.severity, 'error');
+  assert.equal(four.slice(d[0]!.start, d[0]!.end), '4');
+  assert.equal(
+    d[0]!.message,
+    'EC2 sells A100-40GB only in machines of 8 GPUs; gpu_count 4 matches no offer. Use 8 (and launcher.num_processes to match), or pick another GPU.',
+  );
+  const fixed = applyFix(four, d[0]!.fixes![0]!);
+  assert.match(fixed, /\n {2}gpu_count: 8\n/);
+  assert.deepEqual(
+    diags(fixed).filter((x) => x.code === 'RFT819'),
+    [],
+  );
+  // No gpu_count means one GPU: said on the gpu line, with what to add.
+  const none = p('ec2', 'A100-40GB');
+  const d1 = diags(none).find((x) => x.code === 'RFT819')!;
+  assert.equal(none.slice(d1.start, d1.end), 'A100-40GB');
+  assert.match(d1.message, /only in machines of 8 GPUs, and target\.gpu_count is 1 when not given: no offer matches\. Add gpu_count: 8/);
+  // Sizes that exist: EC2 T4 comes 1 or 4 to a machine (g4dn.xlarge, g4dn.12xlarge).
+  assert.deepEqual(
+    diags(p('ec2', 'T4', '4')).filter((x) => x.code === 'RFT819'),
+    [],
+  );
+  // Lambda's sizes come from its live API, which the catalog here may lag: its counts are not judged.
+  assert.deepEqual(
+    diags(p('lambda', 'H100', '3')).filter((x) => x.code === 'RFT819'),
+    [],
+  );
+  // GCP's catalog is as certain as EC2's: an A100-40GB (a2-highgpu) comes 1, 2, 4 or 8 to a machine, not 3.
+  assert.match(
+    diags(p('gcp', 'A100-40GB', '3')).find((x) => x.code === 'RFT819')?.message ?? '',
+    /^GCP sells A100-40GB only in machines of [\d, ]+ GPUs; gpu_count 3 /,
+  );
+  // Not a whole number is the schema's to say.
+  assert.deepEqual(
+    diags(p('ec2', 'A100-40GB', '2.5')).filter((x) => x.code === 'RFT819'),
+    [],
+  );
+});
+
 test('RFT819 per provider: Lambda offers no T4 (warning, its list is live), EC2 no V100 and GCP no A10G (errors); the fix picks an offered GPU', () => {
   const p = (provider: string, gpu: string): string =>
     `version: 1\nmodel:\n  id: meta-llama/Llama-3.1-8B\nmethod: qlora\ndata:\n  train: a/b\ntrainer:\n  precision: fp16\n  gradient_checkpointing: true\ntarget:\n  provider: ${provider}\n  gpu: ${gpu}\n`;

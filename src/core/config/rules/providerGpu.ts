@@ -51,9 +51,9 @@ export function checkProviderGpu(ctx: RuleContext): ConfigDiagnostic[] {
   const name = NAMES[provider];
   const severity = provider === 'lambda' ? 'warning' : 'error';
   const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
-  // The GPU count is not checked yet: examples/deepspeed-zero2-multi asks EC2 for 4 A100-40GB on a
-  // p4d.24xlarge (8 GPUs), which no offer matches; providerGpus() has the counts for when it is.
-  if (offered.has(gpu.id)) return [];
+  const counts = offered.get(gpu.id);
+  // Lambda's sizes come from its live list, which this one may lag: only the static catalogs' sizes are certain.
+  if (counts) return provider === 'lambda' ? [] : checkGpuCount(ctx, gpu.id, counts, name, severity);
   const ids = [...offered.keys()];
   const alt = cheapestLike(gpu, ids);
   const fixes: Fix[] = alt ? [{ title: `Change to ${alt.id} (offered on ${name})`, edits: [replaceNode(gpuNode, alt.id, ctx.syntax)], preferred: true }] : [];
@@ -66,6 +66,31 @@ export function checkProviderGpu(ctx: RuleContext): ConfigDiagnostic[] {
       fixes,
     },
   ];
+}
+
+/**
+ * The provider sells this GPU only in machines of certain sizes, and an offer matches target.gpu_count exactly
+ * (offers.ts matchesQuery): EC2 has A100-40GB only as p4d.24xlarge, eight of them. Another count finds no offer,
+ * so the launch fails; the fix is the next size up the provider sells (else its largest).
+ */
+function checkGpuCount(ctx: RuleContext, gpu: GpuId, counts: readonly number[], name: string, severity: ConfigDiagnostic['severity']): ConfigDiagnostic[] {
+  const countNode = nodeAt(ctx.root, ['target', 'gpu_count']);
+  const raw = countNode?.kind === 'scalar' ? countNode.value : undefined;
+  // Not a whole number: the schema says so (RFT1xx), not this rule.
+  if (raw !== undefined && (typeof raw !== 'number' || !Number.isInteger(raw))) return [];
+  const want = raw ?? 1;
+  if (counts.includes(want)) return [];
+  const sizes = counts.join(', ');
+  const next = counts.find((c) => c >= want) ?? counts[counts.length - 1]!;
+  const at = countNode ?? nodeAt(ctx.root, ['target', 'gpu'])!;
+  const message =
+    raw === undefined
+      ? `${name} sells ${gpu} only in machines of ${sizes} GPUs, and target.gpu_count is 1 when not given: no offer matches. Add gpu_count: ${next} (and launcher.num_processes to match), or pick another GPU.`
+      : `${name} sells ${gpu} only in machines of ${sizes} GPUs; gpu_count ${want} matches no offer. Use ${next} (and launcher.num_processes to match), or pick another GPU.`;
+  const fixes: Fix[] = countNode
+    ? [{ title: `Change to ${next} GPUs (a machine ${name} sells)`, edits: [replaceNode(countNode, next, ctx.syntax)], preferred: true }]
+    : [];
+  return [{ start: at.start, end: Math.max(at.end, at.start + 1), severity, code: 'RFT819', message, fixes }];
 }
 
 /** The cheapest offered GPU with at least this one's memory (and bf16 when it has bf16). */
