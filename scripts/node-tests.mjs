@@ -33,11 +33,12 @@ if (files.length === 0) {
 const nodeArgs = ['--import', 'tsx', '--test', '--test-force-exit', '--test-reporter=spec', ...(serial ? ['--test-concurrency=1'] : []), ...files];
 // Every temporary folder the tests make (os.tmpdir(), Python's tempfile, mktemp) goes under one folder of this run,
 // removed when it ends: a test that fails before its cleanup, or forgets it, no longer leaves rft-* folders in /tmp
-// (a unit run used to leave about ninety). RFT_KEEP_TMP=1 keeps it and says where.
+// (a unit run used to leave about ninety). A suite that fails keeps it, with the logs of the VS Code instances,
+// hosts and runs it started, and says where; so does RFT_KEEP_TMP=1.
 const runTmp = mkdtempSync(join(tmpdir(), 'rft-t-'));
 // Traversable by other users (not listable), as /tmp is: the tests that run a step as nobody reach their own folders.
 chmodSync(runTmp, 0o711);
 const r = spawnSync(process.execPath, nodeArgs, { stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp } });
-if (process.env.RFT_KEEP_TMP === '1') console.log(`temporary files of this run kept in ${runTmp}`);
+if (process.env.RFT_KEEP_TMP === '1' || r.status !== 0) console.log(`temporary files of this run kept in ${runTmp}`);
 else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 process.exit(r.status ?? 1);
