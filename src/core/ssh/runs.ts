@@ -162,6 +162,11 @@ export async function startDetached(session: SshSession, options: StartOptions):
 // One line per run, tab-separated: id, pid, alive, exit code, started_at, heartbeat age, output.log size.
 // A zombie still answers kill -0 (some containers' pid 1 never reaps), so /proc's state is checked too.
 const ALIVE_FN = `rft_alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }`;
+// Whether a process that is not a zombie is left in process group $1 or $2 (0: none), from /proc/*/stat (the fields
+// after the command's closing parenthesis: state, ppid, pgrp). Without /proc it says no: nothing to wait for.
+const LIVE_IN_FN =
+  `rft_live_in() { rft_g1=$1; rft_g2=$2; for rft_f in /proc/[0-9]*/stat; do rft_l=; read -r rft_l 2>/dev/null < "$rft_f" || continue; ` +
+  `set -- \${rft_l##*) }; [ "$1" != Z ] && [ "$3" != 0 ] && { [ "$3" = "$rft_g1" ] || [ "$3" = "$rft_g2" ]; } && return 0; done; return 1; }`;
 const STATUS_FN =
   `${ALIVE_FN}; rft_status() { d=$1; pid=$(cat "$d/pid" 2>/dev/null); ec=$(cat "$d/exit_code" 2>/dev/null); st=$(cat "$d/started_at" 2>/dev/null); ` +
   `hb=$(cat "$d/heartbeat" 2>/dev/null); now=$(date +%s); age=; [ -n "$hb" ] && age=$((now-hb)); alive=0; ` +
@@ -216,14 +221,20 @@ export async function stopRun(session: SshSession, runId: string, options: { gra
   const steps = Math.max(1, Math.ceil((options.graceMs ?? 10_000) / 100));
   const d = shellQuote(dir);
   await session.run(
-    `${ALIVE_FN}; pid=$(cat ${d}/pid 2>/dev/null) || exit 0; [ -n "$pid" ] || exit 0; ` +
-      `kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; ` +
+    `${ALIVE_FN}; ${LIVE_IN_FN}; pid=$(cat ${d}/pid 2>/dev/null) || exit 0; [ -n "$pid" ] || exit 0; ` +
+      // `kill -TERM -PGID`, not `kill -TERM -- -PGID`: dash (Debian's /bin/sh, which runs every command for a
+      // fish or csh login shell) and busybox read `--` as a pid and kill nothing, and the fallback hit the wrapper alone.
+      `kill -TERM "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; ` +
       `i=0; while rft_alive "$pid" && [ $i -lt ${steps} ]; do sleep 0.1; i=$((i+1)); done; ` +
       // The runner's training process group (train.pgid, run.py) goes with it: a launcher waiting for workers
       // whose peer machine died would otherwise outlive the run. Only here, while the runner still waits on it,
       // so the group id cannot have been reused.
-      `if rft_alive "$pid"; then tp=$(cat ${d}/train.pgid 2>/dev/null); kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null; ` +
-      `case "$tp" in ''|*[!0-9]*) ;; *) kill -KILL -- "-$tp" 2>/dev/null;; esac; sleep 0.2; fi; ` +
+      `tp=$(cat ${d}/train.pgid 2>/dev/null); case "$tp" in ''|*[!0-9]*) tp=0;; esac; kg=0; ` +
+      `if rft_alive "$pid"; then kg=$pid; kill -KILL "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null; ` +
+      `[ "$tp" = 0 ] || kill -KILL "-$tp" 2>/dev/null; fi; ` +
+      // A killed process takes a moment to exit (a torch worker unmaps gigabytes), and a launcher the runner spared
+      // may still be shutting down: stop returns once no live process of the run's groups is left (at most 5 s).
+      `i=0; while rft_live_in "$kg" "$tp" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ` +
       `[ -f ${d}/exit_code ] || { echo 137 > ${d}/exit_code.tmp && mv -f ${d}/exit_code.tmp ${d}/exit_code; }; true`,
   );
   return await runStatus(session, runId, options.root);

@@ -130,6 +130,15 @@ function netnsPids(ns: string): number[] {
   }
 }
 
+/** The process's state letter (R, S, D, Z…) from /proc, for a failure message. */
+function procState(pid: number): string {
+  try {
+    return /^State:\s*(\S+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '?';
+  } catch {
+    return 'gone';
+  }
+}
+
 function cmdline(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
@@ -286,14 +295,19 @@ test('multi-node: Stop stops every rank on every host', { timeout: 300_000 }, as
   await until('rank 1 all-reducing', () => existsSync(rank1Log) && /rank [23] step 2 sum 4/.test(readFileSync(rank1Log, 'utf8')), 120_000);
   await manager.stop(rec.id, 5_000);
   const done = await fin;
-  assert.equal(done.record.status, 'stopped');
-  assert.equal(done.failure, undefined);
+  assert.equal(done.record.status, 'stopped', JSON.stringify(done.record));
+  assert.equal(done.failure, undefined, JSON.stringify(done.failure));
+  // At once, not after a wait: stop returns only when no live process of the run is left on any host.
   for (const h of lan!.hosts) {
+    const left = netnsPids(h.name)
+      .map((p) => ({ p, cmd: cmdline(p) }))
+      .filter((x) => /allreduce_forever|torchrun/.test(x.cmd));
     assert.deepEqual(
-      netnsPids(h.name).filter((p) => /allreduce_forever|torchrun/.test(cmdline(p))),
+      left.map((x) => `${x.p} ${procState(x.p)} ${x.cmd}`),
       [],
       `nothing of the run left on ${h.name}`,
     );
   }
-  assert.ok(readdirSync(join(rec.localDir!, 'rank-1')).includes('events.jsonl'));
+  const rank1Files = readdirSync(join(rec.localDir!, 'rank-1'));
+  assert.ok(rank1Files.includes('events.jsonl'), `rank 1's events mirrored: ${rank1Files.join(', ')}`);
 });

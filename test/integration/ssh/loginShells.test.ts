@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { startSshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
@@ -110,9 +111,15 @@ for (const shell of shells) {
       assert.equal(st.exitCode, 4);
       assert.equal(statSync(join(started.runDir, 'env')).mode & 0o777, 0o600);
     }
-    const long = await startDetached(session, { runId: `shell-${shell.name}-stop`, launcher: 'setsid', command: 'sleep 60' });
-    const stopped = await stopRun(session, long.runId, { graceMs: 2000 });
+    // A run that ignores TERM, with a child in its group: after the grace the whole group is killed, whichever
+    // shell ran the stop (a fish or csh login shell's commands go through /bin/sh, dash here).
+    const long = await startDetached(session, { runId: `shell-${shell.name}-stop`, launcher: 'setsid', command: "trap '' TERM; sleep 60 & wait; sleep 60" });
+    const stopped = await stopRun(session, long.runId, { graceMs: 1000 });
     assert.notEqual(stopped.state, 'running');
+    const left = execFileSync('ps', ['-eo', 'pgid=,stat=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.trim().split(/\s+/)[0] === String(long.pid) && !/^Z/.test(l.trim().split(/\s+/)[1] ?? ''));
+    assert.deepEqual(left, [], `nothing of the stopped run is left under ${shell.name}`);
     assert.ok((await listRuns(session)).some((r) => r.runId === `shell-${shell.name}-tmux`));
     const gpus = await probeGpus(session);
     assert.equal(gpus.kind, 'none', 'no nvidia-smi here: a clear "no NVIDIA GPU" result');

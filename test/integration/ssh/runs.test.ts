@@ -89,6 +89,26 @@ test('stop: SIGTERM ends a cooperative run at once (143); one that ignores TERM 
   assert.equal(left.trim(), '');
 });
 
+test('stop returns only when the training process group is gone too, not when the wrapper is (a launcher still shutting down)', async () => {
+  const session = await host.session();
+  // The run's training group (as run.py's train.pgid names it) takes 1.5 s to end after its TERM, while the
+  // command ends at once: the wrapper exits well inside the grace period with the training process still alive.
+  const command =
+    `setsid sh -c 'echo $$ > "$RFT_RUN_DIR/train.pgid"; trap "sleep 1.5; exit 0" TERM; while :; do sleep 0.1; done' & ` +
+    `trap 'kill -TERM "-$(cat "$RFT_RUN_DIR/train.pgid")"; exit 143' TERM; while :; do sleep 0.1; done`;
+  await startDetached(session, { runId: 'stop-slow-group', command });
+  const pgidFile = join(sshd.home, '.remote-finetune/runs/stop-slow-group/train.pgid');
+  await waitFor('stop-slow-group', (s) => s.state === 'running' && existsSync(pgidFile) && readFileSync(pgidFile, 'utf8').trim() !== '');
+  const tp = Number(readFileSync(pgidFile, 'utf8').trim());
+  const t0 = Date.now();
+  const st = await stopRun(session, 'stop-slow-group', { graceMs: 10_000 });
+  const took = Date.now() - t0;
+  assert.equal(st.state, 'exited');
+  const left = await session.run(`ps -eo pgid,stat,args | awk '$1 == ${tp} && $2 !~ /^Z/' | grep -v awk || true`);
+  assert.equal(left.trim(), '', `the training group ${tp} still had live processes when stop returned (after ${took} ms)`);
+  assert.ok(took < 8000, `stop waited for the group, not for the whole grace period (${took} ms)`);
+});
+
 test('listRuns shows runs started from another machine (another client, key and known-hosts store)', async () => {
   const other = clientFor(sshd);
   const otherHost = new SshHost({ host: other.alias }, other.options);
