@@ -67,12 +67,12 @@ function storedRuns(): StoredRun[] {
   return (JSON.parse(readFileSync(file, 'utf8')) as { runs: StoredRun[] }).runs;
 }
 
-async function waitFor<T>(what: string, fn: () => T | undefined, timeoutMs: number): Promise<T> {
+async function waitFor<T>(what: string, fn: () => T | undefined, timeoutMs: number, explain?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = fn();
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${explain ? `\n${explain()}` : ''}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -128,6 +128,36 @@ function extensionLogText(): string {
   };
   if (existsSync(join(userDataDir, 'logs'))) walk(join(userDataDir, 'logs'));
   return files.map((f) => readFileSync(f, 'utf8')).join('\n');
+}
+
+/**
+ * What a failed wait on a reattach should show, since CI prints only the output: the stored record, the
+ * extension host's lines about this extension (activation, or "Not activating … Timed out while searching"),
+ * and the end of the extension's own log, for every window.
+ */
+function reattachEvidence(name: string): string {
+  const exthost: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === 'exthost.log')
+        exthost.push(
+          ...readFileSync(p, 'utf8')
+            .split('\n')
+            .filter((l) => /remote-finetune|Not activating/i.test(l))
+            .map((l) => `${p.slice(userDataDir.length)}: ${l}`),
+        );
+    }
+  };
+  if (existsSync(join(userDataDir, 'logs'))) walk(join(userDataDir, 'logs'));
+  return [
+    `stored record: ${JSON.stringify(storedRuns().find((r) => r.name === name))}`,
+    'extension host lines:',
+    ...exthost.slice(-30),
+    'extension log (end):',
+    ...extensionLogText().split('\n').slice(-60),
+  ].join('\n');
 }
 
 /** Whether the command palette lists a command (its `when` clause in contributes.menus.commandPalette). */
@@ -458,6 +488,7 @@ test('e2e: a run survives Developer: Reload Window mid-run and reattaches with n
         return r && r.status === 'completed' ? r : undefined;
       },
       240_000,
+      () => reattachEvidence('e2e-reload'),
     );
     const local = readFileSync(join(done.localDir!, 'output.log'), 'utf8');
     const remote = readFileSync(join(done.remoteDir!.replace(/^~\//, `${sshd.home}/`), 'output.log'), 'utf8');
