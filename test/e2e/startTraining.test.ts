@@ -141,7 +141,7 @@ function reattachEvidence(name: string): string {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name === 'exthost.log')
+      else if (e.name.endsWith('exthost.log'))
         exthost.push(
           ...readFileSync(p, 'utf8')
             .split('\n')
