@@ -1,6 +1,8 @@
 // Persists run records as one JSON file, written atomically (temp file then rename) so a crash in
-// the middle of a write never loses the list of live runs.
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+// the middle of a write never loses the list of live runs. Every VS Code window has its own extension host and
+// so its own store on the same file: before writing, what another window wrote since is merged in (its new
+// runs, its newer records, its removals), so one window's write never drops another's runs.
+import { copyFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { runRecordSchema, isTerminal } from './runRecord';
@@ -15,15 +17,37 @@ export interface RunStoreLoad {
   readonly problems: string[];
 }
 
+/** What identifies one version of the file: another process's rename gives a new inode, a rewrite a new mtime or size. */
+type FileStamp = string;
+
+function stampOf(file: string): FileStamp | undefined {
+  try {
+    const st = statSync(file);
+    return `${st.ino}:${st.mtimeMs}:${st.size}`;
+  } catch {
+    return undefined;
+  }
+}
+
 export class RunStore {
   private records = new Map<string, RunRecord>();
   private readonly listeners = new Set<(r: RunRecord) => void>();
   readonly problems: string[] = [];
+  /** The file as this store last read or wrote it: anything else was written by another window. */
+  private seen: FileStamp | undefined;
+  /** Ids the file held when this store last read or wrote it: one missing later was removed by another window. */
+  private onDisk = new Set<string>();
+  /** Ids removed here, which another window's copy must not bring back. */
+  private readonly removedHere = new Set<string>();
 
   constructor(private readonly file: string) {
     const loaded = RunStore.read(file);
     for (const r of loaded.records) this.records.set(r.id, r);
     this.problems.push(...loaded.problems);
+    // The next write drops what could not be read: the file as it was is kept beside it first.
+    if (loaded.problems.length > 0) this.problems.push(`a copy of the file as it was is kept in ${keepCopy(file)}`);
+    this.seen = stampOf(file);
+    this.onDisk = new Set(this.records.keys());
   }
 
   static read(file: string): RunStoreLoad {
@@ -88,14 +112,55 @@ export class RunStore {
     const cur = this.records.get(id);
     if (!cur) return;
     this.records.delete(id);
+    this.removedHere.add(id);
     this.flush(cur);
+  }
+
+  /**
+   * Takes in what another window wrote since this store last read or wrote the file: runs it added, records it
+   * updated later than this copy, runs it removed. A file that cannot be read now is kept aside, never merged.
+   */
+  private mergeOthers(): void {
+    const now = stampOf(this.file);
+    if (now === undefined || now === this.seen) return;
+    const disk = RunStore.read(this.file);
+    if (disk.problems.length > 0) {
+      this.problems.push(...disk.problems, `a copy of the file as it was is kept in ${keepCopy(this.file)}`);
+      if (disk.records.length === 0) return;
+    }
+    const ids = new Set<string>();
+    for (const r of disk.records) {
+      ids.add(r.id);
+      if (this.removedHere.has(r.id)) continue;
+      const mine = this.records.get(r.id);
+      if (!mine || r.updatedAt > mine.updatedAt) this.records.set(r.id, r);
+    }
+    // Removals only from a whole file: an entry that failed to parse is not a removal.
+    if (disk.problems.length === 0) for (const id of this.onDisk) if (!ids.has(id)) this.records.delete(id);
   }
 
   private flush(changed: RunRecord): void {
     mkdirSync(dirname(this.file), { recursive: true });
+    this.mergeOthers();
+    // The change itself always stands (a removal stays removed, an update or an addition is written).
+    if (this.removedHere.has(changed.id)) this.records.delete(changed.id);
+    else if (this.records.get(changed.id)?.updatedAt !== changed.updatedAt) this.records.set(changed.id, changed);
     const tmp = `${this.file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify({ version: 1, runs: [...this.records.values()] }, null, 2), { mode: 0o600 });
     renameSync(tmp, this.file);
+    this.seen = stampOf(this.file);
+    this.onDisk = new Set(this.records.keys());
     for (const l of this.listeners) l(changed);
   }
+}
+
+/** Copies an unreadable store aside (runs.json.bad-<time>) before it is overwritten; returns the copy's path. */
+function keepCopy(file: string): string {
+  const copy = `${file}.bad-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  try {
+    copyFileSync(file, copy);
+  } catch {
+    return `(nowhere: ${file} could not be copied)`;
+  }
+  return copy;
 }

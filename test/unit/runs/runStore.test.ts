@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, statSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunStore } from '../../../src/core/runs/runStore';
@@ -55,12 +55,63 @@ test('runStore: a corrupt file or a bad entry is reported, never thrown, and goo
   const dir = mkdtempSync(join(tmpdir(), 'rft-store-'));
   const bad = join(dir, 'bad.json');
   writeFileSync(bad, '{not json');
-  assert.equal(new RunStore(bad).problems.length, 1);
+  const problems = new RunStore(bad).problems;
+  assert.match(problems[0] ?? '', /not readable JSON/);
+  assert.match(problems[1] ?? '', /copy of the file as it was is kept in .*bad\.json\.bad-/);
   const mixed = join(dir, 'mixed.json');
   writeFileSync(mixed, JSON.stringify({ version: 1, runs: [record('ok'), { id: 'x' }] }));
   const s = new RunStore(mixed);
   assert.equal(s.all().length, 1);
   assert.match(s.problems[0] ?? '', /run #1 ignored/);
+});
+
+test("runStore: two windows (two stores on one file) never drop each other's runs, updates or removals", () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'rft-store-')), 'runs.json');
+  const a = new RunStore(file);
+  a.add(record('shared'));
+  const b = new RunStore(file); // the second window, opened after the first run was recorded
+  a.add(record('from-a'));
+  b.add(record('from-b'));
+  const ids = (): string[] => (JSON.parse(readFileSync(file, 'utf8')) as { runs: RunRecord[] }).runs.map((r) => r.id).sort();
+  assert.deepEqual(ids(), ['from-a', 'from-b', 'shared'], "b's write kept a's new run");
+  // b follows the shared run; a's next write (of its own run) must not put back a's older copy of it.
+  b.update('shared', { status: 'connecting' });
+  b.update('shared', { status: 'running', offsets: { output_log: 99, events: 1, gpu: 0 } });
+  a.update('from-a', { status: 'connecting' });
+  const shared = new RunStore(file).get('shared');
+  assert.equal(shared?.status, 'running');
+  assert.equal(shared?.offsets.output_log, 99);
+  assert.equal(a.get('shared')?.status, 'running', 'a took in the newer record');
+  // A run removed in one window stays removed when the other writes; a run removed here is not brought back.
+  b.remove('from-a');
+  a.update('shared', { offsets: { output_log: 120, events: 1, gpu: 0 } });
+  assert.deepEqual(ids(), ['from-b', 'shared']);
+  a.remove('from-b');
+  b.update('shared', { offsets: { output_log: 130, events: 2, gpu: 0 } });
+  assert.deepEqual(ids(), ['shared']);
+  assert.equal(new RunStore(file).get('shared')?.offsets.output_log, 130);
+});
+
+test('runStore: an unreadable file is copied aside before the next write replaces it, and the copy is named', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-store-'));
+  const file = join(dir, 'runs.json');
+  const original = JSON.stringify({ version: 1, runs: [record('good'), { id: 'half-written' }] });
+  writeFileSync(file, original);
+  const s = new RunStore(file);
+  assert.match(s.problems.join('\n'), /run #1 ignored/);
+  const copyNote = s.problems.find((p) => /copy of the file/.test(p)) ?? '';
+  s.add(record('next'));
+  const copies = readdirSync(dir).filter((f) => f.startsWith('runs.json.bad-'));
+  assert.equal(copies.length, 1);
+  assert.ok(copyNote.includes(copies[0]!), copyNote);
+  assert.equal(readFileSync(join(dir, copies[0]!), 'utf8'), original, 'the copy holds the file as it was');
+  assert.deepEqual(
+    new RunStore(file)
+      .all()
+      .map((r) => r.id)
+      .sort(),
+    ['good', 'next'],
+  );
 });
 
 test('runStore: the file is written 0600 and holds no field named like a secret', () => {
