@@ -146,6 +146,9 @@ export function estimateMemory(x: EstimateInput): Estimate {
   // With checkpointing transformers keeps each decoder layer's input (its residual stream: 4 B in fp32 under
   // QLoRA, else 2) and recomputes one layer at a time in backward.
   const act = x.gradientCheckpointing ? tokens * (m.layers * (qlora ? 4 : 2) * m.hidden + perTokenLayer) : tokens * m.layers * perTokenLayer;
+  // Everything so far lives for the whole run (weights, adapters, gradients, optimizer state).
+  const longLived = parts.reduce((sum, p) => sum + p.gib, 0);
+  const logits = (tokens * m.vocab * 12) / GIB;
   parts.push({
     name: `activations (batch ${x.batch} × seq ${x.seqLen}${x.gradientCheckpointing ? ', checkpointed' : ''})`,
     gib: act / GIB,
@@ -155,15 +158,14 @@ export function estimateMemory(x: EstimateInput): Estimate {
   // back through the head: 12 B per token per vocabulary entry (transformers' ForCausalLMLoss upcasts to fp32).
   parts.push({
     name: 'logits, their fp32 loss and gradient',
-    gib: (tokens * m.vocab * 12) / GIB,
+    gib: logits,
     source: "transformers' ForCausalLMLoss: logits.float(), cross-entropy in fp32; 12 B per token per vocab entry",
   });
   // The caching allocator's reserved peak exceeds the peak of live tensors (reserved/allocated 1.03-1.28 in the
   // H200 measurements). Its cache grows with the churn of short-lived tensors (activations, logits), most with
   // checkpointing, whose recomputation allocates and frees one layer's activations at a time: 20% of those, 5%
   // without checkpointing; block rounding adds about 5% of the long-lived ones (weights, gradients, optimizer).
-  const shortLived = parts.slice(-2).reduce((sum, p) => sum + p.gib, 0);
-  const longLived = parts.slice(0, -2).reduce((sum, p) => sum + p.gib, 0);
+  const shortLived = act / GIB + logits;
   parts.push({
     name: 'allocator cache and fragmentation',
     gib: shortLived * (x.gradientCheckpointing ? 0.2 : 0.05) + longLived * 0.05,
