@@ -53,6 +53,11 @@ test('manifest: activation only where needed, every command in the Fine-Tune cat
   assert.ok(!pkg.activationEvents.includes('*'));
   assert.ok(!pkg.activationEvents.includes('onStartupFinished'));
   assert.ok(pkg.activationEvents.some((e) => e.startsWith('workspaceContains:') && e.includes('finetune')));
+  // A **/ pattern is a workspace search, which VS Code abandons after 7 s without activating ("Not activating
+  // extension … Timed out while searching"): in a large workspace live runs would not be reattached. A spec at the
+  // top level is an exists check, which cannot time out.
+  assert.ok(pkg.activationEvents.includes('workspaceContains:finetune.yaml'));
+  assert.ok(pkg.activationEvents.includes('workspaceContains:finetune.yml'));
   for (const c of pkg.contributes.commands) assert.equal(c.category, 'Fine-Tune', c.command);
 });
 
