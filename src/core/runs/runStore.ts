@@ -96,6 +96,9 @@ export class RunStore {
 
   /** Applies a patch; a status change must be a legal lifecycle transition. */
   update(id: string, patch: Partial<Omit<RunRecord, 'id' | 'createdAt'>>): RunRecord {
+    // The patch applies to the newest copy of the record, whichever window wrote it: a window still following a
+    // run that another finished must not write it back as running (its own status change then fails here).
+    this.mergeOthers();
     const cur = this.records.get(id);
     if (!cur) throw new Error(`unknown run ${id}`);
     const status = patch.status ? transition(cur.status, patch.status) : cur.status;
@@ -109,6 +112,7 @@ export class RunStore {
   }
 
   remove(id: string): void {
+    this.mergeOthers();
     const cur = this.records.get(id);
     if (!cur) return;
     this.records.delete(id);
@@ -141,8 +145,8 @@ export class RunStore {
 
   private flush(changed: RunRecord): void {
     mkdirSync(dirname(this.file), { recursive: true });
+    // Another window may have written between the change and here: its records are taken in, the change stands.
     this.mergeOthers();
-    // The change itself always stands (a removal stays removed, an update or an addition is written).
     if (this.removedHere.has(changed.id)) this.records.delete(changed.id);
     else if (this.records.get(changed.id)?.updatedAt !== changed.updatedAt) this.records.set(changed.id, changed);
     const tmp = `${this.file}.${process.pid}.tmp`;

@@ -92,6 +92,24 @@ test("runStore: two windows (two stores on one file) never drop each other's run
   assert.equal(new RunStore(file).get('shared')?.offsets.output_log, 130);
 });
 
+test('runStore: a window still following a run that another window finished does not write it back as running', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'rft-store-')), 'runs.json');
+  const a = new RunStore(file);
+  a.add(record('r'));
+  a.update('r', { status: 'connecting' });
+  a.update('r', { status: 'running' });
+  const b = new RunStore(file); // a reloaded window, which reattached and saw the run end
+  b.update('r', { status: 'completed', exitCode: 0 });
+  // The old window's next write (its mirror's offsets) lands on the finished record.
+  a.update('r', { offsets: { output_log: 10, events: 2, gpu: 0 } });
+  const r = new RunStore(file).get('r');
+  assert.equal(r?.status, 'completed');
+  assert.equal(r?.exitCode, 0);
+  assert.equal(r?.offsets.output_log, 10);
+  assert.throws(() => a.update('r', { status: 'failed' }), /cannot go from completed to failed/);
+  assert.equal(new RunStore(file).get('r')?.status, 'completed');
+});
+
 test('runStore: an unreadable file is copied aside before the next write replaces it, and the copy is named', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-store-'));
   const file = join(dir, 'runs.json');
