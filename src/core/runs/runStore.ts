@@ -122,7 +122,7 @@ export class RunStore {
 
   /**
    * Takes in what another window wrote since this store last read or wrote the file: runs it added, records it
-   * updated later than this copy, runs it removed. A file that cannot be read now is kept aside, never merged.
+   * updated since (its copy of each is the newer), runs it removed. A file that cannot be read now is kept aside, never merged.
    */
   private mergeOthers(): void {
     const now = stampOf(this.file);
@@ -136,8 +136,9 @@ export class RunStore {
     for (const r of disk.records) {
       ids.add(r.id);
       if (this.removedHere.has(r.id)) continue;
-      const mine = this.records.get(r.id);
-      if (!mine || r.updatedAt > mine.updatedAt) this.records.set(r.id, r);
+      // Every change here is written at once, so what this store holds is its last write: a file changed since
+      // is newer for every record (timestamps cannot tell, two windows may write in the same millisecond).
+      this.records.set(r.id, r);
     }
     // Removals only from a whole file: an entry that failed to parse is not a removal.
     if (disk.problems.length === 0) for (const id of this.onDisk) if (!ids.has(id)) this.records.delete(id);
@@ -148,7 +149,7 @@ export class RunStore {
     // Another window may have written between the change and here: its records are taken in, the change stands.
     this.mergeOthers();
     if (this.removedHere.has(changed.id)) this.records.delete(changed.id);
-    else if (this.records.get(changed.id)?.updatedAt !== changed.updatedAt) this.records.set(changed.id, changed);
+    else this.records.set(changed.id, changed);
     const tmp = `${this.file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify({ version: 1, runs: [...this.records.values()] }, null, 2), { mode: 0o600 });
     renameSync(tmp, this.file);

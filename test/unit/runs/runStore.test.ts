@@ -108,6 +108,15 @@ test('runStore: a window still following a run that another window finished does
   assert.equal(r?.offsets.output_log, 10);
   assert.throws(() => a.update('r', { status: 'failed' }), /cannot go from completed to failed/);
   assert.equal(new RunStore(file).get('r')?.status, 'completed');
+  // The same within one millisecond (timestamps cannot order those writes): fifty rounds, most in the same ms.
+  for (let i = 0; i < 50; i++) {
+    const f = join(mkdtempSync(join(tmpdir(), 'rft-store-')), 'runs.json');
+    const old = new RunStore(f);
+    old.add({ ...record(`q${i}`), status: 'running' });
+    new RunStore(f).update(`q${i}`, { status: 'completed' });
+    old.update(`q${i}`, { offsets: { output_log: i, events: 0, gpu: 0 } });
+    assert.equal(new RunStore(f).get(`q${i}`)?.status, 'completed', `round ${i}`);
+  }
 });
 
 test('runStore: an unreadable file is copied aside before the next write replaces it, and the copy is named', () => {
