@@ -70,11 +70,14 @@ def pid_alive(pid: int) -> bool:
 
 
 def read_pid(path: str) -> Optional[int]:
+    """A process id from a run's pid file, or None. The run can write that file: 0, 1 and negative numbers are
+    refused, since kill(0) is the watchdog's own group, kill(1) init and kill(-1) every process it may signal."""
     try:
         with open(path, "r", encoding="utf-8") as f:
-            return int(f.read().strip().split()[0])
+            pid = int(f.read().strip().split()[0])
     except (OSError, ValueError, IndexError):
         return None
+    return pid if pid > 1 else None
 
 
 def _mtime(path: str) -> Optional[float]:

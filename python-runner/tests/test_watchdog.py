@@ -175,6 +175,21 @@ class Decisions(TempDirTest):
         p.wait()
         self.assertEqual(self.dog().run_state(os.path.join(self.root, "runs", "r1")), "done")
 
+    def test_a_pid_file_naming_every_process_or_its_own_group_is_ignored(self):
+        # The run writes its own pid file: kill(-1) would reach every process the watchdog may signal (all of
+        # them, as root), kill(0) the watchdog's own group and pid 1 init. None of these is a run's process.
+        run = os.path.join(self.root, "runs", "r1")
+        os.makedirs(run)
+        self.touch("runs/r1/output.log", 10_000)
+        for text in ("-1\n", "0\n", "1\n", "-%d\n" % os.getpgid(0)):
+            with open(os.path.join(run, "pid"), "w") as f:
+                f.write(text)
+            self.assertIsNone(watchdog.read_pid(os.path.join(run, "pid")), text)
+            self.assertEqual(self.dog().run_state(run), "done", text)
+        with open(os.path.join(run, "pid"), "w") as f:
+            f.write("%d\n" % os.getpid())
+        self.assertEqual(watchdog.read_pid(os.path.join(run, "pid")), os.getpid())
+
     def test_a_finished_run_does_not_count(self):
         self.child("r1")
         self.touch("runs/r1/output.log", 1)

@@ -161,7 +161,8 @@ export async function startDetached(session: SshSession, options: StartOptions):
 
 // One line per run, tab-separated: id, pid, alive, exit code, started_at, heartbeat age, output.log size.
 // A zombie still answers kill -0 (some containers' pid 1 never reaps), so /proc's state is checked too.
-const ALIVE_FN = `rft_alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }`;
+// Only a number above 1 names a run's process (`kill -0 0` asks about the caller's own group, and succeeds).
+const ALIVE_FN = `rft_alive() { case "$1" in ''|*[!0-9]*|0|1) return 1;; esac; kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }`;
 // Whether a process that is not a zombie is left in process group $1 or $2 (0: none), from /proc/*/stat (the fields
 // after the command's closing parenthesis: state, ppid, pgrp). Without /proc it says no: nothing to wait for.
 const LIVE_IN_FN =
@@ -221,7 +222,8 @@ export async function stopRun(session: SshSession, runId: string, options: { gra
   const steps = Math.max(1, Math.ceil((options.graceMs ?? 10_000) / 100));
   const d = shellQuote(dir);
   await session.run(
-    `${ALIVE_FN}; ${LIVE_IN_FN}; pid=$(cat ${d}/pid 2>/dev/null) || exit 0; [ -n "$pid" ] || exit 0; ` +
+    // The pid and train.pgid files are the run's to write: a number above 1 or nothing (`kill -1` is every process).
+    `${ALIVE_FN}; ${LIVE_IN_FN}; pid=$(cat ${d}/pid 2>/dev/null) || exit 0; case "$pid" in ''|*[!0-9]*|0|1) exit 0;; esac; ` +
       // `kill -TERM -PGID`, not `kill -TERM -- -PGID`: dash (Debian's /bin/sh, which runs every command for a
       // fish or csh login shell) and busybox read `--` as a pid and kill nothing, and the fallback hit the wrapper alone.
       `kill -TERM "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; ` +
@@ -229,7 +231,7 @@ export async function stopRun(session: SshSession, runId: string, options: { gra
       // The runner's training process group (train.pgid, run.py) goes with it: a launcher waiting for workers
       // whose peer machine died would otherwise outlive the run. Only here, while the runner still waits on it,
       // so the group id cannot have been reused.
-      `tp=$(cat ${d}/train.pgid 2>/dev/null); case "$tp" in ''|*[!0-9]*) tp=0;; esac; kg=0; ` +
+      `tp=$(cat ${d}/train.pgid 2>/dev/null); case "$tp" in ''|*[!0-9]*|0|1) tp=0;; esac; kg=0; ` +
       `if rft_alive "$pid"; then kg=$pid; kill -KILL "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null; ` +
       `[ "$tp" = 0 ] || kill -KILL "-$tp" 2>/dev/null; fi; ` +
       // A killed process takes a moment to exit (a torch worker unmaps gigabytes), and a launcher the runner spared

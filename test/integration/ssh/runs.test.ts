@@ -2,7 +2,7 @@
 // another client, surviving a dropped connection, and secrets that never leave the 0600 env file.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -107,6 +107,21 @@ test('stop returns only when the training process group is gone too, not when th
   const left = await session.run(`ps -eo pgid,stat,args | awk '$1 == ${tp} && $2 !~ /^Z/' | grep -v awk || true`);
   assert.equal(left.trim(), '', `the training group ${tp} still had live processes when stop returned (after ${took} ms)`);
   assert.ok(took < 8000, `stop waited for the group, not for the whole grace period (${took} ms)`);
+});
+
+test('stop refuses a pid file that names no single run process (0, 1, negative): kill -1 would reach every process', async () => {
+  const session = await host.session();
+  const dir = join(sshd.home, '.remote-finetune/runs/stop-bad-pid');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'wrapper.sh'), '');
+  // Only the harmless case is tried for real: `kill -TERM -0` would end the stop command's own process group
+  // (and with it this call); -1 and 1 are refused by the same check.
+  for (const text of ['0\n', '-0\n', 'x\n']) {
+    writeFileSync(join(dir, 'pid'), text);
+    const st = await stopRun(session, 'stop-bad-pid', { graceMs: 500 });
+    assert.notEqual(st.state, 'running', text);
+    assert.ok(!existsSync(join(dir, 'exit_code')), `no exit code written for a pid file of ${JSON.stringify(text)}`);
+  }
 });
 
 test('listRuns shows runs started from another machine (another client, key and known-hosts store)', async () => {
