@@ -180,7 +180,9 @@ function parseStatusLine(line: string): HostRunStatus | undefined {
   const num = (s: string | undefined): number | undefined => (s && /^-?\d+$/.test(s.trim()) ? Number(s.trim()) : undefined);
   const exitCode = num(ec);
   const state: RunState = alive === '1' ? 'running' : exitCode !== undefined ? 'exited' : 'lost';
-  const p = num(pid);
+  const n = num(pid);
+  // A pid of 0, 1 or below names no run process (tail --pid and kill would take it for something else).
+  const p = n !== undefined && n > 1 ? n : undefined;
   const hb = num(age);
   const sz = num(size);
   return {
