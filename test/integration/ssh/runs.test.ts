@@ -120,6 +120,7 @@ test('stop refuses a pid file that names no single run process (0, 1, negative):
     writeFileSync(join(dir, 'pid'), text);
     const st = await stopRun(session, 'stop-bad-pid', { graceMs: 500 });
     assert.notEqual(st.state, 'running', text);
+    assert.equal(st.pid, undefined, `no pid from a pid file of ${JSON.stringify(text)}`);
     assert.ok(!existsSync(join(dir, 'exit_code')), `no exit code written for a pid file of ${JSON.stringify(text)}`);
   }
 });
