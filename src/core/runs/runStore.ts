@@ -2,7 +2,8 @@
 // the middle of a write never loses the list of live runs. Every VS Code window has its own extension host and
 // so its own store on the same file: before writing, what another window wrote since is merged in (its new
 // runs, its newer records, its removals), so one window's write never drops another's runs.
-import { copyFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { runRecordSchema, isTerminal } from './runRecord';
@@ -159,13 +160,17 @@ export class RunStore {
   }
 }
 
-/** Copies an unreadable store aside (runs.json.bad-<time>) before it is overwritten; returns the copy's path. */
+/**
+ * Copies an unreadable store aside before it is overwritten; returns the copy's path. The name carries a hash of
+ * the content, so the same file read again (each orphan sweep reads the store) is not copied again.
+ */
 function keepCopy(file: string): string {
-  const copy = `${file}.bad-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   try {
-    copyFileSync(file, copy);
+    const content = readFileSync(file);
+    const copy = `${file}.bad-${createHash('sha256').update(content).digest('hex').slice(0, 12)}`;
+    if (!existsSync(copy)) writeFileSync(copy, content, { mode: 0o600 });
+    return copy;
   } catch {
     return `(nowhere: ${file} could not be copied)`;
   }
-  return copy;
 }

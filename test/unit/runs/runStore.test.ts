@@ -127,6 +127,7 @@ test('runStore: an unreadable file is copied aside before the next write replace
   const s = new RunStore(file);
   assert.match(s.problems.join('\n'), /run #1 ignored/);
   const copyNote = s.problems.find((p) => /copy of the file/.test(p)) ?? '';
+  new RunStore(file); // read again (as each orphan sweep does) before anything is written: no second copy
   s.add(record('next'));
   const copies = readdirSync(dir).filter((f) => f.startsWith('runs.json.bad-'));
   assert.equal(copies.length, 1);
