@@ -231,8 +231,8 @@ export async function stopRun(session: SshSession, runId: string, options: { gra
       `kill -TERM "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; ` +
       `i=0; while rft_alive "$pid" && [ $i -lt ${steps} ]; do sleep 0.1; i=$((i+1)); done; ` +
       // The runner's training process group (train.pgid, run.py) goes with it: a launcher waiting for workers
-      // whose peer machine died would otherwise outlive the run. Only here, while the runner still waits on it,
-      // so the group id cannot have been reused.
+      // whose peer machine died would otherwise outlive the run. It is killed only while the wrapper lives (the
+      // runner still waits on that group, so its id cannot have been reused); afterwards it is only waited for.
       `tp=$(cat ${d}/train.pgid 2>/dev/null); case "$tp" in ''|*[!0-9]*|0|1) tp=0;; esac; kg=0; ` +
       `if rft_alive "$pid"; then kg=$pid; kill -KILL "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null; ` +
       `[ "$tp" = 0 ] || kill -KILL "-$tp" 2>/dev/null; fi; ` +
