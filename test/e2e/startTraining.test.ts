@@ -569,8 +569,20 @@ test(
 /** Answers the "Which run?" quick pick of a run command with the run of that name. */
 async function pickRunNamed(page: Page, name: string): Promise<void> {
   const pick = page.locator('.quick-input-widget', { hasText: 'Which run?' });
-  await pick.waitFor({ timeout: 30_000 }).catch(() => {
-    throw new Error(`the "Which run?" picker did not open (looking for ${name})`);
+  await pick.waitFor({ timeout: 30_000 }).catch(async () => {
+    const quickInput = await page
+      .locator('.quick-input-widget')
+      .first()
+      .innerText({ timeout: 1000 })
+      .catch(() => '(none)');
+    const toasts = await page
+      .locator('.notifications-toasts .notification-toast')
+      .allInnerTexts()
+      .catch(() => []);
+    throw new Error(
+      `the "Which run?" picker did not open (looking for ${name}); quick input: ${quickInput.replace(/\s+/g, ' ').slice(0, 300)}; ` +
+        `notifications: ${toasts.map((t) => t.replace(/\s+/g, ' ')).join(' | ') || '(none)'}; focus in: ${await page.evaluate(() => document.activeElement?.tagName ?? '?')}`,
+    );
   });
   const input = page.locator('.quick-input-widget input');
   await input.fill(name);
@@ -672,6 +684,12 @@ test(
         .catch(() => false);
       if (!drawn) console.log('note: the TensorBoard page had drawn no train/ card within 30 s; the screenshot shows it as it was');
       await page.screenshot({ path: join(OUT, 'tensorboard.png') });
+      // The TensorBoard page keeps working in its nested iframe (it refreshes, the Simple Browser overlays it) and
+      // may take the focus, which closes a quick pick opened meanwhile: its tab is closed before the next command.
+      const tbTab = page.locator('.tabs-container .tab', { hasText: 'Simple Browser' }).first();
+      await tbTab.click();
+      await tbTab.locator('.codicon-close').click();
+      await tbTab.waitFor({ state: 'detached', timeout: 10_000 });
 
       // 3. Merge Adapter: the recommended dtype for an A100 is bf16 (device auto: the CPU here); the host merges.
       await focusWorkbench(page);
