@@ -21,12 +21,19 @@ export function tensorboardLogdirs(remoteRunDir: string, workspaceDir: string | 
  * Python on the host has the tensorboard package, `RFT_TB_DIED` with its log tail when it exits at start.
  * The interpreter is the one the bootstrap chose for the run (bootstrap.json), then the runner's venv, RFT_PYTHON, python3.
  */
+/**
+ * tensorboard.pid sits in the run folder, which the run can write: only a number above 1 is a TensorBoard pid
+ * (`kill -0 0` succeeds for the caller's own group, so a 0 passed for a live TensorBoard and its port was reused).
+ */
+const TB_PID = `tb_pid=$(cat tensorboard.pid 2>/dev/null); case "$tb_pid" in ''|*[!0-9]*|0|1) tb_pid=;; esac`;
+
 export function tensorboardStartScript(remoteRunDir: string, workspaceDir: string | undefined): string {
   const dirs = tensorboardLogdirs(remoteRunDir, workspaceDir);
   const venvPython = `${rootOf(remoteRunDir)}/venv/bin/python`;
   return [
     `cd ${shellQuote(remoteRunDir)} || exit 4`,
-    `if [ -s tensorboard.pid ] && [ -s tensorboard.port ] && kill -0 "$(cat tensorboard.pid)" 2>/dev/null; then echo "RFT_TB_PORT $(cat tensorboard.port)"; exit 0; fi`,
+    TB_PID,
+    `if [ -n "$tb_pid" ] && [ -s tensorboard.port ] && kill -0 "$tb_pid" 2>/dev/null; then echo "RFT_TB_PORT $(cat tensorboard.port)"; exit 0; fi`,
     `logdir=${shellQuote(dirs.run)}; [ -d "$logdir" ] || logdir=${shellQuote(dirs.workspace)}`,
     `py=''`,
     `for c in "$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' bootstrap.json 2>/dev/null)" ${shellQuote(venvPython)} "\${RFT_PYTHON:-}" python3; do`,
@@ -53,7 +60,8 @@ export function tensorboardStartScript(remoteRunDir: string, workspaceDir: strin
 export function tensorboardStopScript(remoteRunDir: string): string {
   return [
     `cd ${shellQuote(remoteRunDir)} || exit 0`,
-    `if [ -s tensorboard.pid ]; then kill "$(cat tensorboard.pid)" 2>/dev/null; fi`,
+    TB_PID,
+    `if [ -n "$tb_pid" ]; then kill "$tb_pid" 2>/dev/null; fi`,
     `rm -f tensorboard.pid tensorboard.port`,
   ].join('\n');
 }
