@@ -227,18 +227,22 @@ const WEIGHTS = /\.(safetensors|bin|pt|pth|ckpt|gguf|h5|npz|parquet|arrow|tar|zi
 export function largeContentWarnings(files: readonly LocalFile[], limits: { folderBytes?: number; largeBytes?: number } = {}): LargeContentWarning[] {
   const folderBytes = limits.folderBytes ?? 50 * 1024 * 1024;
   const largeBytes = limits.largeBytes ?? 500 * 1024 * 1024;
-  const byTop = new Map<string, { bytes: number; files: number }>();
+  // Per top-level name: a file there, or a folder's totals. (Asking "is this a folder?" of the whole list for
+  // each top-level file made a flat workspace of n files cost n² string compares.)
+  const byTop = new Map<string, { bytes: number; files: number; folder: boolean }>();
   const out: LargeContentWarning[] = [];
   for (const f of files) {
-    const top = f.path.split('/')[0]!;
-    const t = byTop.get(top) ?? { bytes: 0, files: 0 };
+    const slash = f.path.indexOf('/');
+    const top = slash < 0 ? f.path : f.path.slice(0, slash);
+    let t = byTop.get(top);
+    if (!t) byTop.set(top, (t = { bytes: 0, files: 0, folder: false }));
     t.bytes += f.size;
     t.files++;
-    byTop.set(top, t);
-    if (!f.path.includes('/') && WEIGHTS.test(f.path) && f.size > folderBytes) out.push({ path: f.path, bytes: f.size, files: 1, reason: 'checkpoints' });
+    if (slash >= 0) t.folder = true;
+    else if (WEIGHTS.test(f.path) && f.size > folderBytes) out.push({ path: f.path, bytes: f.size, files: 1, reason: 'checkpoints' });
   }
-  for (const [top, t] of byTop) {
-    if (t.files === 1 && !files.some((f) => f.path.startsWith(`${top}/`))) {
+  for (const [top, { folder, ...t }] of byTop) {
+    if (!folder) {
       if (t.bytes > largeBytes && !out.some((w) => w.path === top)) out.push({ path: top, bytes: t.bytes, files: 1, reason: 'large' });
       continue;
     }

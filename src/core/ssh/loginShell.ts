@@ -40,14 +40,24 @@ export function classifyProbeOutput(stdout: string): ShellProbe {
   return { shell: posix ? 'posix' : 'other', conclusive: true, ...(noise ? { noise } : {}), ...(posix && home.startsWith('/') ? { home } : {}) };
 }
 
+/** Bytes written as themselves in viaPosixShell's text: printable ASCII but for the ones some layer treats specially. */
+const PLAIN_BYTE = /^[\x20-\x7e]$/;
+const ESCAPED = new Set([...`'\\!"$\`%`]);
+
 /**
  * `script` as one command line that fish, csh/tcsh, zsh and POSIX shells all pass to /bin/sh unchanged: the
- * outer text is a single-quoted word holding only [A-Za-z0-9+/= "$()|%-] (nothing fish or csh treat specially
- * inside single quotes: no backslash, quote, newline or `!`), and the script travels base64-encoded in it.
+ * outer text is a single-quoted word with no quote, newline or `!` (nothing fish or csh treat specially inside
+ * single quotes; fish's backslash escapes are only `\'` and `\\`, and here a backslash is always followed by a
+ * digit), and the script is the format of a printf in it, every other byte written as a three-digit octal
+ * escape. printf is built into every POSIX sh, so this needs no program on the host (base64 once did).
  */
 export function viaPosixShell(script: string): string {
-  const b64 = Buffer.from(script, 'utf8').toString('base64');
-  return `exec /bin/sh -c 'eval "$(printf %s ${b64} | base64 -d)"'`;
+  let format = '';
+  for (const b of Buffer.from(script, 'utf8')) {
+    const c = String.fromCharCode(b);
+    format += PLAIN_BYTE.test(c) && !ESCAPED.has(c) ? c : `\\${b.toString(8).padStart(3, '0')}`;
+  }
+  return `exec /bin/sh -c 'eval "$(printf "${format}")"'`;
 }
 
 /** The message for a shell that prints on start-up; control characters are shown escaped. */

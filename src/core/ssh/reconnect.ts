@@ -44,7 +44,8 @@ export class SshHost {
     const max = this.backoff.maxMs ?? 15_000;
     for (let attempt = 1; ; attempt++) {
       try {
-        const s = await connect(this.target, { ...this.options, ...(signal ? { signal } : {}) });
+        // Handed out with the login-shell probe still running: the first commands start beside it.
+        const s = await connect(this.target, { ...this.options, awaitShellProbe: false, ...(signal ? { signal } : {}) });
         this.connects++;
         s.overflow = this.overflowFor(s);
         this.current = s;
@@ -69,6 +70,7 @@ export class SshHost {
       try {
         return await fn(s);
       } catch (err) {
+        if (err instanceof SshFatalError) throw err;
         await new Promise((r) => setTimeout(r, 20));
         const dead = s.closed || /No response from server|Not connected|connection closed|ECONNRESET|EPIPE/i.test((err as Error).message);
         if (!dead || attempt >= 3 || signal?.aborted) throw err;
@@ -84,7 +86,7 @@ export class SshHost {
   private overflowFor(s: SshSession): () => Promise<SshSession> {
     let sibling: Promise<SshSession> | undefined;
     const open = async (): Promise<SshSession> => {
-      const sib = await connect(this.target, this.options);
+      const sib = await connect(this.target, { ...this.options, awaitShellProbe: false });
       this.overflowConnects++;
       this.options.log?.(`${this.target.host}: the server's MaxSessions was reached; opened another connection`);
       sib.overflow = this.overflowFor(sib);

@@ -14,7 +14,7 @@ import { expandProxyCommand, startProxyCommand } from './proxyCommand';
 import { connectCoalescing } from './coalescingSocket';
 import { HandshakeTimer } from './handshakeTimer';
 import { detectLoginShell, noisyShellMessage, viaPosixShell } from './loginShell';
-import type { LoginShell } from './loginShell';
+import type { LoginShell, ShellProbe } from './loginShell';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
 import {
@@ -78,6 +78,12 @@ export interface ConnectOptions extends AuthOptions {
   readonly keepaliveCountMax?: number;
   readonly readyTimeoutMs?: number;
   readonly signal?: AbortSignal;
+  /**
+   * false: resolve as soon as the connection is authenticated, with the login-shell probe still running. The
+   * first commands then start beside it (saving its two round trips, 80 ms over a 40 ms link), and a noisy
+   * shell fails them instead of the connect. Default true.
+   */
+  readonly awaitShellProbe?: boolean;
 }
 
 /** A failure that retrying cannot fix (host key refused or changed, authentication rejected, a noisy login shell). */
@@ -105,6 +111,8 @@ export interface ExecOptions {
 }
 
 const negotiatedCiphers = new WeakMap<Client, string>();
+/** Each connection's round trip as its handshake showed it (see connectHop). */
+const handshakeRtts = new WeakMap<Client, number>();
 
 /** The ciphers this ssh2 build can use (it drops chacha20-poly1305 where neither its addon nor Node has it). */
 function ssh2Ciphers(): readonly string[] {
@@ -146,24 +154,57 @@ export class SshSession {
    */
   overflow: (() => Promise<SshSession>) | undefined;
 
+  /** The probe's verdict once it is in; until then commands travel in the form every shell passes on. */
+  private shellKnown: LoginShell | undefined;
+  /**
+   * Settles when the login-shell probe does (loginShell.ts): rejects with SshFatalError('shell-noise') when the
+   * shell prints on start-up, after closing the connection. Commands opened before that are sent at once but
+   * handed to their caller only after it: their output cannot be trusted sooner.
+   */
+  readonly verified: Promise<void>;
+
   constructor(
     readonly client: Client,
     readonly resolved: ResolvedHost,
     private readonly hops: ReadonlyArray<{ end(): void }>,
-    /** How the login shell parses commands (loginShell.ts); 'other' routes each one through /bin/sh. */
-    readonly loginShell: LoginShell = 'posix',
-    /** $HOME when the connection's probe already read it. */
-    knownHome?: string,
+    /** The login-shell probe: its outcome, or the probe still running (then `verified` says when it is done). */
+    probe: ShellProbe | Promise<ShellProbe>,
     /**
-     * Round trip to the host as the probe saw it (half its open-exec-exit time, a shell start included), for
-     * choices that depend on the link: how many streams a large sync uses. Undefined when not measured.
+     * Round trip to the host as the handshake showed it, for choices that depend on the link: how many streams
+     * a large sync uses. Undefined when not measured.
      */
     readonly rttMs?: number,
   ) {
-    if (knownHome !== undefined) this.homePromise = Promise.resolve(knownHome);
+    let probedHome: string | undefined;
+    const settle = (p: ShellProbe): void => {
+      if (p.noise !== undefined) {
+        const err = new SshFatalError(noisyShellMessage(resolved.alias, p.noise), 'shell-noise');
+        this.close();
+        throw err;
+      }
+      this.shellKnown = p.shell;
+      probedHome = p.home;
+    };
+    if (probe instanceof Promise) {
+      this.verified = probe.then(settle);
+      // Asked for before the probe is in: the probe's own $HOME when it has one, else a command of its own.
+      this.homePromise = this.verified.then(() => probedHome ?? this.askHome());
+      // Unobserved here: whoever runs a command sees the failure.
+      this.verified.catch(() => undefined);
+      this.homePromise.catch(() => undefined);
+    } else {
+      settle(probe);
+      this.verified = Promise.resolve();
+      if (probedHome !== undefined) this.homePromise = Promise.resolve(probedHome);
+    }
     const onClose = (): void => this.markClosed();
     client.once('close', onClose);
     client.on('error', (err: Error) => this.markClosed(err));
+  }
+
+  /** How the login shell parses commands (loginShell.ts); 'other' routes each one through /bin/sh. Undefined while the probe runs. */
+  get loginShell(): LoginShell | undefined {
+    return this.shellKnown;
   }
 
   get closed(): boolean {
@@ -200,8 +241,9 @@ export class SshSession {
   }
 
   private async openExec(command: string): Promise<ClientChannel> {
-    return await new Promise((resolve, reject) => {
-      this.client.exec(this.loginShell === 'posix' ? command : viaPosixShell(command), (err, ch) => {
+    const known = this.shellKnown;
+    const ch = await new Promise<ClientChannel>((resolve, reject) => {
+      this.client.exec(known === 'posix' ? command : viaPosixShell(command), (err, ch) => {
         if (err) return reject(err);
         // ssh2 may parse the exit-status packet in the same tick as the exec reply, before an awaiting caller
         // runs: record it here, synchronously, or it is lost.
@@ -214,6 +256,16 @@ export class SshSession {
         resolve(ch);
       });
     });
+    if (known !== undefined) return ch;
+    // Sent while the probe ran: the channel buffers what the command prints (a stream holds its data until read,
+    // and ssh2 emits 'close' only after 'end') until the probe says the output is the command's own.
+    try {
+      await this.verified;
+    } catch (err) {
+      ch.close();
+      throw err;
+    }
+    return ch;
   }
 
   /**
@@ -282,6 +334,9 @@ export class SshSession {
   }
 
   async sftp(): Promise<SFTPWrapper> {
+    // sshd starts the SFTP server through the login shell too: one that prints on start-up breaks it, and the
+    // probe's message says what to fix where SFTP's own error would not.
+    await this.verified;
     this.sftpPromise ??= new Promise<SFTPWrapper>((resolve, reject) => {
       this.client.sftp((err, s) => (err ? reject(err) : resolve(s)));
     }).catch(async (err: unknown) => {
@@ -300,11 +355,14 @@ export class SshSession {
 
   /** The remote $HOME, so every later path can be absolute (SFTP does not expand `~`). */
   async home(): Promise<string> {
-    this.homePromise ??= this.run(`printf '%s' "$HOME"`).then((h) => {
-      if (!h.startsWith('/')) throw new Error(`remote HOME is not absolute: ${JSON.stringify(h)}`);
-      return h;
-    });
+    this.homePromise ??= this.askHome();
     return await this.homePromise;
+  }
+
+  private async askHome(): Promise<string> {
+    const h = await this.run(`printf '%s' "$HOME"`);
+    if (!h.startsWith('/')) throw new Error(`remote HOME is not absolute: ${JSON.stringify(h)}`);
+    return h;
   }
 
   close(): void {
@@ -354,8 +412,12 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
     );
   }
   // The cipher both sides agreed on, for the log and for benchmarks that must compare like with like.
+  // The round trip is read off the handshake: ssh2 asks for the service right after its first 'handshake'
+  // event and calls the auth handler when the server accepts, one round trip with no work on either side.
+  let handshakeAt: number | undefined;
   client.once('handshake', (n: { cs?: { cipher?: string } }) => {
     if (n.cs?.cipher) negotiatedCiphers.set(client, n.cs.cipher);
+    handshakeAt = performance.now();
   });
   const auth = authHandlerFor(
     ssh2,
@@ -433,7 +495,10 @@ async function connectHop(ssh2: SshModule, resolved: ResolvedHost, target: SshTa
             )
           : preferKnownHostKeyAlgorithms<ServerHostKeyAlgorithm>(knownFiles, keyName, keyPort, SSH2_HOST_KEY_ALGORITHMS),
       },
-      authHandler: auth.handler,
+      authHandler: (methodsLeft, partial, next) => {
+        if (handshakeAt !== undefined && !handshakeRtts.has(client)) handshakeRtts.set(client, performance.now() - handshakeAt);
+        auth.handler(methodsLeft, partial, next);
+      },
       hostVerifier: (key: Buffer, verify: (ok: boolean) => void): void => {
         const blob = Buffer.from(key);
         const hk = { type: keyTypeOf(blob), blob };
@@ -548,15 +613,13 @@ export async function connect(target: SshTarget, options: ConnectOptions): Promi
     }
     const client = await connectHop(ssh2, resolved, target, options, sock);
     options.log?.(`connected to ${resolved.user}@${resolved.hostName}:${target.port ?? resolved.port}`);
-    const probeStart = performance.now();
-    const probe = await detectLoginShell(client);
-    const probeMs = performance.now() - probeStart;
-    if (probe.noise !== undefined) {
-      client.end();
-      throw new SshFatalError(noisyShellMessage(resolved.alias, probe.noise), 'shell-noise');
-    }
-    if (probe.shell !== 'posix') options.log?.(`the login shell on ${resolved.alias} is not a POSIX sh; commands go through /bin/sh`);
-    return new SshSession(client, resolved, hops, probe.shell, probe.home, probe.conclusive ? probeMs / 2 : undefined);
+    const probe = detectLoginShell(client).then((p) => {
+      if (p.noise === undefined && p.shell !== 'posix') options.log?.(`the login shell on ${resolved.alias} is not a POSIX sh; commands go through /bin/sh`);
+      return p;
+    });
+    const session = new SshSession(client, resolved, hops, probe, handshakeRtts.get(client));
+    if (options.awaitShellProbe !== false) await session.verified;
+    return session;
   } catch (err) {
     const proxyFailure = await proxy?.failure(1000);
     for (const h of hops) h.end();

@@ -81,19 +81,28 @@ function identityToken(): string {
  * offset) each of those starts, to be overwritten with the real hash later.
  */
 export function manifestLayout(entries: ReadonlyArray<readonly [string, ManifestEntry]>): { bytes: Buffer; holes: Map<string, number> } {
+  // Laid out as one string, and the holes found afterwards: `,"` then 64 spaces then `"]` occurs nowhere else,
+  // since a quote inside a path is escaped. Counting each part's UTF-8 bytes as it was built cost a first sync
+  // of 10,000 files 10-20 ms before its first byte.
+  const HOLE = ' '.repeat(64);
   const parts: string[] = ['{"v":1,"files":{'];
-  let at = Buffer.byteLength(parts[0]!);
-  const holes = new Map<string, number>();
+  const hashless: string[] = [];
   entries.forEach(([path, [size, mtime, hash]], i) => {
-    const head = `${i > 0 ? ',' : ''}${JSON.stringify(path)}:[${size},${mtime},"`;
-    at += Buffer.byteLength(head);
-    if (!hash) holes.set(path, at);
-    const part = `${head}${hash || ' '.repeat(64)}"]`;
-    parts.push(part);
-    at += 64 + 2 + (hash ? Buffer.byteLength(hash) - 64 : 0);
+    if (!hash) hashless.push(path);
+    parts.push(`${i > 0 ? ',' : ''}${JSON.stringify(path)}:[${size},${mtime},"${hash || HOLE}"]`);
   });
   parts.push('}}');
-  return { bytes: Buffer.from(parts.join(''), 'utf8'), holes };
+  const bytes = Buffer.from(parts.join(''), 'utf8');
+  const holes = new Map<string, number>();
+  const mark = Buffer.from(`,"${HOLE}"]`, 'latin1');
+  let from = 0;
+  for (const path of hashless) {
+    const at = bytes.indexOf(mark, from);
+    if (at < 0) throw new Error('manifest layout: a hole is missing');
+    holes.set(path, at + 2);
+    from = at + mark.length;
+  }
+  return { bytes, holes };
 }
 
 export interface SyncPlan {

@@ -73,11 +73,16 @@ for (const shell of shells) {
       rmSync(dir, { recursive: true, force: true });
     });
 
+    // SshHost hands the session out with the probe still running; a command sent meanwhile goes in the form
+    // every shell passes on, and its output is handed over once the probe is in.
     const session = await host.session();
+    const early = session.run(`printf '%s|' "a b" 'it'"'"'s'; echo $((2+3))`);
+    await session.verified;
     assert.equal(session.loginShell, shell.posix ? 'posix' : 'other');
+    assert.equal(await early, "a b|it's|5\n");
     assert.equal(await session.home(), sshd.home);
     // A POSIX login shell's probe already printed $HOME: home() sent no command of its own (elsewhere it
-    // does, wrapped, so the trace holds it base64-encoded).
+    // does, wrapped, so the trace holds it octal-escaped).
     if (shell.posix) assert.ok(!readFileSync(trace, 'utf8').includes(`printf '%s' "$HOME"`), 'home() reused the probe');
     assert.equal(await session.run(`printf '%s|' "a b" '$HOME' 'it'"'"'s' "back\\\\slash"; echo $((2+3))`), "a b|$HOME|it's|back\\slash|5\n");
 
@@ -133,8 +138,18 @@ test('the wrapped form holds only characters that no shell treats specially insi
   const line = viaPosixShell(hostile);
   const inner = /^exec \/bin\/sh -c '(.*)'$/.exec(line)?.[1];
   assert.ok(inner !== undefined);
-  assert.match(inner, /^[A-Za-z0-9+/= "$()|%-]+$/);
-  assert.equal(Buffer.from(/printf %s (\S+) \|/.exec(inner)![1]!, 'base64').toString('utf8'), hostile);
+  // No quote, newline or '!' at all, and a backslash only before an octal digit (fish's escapes inside single
+  // quotes are \' and \\ only).
+  assert.match(inner, /^(?:[^'\\!\n]|\\[0-7])+$/);
+  const format = /^eval "\$\(printf "(.*)"\)"$/.exec(inner)?.[1];
+  assert.ok(format !== undefined, inner);
+  assert.equal(
+    Buffer.from(
+      format.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))),
+      'latin1',
+    ).toString('utf8'),
+    hostile,
+  );
   assert.deepEqual(classifyProbeOutput('rft-sh 42 \nrft-home /home/u\n'), { shell: 'posix', conclusive: true, home: '/home/u' });
   assert.deepEqual(classifyProbeOutput('rft-sh 42 \nrft-home /home/a b\n'), { shell: 'posix', conclusive: true, home: '/home/a b' });
   assert.deepEqual(classifyProbeOutput('rft-sh 42 \nrft-home \n'), { shell: 'posix', conclusive: true }, 'no HOME: home() asks later');
@@ -176,6 +191,17 @@ for (const shell of shells.filter((s) => s.name === 'bash' || s.name === 'fish')
       assert.match(e.message, /interactive/);
       return true;
     });
+    // Through SshHost the session comes before the probe's verdict: the first command fails instead, with the
+    // same message; none of its output is handed over, the connection is closed, and use() does not retry.
+    const noisyHost = new SshHost({ host: c.alias }, c.options);
+    cleanups.push(() => noisyHost.close());
+    const s = await noisyHost.session();
+    await assert.rejects(
+      noisyHost.use((x) => x.run('echo never-seen')),
+      (e: unknown) => e instanceof SshFatalError && e.code === 'shell-noise' && /Welcome to gpu-7/.test(e.message),
+    );
+    assert.ok(s.closed, 'the noisy connection is closed');
+    assert.equal(noisyHost.connects, 1, 'a fatal verdict is not retried');
     const q = clientFor(quiet, { alias: 'quiet-host' });
     const session = await connect({ host: q.alias }, q.options);
     assert.equal(await session.run('echo ok'), 'ok\n');

@@ -68,8 +68,9 @@ for (const shell of ['/bin/sh', '/bin/bash', '/bin/dash']) {
   });
 }
 
-// A host whose login shell is not a POSIX sh gets each command through viaPosixShell (loginShell.ts).
-for (const shell of ['/usr/bin/zsh', '/usr/bin/fish', '/usr/bin/tcsh']) {
+// A host whose login shell is not a POSIX sh gets each command through viaPosixShell (loginShell.ts), and so
+// does every host for the commands sent while its login shell is still being probed: bash and dash too.
+for (const shell of ['/usr/bin/zsh', '/usr/bin/fish', '/usr/bin/tcsh', '/usr/bin/bash', '/usr/bin/dash']) {
   test(
     `shellQuote through viaPosixShell: login shell ${shell} passes every argument literally`,
     { skip: existsSync(shell) ? false : `${shell} is not installed` },
@@ -83,6 +84,23 @@ for (const shell of ['/usr/bin/zsh', '/usr/bin/fish', '/usr/bin/tcsh']) {
       );
     },
   );
+}
+
+// The wrapped command runs in /bin/sh: dash on Debian and Ubuntu, bash on RHEL, BusyBox ash on Alpine. Each
+// must read the octal escapes of printf's format the same way (a '%' written as \045 stays a '%').
+for (const sh of ['/usr/bin/bash', '/usr/bin/busybox']) {
+  test(`viaPosixShell: ${sh} as /bin/sh decodes the command exactly`, { skip: existsSync(sh) ? false : `${sh} is not installed` }, () => {
+    const inner = sh.endsWith('busybox') ? `${sh} sh` : sh;
+    fc.assert(
+      fc.property(fc.array(arg, { minLength: 1, maxLength: 4 }), (args) => {
+        const wrapped = viaPosixShell(`printf '%s\\0' ${shellCommand(args)}`);
+        assert.ok(wrapped.startsWith('exec /bin/sh -c '));
+        const out = echoThrough('/usr/bin/dash', [], () => wrapped.replace('/bin/sh', inner));
+        assert.deepEqual(out, Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8'));
+      }),
+      { numRuns: 100 },
+    );
+  });
 }
 
 test('shellQuote: the empty string stays one (empty) argument', () => {
