@@ -18,7 +18,7 @@ const CODE_SERVER_VERSION = process.env.CODE_SERVER_VERSION ?? '4.100.3';
 
 /**
  * What the suites and the demo need. `for` names the commands that need it; `optional` ones only enable
- * tests that otherwise skip with their reason (other login shells, other tar flavours). Package names per
+ * tests that otherwise skip with their reason (other login shells, BusyBox tools). Package names per
  * manager; `null` means the platform has it built in or there is no package (the hint says what to do).
  */
 export const REQUIREMENTS = [
@@ -95,19 +95,11 @@ export const REQUIREMENTS = [
   },
   {
     id: 'busybox',
-    why: 'the BusyBox tar case of the sync test',
+    why: 'BusyBox sh and dd for the quoting and striped-transfer tests',
     for: ['test'],
     optional: true,
     check: { program: 'busybox' },
     packages: { apt: 'busybox', dnf: 'busybox', brew: null },
-  },
-  {
-    id: 'bsdtar',
-    why: 'the bsdtar case of the sync test',
-    for: ['test'],
-    optional: true,
-    check: { program: 'bsdtar' },
-    packages: { apt: 'libarchive-tools', dnf: 'bsdtar', brew: null },
   },
   {
     id: 'shells',

@@ -1,6 +1,6 @@
 // Incremental workspace sync. One round trip reads the remote manifest (what we sent last time, with hashes)
 // and the remote tree's sizes and mtimes; files whose hash, size and mtime all still match stay put. Everything
-// else travels as tar streams over exec channels (large files as byte ranges over several channels: stripes.ts)
+// else travels as archive streams (packFormat.ts) over exec channels (large files as byte ranges over several channels: stripes.ts)
 // into a staging dir beside the target, and a small script
 // then renames each file into place (atomic per file) and applies deletes. Only files that an earlier sync
 // sent are ever deleted: what a run wrote on the host (checkpoints, outputs) is left alone.
@@ -14,8 +14,9 @@ import type { LargeContentWarning, LocalFile } from './localManifest';
 import { IDENTITY_BYTES, manifestLayout, parseRemoteState, planSync } from './syncPlan';
 import type { ManifestEntry, RemoteState } from './syncPlan';
 import { applyCommand, extractorCommand, manifestPathFor, stateCommand } from './syncRemote';
-import { parentDirEntries, tarChunks } from './tarStream';
-import type { TarEntry } from './tarStream';
+import { archiveChunks } from './archiveStream';
+import { PACK_END } from './packFormat';
+import type { ArchiveEntry } from './archiveStream';
 import { finishCommand, inPool, planPieces, sendPiece } from './stripes';
 import type { StripeFile } from './stripes';
 
@@ -34,13 +35,13 @@ export interface SyncOptions {
   readonly extraIgnores?: readonly string[];
   readonly signal?: AbortSignal;
   readonly onProgress?: (p: { phase: 'scan' | 'compare' | 'upload' | 'done'; files?: number; bytes?: number }) => void;
-  /** Parallel tar streams (exec channels) for many files, 1–8; default by the link's round trip (defaultStreams). */
+  /** Parallel archive streams (exec channels) for many files, 1–8; default by the link's round trip (defaultStreams). */
   readonly streams?: number;
   /** Files at least this large get an identity token instead of a hash (default IDENTITY_BYTES). */
   readonly identityBytes?: number;
   /**
    * Channels that carry large files (at least identityBytes) in byte ranges at once, default 4 (stripes.ts):
-   * over a long link one channel is capped by its window, whatever the link's speed. 1 sends them in the tar.
+   * over a long link one channel is capped by its window, whatever the link's speed. 1 sends them in the archive.
    */
   readonly stripes?: number;
 }
@@ -65,10 +66,10 @@ export interface SyncResult {
 }
 
 /** Contiguous groups (directory neighbours stay together) of roughly equal bytes, counting 512 per header. */
-function splitByBytes(entries: readonly TarEntry[], n: number): TarEntry[][] {
+function splitByBytes(entries: readonly ArchiveEntry[], n: number): ArchiveEntry[][] {
   if (n <= 1) return [[...entries]];
   const total = entries.reduce((a, e) => a + e.size + 512, 0);
-  const groups: TarEntry[][] = [[]];
+  const groups: ArchiveEntry[][] = [[]];
   let acc = 0;
   for (const e of entries) {
     if (acc >= (total / n) * groups.length && groups.length < n) groups.push([]);
@@ -84,7 +85,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     ? options.remoteDir.replace(/\/+$/, '')
     : `${await session.home()}/${options.remoteDir.replace(/\/+$/, '')}`;
   options.onProgress?.({ phase: 'scan' });
-  // The apply command is started now, beside the state read: it waits for its tar on stdin, so a sync with
+  // The apply command is started now, beside the state read: it waits for its archive on stdin, so a sync with
   // changes costs one round trip of latency instead of two. With nothing to send it gets an empty archive.
   const parent = remoteDir.slice(0, remoteDir.lastIndexOf('/')) || '/';
   const stage = `${parent}/.${basename(remoteDir)}.rft-stage-${randomBytes(6).toString('hex')}`;
@@ -93,7 +94,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   const cached = readHashCache(options.cacheFile);
   const streams = Math.max(1, Math.min(8, options.streams ?? defaultStreams(session.rttMs)));
   // With no hash cache this workspace was never sent from here: most likely a first sync of every file, so
-  // the extra tar channels are opened now, beside the state read, instead of a round trip or two after it.
+  // the extra stream channels are opened now, beside the state read, instead of a round trip or two after it.
   // A sync that turns out small ends them with an empty archive.
   const early = Object.keys(cached).length === 0 ? Array.from({ length: streams - 1 }, (_, k) => openExtractor(session, stage, k + 1)) : [];
   early.forEach((p) => p.catch(() => undefined));
@@ -101,7 +102,7 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
     // The extractors first: each creates the stage, which the apply command removes when it ends.
     await Promise.all(early.map(async (p) => endEmpty(await p)));
     const a = await applying;
-    a.ch.end(Buffer.alloc(1024, 0));
+    a.ch.end(PACK_END);
     await a.exit;
   };
   const scanning = scanWorkspace(options.localRoot, {
@@ -221,7 +222,7 @@ interface Applier {
 }
 
 /**
- * Tar streams for many files. File creation on the host is the cost of a first sync, and two extracting
+ * Archive streams for many files. File creation on the host is the cost of a first sync, and two extracting
  * processes overlap it; more compete for a small host's CPU (on loopback four were slower than two). Over a
  * long link each channel is also capped by its window (2 MiB per round trip for OpenSSH's sshd, 50 MiB/s at
  * 40 ms), so there four streams are used. Measured in bench/upload-many.ts and upload-many-wan.ts.
@@ -250,7 +251,7 @@ function openChannel(session: SshSession, command: string): Promise<Applier> {
 
 /** Ends an extractor that got nothing to extract: an empty archive, then its exit. */
 async function endEmpty(x: Applier): Promise<void> {
-  x.ch.end(Buffer.alloc(1024, 0));
+  x.ch.end(PACK_END);
   await x.exit;
 }
 
@@ -261,11 +262,11 @@ const bytesOf = (files: readonly LocalFile[]): number => files.reduce((n, f) => 
 /** What the sending needs, made before any byte is sent (prepareSend). */
 interface Prepared {
   readonly send: readonly LocalFile[];
-  /** The tar archives: the apply stream's first, then one per extra extractor. */
-  readonly groups: readonly TarEntry[][];
+  /** The archives: the apply stream's first, then one per extra extractor. */
+  readonly groups: readonly ArchiveEntry[][];
   /** The ops list and the manifest, whose hashes are filled in as the files stream. */
-  readonly closing: readonly TarEntry[];
-  /** Files sent in byte ranges (stripes.ts) instead of in a tar. */
+  readonly closing: readonly ArchiveEntry[];
+  /** Files sent in byte ranges (stripes.ts) instead of in an archive. */
   readonly striped: readonly LocalFile[];
   readonly lanes: number;
   readonly now: number;
@@ -275,7 +276,7 @@ interface Prepared {
 
 /**
  * The sending half's preparation (CPU only): the ops list, the manifest laid out with holes for the hashes
- * not yet known, and the files split into tar streams and striped large files.
+ * not yet known, and the files split into archive streams and striped large files.
  */
 function prepareSend(
   options: SyncOptions,
@@ -292,25 +293,25 @@ function prepareSend(
   const now = Math.floor(Date.now() / 1000);
   for (const f of send) next.push([f.path, [f.size, Math.floor(f.mtimeMs / 1000), f.hash]]);
   // The manifest is the last entry of the archive: by then every file before it was read and hashed for sending.
-  // It is laid out now, with each unknown hash as a 64-byte hole filled in when reached (a tar header needs the
+  // It is laid out now, with each unknown hash as a 64-byte hole filled in when reached (an entry's header needs the
   // size up front, and every sha256 is 64 hex digits).
   const { bytes: manifestBytes, holes } = manifestLayout(next);
-  // Large files (they carry identity tokens, so nothing needs their hash) go in stripes, the rest in tar.
+  // Large files (they carry identity tokens, so nothing needs their hash) go in stripes, the rest in the archives.
   const lanes = Math.max(1, Math.min(8, options.stripes ?? 4));
   const stripeMin = options.identityBytes ?? IDENTITY_BYTES;
   const striped = lanes > 1 ? send.filter((f) => f.link === undefined && f.size >= stripeMin) : [];
-  const inTar = striped.length > 0 ? send.filter((f) => !striped.includes(f)) : send;
+  const inArchive = striped.length > 0 ? send.filter((f) => !striped.includes(f)) : send;
   // Plain objects and a joined prefix: an object spread and path.join per file cost a 10,000-file first sync
   // 15-30 ms before its first byte. Scanned paths are already normal, '/'-separated and relative.
   const root = join(options.localRoot, sep);
-  const fileEntries: TarEntry[] = inTar.map((f): TarEntry => {
+  const fileEntries: ArchiveEntry[] = inArchive.map((f): ArchiveEntry => {
     const mtime = Math.floor(f.mtimeMs / 1000);
     if (f.link !== undefined) return { name: `f/${f.path}`, size: 0, mtime, mode: 0o777, source: EMPTY, linkTarget: f.link };
-    const e: { -readonly [K in keyof TarEntry]: TarEntry[K] } = { name: `f/${f.path}`, size: f.size, mtime, mode: f.mode, source: root + f.path };
+    const e: { -readonly [K in keyof ArchiveEntry]: ArchiveEntry[K] } = { name: `f/${f.path}`, size: f.size, mtime, mode: f.mode, source: root + f.path };
     if (!f.hash) e.onHash = (h: string) => hashes.set(f.path, h);
     return e;
   });
-  const closing: TarEntry[] = [
+  const closing: ArchiveEntry[] = [
     { name: '.rft-ops', size: ops.length, mtime: now, mode: 0o600, source: ops },
     {
       name: '.rft-manifest.json',
@@ -323,14 +324,14 @@ function prepareSend(
       },
     },
   ];
-  const split = splitByBytes(fileEntries, fileEntries.length >= 64 ? c.streams : 1);
-  // Several tars extract into the stage at once: each archive leads with its folders (parentDirEntries).
-  const groups = split.length > 1 ? split.map((g) => [...parentDirEntries(g, now), ...g]) : split;
+  // Several streams unpack into the stage at once; the unpacker makes each missing folder as it goes, and one
+  // another stream made first is fine (packFormat.ts).
+  const groups = splitByBytes(fileEntries, fileEntries.length >= 64 ? c.streams : 1);
   return { send, groups, closing, striped, lanes, now, hashes };
 }
 
 /**
- * The sending half: the changed files as tar streams (the first on the apply command's channel, the others
+ * The sending half: the changed files as archive streams (the first on the apply command's channel, the others
  * extracting beside it) and large ones as byte ranges (stripes.ts), then the ops list and the manifest. Returns
  * the streamed files' hashes, for the local cache.
  */
@@ -358,8 +359,8 @@ async function sendPrepared(
     const opened = c.early[k] ?? openExtractor(session, stage, k + 1);
     const group = groups[k + 1];
     const sent = opened.then(async (x) => {
-      if (group) await pipeline(Readable.from(tarChunks(group, options.signal)), x.ch);
-      else x.ch.end(Buffer.alloc(1024, 0));
+      if (group) await pipeline(Readable.from(archiveChunks(group, options.signal)), x.ch);
+      else x.ch.end(PACK_END);
     });
     const exited = sent.then(async () => {
       const x = await opened;
@@ -391,9 +392,9 @@ async function sendPrepared(
   const waitList = Buffer.from(outs.map((_, k) => k + 1).join(' '), 'latin1');
   const { ch, exit, stderr } = c.applier;
   async function* applyStream(): AsyncGenerator<Buffer, void, undefined> {
-    yield* tarChunks(groups[0] ?? [], options.signal, { terminate: false });
+    yield* archiveChunks(groups[0] ?? [], options.signal, { terminate: false });
     await Promise.all(ready);
-    yield* tarChunks([{ name: '.rft-wait', size: waitList.length, mtime: now, mode: 0o600, source: waitList }, ...closing], options.signal);
+    yield* archiveChunks([{ name: '.rft-wait', size: waitList.length, mtime: now, mode: 0o600, source: waitList }, ...closing], options.signal);
   }
   // A dropped connection surfaces as a stream error ("Premature close") or a missing exit status; say what
   // it means for the user's files instead.

@@ -1,7 +1,8 @@
-// The host's half of a sync (sync.ts), as shell command lines: reading its state, extracting tar streams into
+// The host's half of a sync (sync.ts), as shell command lines: reading its state, unpacking archive streams into
 // a staging dir, and applying the ops list and manifest at the end. Every path is shell-quoted.
 import { basename } from 'node:path';
 import { shellQuote } from './quote';
+import { PY_UNPACK } from './packFormat';
 
 /** Where the manifest lives: beside the synced dir, so the synced tree stays byte-identical to the workspace. */
 export function manifestPathFor(remoteDir: string): string {
@@ -28,20 +29,14 @@ for op,p in zip(parts[0::2],parts[1::2]):
   elif op==b'R':
     os.makedirs(os.path.dirname(os.path.join(dest,p)),exist_ok=True); os.replace(os.path.join(stage,'f',p),os.path.join(dest,p))`;
 
-/**
- * Extracts the archive on stdin into `stage`. GNU tar and bsdtar read 1 MiB records (-b 2048): with the default
- * 10 KiB a GiB is a hundred thousand reads and writes, which doubled tar's system time in the upload benchmark,
- * and a short last record from a pipe is no error for either. BusyBox tar has no -b and keeps its default.
- */
+/** Extracts the archive on stdin (packFormat.ts) into `stage`. */
 export function extractCommand(stage: string): string {
-  return (
-    `rft_b=; if tar --version 2>/dev/null | grep -q -e GNU -e bsdtar; then rft_b='-b 2048'; fi; ` + `tar $rft_b -x -f - -C ${shellQuote(stage)} --no-same-owner`
-  );
+  return `python3 -c ${shellQuote(PY_UNPACK)} ${shellQuote(stage)}`;
 }
 
 /**
  * An extra extractor, stream `k` of a sync: it leaves its shell's pid in the stage, then `.rft-x<k>.ok` when its
- * tar succeeded or `.rft-x<k>.fail` when not, for the apply command to wait on (waitForExtractors).
+ * unpacker succeeded or `.rft-x<k>.fail` when not, for the apply command to wait on (waitForExtractors).
  */
 export function extractorCommand(stage: string, k: number): string {
   const mark = (what: string): string => shellQuote(`${stage}/.rft-x${k}.${what}`);

@@ -454,8 +454,8 @@ function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
 }
 
 test('first syncs over four streams into shared folders land whole', async () => {
-  // The tars of one sync extract into the same folders at once (tarStream.test.ts shows GNU tar racing there
-  // and the leading folder entries that stop it); here, end to end, ten first syncs over four streams.
+  // The streams of one sync unpack into the same folders at once (archiveStream.test.ts races four unpackers
+  // in one folder); here, end to end, ten first syncs over four streams.
   const ws = mkdtempSync(join(tmpdir(), 'rft-ws-race-'));
   for (let i = 0; i < 400; i++) write(ws, `d${i % 3}/sub${i % 2}/f${i}.py`, `x = ${i}\n`);
   for (let round = 0; round < 10; round++) {

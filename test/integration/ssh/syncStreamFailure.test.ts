@@ -1,7 +1,7 @@
-// A first sync sends its files as several tar streams; the apply command waits on the host for every extra
+// A first sync sends its files as several streams; the apply command waits on the host for every extra
 // extractor before it renames anything (syncRemote.ts). When one of them fails, or is killed without a word,
 // nothing may be applied: the sync fails with the extractor's reason, the target is not created, the staging
-// folder is removed, and no process is left waiting on the host. A tar wrapper first on the sshd's PATH
+// folder is removed, and no process is left waiting on the host. A python3 wrapper first on the sshd's PATH
 // makes the stream holding a chosen file fail after extracting it (as a full disk would), or kill its shell.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,14 +25,15 @@ for (const how of ['fails', 'is killed'] as const) {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const bin = join(dir, 'bin');
     mkdirSync(bin);
-    // Extracts as the real tar would, then fails (or kills the extractor's shell) if it wrote the poison file.
-    const act = how === 'fails' ? 'echo "tar: write error: No space left on device" >&2; exit 2' : 'kill -9 $PPID; exit 2';
+    // Extracts as the real unpacker would, then fails (or kills the extractor's shell) if it wrote the poison file.
+    const act = how === 'fails' ? 'echo "OSError: [Errno 28] No space left on device" >&2; exit 2' : 'kill -9 $PPID; exit 2';
     // The archive is kept aside as it streams: the stream that carried the poison file is the one that fails.
+    // Only the sync's unpacker (packFormat.ts) is wrapped; any other python3 runs as it is.
     writeFileSync(
-      join(bin, 'tar'),
-      `#!/bin/sh\ncase " $* " in *" -x "*) ;; *) exec /usr/bin/tar "$@";; esac\n` +
-        `tee "${dir}/archive.$$" | /usr/bin/tar "$@"; rc=$?\n` +
-        `if /usr/bin/tar -tf "${dir}/archive.$$" 2>/dev/null | grep -qx f/zz/zz-poison.bin; then ${act}; fi\nexit $rc\n`,
+      join(bin, 'python3'),
+      `#!/bin/sh\ncase "$*" in *"archive cut short"*) ;; *) exec /usr/bin/python3 "$@";; esac\n` +
+        `tee "${dir}/archive.$$" | /usr/bin/python3 "$@"; rc=$?\n` +
+        `if grep -aqF f/zz/zz-poison.bin "${dir}/archive.$$"; then ${act}; fi\nexit $rc\n`,
       { mode: 0o755 },
     );
     const sshd = await startSshd({ pathPrepend: [bin] });

@@ -99,7 +99,6 @@ const EXPECTED = [
   'make',
   'g++',
   'busybox',
-  'libarchive-tools',
   'zsh',
   'fish',
   'tcsh',
