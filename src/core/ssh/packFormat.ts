@@ -62,32 +62,37 @@ export const PACK_END: Buffer = (() => {
 /**
  * Reads an archive on stdin into the folder argv[1]. Refuses absolute paths and `..` (the client never sends
  * them; a damaged stream must not write outside the folder), an unknown type, and an archive cut short (the
- * connection dropped): it exits non-zero and the apply command applies nothing. Python 3.6 and later.
+ * connection dropped): it exits non-zero and the apply command applies nothing. Python 3.6 and later. Run
+ * with -I -S (extractCommand): nothing from the environment or site-packages, and 10-60 ms less start-up.
+ * A file is created with its mode (the umask can only take bits away, and then fchmod puts them back) and
+ * its mtime is set on the open descriptor: two system calls fewer per file than chmod and utime by path.
  */
 export const PY_UNPACK = `import os,sys,struct
-root=sys.argv[1]; r=sys.stdin.buffer; H=struct.Struct('>cIqQII'); made=set()
+root=sys.argv[1]; r=os.fdopen(0,'rb',1048576); H=struct.Struct('>cIqQII'); made=set()
+u=os.umask(0); os.umask(u)
 def need(n):
   b=r.read(n)
   if len(b)!=n: sys.exit('archive cut short')
   return b
+def put(fd,left):
+  while left:
+    b=memoryview(need(min(left,8388608))); left-=len(b)
+    while b: b=b[os.write(fd,b):]
 while True:
   t,mode,mt,size,nl,ll=H.unpack(need(29))
   if t==b'e': break
   name=os.fsdecode(need(nl)); link=os.fsdecode(need(ll)) if ll else ''
   parts=name.strip('/').split('/')
   if name.startswith('/') or '..' in parts or '' in parts: sys.exit('unsafe path in archive: %r'%name)
-  p=os.path.join(root,*parts); d=os.path.dirname(p)
+  p=root+'/'+'/'.join(parts); d=p[:p.rfind('/')]
   if d not in made: os.makedirs(d,exist_ok=True); made.add(d)
-  if t==b'd':
+  if t==b'f':
+    fd=os.open(p,os.O_WRONLY|os.O_CREAT|os.O_TRUNC|os.O_NOFOLLOW,mode)
+    put(fd,size)
+    if mode&u: os.fchmod(fd,mode)
+    os.utime(fd,(mt,mt)); os.close(fd)
+  elif t==b'd':
     os.makedirs(p,exist_ok=True); os.chmod(p,mode); made.add(p)
   elif t==b'l':
     os.symlink(link,p)
-  elif t==b'f':
-    fd=os.open(p,os.O_WRONLY|os.O_CREAT|os.O_TRUNC|os.O_NOFOLLOW,0o600)
-    left=size
-    while left:
-      b=memoryview(need(min(left,1048576)))
-      left-=len(b)
-      while b: b=b[os.write(fd,b):]
-    os.fchmod(fd,mode); os.utime(fd,(mt,mt)); os.close(fd)
   else: sys.exit('unknown entry type %r'%t)`;

@@ -31,7 +31,7 @@ for op,p in zip(parts[0::2],parts[1::2]):
 
 /** Extracts the archive on stdin (packFormat.ts) into `stage`. */
 export function extractCommand(stage: string): string {
-  return `python3 -c ${shellQuote(PY_UNPACK)} ${shellQuote(stage)}`;
+  return `python3 -I -S -c ${shellQuote(PY_UNPACK)} ${shellQuote(stage)}`;
 }
 
 /**
