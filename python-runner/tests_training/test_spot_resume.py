@@ -22,6 +22,21 @@ MAX_STEPS = 240
 SAVE_STEPS = 20
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (non-zombie) process is left in the process group."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
 class SpotResume(Case):
     @classmethod
     def setUpClass(cls):
@@ -76,8 +91,27 @@ class SpotResume(Case):
                 time.sleep(0.05)
             self.assertGreaterEqual(uploaded, SAVE_STEPS, self.output()[-3000:])
         finally:
-            os.killpg(first.pid, signal.SIGKILL)  # the reclaim: no notice, no grace, nothing saved on the way out
+            # The reclaim: no notice, no grace, nothing saved on the way out, and every process of the instance
+            # gone, the trainer too. It leads a process group of its own (run.py's train.pgid); left alive, it
+            # went on writing checkpoints into the workdir the replacement was given, which then resumed from
+            # that local checkpoint instead of restoring the uploaded one.
+            pgids = [first.pid]
+            try:
+                with open(os.path.join(self.run_dir, "train.pgid"), encoding="utf-8") as f:
+                    pgids.append(int(f.read().strip()))
+            except (OSError, ValueError):
+                pass
+            for pgid in pgids:
+                if pgid > 1:
+                    try:
+                        os.killpg(pgid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
             first.communicate(timeout=60)
+            wait_gone = time.time() + 30
+            while time.time() < wait_gone and any(_group_alive(g) for g in pgids):
+                time.sleep(0.05)
+            self.assertFalse([g for g in pgids if _group_alive(g)], "every process of the reclaimed instance is gone")
         events1 = read_events(self.run_dir)
         self.assertFalse([e for e in events1 if e["type"] == "finished"], "a reclaimed instance writes no end")
         steps1 = [e["step"] for e in events1 if e["type"] == "metrics" and "loss" in e]

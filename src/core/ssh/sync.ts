@@ -1,7 +1,7 @@
 // Incremental workspace sync. One round trip reads the remote manifest (what we sent last time, with hashes)
 // and the remote tree's sizes and mtimes; files whose hash, size and mtime all still match stay put. Everything
-// else travels as archive streams (packFormat.ts) over exec channels (large files as byte ranges over several channels: stripes.ts)
-// into a staging dir beside the target, and a small script
+// else travels as archive streams (packFormat.ts) over exec channels (large files as byte ranges over several
+// channels: stripes.ts) into a staging dir beside the target, and a small script
 // then renames each file into place (atomic per file) and applies deletes. Only files that an earlier sync
 // sent are ever deleted: what a run wrote on the host (checkpoints, outputs) is left alone.
 import { Readable } from 'node:stream';
@@ -65,16 +65,16 @@ export interface SyncResult {
   readonly excluded?: readonly string[];
 }
 
-/** Contiguous groups (directory neighbours stay together) of roughly equal bytes, counting 512 per header. */
+/** Contiguous groups (directory neighbours stay together) of roughly equal bytes, counting 64 per header. */
 function splitByBytes(entries: readonly ArchiveEntry[], n: number): ArchiveEntry[][] {
   if (n <= 1) return [[...entries]];
-  const total = entries.reduce((a, e) => a + e.size + 512, 0);
+  const total = entries.reduce((a, e) => a + e.size + 64, 0);
   const groups: ArchiveEntry[][] = [[]];
   let acc = 0;
   for (const e of entries) {
     if (acc >= (total / n) * groups.length && groups.length < n) groups.push([]);
     groups[groups.length - 1]!.push(e);
-    acc += e.size + 512;
+    acc += e.size + 64;
   }
   return groups.filter((g) => g.length > 0);
 }
