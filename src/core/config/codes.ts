@@ -59,6 +59,7 @@ const fixed: CodeInfo[] = [
   { code: 'RFT811', severity: 'error', title: 'FlashAttention-2 on a GPU that cannot run it (T4, V100)' },
   { code: 'RFT812', severity: 'warning', title: '4-bit quantization settings disagree with the method' },
   { code: 'RFT813', severity: 'error', title: 'Referenced file does not exist (accelerate/DeepSpeed config, config.json; env file and data: warning)' },
+  { code: 'RFT814', severity: 'error', title: 'Referenced file refused: not a regular file, outside the workspace, or over the size cap' },
   { code: 'RFT815', severity: 'warning', title: 'Several GPUs but launcher python (one process)' },
   { code: 'RFT816', severity: 'error', title: 'fp8 on a GPU without fp8 (needs L4, RTX 4090, H100, H200)' },
   { code: 'RFT817', severity: 'warning', title: 'accelerate config: bare no/yes that YAML 1.1 (PyYAML) reads as a boolean' },
