@@ -1,7 +1,7 @@
-// Every notification of the extension goes through here: message text is made link-free (notificationSafe),
+// Every notification of the extension goes through here: message text is made link-free (linkSafe),
 // since much of it comes from hosts, logs and cloud APIs. Our own messages never need a link in the text.
 import * as vscode from 'vscode';
-import { notificationSafe } from '../core/text/notificationText';
+import { linkSafe } from '../core/text/linkSafe';
 
 type Show = <T extends string | vscode.MessageItem>(message: string, ...rest: Array<vscode.MessageOptions | T>) => Thenable<T | undefined>;
 type RawShow = (message: string, ...rest: unknown[]) => Thenable<unknown>;
@@ -9,9 +9,9 @@ type RawShow = (message: string, ...rest: unknown[]) => Thenable<unknown>;
 function safe(raw: () => RawShow): Show {
   return ((message: string, ...rest: unknown[]) => {
     const clean = rest.map((r) =>
-      typeof r === 'object' && r !== null && 'detail' in r && typeof r.detail === 'string' ? { ...r, detail: notificationSafe(r.detail) } : r,
+      typeof r === 'object' && r !== null && 'detail' in r && typeof r.detail === 'string' ? { ...r, detail: linkSafe(r.detail) } : r,
     );
-    return raw()(notificationSafe(message), ...clean);
+    return raw()(linkSafe(message), ...clean);
   }) as Show;
 }
 

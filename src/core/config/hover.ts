@@ -1,5 +1,6 @@
 // Hover text for the key or value under the cursor, from the zod field descriptions (the same text
-// the generated JSON Schemas carry), plus allowed values and bounds.
+// the generated JSON Schemas carry), plus allowed values and bounds. What the document wrote (its keys) is
+// escaped: a key can be any text, `[x](command:…)` included, and the hover renders markdown.
 import type { DocNode, PathSegment, PairNode } from './ast';
 import { keyText } from './ast';
 import { detectKind, syntaxOf } from './kinds';
@@ -8,11 +9,13 @@ import { KINDS } from './registry';
 import { allowedValues, describe, numberBounds, schemaAt } from './zodWalk';
 import { parseDotenv } from './dotenv';
 import type { ConfigKind } from './types';
+import { joinMarkdown, markdownEscaped, ourMarkdown } from '../text/linkSafe';
+import type { SafeMarkdown } from '../text/linkSafe';
 
 export interface HoverInfo {
   readonly start: number;
   readonly end: number;
-  readonly markdown: string;
+  readonly markdown: SafeMarkdown;
 }
 
 const ENV_DOCS: Record<string, string> = {
@@ -54,7 +57,9 @@ export function hoverAt(text: string, fileName: string, offset: number, kindHint
   if (syntax === 'dotenv') {
     const e = parseDotenv(text).entries.find((x) => offset >= x.keyStart && offset <= x.keyEnd);
     const doc = e ? ENV_DOCS[e.key] : undefined;
-    return e && doc ? { start: e.keyStart, end: e.keyEnd, markdown: `**${e.key}**\n\n${doc}` } : undefined;
+    return e && doc
+      ? { start: e.keyStart, end: e.keyEnd, markdown: joinMarkdown([ourMarkdown(`**${markdownEscaped(e.key)}**`), ourMarkdown(doc)], '\n\n') }
+      : undefined;
   }
   if (syntax === 'other') return undefined;
   const { root } = parseConfigText(text, syntax === 'json' ? 'json' : 'yaml');
@@ -66,11 +71,13 @@ export function hoverAt(text: string, fileName: string, offset: number, kindHint
   const field = schemaAt(schema, hit.path);
   const desc = describe(field);
   if (!desc) return undefined;
-  const lines = [`**${hit.path.filter((p) => typeof p === 'string').join('.')}** — ${KINDS[kind!].title}`, '', desc];
+  // Descriptions, titles, allowed values and bounds are the schemas' own text; the key path is the document's.
+  const keyPath = markdownEscaped(hit.path.filter((p) => typeof p === 'string').join('.'));
+  const lines = [ourMarkdown(`**${keyPath}** — ${KINDS[kind!].title}`), ourMarkdown(desc)];
   const values = allowedValues(field);
-  if (values.length > 0 && values.length <= 40) lines.push('', `Allowed: ${values.map((v) => `\`${v}\``).join(', ')}`);
+  if (values.length > 0 && values.length <= 40) lines.push(ourMarkdown(`Allowed: ${values.map((v) => `\`${v}\``).join(', ')}`));
   const b = numberBounds(field);
-  if (b && (b.min !== undefined || b.max !== undefined)) lines.push('', `Range: ${b.min ?? '−∞'} … ${b.max ?? '∞'}${b.int ? ' (integer)' : ''}`);
+  if (b && (b.min !== undefined || b.max !== undefined)) lines.push(ourMarkdown(`Range: ${b.min ?? '−∞'} … ${b.max ?? '∞'}${b.int ? ' (integer)' : ''}`));
   const range = hit.onKey ? hit.pair.key : (hit.pair.value ?? hit.pair.key);
-  return { start: range.start, end: range.end, markdown: lines.join('\n') };
+  return { start: range.start, end: range.end, markdown: joinMarkdown(lines, '\n\n') };
 }

@@ -14,6 +14,7 @@ interface Def {
   readonly in?: z.ZodType;
   readonly values?: readonly unknown[];
   readonly entries?: Record<string, unknown>;
+  readonly getter?: () => z.ZodType;
 }
 
 function def(s: z.ZodType): Def {
@@ -22,13 +23,14 @@ function def(s: z.ZodType): Def {
 
 const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
 
-/** Strips optional/default/nullable wrappers. */
+/** Strips optional/default/nullable wrappers, and resolves z.lazy (a recursive schema: a sweep's nested `parameters:`). */
 export function unwrap(s: z.ZodType): z.ZodType {
   let cur = s;
   for (let i = 0; i < 16; i++) {
     const d = def(cur);
     if (WRAPPERS.has(d.type) && d.innerType) cur = d.innerType;
     else if (d.type === 'pipe' && d.in) cur = d.in;
+    else if (d.type === 'lazy' && d.getter) cur = d.getter();
     else break;
   }
   return cur;
@@ -87,7 +89,7 @@ export function describe(s: z.ZodType | undefined): string | undefined {
   for (let i = 0; cur && i < 16; i++) {
     if (cur.description) return cur.description;
     const d = def(cur);
-    cur = WRAPPERS.has(d.type) ? d.innerType : d.type === 'pipe' ? d.in : undefined;
+    cur = WRAPPERS.has(d.type) ? d.innerType : d.type === 'pipe' ? d.in : d.type === 'lazy' ? d.getter?.() : undefined;
   }
   return undefined;
 }
