@@ -8,6 +8,7 @@
 // at the top of ~/.bashrc): that text would be read as the start of every command's output (a manifest, a
 // log's first bytes). scp and rsync break on such hosts too; here the user is told what to fix instead.
 import type { Client } from 'ssh2';
+import { isPlainAbsolutePath } from './remoteHome';
 
 export type LoginShell = 'posix' | 'other';
 
@@ -19,7 +20,8 @@ export interface ShellProbe {
   readonly conclusive: boolean;
   /**
    * $HOME, as the POSIX probe printed it on its second line: a sync needs it first, and asking here saves
-   * that command its own channel (two round trips, 80 ms over a 40 ms link). Absent when not absolute.
+   * that command its own channel (two round trips, 80 ms over a 40 ms link). Absent when not a plain absolute
+   * path (remoteHome.ts): then the session asks again and refuses it by name.
    */
   readonly home?: string;
 }
@@ -37,7 +39,7 @@ export function classifyProbeOutput(stdout: string): ShellProbe {
   const noise = stdout.slice(0, m.index + (m[0].startsWith('\n') ? 1 : 0));
   const posix = m[1] === '';
   const home = m[2]!;
-  return { shell: posix ? 'posix' : 'other', conclusive: true, ...(noise ? { noise } : {}), ...(posix && home.startsWith('/') ? { home } : {}) };
+  return { shell: posix ? 'posix' : 'other', conclusive: true, ...(noise ? { noise } : {}), ...(posix && isPlainAbsolutePath(home) ? { home } : {}) };
 }
 
 /** Bytes written as themselves in viaPosixShell's text: printable ASCII but for the ones some layer treats specially. */

@@ -15,6 +15,7 @@ import { connectCoalescing } from './coalescingSocket';
 import { HandshakeTimer } from './handshakeTimer';
 import { detectLoginShell, noisyShellMessage, viaPosixShell } from './loginShell';
 import type { LoginShell, ShellProbe } from './loginShell';
+import { checkedRemoteHome } from './remoteHome';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
 import {
@@ -361,8 +362,7 @@ export class SshSession {
 
   private async askHome(): Promise<string> {
     const h = await this.run(`printf '%s' "$HOME"`);
-    if (!h.startsWith('/')) throw new Error(`remote HOME is not absolute: ${JSON.stringify(h)}`);
-    return h;
+    return checkedRemoteHome(this.resolved.alias, h);
   }
 
   close(): void {
