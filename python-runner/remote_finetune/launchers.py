@@ -24,8 +24,14 @@ class LaunchError(ValueError):
     pass
 
 
+# By path, never `-m remote_finetune`: the trainer works in the synced workspace, and `-m` would put that folder
+# first on sys.path on Python 3.10 (and 3.11+ without PYTHONSAFEPATH), where a repository's own package of the
+# same name would run instead (remote_finetune_entry.py). accelerate and torchrun start each rank the same way.
+ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "remote_finetune_entry.py")
+
+
 def builtin_entry(run_dir: str) -> List[str]:
-    return ["-m", "remote_finetune", "train", "--run-dir", run_dir]
+    return [ENTRY_SCRIPT, "train", "--run-dir", run_dir]
 
 
 def resolve_accelerate_config(config_file: Optional[str], num_processes: int, workdir: str) -> str:
@@ -88,12 +94,8 @@ def launcher_prefix(spec: Dict[str, Any], python: str, workdir: str) -> List[str
 
 
 def builtin_argv(spec: Dict[str, Any], run_dir: str, python: str, workdir: str) -> List[str]:
-    """The built-in trainer under the spec's launcher; accelerate and torchrun both take -m."""
-    kind = get(spec, "launcher.type", "python")
-    prefix = launcher_prefix(spec, python, workdir)
-    if kind == "python":
-        return prefix + builtin_entry(run_dir)
-    return prefix + ["-m", "remote_finetune", "train", "--run-dir", run_dir]
+    """The built-in trainer under the spec's launcher, started by its file path under each of them."""
+    return launcher_prefix(spec, python, workdir) + builtin_entry(run_dir)
 
 
 def own_script_argv(spec: Dict[str, Any], python: str, workdir: str) -> List[str]:

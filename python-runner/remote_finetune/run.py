@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import envfile, gpuqueue, launchers, notify, spot_notice, tracking
+from . import control_env, envfile, gpuqueue, launchers, notify, spot_notice, tracking
 from .checkpoint_restore import restore_latest
 from .checkpoint_upload import CheckpointUploader
 from .events import EventWriter
@@ -228,11 +228,15 @@ def _take_gpus(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], env
 def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict[str, int], sample_gpu: bool,
          gpu_interval_ms: int, grace_s: float, start_watchdog: Optional[Callable[[Dict[str, Any]], None]]) -> int:
     file_env, env_problems = envfile.read_env_file(os.path.join(run_dir, "env"))
+    file_env, refused = control_env.split_env_file(file_env)
+    control_env.unset_refused(os.environ, refused)
     secrets = envfile.secret_items(file_env) + envfile.secret_items({k: os.environ[k] for k in envfile.ALWAYS_SECRET if k in os.environ})
     redactor = envfile.Redactor(secrets)
     events = _NotifyingEvents(os.path.join(run_dir, "events.jsonl"), redactor.text, run_dir, file_env)
     for p in env_problems:
         events.emit("warning", message=p, code="env-file")
+    if refused:
+        events.emit("warning", message=control_env.refusal_message(refused), code="env-refused")
 
     spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
     if spec is None:
@@ -243,6 +247,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
 
     mode = mode_of(spec)
     env = child_environment(dict(os.environ), file_env, run_dir, python)
+    control_env.set_safe_path(env, own_script=mode == "own-script")
     env.update(wandb_settings(spec, env, run_dir))
     env.update(tracking.tracking_settings(spec, env, run_dir))
     if start_watchdog is not None:

@@ -1,4 +1,4 @@
-"""The built-in trainer: `python -m remote_finetune train --run-dir D` (started by `run`, under
+"""The built-in trainer: `python remote_finetune_entry.py train --run-dir D` (started by `run`, under
 python, accelerate or torchrun). QLoRA, BF16 LoRA or full fine-tuning from spec.json; events via
 callback.py; SIGTERM saves a checkpoint and stops cleanly; resumes from this run's newest checkpoint.
 

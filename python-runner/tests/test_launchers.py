@@ -7,6 +7,7 @@ from remote_finetune.spec import normalise
 PY = "/home/ubuntu/.remote-finetune/venvs/rft/bin/python"
 RUN = "/home/ubuntu/.remote-finetune/runs/r1"
 WD = "/home/ubuntu/work"
+ENTRY = launchers.ENTRY_SCRIPT
 
 
 def spec(**launcher):
@@ -20,12 +21,12 @@ def profile(name):
 class BuiltIn(unittest.TestCase):
     def test_plain_python(self):
         self.assertEqual(launchers.builtin_argv(spec(type="python"), RUN, PY, WD),
-                         [PY, "-m", "remote_finetune", "train", "--run-dir", RUN])
+                         [PY, ENTRY, "train", "--run-dir", RUN])
 
     def test_accelerate_single_gpu_default(self):
         self.assertEqual(launchers.builtin_argv(spec(type="accelerate"), RUN, PY, WD), [
             "accelerate", "launch", "--config_file", profile("single_gpu"), "--num_processes", "1",
-            "--num_machines", "1", "--mixed_precision", "bf16", "-m", "remote_finetune", "train", "--run-dir", RUN])
+            "--num_machines", "1", "--mixed_precision", "bf16", ENTRY, "train", "--run-dir", RUN])
 
     def test_accelerate_multi_gpu_default_and_profiles(self):
         argv = launchers.builtin_argv(spec(type="accelerate", num_processes=4), RUN, PY, WD)
@@ -51,15 +52,15 @@ class BuiltIn(unittest.TestCase):
         self.assertEqual(launchers.builtin_argv(s, RUN, PY, WD), [
             "accelerate", "launch", "--config_file", WD + "/configs/deepspeed_zero2.yaml", "--num_processes", "16",
             "--num_machines", "2", "--mixed_precision", "fp16", "--machine_rank", "1", "--main_process_ip", "10.0.0.1",
-            "--main_process_port", "29501", "-m", "remote_finetune", "train", "--run-dir", RUN])
+            "--main_process_port", "29501", ENTRY, "train", "--run-dir", RUN])
 
     def test_torchrun_single_and_multi_node(self):
         self.assertEqual(launchers.builtin_argv(spec(type="torchrun", num_processes=8), RUN, PY, WD), [
-            "torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node", "8", "-m", "remote_finetune", "train", "--run-dir", RUN])
+            "torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node", "8", ENTRY, "train", "--run-dir", RUN])
         s = spec(type="torchrun", num_processes=16, num_machines=2, machine_rank=0, main_process_ip="10.0.0.1")
         self.assertEqual(launchers.builtin_argv(s, RUN, PY, WD), [
             "torchrun", "--nnodes", "2", "--node_rank", "0", "--nproc_per_node", "8", "--master_addr", "10.0.0.1",
-            "--master_port", "29500", "-m", "remote_finetune", "train", "--run-dir", RUN])
+            "--master_port", "29500", ENTRY, "train", "--run-dir", RUN])
         with self.assertRaises(launchers.LaunchError):
             launchers.builtin_argv(spec(type="torchrun", num_processes=3, num_machines=2, main_process_ip="h"), RUN, PY, WD)
 
