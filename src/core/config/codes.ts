@@ -70,6 +70,11 @@ const fixed: CodeInfo[] = [
     title: 'GPU, or number of GPUs to a machine, the provider does not offer (EC2, GCP; Lambda: warning for the GPU, its list is live)',
   },
   { code: 'RFT820', severity: 'error', title: 'target.volume on a provider without persistent volumes (EC2 only)' },
+  {
+    code: 'RFT821',
+    severity: 'error',
+    title: "target.region or target.zone is not a name of the provider's form (EC2 region/zone, GCP region/zone, Lambda region)",
+  },
   { code: 'RFT830', severity: 'error', title: 'Multi-node spec without one SSH host per machine in target.hosts, or not torchrun/accelerate' },
   { code: 'RFT901', severity: 'error', title: 'Estimated peak GPU memory does not fit the target GPU (with the cheapest fixes)' },
   { code: 'RFT903', severity: 'warning', title: "Estimated peak GPU memory within 10% of the GPU's memory" },

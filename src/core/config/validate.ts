@@ -23,6 +23,7 @@ import { replaceNode } from './edits';
 import { sensibleValue } from './sensibleValues';
 import { checkLearningRate } from './rules/learningRate';
 import { checkProviderGpu } from './rules/providerGpu';
+import { checkTargetNames } from './rules/targetNames';
 
 export interface ValidateOptions {
   /** Path (absolute for cross-file checks) or just a name; decides the kind with the content. */
@@ -180,6 +181,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
     case 'runspec': {
       suggestCatalogGpu(root, out, parseSyntax);
       out.push(...checkProviderGpu(ctx));
+      out.push(...checkTargetNames(ctx));
       const r = checkRunSpec({ ...ctx, fileName: opts.fileName, files: opts.files });
       out.push(...r.diagnostics);
       estimate = r.estimate;

@@ -4,6 +4,7 @@
 // so a retried or repeated launch of the same run never creates a second instance.
 import { cloudInitHostKey } from './instanceHostKey';
 import { callerIpv4 } from './callerIp';
+import { requireCloudName } from './cloudNames';
 import { createHash } from 'node:crypto';
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, Instance as SdkInstance, _InstanceType } from '@aws-sdk/client-ec2';
@@ -116,8 +117,9 @@ export class Ec2Provider implements Provider {
     maxAttempts: number;
     requestHandler: { requestTimeout: number; connectionTimeout: number; throwOnRequestTimeout: boolean };
   } {
+    // The SDK builds the host name from the region (ec2.<region>.amazonaws.com): a region is one host label or nothing is built.
     return {
-      region: this.options.region,
+      region: requireCloudName('ec2', 'ec2-region', 'target.region (or the remoteFinetune.aws.region setting)', this.options.region),
       ...(this.options.endpoint ? { endpoint: this.options.endpoint } : {}),
       maxAttempts: this.options.maxAttempts ?? 4,
       // throwOnRequestTimeout: without it the SDK only warns and a hung endpoint blocks forever.
@@ -187,6 +189,7 @@ export class Ec2Provider implements Provider {
     // The SDK client is bound to one region: another region's offers come from a provider made for it.
     const region = this.options.region;
     if (query.region && query.region !== region) return [];
+    if (query.zone) requireCloudName('ec2', 'ec2-zone', 'target.zone', query.zone);
     const candidates = EC2_GPU_TYPES.filter((x) =>
       matchesQuery(
         {
@@ -547,6 +550,7 @@ export class Ec2Provider implements Provider {
   readonly deliversHostKey = true;
 
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
+    if (request.zone) requireCloudName('ec2', 'ec2-zone', 'target.zone', request.zone);
     const ami = await this.findAmi(request.instanceType, signal);
     const keyName = await this.ensureKeyPair(request.sshPublicKey, signal);
     const net = await this.network(request.instanceType, request.zone, signal);

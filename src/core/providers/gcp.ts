@@ -11,11 +11,19 @@ import { matchesQuery } from './offers';
 import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
 import { callerIpv4 } from './callerIp';
+import { requireCloudName } from './cloudNames';
 import { memberOf, noAccountError, OSLOGIN_BASE, osLoginRefusal, osLoginState, posixUser } from './gcpOsLogin';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
 const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
 const RUN_LABEL = 'remote-finetune-run';
+/** Where the default zone comes from: a spec's target.zone replaces the setting (providerSelection.ts). */
+const ZONE_FIELD = 'target.zone (or the remoteFinetune.gcp.zone setting)';
+
+/** The URL path of a zone, refused unless it is a zone name: a zone is one path segment, never `..` or `a/b`. */
+function zonePath(zone: string, field: string): string {
+  return `/zones/${encodeURIComponent(requireCloudName('gcp', 'gcp-zone', field, zone))}`;
+}
 
 export interface GcpOptions {
   readonly project: string;
@@ -129,6 +137,7 @@ export class GcpProvider implements Provider {
   }
 
   private call(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, signal: AbortSignal | undefined, retry?: RetryPolicy): Promise<unknown> {
+    this.checkProject();
     return this.callUrl(method, `${this.base}${path}`, body, signal, retry);
   }
 
@@ -152,6 +161,11 @@ export class GcpProvider implements Provider {
     return res.body;
   }
 
+  /** The project is the user's own setting, but an environment variable can supply it too: refused unless it is a project id. */
+  private checkProject(): void {
+    requireCloudName('gcp', 'gcp-project', 'the remoteFinetune.gcp.project setting (or GOOGLE_CLOUD_PROJECT)', this.options.project);
+  }
+
   /**
    * The boot image: the newest non-deprecated image of the family (images.getFromFamily), named exactly in
    * the insert so the image checked is the image booted. A retired family is a clear error before anything
@@ -160,6 +174,7 @@ export class GcpProvider implements Provider {
   private async bootImage(signal?: AbortSignal): Promise<{ source: string; diskSizeGb: number }> {
     const project = this.options.imageProject ?? DLVM_IMAGE_PROJECT;
     const family = this.options.imageFamily ?? DLVM_IMAGE_FAMILY;
+    requireCloudName('gcp', 'gcp-project', 'image project', project);
     let image: { name?: string; status?: string; diskSizeGb?: string } | undefined;
     try {
       image = (await this.callUrl(
@@ -188,15 +203,25 @@ export class GcpProvider implements Provider {
     while (current.status !== 'DONE') {
       if (Date.now() > deadline) throw new ProviderError('timeout', `operation ${op.name} still ${current.status}`, 'gcp');
       await sleep(this.options.operationPollMs ?? 2000, signal);
-      current = (await this.call('GET', `${zone ? `/zones/${zone}` : '/global'}/operations/${encodeURIComponent(op.name)}`, undefined, signal)) as GcpOperation;
+      current = (await this.call(
+        'GET',
+        `${zone ? zonePath(zone, 'operation zone') : '/global'}/operations/${encodeURIComponent(op.name)}`,
+        undefined,
+        signal,
+      )) as GcpOperation;
     }
     const first = current.error?.errors?.[0];
     if (first) throw new ProviderError(codeOf(first.code, current.httpErrorStatusCode ?? 400), `${first.code ?? 'error'}: ${first.message ?? ''}`, 'gcp');
   }
 
   async listOffers(query: OfferQuery, signal?: AbortSignal): Promise<Offer[]> {
-    const zone = query.zone ?? (query.region && query.region.split('-').length === 3 ? query.region : this.options.zone);
-    const res = (await this.call('GET', `/zones/${zone}/acceleratorTypes`, undefined, signal)) as { items?: ReadonlyArray<{ name: string }> } | undefined;
+    // A three-part region (us-central1-a) is a zone; an unchecked region would only filter the offers.
+    const regionIsZone = query.region !== undefined && query.region.split('-').length === 3;
+    const zone = query.zone ?? (regionIsZone ? query.region : undefined) ?? this.options.zone;
+    const field = query.zone ? 'target.zone' : regionIsZone ? 'target.region' : ZONE_FIELD;
+    if (query.region && !regionIsZone) requireCloudName('gcp', 'gcp-region', 'target.region', query.region);
+    const res = (await this.call('GET', `${zonePath(zone, field)}/acceleratorTypes`, undefined, signal)) as
+      { items?: ReadonlyArray<{ name: string }> } | undefined;
     const inZone = new Set((res?.items ?? []).map((a) => a.name));
     const region = zone.replace(/-[a-z]$/, '');
     const offers: Offer[] = [];
@@ -235,7 +260,7 @@ export class GcpProvider implements Provider {
     type Rule = { sourceRanges?: string[]; targetTags?: string[]; allowed?: Array<{ IPProtocol?: string; ports?: string[] }>; direction?: string };
     let rule: Rule | undefined;
     try {
-      rule = (await this.call('GET', `/global/firewalls/${tag}`, undefined, signal)) as Rule;
+      rule = (await this.call('GET', `/global/firewalls/${encodeURIComponent(tag)}`, undefined, signal)) as Rule;
     } catch (err) {
       if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
     }
@@ -307,8 +332,12 @@ export class GcpProvider implements Provider {
    */
   private async checkOsLoginRole(zone: string, name: string, account: string, signal?: AbortSignal): Promise<void> {
     const wanted = ['compute.instances.osAdminLogin'];
-    const res = (await this.call('POST', `/zones/${zone}/instances/${encodeURIComponent(name)}/testIamPermissions`, { permissions: wanted }, signal)) as
-      { permissions?: string[] } | undefined;
+    const res = (await this.call(
+      'POST',
+      `${zonePath(zone, 'instance zone')}/instances/${encodeURIComponent(name)}/testIamPermissions`,
+      { permissions: wanted },
+      signal,
+    )) as { permissions?: string[] } | undefined;
     if ((res?.permissions ?? []).includes('compute.instances.osAdminLogin')) return;
     await this.terminate(`${zone}/${name}`, signal).catch(() => undefined);
     throw new ProviderError(
@@ -321,6 +350,9 @@ export class GcpProvider implements Provider {
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const shape = gcpShapeOf(request.instanceType);
     if (!shape) throw new ProviderError('invalid', `unknown GCP GPU shape ${request.instanceType}`, 'gcp');
+    // Before the first request: a bad zone found at the insert would leave a firewall rule made for nothing.
+    this.checkProject();
+    const zone = requireCloudName('gcp', 'gcp-zone', request.zone ? 'target.zone' : ZONE_FIELD, request.zone ?? this.options.zone);
     const image = await this.bootImage(signal);
     const diskGb = request.diskGiB ?? Math.max(200, image.diskSizeGb);
     if (diskGb < image.diskSizeGb)
@@ -331,7 +363,6 @@ export class GcpProvider implements Provider {
       );
     const login = await this.loginFor(request.sshPublicKey, signal);
     const sshTag = await this.ensureFirewall(signal);
-    const zone = request.zone ?? this.options.zone;
     // A replacement's name is its own: the reclaimed VM of the same run may still be being deleted under the first name.
     const name = instanceNameFor(request.launchKey ? `${request.runId}-${request.launchKey}` : request.runId);
     const body = {
@@ -365,7 +396,7 @@ export class GcpProvider implements Provider {
     };
     const op = (await this.call(
       'POST',
-      `/zones/${zone}/instances?requestId=${uuidFrom(request.runId + (request.launchKey ? `#${request.launchKey}` : ''))}`,
+      `${zonePath(zone, 'target.zone')}/instances?requestId=${uuidFrom(request.runId + (request.launchKey ? `#${request.launchKey}` : ''))}`,
       body,
       signal,
       {
@@ -415,19 +446,22 @@ export class GcpProvider implements Provider {
 
   private split(instanceId: string): { zone: string; name: string } {
     const [zone, name] = instanceId.includes('/') ? instanceId.split('/', 2) : [this.options.zone, instanceId];
-    return { zone: zone ?? this.options.zone, name: name ?? instanceId };
+    // Instance ids come back from run records and API answers: their zone is checked like a spec's.
+    return { zone: requireCloudName('gcp', 'gcp-zone', 'the zone of instance id', zone ?? this.options.zone), name: name ?? instanceId };
   }
 
   async describe(instanceId: string, signal?: AbortSignal): Promise<Instance | undefined> {
     const { zone, name } = this.split(instanceId);
     try {
-      return this.toInstance((await this.call('GET', `/zones/${zone}/instances/${encodeURIComponent(name)}`, undefined, signal)) as GcpInstance);
+      return this.toInstance(
+        (await this.call('GET', `${zonePath(zone, 'instance zone')}/instances/${encodeURIComponent(name)}`, undefined, signal)) as GcpInstance,
+      );
     } catch (err) {
       if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
     }
     // Gone: a spot VM deleted on preemption leaves a compute.instances.preempted operation behind.
     const filter = encodeURIComponent(`operationType="compute.instances.preempted" AND targetLink:"/instances/${name}"`);
-    const ops = (await this.call('GET', `/zones/${zone}/operations?filter=${filter}`, undefined, signal)) as
+    const ops = (await this.call('GET', `${zonePath(zone, 'instance zone')}/operations?filter=${filter}`, undefined, signal)) as
       { items?: ReadonlyArray<{ targetLink?: string }> } | undefined;
     const preempted = (ops?.items ?? []).some((o) => tail(o.targetLink) === name);
     if (!preempted) return undefined;
@@ -462,7 +496,7 @@ export class GcpProvider implements Provider {
     try {
       const res = (await this.call(
         'GET',
-        `/zones/${zone}/instances/${encodeURIComponent(name)}/getGuestAttributes?queryPath=${encodeURIComponent('hostkeys/')}`,
+        `${zonePath(zone, 'the zone of instance id')}/instances/${encodeURIComponent(name)}/getGuestAttributes?queryPath=${encodeURIComponent('hostkeys/')}`,
         undefined,
         signal,
       )) as { queryValue?: { items?: ReadonlyArray<{ namespace?: string; key?: string; value?: string }> } } | undefined;
@@ -479,7 +513,7 @@ export class GcpProvider implements Provider {
     const { zone, name } = this.split(instanceId);
     let op: GcpOperation;
     try {
-      op = (await this.call('DELETE', `/zones/${zone}/instances/${encodeURIComponent(name)}`, undefined, signal)) as GcpOperation;
+      op = (await this.call('DELETE', `${zonePath(zone, 'instance zone')}/instances/${encodeURIComponent(name)}`, undefined, signal)) as GcpOperation;
     } catch (err) {
       if (err instanceof ProviderError && err.code === 'not-found') return;
       throw err;
@@ -489,7 +523,7 @@ export class GcpProvider implements Provider {
 
   async stop(instanceId: string, signal?: AbortSignal): Promise<void> {
     const { zone, name } = this.split(instanceId);
-    const op = (await this.call('POST', `/zones/${zone}/instances/${encodeURIComponent(name)}/stop`, undefined, signal)) as GcpOperation;
+    const op = (await this.call('POST', `${zonePath(zone, 'instance zone')}/instances/${encodeURIComponent(name)}/stop`, undefined, signal)) as GcpOperation;
     await this.waitOperation(op, zone, signal);
   }
 

@@ -11,6 +11,7 @@ import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, OWNER_TAG, ProviderError, runIdFromName, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 import { matchesQuery } from './offers';
+import { requireCloudName } from './cloudNames';
 import { lambdaGpuOf } from './lambdaCatalog';
 import type { LambdaInstanceType } from './lambdaCatalog';
 
@@ -183,6 +184,8 @@ export class LambdaProvider implements Provider {
 
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     throwIfAborted(signal);
+    // From target.region or an offer (Lambda's own answer): either way checked before the key is registered.
+    requireCloudName('lambda', 'lambda-region', 'target.region', request.region);
     const keyName = await this.ensureSshKey(request.sshPublicKey, signal);
     const release = await this.launchSlot(signal);
     let ids: string[];
