@@ -41,6 +41,12 @@ const fixed: CodeInfo[] = [
   { code: 'RFT606', severity: 'error', title: '.env: PYTORCH_CUDA_ALLOC_CONF syntax' },
   { code: 'RFT607', severity: 'warning', title: '.env with real-looking tokens is tracked by git' },
   { code: 'RFT608', severity: 'warning', title: '.env: name with a dot, which a shell cannot export (left out of the run environment)' },
+  {
+    code: 'RFT609',
+    severity: 'warning',
+    title:
+      '.env: variable that points credentials or data at another server (HF_ENDPOINT, WANDB_BASE_URL, MLFLOW_TRACKING_URI, AWS_ENDPOINT_URL*, *_PROXY, CA bundles, package indexes)',
+  },
   { code: 'RFT801', severity: 'error', title: 'bf16 on a GPU without bf16 (T4, V100)' },
   { code: 'RFT802', severity: 'error', title: '4-bit loading with FlashAttention-2 without a 16-bit compute dtype (uint8 dtype failure)' },
   { code: 'RFT803', severity: 'error', title: 'QLoRA with DeepSpeed ZeRO-3' },

@@ -6,6 +6,7 @@ import type { ConfigDiagnostic, FileAccess, Fix } from './types';
 import { looksLikePlaceholder, tokenKind } from './secrets';
 import { baseName } from './kinds';
 import { dirName, join } from '../pathText';
+import { endpointDiagnostics } from './dotenvEndpoints';
 
 export interface EnvEntry {
   readonly key: string;
@@ -369,6 +370,7 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
       message: 'The run spec reports to W&B but this .env has no WANDB_API_KEY; add it here or in the secret store (Fine-Tune: Set Secret).',
     });
   }
+  if (!isExample) out.push(...endpointDiagnostics(entries));
   if (realTokens.length > 0 && !isExample && ctx.files?.isTrackedByGit?.(ctx.fileName) === true) {
     const e = realTokens[0]!;
     out.push({
