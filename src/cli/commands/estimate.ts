@@ -1,11 +1,13 @@
 // `remote-finetune estimate <finetune.yaml> --gpu <type> [--format text|json]`: the VRAM fit
 // estimate behind the editor's CodeLens. Exit 0 when it fits, 1 when it does not, 2 on bad usage.
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CliCommand } from '../command';
 import { parseArgs } from './validate';
 import { parseConfigText } from '../../core/config/parse';
-import { nodeFiles } from '../../core/config/nodeFiles';
+import { localFiles } from '../../core/config/nodeFiles';
+import { readBoundedSync } from '../../core/config/boundedRead';
+import { MAX_CHECKED_BYTES } from '../../core/config/text';
+import { cliRoots } from './validate';
 import { estimateLabel, estimateRunSpecOrWhy, formatGb } from '../../core/config/runSpecEstimate';
 
 const USAGE =
@@ -25,15 +27,14 @@ export const estimateCommand: CliCommand = {
       return 2;
     }
     const abs = resolve(io.cwd, parsed.paths[0]!);
-    let text: string;
-    try {
-      text = readFileSync(abs, 'utf8');
-    } catch {
-      io.stderr(`remote-finetune: cannot read '${parsed.paths[0]}'\n`);
+    const got = readBoundedSync(abs, { cap: MAX_CHECKED_BYTES });
+    if (!('text' in got)) {
+      io.stderr(`remote-finetune: cannot read '${parsed.paths[0]}'${'refused' in got ? `: ${got.refused}` : ''}\n`);
       return 2;
     }
+    const text = got.text;
     const { root } = parseConfigText(text, abs.endsWith('.json') ? 'json' : 'yaml');
-    const r = estimateRunSpecOrWhy(root, abs, nodeFiles, parsed.gpu);
+    const r = estimateRunSpecOrWhy(root, abs, localFiles(cliRoots(io.cwd, abs)), parsed.gpu);
     if ('reason' in r) {
       io.stderr(`remote-finetune: ${r.message}\n`);
       return 2;

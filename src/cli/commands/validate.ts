@@ -1,13 +1,14 @@
 // `remote-finetune validate <paths…> [--format text|json] [--gpu <type>]`: the editor's checks for CI.
 // Output contract (DESIGN.md "Conventions"): JSON array of {file,line,column,endLine,endColumn,
 // severity,code,message}, 1-based; exit 1 when any error is present, 0 otherwise, 2 on bad usage.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { resolve, relative, join } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve, relative, join } from 'node:path';
 import type { CliCommand, CliIo } from '../command';
 import { validateBytes } from '../../core/config/validate';
-import { nodeFiles } from '../../core/config/nodeFiles';
+import { localFiles } from '../../core/config/nodeFiles';
+import { readBoundedBytesSync } from '../../core/config/boundedRead';
 import { LineIndex } from '../../core/config/text';
-import { syntaxOf } from '../../core/config/kinds';
+import { nameSuggestsConfig, syntaxOf } from '../../core/config/kinds';
 import { findGpu, GPU_IDS } from '../../core/gpu/catalog';
 import type { GpuInfo } from '../../core/gpu/catalog';
 import type { ConfigDiagnostic } from '../../core/config/types';
@@ -115,6 +116,15 @@ const USAGE =
   '  Checks finetune.yaml, accelerate/DeepSpeed/trainer/sweep/Axolotl/LLaMA-Factory configs and .env files.\n' +
   '  A directory means every config below it. Exit 1 when any error is found, 0 otherwise, 2 on bad usage.\n';
 
+/** Over this a file is not even read (the check itself stops at 1 MB and says so: RFT004). */
+const CLI_READ_CAP = 64 * 1024 * 1024;
+
+/** What a config checked from the command line may read: the current folder when it lies there, else its own folder. */
+export function cliRoots(cwd: string, file: string): string[] {
+  const rel = relative(cwd, file);
+  return rel.startsWith('..') || isAbsolute(rel) ? [dirname(file)] : [cwd];
+}
+
 export const validateCommand: CliCommand = {
   name: 'validate',
   summary: 'check training configs (same checks as the editor)',
@@ -137,14 +147,23 @@ export const validateCommand: CliCommand = {
     }
     const all: CliDiagnostic[] = [];
     for (const abs of files) {
-      let bytes: Uint8Array;
-      try {
-        bytes = readFileSync(abs);
-      } catch {
-        io.stderr(`remote-finetune: cannot read '${abs}'\n`);
-        return 2;
+      // Bounded like the editor's reads: a FIFO or device named like a config must not hang a CI job.
+      const got = readBoundedBytesSync(abs, { cap: CLI_READ_CAP });
+      if (!('bytes' in got)) {
+        const why = 'missing' in got ? 'it does not exist' : got.refused;
+        if (parsed.paths.some((p) => resolve(io.cwd, p) === abs)) {
+          io.stderr(`remote-finetune: cannot read '${abs}': ${why}\n`);
+          return 2;
+        }
+        if (nameSuggestsConfig(abs)) io.stderr(`remote-finetune: not checked: '${relative(io.cwd, abs) || abs}': ${why}\n`);
+        continue;
       }
-      const r = validateBytes(bytes, { fileName: abs, files: nodeFiles, libraryParseLimit: Infinity, ...(parsed.gpu ? { gpu: parsed.gpu } : {}) });
+      const r = validateBytes(got.bytes, {
+        fileName: abs,
+        files: localFiles(cliRoots(io.cwd, abs)),
+        libraryParseLimit: Infinity,
+        ...(parsed.gpu ? { gpu: parsed.gpu } : {}),
+      });
       const shown = relative(io.cwd, abs) || abs;
       const index = new LineIndex(r.text ?? '');
       for (const d of r.diagnostics) all.push(toCli(shown.startsWith('..') ? abs : shown, r.text, d, index));

@@ -9,6 +9,8 @@ export interface BackgroundRequest {
   readonly id: number;
   readonly text: string;
   readonly fileName: string;
+  /** Where the check may read neighbouring files (see boundedRead.ts); empty: anywhere. */
+  readonly roots: readonly string[];
 }
 export type BackgroundReply = { readonly id: number; readonly result: ValidateResult } | { readonly id: number; readonly error: string };
 
@@ -16,6 +18,7 @@ interface Job {
   readonly key: string;
   readonly text: string;
   readonly fileName: string;
+  readonly roots: readonly string[];
   readonly resolve: (r: ValidateResult | undefined) => void;
   readonly reject: (e: Error) => void;
 }
@@ -27,22 +30,26 @@ export class BackgroundValidator {
   private readonly waiting = new Map<string, Job>();
   private nextId = 1;
   private disposed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private expired = 0;
 
   /** `script` is the worker entry (dist/configWorker.js; tests pass the .ts with tsx in `execArgv`). */
+  /** A check running longer than `timeoutMs` is stopped with its worker and rejected: nothing may hold the queue for ever. */
   constructor(
     private readonly script: string,
     private readonly execArgv: readonly string[] = [],
+    private readonly timeoutMs = 30_000,
   ) {}
 
   /**
    * The full result for this text, or undefined when newer text for the same document superseded it (or
    * the validator was disposed). Rejects when the worker fails, so the caller can say the check did not run.
    */
-  check(key: string, text: string, fileName: string): Promise<ValidateResult | undefined> {
+  check(key: string, text: string, fileName: string, roots: readonly string[] = []): Promise<ValidateResult | undefined> {
     if (this.disposed) return Promise.resolve(undefined);
     return new Promise((resolve, reject) => {
       this.waiting.get(key)?.resolve(undefined);
-      this.waiting.set(key, { key, text, fileName, resolve, reject });
+      this.waiting.set(key, { key, text, fileName, roots, resolve, reject });
       this.pump();
     });
   }
@@ -55,17 +62,27 @@ export class BackgroundValidator {
     this.waiting.delete(job.key);
     const id = this.nextId++;
     this.running = { ...job, id };
-    this.ensureWorker().postMessage({ id, text: job.text, fileName: job.fileName } satisfies BackgroundRequest);
+    const w = this.ensureWorker();
+    w.postMessage({ id, text: job.text, fileName: job.fileName, roots: job.roots } satisfies BackgroundRequest);
+    this.timer = setTimeout(() => {
+      if (this.running?.id !== id) return;
+      // terminate() makes the worker exit; its exit handler then fails this job and starts the next.
+      this.expired = id;
+      void w.terminate();
+    }, this.timeoutMs);
+    this.timer.unref();
   }
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(this.script, { execArgv: [...this.execArgv] });
+    // A runaway check ends the worker (ERR_WORKER_OUT_OF_MEMORY), not the extension host.
+    const w = new Worker(this.script, { execArgv: [...this.execArgv], resourceLimits: { maxOldGenerationSizeMb: 1024 } });
     // The extension host should not wait for an idle worker to exit.
     w.unref();
     w.on('message', (m: BackgroundReply) => {
       const job = this.running;
       if (!job || job.id !== m.id) return;
+      clearTimeout(this.timer);
       this.running = undefined;
       if ('result' in m) job.resolve(m.result);
       else job.reject(new Error(m.error));
@@ -73,9 +90,10 @@ export class BackgroundValidator {
     });
     const fail = (e: Error): void => {
       this.worker = undefined;
+      clearTimeout(this.timer);
       const job = this.running;
       this.running = undefined;
-      if (job) job.reject(e);
+      if (job) job.reject(job.id === this.expired ? new Error(`the check took longer than ${Math.round(this.timeoutMs / 1000)} s and was stopped`) : e);
       this.pump();
     };
     w.on('error', fail);
@@ -88,6 +106,7 @@ export class BackgroundValidator {
 
   dispose(): void {
     this.disposed = true;
+    clearTimeout(this.timer);
     for (const j of this.waiting.values()) j.resolve(undefined);
     this.waiting.clear();
     this.running?.resolve(undefined);

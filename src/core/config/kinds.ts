@@ -89,6 +89,15 @@ export function jsonMayBeConfig(fileName: string, text: string): boolean {
   return nameSuggestsConfig(fileName) || JSON_HINTS.test(text.slice(0, 65536));
 }
 
+/** From a file's first bytes only: whether it may be a config at all (a dataset, a lock file, package.json are not). */
+export function mayBeConfig(fileName: string, head: string): boolean {
+  const syntax = syntaxOf(fileName);
+  if (syntax === 'dotenv') return true;
+  if (syntax === 'other') return false;
+  if (syntax === 'json') return jsonMayBeConfig(fileName, head);
+  return nameSuggestsConfig(fileName) || detectKind(fileName, roughTopLevel(head)) !== undefined;
+}
+
 /**
  * Top-level keys read line by line, for detection when the document could not be parsed
  * (a syntax error, or too large for the full parser): enough to know what kind it was meant to be.

@@ -2,6 +2,7 @@
 import type { DocNode } from './ast';
 import { nodeAt, scalarAt } from './ast';
 import type { FileAccess } from './types';
+import { textOf } from './types';
 import { dirName, join } from '../pathText';
 import type { GpuInfo } from '../gpu/catalog';
 import { findGpu } from '../gpu/catalog';
@@ -27,7 +28,7 @@ export type EstimateProblem = { readonly reason: 'no-gpu' | 'no-model' | 'own-co
 export function resolveModel(root: DocNode | undefined, fileName: string, files: FileAccess | undefined): ModelShape | undefined {
   const cfg = scalarAt(root, ['model', 'config_path']);
   if (typeof cfg === 'string' && files) {
-    const text = files.readText(join(dirName(fileName), cfg));
+    const text = textOf(files.read(join(dirName(fileName), cfg)));
     const s = text !== undefined ? shapeFromConfigJson(text, cfg) : undefined;
     if (s) return s;
   }

@@ -1,5 +1,6 @@
 // Shapes shared by every config check. Ranges are UTF-16 offsets into the text (what JavaScript
 // strings and VS Code's document.positionAt use); the CLI turns them into 1-based line/column.
+import type { FileRead } from './boundedRead';
 
 export type Severity = 'error' | 'warning' | 'info';
 
@@ -31,8 +32,14 @@ export interface ConfigDiagnostic {
 
 /** File-system access the cross-file checks need; injectable so tests and the editor can supply their own. */
 export interface FileAccess {
-  readText(absPath: string): string | undefined;
+  /** The file's text, or why there is none; bounded (see boundedRead.ts): a config may name any path. */
+  read(absPath: string): FileRead;
   exists(absPath: string): boolean;
   /** Whether git tracks this path; undefined when it cannot tell (not a repository, no git). */
   isTrackedByGit?(absPath: string): boolean | undefined;
+}
+
+/** The text of a read, or undefined when there was none (missing or refused). */
+export function textOf(r: FileRead): string | undefined {
+  return 'text' in r ? r.text : undefined;
 }

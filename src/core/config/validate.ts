@@ -1,6 +1,7 @@
 // The one entry point: text (or bytes) + file name → kind and diagnostics. Never throws: any
 // unexpected failure inside a check becomes an RFT009 diagnostic instead of breaking the editor.
 import type { ConfigDiagnostic, ConfigKind, FileAccess } from './types';
+import { textOf } from './types';
 import type { DocNode } from './ast';
 import { nodeAt, scalarAt } from './ast';
 import { decodeText, EDITOR_LIBRARY_PARSE_LIMIT, MAX_CHECKED_BYTES } from './text';
@@ -231,7 +232,7 @@ function siblingRunSpec(opts: ValidateOptions): DocNode | undefined {
   let dir = dirName(opts.fileName);
   for (let i = 0; i < 3; i++) {
     for (const n of ['finetune.yaml', 'finetune.yml']) {
-      const t = opts.files.readText(join(dir, n));
+      const t = textOf(opts.files.read(join(dir, n)));
       if (t !== undefined && t.length < 1_000_000) return parseConfigText(t, 'yaml').root;
     }
     const up = dirName(dir);

@@ -10,6 +10,8 @@ import type { LineCol } from '../../core/config/text';
 import type { ValidateResult } from '../../core/config/validate';
 import { editorFiles } from './configFiles';
 import type { BackgroundValidator } from '../../core/config/backgroundValidator';
+import { CheckGuard } from '../../core/config/checkGuard';
+import { checkRoots } from './configFiles';
 
 export const DIAGNOSTIC_SOURCE = 'Remote Fine-Tune';
 export const DEBOUNCE_MS = 300;
@@ -36,18 +38,27 @@ export class ConfigDiagnostics implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidValidate = this.changed.event;
   private readonly subs: vscode.Disposable[] = [];
+  private readonly guard: CheckGuard;
 
-  /** `background` runs the full check of big documents the editor's thread must not parse (see backgroundValidator.ts). */
+  /**
+   * `background` runs the full check of big documents the editor's thread must not parse (see backgroundValidator.ts);
+   * `guardFile` is where a check in progress is marked, so one that killed the extension host is not run again on restart.
+   */
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly background?: BackgroundValidator,
+    guardFile?: string,
   ) {
+    this.guard = new CheckGuard(guardFile);
     this.subs.push(
       this.collection,
       this.changed,
       vscode.workspace.onDidOpenTextDocument((d) => this.validate(d)),
       vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document)),
-      vscode.workspace.onDidSaveTextDocument(() => this.validateAllOpen()),
+      vscode.workspace.onDidSaveTextDocument((d) => {
+        this.guard.clear(d.uri.toString());
+        this.validateAllOpen();
+      }),
       vscode.workspace.onDidCloseTextDocument((d) => this.forget(d.uri)),
     );
     this.validateAllOpen();
@@ -79,7 +90,9 @@ export class ConfigDiagnostics implements vscode.Disposable {
     if (cached && cached.version === doc.version) return cached.result;
     const t0 = performance.now();
     const text = doc.getText();
-    const result = validateText(text, { fileName: doc.fileName, files: editorFiles() });
+    const result = this.guard.isSuspect(key)
+      ? stoppedLastTime(text)
+      : this.guard.run(key, () => validateText(text, { fileName: doc.fileName, files: editorFiles(doc.fileName) }));
     this.results.set(key, { version: doc.version, result });
     if (result.deferred && this.background) {
       // Until the worker answers, the last full answer stays on screen (no flash of "too large" while typing).
@@ -101,7 +114,7 @@ export class ConfigDiagnostics implements vscode.Disposable {
     const key = doc.uri.toString();
     const version = doc.version;
     const t0 = performance.now();
-    this.background!.check(key, text, doc.fileName).then(
+    this.background!.check(key, text, doc.fileName, checkRoots(doc.fileName)).then(
       (full) => {
         if (!full || doc.isClosed || doc.version !== version) return; // superseded: a newer check follows
         this.results.set(key, { version, result: full });
@@ -125,6 +138,13 @@ export class ConfigDiagnostics implements vscode.Disposable {
           );
       },
     );
+  }
+
+  /** The Validate command asks explicitly: a file held back after a crash is checked again. */
+  validateNow(doc: vscode.TextDocument): ValidateResult | undefined {
+    this.guard.clear(doc.uri.toString());
+    if (this.results.get(doc.uri.toString())?.result.diagnostics.some((d) => d.code === 'RFT009')) this.results.delete(doc.uri.toString());
+    return this.validate(doc);
   }
 
   resultFor(doc: vscode.TextDocument): ValidateResult | undefined {
@@ -168,6 +188,22 @@ export class ConfigDiagnostics implements vscode.Disposable {
     this.timers.clear();
     for (const s of this.subs) s.dispose();
   }
+}
+
+function stoppedLastTime(text: string): ValidateResult {
+  return {
+    kind: undefined,
+    diagnostics: [
+      {
+        start: 0,
+        end: Math.min(1, text.length),
+        severity: 'error',
+        code: 'RFT009',
+        message:
+          'The last check of this file did not finish: the extension host stopped during it. It is not checked again on its own; save the file or run "Fine-Tune: Validate Training Config" to check it again, and please report it.',
+      },
+    ],
+  };
 }
 
 const toPosition = (p: LineCol): vscode.Position => new vscode.Position(p.line, p.character);

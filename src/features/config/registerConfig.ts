@@ -17,7 +17,9 @@ const SELECTOR: vscode.DocumentSelector = [{ scheme: 'file' }, { scheme: 'untitl
 
 export function registerConfig(deps: FeatureDeps): vscode.Disposable {
   const background = new BackgroundValidator(join(deps.context.extensionPath, 'dist', 'configWorker.js'));
-  const diagnostics = new ConfigDiagnostics(deps.log, background);
+  // Per workspace where there is one: another window's check in progress is not this window's crash.
+  const storage = (deps.context.storageUri ?? deps.context.globalStorageUri).fsPath;
+  const diagnostics = new ConfigDiagnostics(deps.log, background, join(storage, 'config-check-in-progress'));
   const lens = new ConfigCodeLens(diagnostics);
   const estimates = new EstimateView(diagnostics);
   return vscode.Disposable.from(

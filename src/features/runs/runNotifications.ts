@@ -9,7 +9,7 @@ import type { RunServices } from './runServices';
 import { endLogLine, finishedMessage } from '../../core/runs/runSummary';
 import type { RunRecord } from '../../core/runs/runRecord';
 import { oomAdvice } from '../../core/runs/runPlan';
-import { nodeFiles } from '../../core/config/nodeFiles';
+import { editorFiles } from '../config/configFiles';
 import { RUN_COMMANDS } from './runActions';
 
 export const END_ACTIONS = { revealAdapter: 'Reveal Adapter', openMetrics: 'Open Metrics', showLogs: 'Show Logs' } as const;
@@ -44,7 +44,7 @@ export function registerRunNotifications(
   const sub = runs.manager.onFinished((f) => {
     const r = f.record;
     (f.record.status === 'completed' || f.record.status === 'stopped' ? log.info : log.warn).call(log, endLogLine(f));
-    const advice = f.failure?.signature === 'cuda-oom' ? oomAdvice(r.specPath, r.gpu, nodeFiles) : undefined;
+    const advice = f.failure?.signature === 'cuda-oom' ? oomAdvice(r.specPath, r.gpu, editorFiles(r.specPath)) : undefined;
     const msg = finishedMessage(f, advice);
     const buttons = endButtons(r);
     last = { runId: r.id, text: msg.text, error: msg.error, buttons };

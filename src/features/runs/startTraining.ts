@@ -6,6 +6,7 @@ import { outputDestinations } from '../../core/runs/runPlan';
 import { registerCommand } from '../commands';
 import { setting, setUserSetting } from '../settings';
 import * as vscode from 'vscode';
+import { createQuickPick, showQuickPick, withProgress } from '../linkSafeUi';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join, relative } from 'node:path';
 import type { FeatureDeps } from '../deps';
@@ -25,7 +26,7 @@ import { launchCost } from '../../core/runs/launchCost';
 import { countExamples } from '../../core/runs/dataExamples';
 import { planRun, fitOn, collectEnv, describeDiagnostic, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
 import type { RunPlan } from '../../core/runs/runPlan';
-import { nodeFiles } from '../../core/config/nodeFiles';
+import { editorFiles } from '../config/configFiles';
 import { GPU_IDS } from '../../core/gpu/catalog';
 import { ensureCloudKey } from '../../core/runs/cloudKey';
 import type { RunTarget } from '../../core/runs/runManager';
@@ -45,7 +46,7 @@ async function pickSpec(arg: unknown): Promise<vscode.Uri | undefined> {
     void showErrorMessage('No run spec (finetune.yaml) in this workspace. Open one, or copy one from the examples.');
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(
+  const pick = await showQuickPick(
     found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
     { title: 'Which run spec?' },
   );
@@ -54,7 +55,7 @@ async function pickSpec(arg: unknown): Promise<vscode.Uri | undefined> {
 
 /** The GPU picker with the spec's GPU highlighted, so Enter keeps it (showQuickPick's `picked` only works with canPickMany). */
 async function pickGpu(current: string | undefined): Promise<string | undefined> {
-  const qp = vscode.window.createQuickPick<vscode.QuickPickItem>();
+  const qp = createQuickPick<vscode.QuickPickItem>();
   qp.title = 'Which GPU?';
   qp.items = GPU_IDS.map((g) => ({ label: g, ...(g === current ? { description: 'in the spec' } : {}) }));
   const inSpec = qp.items.find((i) => i.label === current);
@@ -113,7 +114,7 @@ async function pickTarget(
   fitText: string,
   activeHost?: string,
 ): Promise<TargetPick | undefined> {
-  const qp = vscode.window.createQuickPick<TargetItem>();
+  const qp = createQuickPick<TargetItem>();
   qp.title = `Where should ${plan.name} run? — ${fitText}`;
   qp.placeholder = 'An SSH host you have, or a new instance (cheapest first)';
   qp.matchOnDescription = true;
@@ -275,7 +276,7 @@ export async function startTraining(
   // "T4 has no bf16" must not block a run on an A100).
   // Run Again checks for the GPU the last run had, like "on A100" does.
   const gpuOverride = a100 ? A100[0] : again?.gpu;
-  const plan = planRun(uri.fsPath, doc.getText(), nodeFiles, gpuOverride ? { gpu: gpuOverride } : {});
+  const plan = planRun(uri.fsPath, doc.getText(), editorFiles(uri.fsPath), gpuOverride ? { gpu: gpuOverride } : {});
   if (!(await checkPlan(plan))) return undefined;
 
   let gpus: readonly string[] = A100;
@@ -287,7 +288,7 @@ export async function startTraining(
     if (!pick) return undefined;
     gpus = [pick];
   }
-  const fits = fitOn(plan, gpus, nodeFiles);
+  const fits = fitOn(plan, gpus, editorFiles(uri.fsPath));
   // An own script's memory is the script's business: no estimate to show for it.
   const fitText = plan.ownScript && fits.every((f) => f.fits === undefined) ? `your own command on ${gpus.join(' / ')}` : fits.map((f) => f.label).join(' · ');
   if (fits.length > 0 && fits.every((f) => f.fits === false)) {
@@ -371,7 +372,7 @@ export async function startTraining(
     const key = await ensureCloudKey(join(runs.storageDir, 'keys', 'cloud_ed25519'));
     target = { kind: 'cloud', provider: choice.provider, offer: choice.offer, sshPublicKey: key.publicKey, identityFile: key.privateKeyPath };
   }
-  return await vscode.window.withProgress(
+  return await withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Fine-Tune: ${plan.name}`, cancellable: true },
     async (progress, token): Promise<string | undefined> => {
       const abort = new AbortController();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { validateText } from '../../../src/core/config/validate';
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
 import { providerGpus } from '../../../src/core/config/rules/providerGpu';
-import type { ConfigDiagnostic, Fix } from '../../../src/core/config/types';
+import type { ConfigDiagnostic, FileAccess, Fix } from '../../../src/core/config/types';
 
 function applyFix(text: string, fix: Fix): string {
   let out = text;
@@ -148,8 +148,8 @@ test('messages: the world-size message with one GPU says "1 GPU" (it said "1 GPU
   );
   const spec1 =
     'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
-  const files = (acc: string): { readText: (p: string) => string | undefined; exists: (p: string) => boolean } => ({
-    readText: (p) => (p === '/w/acc.yaml' ? acc : undefined),
+  const files = (acc: string): FileAccess => ({
+    read: (p) => (p === '/w/acc.yaml' ? { text: acc } : { missing: true }),
     exists: (p) => p === '/w/acc.yaml',
   });
   assert.deepEqual(
@@ -287,7 +287,10 @@ test('a value the tool only ignores is a warning, not an error (RFT805): acceler
     'version: 1\nmodel:\n  id: x/y-7B\nmethod: qlora\ndata:\n  train: a/b\nlauncher:\n  type: accelerate\n  config_file: acc.yaml\n  num_processes: 1\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n';
   const r = validateText(spec1, {
     fileName: '/w/finetune.yaml',
-    files: { readText: (p) => (p === '/w/acc.yaml' ? 'distributed_type: MULTI_GPU\nnum_processes: 8\n' : undefined), exists: (p) => p === '/w/acc.yaml' },
+    files: {
+      read: (p) => (p === '/w/acc.yaml' ? { text: 'distributed_type: MULTI_GPU\nnum_processes: 8\n' } : { missing: true }),
+      exists: (p) => p === '/w/acc.yaml',
+    },
   });
   const f = r.diagnostics.find((d) => d.code === 'RFT805')!;
   assert.equal(f.severity, 'warning');

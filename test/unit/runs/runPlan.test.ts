@@ -102,7 +102,7 @@ test('env_file: only a file really inside the workspace folder is read (../, abs
   symlinkSync(join(home, '.aws', 'credentials'), join(ws, 'linked.env'));
   for (const ref of ['../../.aws/credentials', join(home, '.aws', 'credentials'), 'linked.env']) {
     const p = plan(join(ws, 'finetune.yaml'), `version: 1\nname: t\nenv_file: ${ref}\ncommand: python train.py\ntarget:\n  provider: ssh\n`, {
-      readText: () => undefined,
+      read: () => ({ missing: true }),
       exists: () => false,
     });
     assert.ok(p.envFile, 'the spec names the file (the attack: before, its text was read and sent)');

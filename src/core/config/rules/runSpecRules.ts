@@ -21,15 +21,6 @@ export interface RunSpecRuleInput extends RuleContext {
   readonly files: FileAccess | undefined;
 }
 
-function loadRef(inp: RunSpecRuleInput, rel: string, syntax: 'yaml' | 'json'): DocNode | undefined | null {
-  if (!inp.files) return undefined;
-  const abs = join(dirName(inp.fileName), rel);
-  const text = inp.files.readText(abs);
-  if (text === undefined) return null;
-  if (text.length > 1_000_000) return undefined;
-  return parseConfigText(text, syntax).root;
-}
-
 export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagnostic[]; estimate: RunSpecEstimate | undefined } {
   const out: ConfigDiagnostic[] = [];
   const root = inp.root;
@@ -132,8 +123,9 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   for (const [path, syntax, sev] of refs) {
     const n = nodeAt(root, path);
     if (n?.kind !== 'scalar' || typeof n.value !== 'string' || !inp.files) continue;
-    const abs = join(dirName(inp.fileName), n.value);
-    if (!inp.files.exists(abs)) {
+    // Read once, bounded: the path is the workspace's choice and may lead to a device, a FIFO or outside it.
+    const got = inp.files.read(join(dirName(inp.fileName), n.value));
+    if ('missing' in got) {
       out.push({
         ...range(n),
         severity: sev,
@@ -142,10 +134,16 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
       });
       continue;
     }
-    if (syntax !== 'text') {
-      const r = loadRef(inp, n.value, syntax);
-      loaded.set(path.join('.'), r ?? undefined);
+    if ('refused' in got) {
+      out.push({
+        ...range(n),
+        severity: 'error',
+        code: 'RFT814',
+        message: `${path.join('.')} points to ${n.value}, which is not read: ${got.refused}. Point it at the config file inside the workspace.`,
+      });
+      continue;
     }
+    if (syntax !== 'text') loaded.set(path.join('.'), got.text.length > 1_000_000 ? undefined : parseConfigText(got.text, syntax).root);
   }
   const dataNode = nodeAt(root, ['data', 'train']);
   if (
