@@ -75,7 +75,9 @@ export async function mergeAdapter(onRunHost: OnRunHost, runId: string, opts: Me
       if (opts.adapter) argv.push('--adapter', opts.adapter);
       if (opts.out) argv.push('--out', opts.out);
       const stdin = JSON.stringify(opts.hfToken ? { token: opts.hfToken } : {});
-      const done = await runHostOp(session, runnerOpCommand(at, argv, opts.env), stdin, (l) => opts.onProgress?.(l), opts.signal);
+      const done = await runHostOp(session, runnerOpCommand(at, argv, opts.env), stdin, (l) => opts.onProgress?.(l), opts.signal, {
+        what: `merging the adapter of run ${runId}`,
+      });
       const path = typeof done.path === 'string' ? done.path : '';
       if (!path) throw new Error('the host reported no merged folder');
       return {

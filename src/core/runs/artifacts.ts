@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import type { SshSession } from '../ssh/session';
 import { shellQuote } from '../ssh/quote';
+import type { CommandLimits } from '../ssh/commandLimits';
 import { SafeUntar, UnsafeArchiveError } from './safeUntar';
 import { excludeArgs, fetchStriped, largeFilesCommand, parseLargeFiles } from './stripedDownload';
 
@@ -22,6 +23,8 @@ export async function downloadFolder(
     readonly onProgress?: (p: DownloadProgress) => void;
     readonly stripes?: number;
     readonly stripeMinBytes?: number;
+    /** Overrides the size probe's time limit and output cap (commandLimits.ts). */
+    readonly probeLimits?: Omit<CommandLimits, 'what'>;
   } = {},
 ): Promise<{ bytes: number }> {
   const q = shellQuote(remoteDir);
@@ -30,6 +33,14 @@ export async function downloadFolder(
   const probe = await session.exec(
     `du -sb ${q} 2>/dev/null | cut -f1; if tar --version 2>/dev/null | grep -q 'GNU tar'; then echo gnu; else echo other; fi; ` +
       (lanes > 1 ? `${largeFilesCommand(remoteDir, options.stripeMinBytes)} 2>/dev/null` : 'true'),
+    {
+      what: `sizing ${remoteDir} for download`,
+      timeoutMs: 2 * 60_000,
+      // Two short lines and one record per file of at least stripeMinBytes: a few KB on a real host.
+      maxOutputBytes: 4 * 1024 * 1024,
+      ...options.probeLimits,
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
   );
   const out = probe.stdout;
   const nl1 = out.indexOf(10);

@@ -5,6 +5,10 @@
 import { z } from 'zod';
 import type { SshSession } from '../ssh/session';
 import { shellCommand, shellQuote } from '../ssh/quote';
+import type { ClientChannel } from 'ssh2';
+import { LineSplitter } from '../ssh/lineSplitter';
+import { noAnswerError, tooMuchOutputError } from '../ssh/commandLimits';
+import type { CommandLimits, HostCommandError } from '../ssh/commandLimits';
 
 /** Where a run's things are on its host, as absolute paths (no `~`). */
 export interface RunHostPaths {
@@ -102,57 +106,104 @@ export class HostOpError extends Error {
   }
 }
 
+/** A merge of a large model or a push of many GB over a slow uplink takes hours; a day does not happen. */
+export const HOST_OP_TIMEOUT_MS = 6 * 3600_000;
+/** stdout carries a few progress lines; stderr the libraries' logs and progress bars (kept only as a tail). */
+export const HOST_OP_OUTPUT_BYTES = 256 * 1024 * 1024;
+/** A progress line is a few hundred bytes; the "done" line's result a few KB. */
+const MAX_OP_LINE_BYTES = 1024 * 1024;
+
 /**
  * Runs `command` on the session, writes `stdin` (one JSON object, may hold a secret) and reports every
  * progress line; resolves with the "done" line, rejects with the "error" line's message (or the tail of
- * stderr when the process died without one). Abort sends SIGTERM to the remote process and closes the channel.
+ * stderr when the process died without one). Abort sends SIGTERM to the remote process and closes the channel;
+ * so does passing the time limit or the output cap (stdout and stderr together), which fail with a
+ * HostCommandError naming the host and `limits.what`.
  */
-export async function runHostOp(session: SshSession, command: string, stdin: string, onLine: (line: OpLine) => void, signal?: AbortSignal): Promise<OpLine> {
+export async function runHostOp(
+  session: SshSession,
+  command: string,
+  stdin: string,
+  onLine: (line: OpLine) => void,
+  signal?: AbortSignal,
+  limits: CommandLimits = {},
+): Promise<OpLine> {
   if (signal?.aborted) throw new Error('cancelled');
-  const ch = await session.execStream(command);
-  const exit = session.exitOf(ch);
-  let buf = '';
-  let last: OpLine | undefined;
-  let stderr = '';
-  const take = (text: string): void => {
-    buf += text;
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      const raw = buf.slice(0, i).trim();
-      buf = buf.slice(i + 1);
-      if (!raw) continue;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(raw);
-      } catch {
-        continue; // a stray print from a library: not ours
-      }
-      const line = opLineSchema.safeParse(parsed);
-      if (!line.success) continue;
-      last = line.data;
-      onLine(line.data);
-    }
-    if (buf.length > 1 << 20) buf = ''; // a line that never ends is not a progress line
-  };
-  const onAbort = (): void => {
+  // Read only when a limit is passed.
+  const host = (): string => session.resolved.alias;
+  const what = limits.what ?? 'the host operation';
+  const timeoutMs = limits.timeoutMs ?? HOST_OP_TIMEOUT_MS;
+  const maxBytes = limits.maxOutputBytes ?? HOST_OP_OUTPUT_BYTES;
+  let limitError: HostCommandError | undefined;
+  let ch: ClientChannel | undefined;
+  const stop = (): void => {
     try {
-      ch.signal('TERM');
+      ch?.signal('TERM');
     } catch {
       // older servers: closing the channel is all there is
     }
-    ch.close();
+    ch?.close();
   };
-  signal?.addEventListener('abort', onAbort, { once: true });
+  // Settles (rejects) at the first limit passed: the caller does not wait for a hostile host to confirm the close.
+  let rejectLimit: (e: HostCommandError) => void = () => undefined;
+  const limitHit = new Promise<never>((_, reject) => (rejectLimit = reject));
+  limitHit.catch(() => undefined);
+  const overLimit = (e: HostCommandError): void => {
+    if (limitError) return;
+    limitError = e;
+    stop();
+    rejectLimit(e);
+  };
+  // Started before the channel is asked for: a host that never opens it is as silent as one that never answers.
+  const timer = setTimeout(() => overLimit(noAnswerError(host(), what, timeoutMs)), timeoutMs);
+  const opened = session.execStream(command);
+  opened.then((c) => (limitError ? c.close() : undefined)).catch(() => undefined);
   try {
-    const closed = new Promise<void>((resolve) => ch.once('close', () => resolve()));
-    ch.on('data', (d: Buffer) => take(d.toString('utf8')));
-    ch.stderr.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString('utf8')).slice(-4000);
+    ch = await Promise.race([opened, limitHit]);
+  } catch (err) {
+    clearTimeout(timer);
+    throw err;
+  }
+  const channel = ch;
+  const exit = session.exitOf(channel);
+  const lines = new LineSplitter(MAX_OP_LINE_BYTES);
+  let last: OpLine | undefined;
+  let stderr = '';
+  let bytes = 0;
+  const counted = (n: number): boolean => {
+    bytes += n;
+    if (bytes > maxBytes) overLimit(tooMuchOutputError(host(), what, maxBytes));
+    return limitError === undefined;
+  };
+  const handle = (text: string): void => {
+    const raw = text.trim();
+    if (!raw) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      return; // a stray print from a library: not ours
+    }
+    const line = opLineSchema.safeParse(parsed);
+    if (!line.success) return;
+    last = line.data;
+    onLine(line.data);
+  };
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    const closed = new Promise<void>((resolve) => channel.once('close', () => resolve()));
+    channel.on('data', (d: Buffer) => {
+      if (counted(d.length)) for (const l of lines.push(d)) handle(l);
     });
-    ch.end(stdin);
-    await closed;
+    channel.stderr.on('data', (d: Buffer) => {
+      if (counted(d.length)) stderr = (stderr + d.subarray(-4000).toString('utf8')).slice(-4000);
+    });
+    channel.end(stdin);
+    await Promise.race([closed, limitHit]);
     const status = await exit;
     if (signal?.aborted) throw new Error('cancelled');
-    if (buf.trim()) take('\n');
+    const rest = lines.end();
+    if (rest !== undefined) handle(rest);
     if (last?.stage === 'done' && status?.code === 0) return last;
     if (last?.stage === 'error') throw new HostOpError(last.message ?? 'failed', stderr);
     const why = stderr.trim().split('\n').slice(-3).join(' | ');
@@ -161,6 +212,7 @@ export async function runHostOp(session: SshSession, command: string, stdin: str
       stderr,
     );
   } finally {
-    signal?.removeEventListener('abort', onAbort);
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
   }
 }

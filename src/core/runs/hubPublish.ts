@@ -77,7 +77,9 @@ export async function publishToHub(onRunHost: OnRunHost, record: RunRecord, opts
       if (!opts.private) argv.push('--public');
       if (opts.path) argv.push('--path', opts.path);
       const stdin = JSON.stringify({ token: opts.token, facts: cardFacts(record) });
-      const done = await runHostOp(session, runnerOpCommand(at, argv, opts.env), stdin, (l) => opts.onProgress?.(l), opts.signal);
+      const done = await runHostOp(session, runnerOpCommand(at, argv, opts.env), stdin, (l) => opts.onProgress?.(l), opts.signal, {
+        what: `pushing run ${record.id} to the Hugging Face Hub`,
+      });
       const repo = typeof done.repo === 'string' ? done.repo : opts.repo;
       return {
         repo,

@@ -33,7 +33,13 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   // The on-host watchdog powers an idle provisioned host off only when nobody is watching: say we are.
   const beat = (): void => {
     void host
-      .use((s) => s.exec(`mkdir -p ${shellQuote(rootOf(rec.remoteDir!))} && date +%s > ${shellQuote(`${rootOf(rec.remoteDir!)}/heartbeat`)}`), signal)
+      .use(
+        (s) =>
+          s.exec(`mkdir -p ${shellQuote(rootOf(rec.remoteDir!))} && date +%s > ${shellQuote(`${rootOf(rec.remoteDir!)}/heartbeat`)}`, {
+            what: 'writing the heartbeat',
+          }),
+        signal,
+      )
       .catch(() => undefined);
   };
   beat();

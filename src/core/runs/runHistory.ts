@@ -91,7 +91,10 @@ export async function fetchHostHistory(session: SshSession, remoteRunDir: string
   for (const name of [HISTORY_FILES.trainingArgs, HISTORY_FILES.lock] as const) {
     const path = `${remoteRunDir.replace(/\/+$/, '')}/${name}`;
     // A plain file only: a link the training code left there could point anywhere on the host.
-    const r = await session.exec(`f=${shellPath(path)}; [ -f "$f" ] && [ ! -L "$f" ] && head -c ${MAX_HOST_FILE_BYTES} "$f"`);
+    const r = await session.exec(`f=${shellPath(path)}; [ -f "$f" ] && [ ! -L "$f" ] && head -c ${MAX_HOST_FILE_BYTES} "$f"`, {
+      what: `reading ${path}`,
+      maxOutputBytes: MAX_HOST_FILE_BYTES + 64 * 1024,
+    });
     if (r.code !== 0) continue;
     mkdirSync(localDir, { recursive: true, mode: 0o700 });
     writeFileSync(join(localDir, name), redactUrlCredentials(r.stdout.toString('utf8')), { mode: 0o600 });

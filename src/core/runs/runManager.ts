@@ -222,9 +222,12 @@ export class RunManager {
     const runner = `${root}/runner/${this.deps.runnerVersion}`;
     await this.deps.sync(s, this.deps.runnerDir, runner, { ...(signal ? { signal } : {}), ignoreFiles: false });
     // The run's venv when the bootstrap made one (it has torch and peft), else the interpreter runs start with.
-    const boot = await s.exec(`cat ${shellQuote(`${runDir}/bootstrap.json`)} 2>/dev/null`);
+    const boot = await s.exec(`cat ${shellQuote(`${runDir}/bootstrap.json`)} 2>/dev/null`, {
+      what: "reading the run's bootstrap.json",
+      maxOutputBytes: 1024 * 1024,
+    });
     const python = pythonFromBootstrap(boot.stdout.toString('utf8')) ?? this.deps.remotePython ?? 'python3';
-    const cmd = await s.exec(`head -n 1 ${shellQuote(`${runDir}/command.sh`)} 2>/dev/null`);
+    const cmd = await s.exec(`head -c 65536 ${shellQuote(`${runDir}/command.sh`)} 2>/dev/null | head -n 1`, { what: "reading the run's command.sh" });
     const workspace = workspaceFromCommandScript(cmd.stdout.toString('utf8')) ?? `${root}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}`;
     return fn(s, { root, runDir, runner, python, workspace });
   }

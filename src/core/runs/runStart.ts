@@ -18,6 +18,7 @@ import { newRunId } from './runId';
 import type { DownloadItem, RunOutputs } from './artifactPlan';
 import { launchRequestFor } from './targetOffers';
 import { withoutNotifyTargets } from './hostNotify';
+import { controlVariablesRefusal } from '../config/controlVariables';
 import { hashText, remoteWorkspaceName, rootOf } from './runPaths';
 import { recordStartHistory } from './runHistory';
 import { linkOutputsScript, volumeEnv, volumeOf } from './runVolume';
@@ -35,6 +36,9 @@ function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec
 
 /** Starts a run and returns once it is running on the host; watching goes on in the background. */
 export async function startRun(ctx: RunManagerContext, req: StartRequest): Promise<RunRecord> {
+  // Before any record, instance or sync: the workspace may not choose the host's interpreter or the runner's settings.
+  const refused = controlVariablesRefusal(req.env);
+  if (refused) throw new Error(refused);
   const id = newRunId();
   const now = new Date().toISOString();
   const { store } = ctx.deps;
@@ -260,7 +264,9 @@ async function startOn(
   const root = await remoteRoot(session);
   const wsRemote = `${root}/workspaces/${remoteWorkspaceName(req.workspaceDir)}`;
   // Synced code, the runner and run folders are the user's alone on a shared host.
-  await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`);
+  await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`, {
+    what: `creating ${root}/workspaces`,
+  });
   const runnerRemote = `${root}/runner/${ctx.deps.runnerVersion}`;
   say('syncing', `syncing the runner to ${runnerRemote}`);
   await ctx.deps.sync(session, ctx.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
@@ -274,11 +280,13 @@ async function startOn(
   });
   say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
   if (attached) {
-    const mounted = await session.exec(mountVolumeScript(attached.volumeId));
+    const mounted = await session.exec(mountVolumeScript(attached.volumeId), { what: `mounting the volume ${attached.volumeId}` });
     if (!mounted.stdout.toString('utf8').includes('RFT_VOLUME_MOUNTED'))
       throw new Error(`the volume ${attached.volumeId} could not be mounted (exit ${mounted.code}): ${mounted.stderr.toString('utf8').trim().slice(0, 300)}`);
     const out = (req.spec.outputs as { dir?: unknown } | undefined)?.dir;
-    await session.run(linkOutputsScript(wsRemote, remoteWorkspaceName(req.workspaceDir), typeof out === 'string' ? out : 'outputs'));
+    await session.run(linkOutputsScript(wsRemote, remoteWorkspaceName(req.workspaceDir), typeof out === 'string' ? out : 'outputs'), {
+      what: 'linking the outputs onto the volume',
+    });
     say('syncing', `volume ${attached.volumeId} mounted: data, the Hugging Face cache and outputs live on it`);
   }
   if (signal?.aborted) throw new Error('cancelled');
@@ -303,7 +311,9 @@ async function startOnMachines(ctx: RunManagerContext, id: string, req: StartReq
   let rdv: Rendezvous;
   if (fixed.address && fixed.port) rdv = { address: fixed.address, port: fixed.port };
   else {
-    const probe = await ctx.hostFor(rec).use((s) => s.exec(rendezvousProbe(shellQuote(ctx.deps.remotePython ?? 'python3'))), signal);
+    const probe = await ctx
+      .hostFor(rec)
+      .use((s) => s.exec(rendezvousProbe(shellQuote(ctx.deps.remotePython ?? 'python3')), { what: 'finding an address for the rendezvous' }), signal);
     const got = parseRendezvousProbe(probe.stdout.toString());
     const address = fixed.address ?? got.address;
     const port = fixed.port ?? got.port;

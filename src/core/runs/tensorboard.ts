@@ -87,7 +87,7 @@ export async function startRemoteTensorboard(
   workspaceDir: string | undefined,
   signal?: AbortSignal,
 ): Promise<number> {
-  const r = await session.exec(tensorboardStartScript(remoteRunDir, workspaceDir), signal ? { signal } : {});
+  const r = await session.exec(tensorboardStartScript(remoteRunDir, workspaceDir), { what: 'starting TensorBoard', ...(signal ? { signal } : {}) });
   return parseTensorboardStart(r.stdout.toString('utf8'));
 }
 
@@ -146,7 +146,7 @@ export class TensorboardService {
     if (!o) return;
     await o.forward.close();
     try {
-      await o.host.use((s) => s.exec(tensorboardStopScript(o.remoteDir)));
+      await o.host.use((s) => s.exec(tensorboardStopScript(o.remoteDir), { what: 'stopping TensorBoard' }));
     } catch (err) {
       this.log?.(`[${runId}] could not stop TensorBoard on the host: ${(err as Error).message}`);
     }

@@ -3,6 +3,7 @@
 // "no NVIDIA GPU" result with the reason instead of an error. The CSV and the failure texts are read by
 // the shared parser in core/telemetry/nvidiaSmi.ts, tested on output quoted from issue reports and hand-written samples (test/fixtures/nvidia-smi).
 import type { SshSession } from './session';
+import type { CommandLimits } from './commandLimits';
 import { diagnoseNvidiaSmi, nvidiaSmiCudaVersion, nvidiaSmiDriverVersion, nvidiaSmiNumber, parseNvidiaSmiCsv } from '../telemetry/nvidiaSmi';
 
 export interface ProbedGpu {
@@ -87,8 +88,21 @@ export function parseGpuProbe(out: string): GpuProbeResult {
   return problem ? { ...result, warning: `${problem.message}${problem.detail ? ` (nvidia-smi: ${problem.detail})` : ''}` } : result;
 }
 
-export async function probeGpus(session: SshSession, signal?: AbortSignal): Promise<GpuProbeResult> {
-  const r = await session.exec(GPU_PROBE_COMMAND, signal ? { signal } : {});
+/** nvidia-smi answers in a second or two; a driver stuck in a GPU reset can take tens of seconds to give up. */
+export const GPU_PROBE_TIMEOUT_MS = 60_000;
+
+/**
+ * Fails with a HostCommandError (commandLimits.ts) naming the host when the probe says nothing within its time
+ * limit or prints more than MAX_PROBE_OUTPUT; `limits` overrides both (tests).
+ */
+export async function probeGpus(session: SshSession, signal?: AbortSignal, limits: Omit<CommandLimits, 'what'> = {}): Promise<GpuProbeResult> {
+  const r = await session.exec(GPU_PROBE_COMMAND, {
+    what: 'probing its GPUs (nvidia-smi)',
+    timeoutMs: GPU_PROBE_TIMEOUT_MS,
+    maxOutputBytes: MAX_PROBE_OUTPUT,
+    ...limits,
+    ...(signal ? { signal } : {}),
+  });
   return parseGpuProbe(r.stdout.toString('utf8'));
 }
 

@@ -5,6 +5,7 @@ import type { SshSession } from './session';
 import { shellQuote } from './quote';
 import { writeFileAtomic } from './remoteFiles';
 import { writeSecretsFile } from './secrets';
+import type { CommandLimits } from './commandLimits';
 
 export type Launcher = 'auto' | 'setsid' | 'tmux' | 'systemd-run';
 
@@ -56,10 +57,13 @@ export interface HostRunStatus {
 }
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+// Run ids also name folders on the person's machine (downloads, records), which may run Windows: it cannot make
+// a folder named for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any extension) or ending in a dot.
+const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\.|$)/i;
 
 /** Run ids become directory names and tmux/systemd unit names; validation never throws. */
 export function isValidRunId(id: string): boolean {
-  return RUN_ID.test(id) && !id.includes('..');
+  return RUN_ID.test(id) && !id.includes('..') && !WINDOWS_DEVICE.test(id) && !id.endsWith('.');
 }
 
 export async function remoteRoot(session: SshSession, root?: string): Promise<string> {
@@ -122,6 +126,7 @@ export async function detectLauncher(session: SshSession): Promise<Exclude<Launc
   const out = await session.run(
     `if command -v systemd-run >/dev/null 2>&1 && [ "$(loginctl show-user "$(id -un)" -p Linger --value 2>/dev/null)" = yes ] && systemctl --user is-system-running >/dev/null 2>&1; then echo systemd-run; ` +
       `elif command -v tmux >/dev/null 2>&1; then echo tmux; else echo setsid; fi`,
+    { what: 'choosing how to start the run', ...QUICK },
   );
   const l = out.trim();
   return l === 'systemd-run' || l === 'tmux' ? l : 'setsid';
@@ -134,7 +139,10 @@ export async function startDetached(session: SshSession, options: StartOptions):
   const runDir = runDirOf(root, options.runId);
   // SFTP first: a host without it fails before anything is created, so no empty run is left behind.
   const sftp = await session.sftp();
-  const exists = await session.exec(`mkdir -p ${shellQuote(`${root}/runs`)} && mkdir ${shellQuote(runDir)} && chmod 700 ${shellQuote(runDir)}`);
+  const exists = await session.exec(`mkdir -p ${shellQuote(`${root}/runs`)} && mkdir ${shellQuote(runDir)} && chmod 700 ${shellQuote(runDir)}`, {
+    what: `creating ${runDir}`,
+    ...QUICK,
+  });
   if (exists.code !== 0)
     throw new Error(`cannot create ${runDir} (a run with this id may exist; exit ${exists.code ?? exists.signal}): ${exists.stderr.toString().trim()}`);
   const cwd = options.cwd ? (options.cwd.startsWith('/') ? options.cwd : `${await session.home()}/${options.cwd}`) : undefined;
@@ -153,11 +161,15 @@ export async function startDetached(session: SshSession, options: StartOptions):
   const script =
     `${launchCommand(launcher, root, options.runId, wrapper)}\n` +
     `i=0; while [ ! -s ${shellQuote(`${runDir}/pid`)} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; cat ${shellQuote(`${runDir}/pid`)}`;
-  const r = await session.exec(script);
+  const r = await session.exec(script, { what: `starting run ${options.runId}`, ...QUICK });
   const pid = Number(r.stdout.toString().trim());
-  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) throw new Error(`run ${options.runId} did not start with ${launcher}: ${r.stderr.toString().trim()}`);
+  // As everywhere else, only a number above 1 names the run's process: a kill of 1 or 0 would reach everything or our own group.
+  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 1) throw new Error(`run ${options.runId} did not start with ${launcher}: ${r.stderr.toString().trim()}`);
   return { runId: options.runId, runDir, pid, launcher };
 }
+
+/** For the short commands of a run's lifecycle: a minute covers a slow disk, a megabyte any honest answer. */
+const QUICK = { timeoutMs: 60_000, maxOutputBytes: 1024 * 1024 } as const;
 
 // One line per run, tab-separated: id, pid, alive, exit code, started_at, heartbeat age, output.log size.
 // A zombie still answers kill -0 (some containers' pid 1 never reaps), so /proc's state is checked too.
@@ -173,6 +185,8 @@ const STATUS_FN =
   `hb=$(cat "$d/heartbeat" 2>/dev/null); now=$(date +%s); age=; [ -n "$hb" ] && age=$((now-hb)); alive=0; ` +
   `[ -n "$pid" ] && rft_alive "$pid" && alive=1; sz=$(stat -c %s "$d/output.log" 2>/dev/null); ` +
   `printf '%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' "$(basename "$d")" "$pid" "$alive" "$ec" "$st" "$age" "$sz"; }`;
+
+const STARTED_AT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
 function parseStatusLine(line: string): HostRunStatus | undefined {
   const [id, pid, alive, ec, st, age, size] = line.split('\t');
@@ -190,7 +204,8 @@ function parseStatusLine(line: string): HostRunStatus | undefined {
     state,
     ...(p !== undefined ? { pid: p } : {}),
     ...(exitCode !== undefined ? { exitCode } : {}),
-    ...(st ? { startedAt: st.trim() } : {}),
+    // The wrapper writes `date -u +%Y-%m-%dT%H:%M:%SZ`; anything else is the host's text, not a time.
+    ...(st && STARTED_AT.test(st.trim()) ? { startedAt: st.trim() } : {}),
     ...(hb !== undefined ? { heartbeatAgeS: hb } : {}),
     ...(sz !== undefined ? { outputBytes: sz } : {}),
   };
@@ -199,14 +214,23 @@ function parseStatusLine(line: string): HostRunStatus | undefined {
 export async function runStatus(session: SshSession, runId: string, root?: string): Promise<HostRunStatus> {
   if (!isValidRunId(runId)) return { runId, state: 'missing' };
   const dir = runDirOf(await remoteRoot(session, root), runId);
-  const out = await session.run(`${STATUS_FN}; if [ -d ${shellQuote(dir)} ]; then rft_status ${shellQuote(dir)}; fi`);
+  const out = await session.run(`${STATUS_FN}; if [ -d ${shellQuote(dir)} ]; then rft_status ${shellQuote(dir)}; fi`, {
+    what: `reading the state of run ${runId}`,
+    ...QUICK,
+  });
   return parseStatusLine(out.trim()) ?? { runId, state: 'missing' };
 }
 
-/** Every run under the root, whichever machine started it. */
-export async function listRuns(session: SshSession, root?: string): Promise<HostRunStatus[]> {
+/** Every run under the root, whichever machine started it; `limits` overrides the listing's time limit and output cap. */
+export async function listRuns(session: SshSession, root?: string, limits: Omit<CommandLimits, 'what'> = {}): Promise<HostRunStatus[]> {
   const runs = `${await remoteRoot(session, root)}/runs`;
-  const out = await session.run(`${STATUS_FN}; for d in ${shellQuote(runs)}/*; do [ -f "$d/wrapper.sh" ] && rft_status "$d"; done; true`);
+  const out = await session.run(`${STATUS_FN}; for d in ${shellQuote(runs)}/*; do [ -f "$d/wrapper.sh" ] && rft_status "$d"; done; true`, {
+    what: 'listing its runs',
+    timeoutMs: 2 * 60_000,
+    // A line is about 100 bytes: room for a hundred thousand runs.
+    maxOutputBytes: 16 * 1024 * 1024,
+    ...limits,
+  });
   // A host lists whatever folders it has: ids that could name a path (`..`, slashes, odd bytes) are dropped here.
   return out
     .split('\n')
@@ -240,6 +264,8 @@ export async function stopRun(session: SshSession, runId: string, options: { gra
       // may still be shutting down: stop returns once no live process of the run's groups is left (at most 5 s).
       `i=0; while rft_live_in "$kg" "$tp" && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ` +
       `[ -f ${d}/exit_code ] || { echo 137 > ${d}/exit_code.tmp && mv -f ${d}/exit_code.tmp ${d}/exit_code; }; true`,
+    // The grace period and the 5 s wait for the groups, then room for a slow host.
+    { what: `stopping run ${runId}`, timeoutMs: steps * 100 + 5_000 + 60_000, maxOutputBytes: 1024 * 1024 },
   );
   return await runStatus(session, runId, options.root);
 }

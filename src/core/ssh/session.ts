@@ -18,6 +18,8 @@ import type { LoginShell, ShellProbe } from './loginShell';
 import { checkedRemoteHome } from './remoteHome';
 import type { ProxySocket } from './proxyCommand';
 import type { ResolvedHost } from './sshConfig';
+import { DEFAULT_COMMAND_OUTPUT_BYTES, DEFAULT_COMMAND_TIMEOUT_MS, noAnswerError, tooMuchOutputError } from './commandLimits';
+import type { CommandLimits } from './commandLimits';
 import {
   certAuthorityFor,
   checkHostKey,
@@ -105,7 +107,8 @@ export interface ExecResult {
   readonly stderr: Buffer;
 }
 
-export interface ExecOptions {
+/** Time limit, output cap and what the command does (for messages): commandLimits.ts, whose defaults apply. */
+export interface ExecOptions extends CommandLimits {
   /** Written to the command's stdin, then stdin is closed. */
   readonly stdin?: Buffer | string | Readable;
   readonly signal?: AbortSignal;
@@ -298,39 +301,77 @@ export class SshSession {
     });
   }
 
-  /** Runs a command to completion and collects its output. */
+  /**
+   * Runs a command to completion and collects its output, within a time limit and an output cap (a host may
+   * answer with silence or with output that never ends): past either the channel is closed and the command fails
+   * with a HostCommandError naming the host and `what`.
+   */
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    const ch = await this.execStream(command);
-    const exit = this.exitOf(ch);
+    const what = options.what ?? 'a command';
+    const timeoutMs = options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    const maxBytes = options.maxOutputBytes ?? DEFAULT_COMMAND_OUTPUT_BYTES;
     return await new Promise((resolve, reject) => {
       const out: Buffer[] = [];
       const err: Buffer[] = [];
-      const onAbort = (): void => {
-        ch.close();
-        reject(new Error('aborted'));
+      let bytes = 0;
+      let settled = false;
+      let ch: ClientChannel | undefined;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        return true;
       };
+      const fail = (e: unknown): void => {
+        if (!settle()) return;
+        out.length = 0;
+        err.length = 0;
+        ch?.close();
+        reject(e);
+      };
+      const onAbort = (): void => fail(new Error('aborted'));
+      // Started before the channel is asked for: a host that never opens it is as silent as one that never answers.
+      const timer = setTimeout(() => fail(noAnswerError(this.resolved.alias, what, timeoutMs)), timeoutMs);
+      if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      ch.on('data', (d: Buffer) => out.push(d));
-      ch.stderr.on('data', (d: Buffer) => err.push(d));
-      ch.once('close', () => {
-        exit.then((status) => {
-          options.signal?.removeEventListener('abort', onAbort);
-          // No exit status: the connection went away under the command.
-          if (!status) reject(new Error('SSH connection closed during command'));
-          else resolve({ code: status.code, signal: status.signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
-        }, reject);
-      });
-      const stdin = options.stdin;
-      if (stdin === undefined) ch.end();
-      else if (typeof stdin === 'string' || Buffer.isBuffer(stdin)) ch.end(stdin);
-      else stdin.pipe(ch);
+      const take =
+        (into: Buffer[]) =>
+        (d: Buffer): void => {
+          if (settled) return;
+          bytes += d.length;
+          if (bytes > maxBytes) return fail(tooMuchOutputError(this.resolved.alias, what, maxBytes));
+          into.push(d);
+        };
+      this.execStream(command).then((opened) => {
+        if (settled) return void opened.close();
+        ch = opened;
+        const exit = this.exitOf(opened);
+        opened.on('data', take(out));
+        opened.stderr.on('data', take(err));
+        opened.once('close', () => {
+          exit.then((status) => {
+            if (!settle()) return;
+            // No exit status: the connection went away under the command.
+            if (!status) reject(new Error(`SSH connection closed during ${what} on ${this.resolved.alias}`));
+            else resolve({ code: status.code, signal: status.signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
+          }, fail);
+        });
+        const stdin = options.stdin;
+        if (stdin === undefined) opened.end();
+        else if (typeof stdin === 'string' || Buffer.isBuffer(stdin)) opened.end(stdin);
+        else stdin.pipe(opened);
+      }, fail);
     });
   }
 
   /** Like exec but fails unless the command exits 0; returns stdout as text. */
   async run(command: string, options: ExecOptions = {}): Promise<string> {
     const r = await this.exec(command, options);
-    if (r.code !== 0) throw new Error(`remote command failed (${r.code ?? r.signal}): ${r.stderr.toString('utf8').trim().slice(0, 500)}`);
+    if (r.code !== 0)
+      throw new Error(
+        `remote command failed (${r.code ?? r.signal})${options.what ? ` on ${this.resolved.alias}, ${options.what}` : ''}: ${r.stderr.toString('utf8').trim().slice(0, 500)}`,
+      );
     return r.stdout.toString('utf8');
   }
 
@@ -361,7 +402,7 @@ export class SshSession {
   }
 
   private async askHome(): Promise<string> {
-    const h = await this.run(`printf '%s' "$HOME"`);
+    const h = await this.run(`printf '%s' "$HOME"`, { what: 'reading $HOME', timeoutMs: 60_000, maxOutputBytes: 64 * 1024 });
     return checkedRemoteHome(this.resolved.alias, h);
   }
 

@@ -118,7 +118,8 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   // indeed empty, and never when the large-files question would have to be asked.
   const guess = early.length > 0 ? scanning.then((scanned) => planForEmptyHost(options, scanned, streams)) : undefined;
   guess?.catch(() => undefined);
-  const [scanned, stateOut] = await Promise.all([scanning, session.exec(stateCommand(remoteDir))]).catch(async (err: unknown) => {
+  const reading = session.exec(stateCommand(remoteDir), { what: `reading what ${remoteDir} holds` });
+  const [scanned, stateOut] = await Promise.all([scanning, reading]).catch(async (err: unknown) => {
     for (const p of [applying, ...early])
       await p.then(
         (a) => a.ch.close(),
@@ -382,7 +383,9 @@ async function sendPrepared(
       await inPool(planPieces(files, lanes), lanes, (p) =>
         sendPiece(session, join(options.localRoot, p.file.path), `${stage}/f/${p.file.path}`, p, options.signal),
       );
-      const fin = await session.exec(files.map((f) => finishCommand(`${stage}/f/${f.path}`, f)).join(' && '));
+      const fin = await session.exec(files.map((f) => finishCommand(`${stage}/f/${f.path}`, f)).join(' && '), {
+        what: 'setting the mode and time of striped files',
+      });
       if (fin.code !== 0) throw new Error(`setting the mode and time of striped files failed: ${fin.stderr.toString().trim().slice(0, 500)}`);
     })();
     ready.push(stripedDone);

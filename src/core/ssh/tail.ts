@@ -7,6 +7,7 @@
 import type { ClientChannel } from 'ssh2';
 import type { SshHost } from './reconnect';
 import { shellQuote } from './quote';
+import { noAnswerError } from './commandLimits';
 
 export type TailItem =
   | { readonly kind: 'data'; readonly offset: number; readonly nextOffset: number; readonly data: Buffer }
@@ -30,11 +31,17 @@ export interface TailOptions {
    * move. Files of records (events.jsonl, gpu.csv) get whole lines, unless one exceeds MAX_PENDING.
    */
   readonly partialLines?: boolean;
+  /** How long the host may take to print the size header (default TAIL_HEADER_TIMEOUT_MS); after that the tail fails. */
+  readonly headerTimeoutMs?: number;
   /** Exposes the channel's buffered byte count, so tests can see that backpressure holds. */
   readonly stats?: { buffered: number; maxBuffered: number; channels: number };
 }
 
 const HEADER = /^RFT-TAIL (-?\d+)\n/;
+/** "RFT-TAIL <size>\n" is under 32 bytes: more without a line end is not our header. */
+const MAX_HEADER_BYTES = 64;
+/** The header is the command's first act (a stat); a host silent this long is not going to answer. */
+export const TAIL_HEADER_TIMEOUT_MS = 60_000;
 
 /** The remote command: report the file size first (truncation check), then stream from offset. */
 export function tailCommand(path: string, offset: number, untilPid?: number, follow?: boolean): string {
@@ -107,6 +114,15 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
       ch.close();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    const what = `tailing ${path}`;
+    const headerMs = options.headerTimeoutMs ?? TAIL_HEADER_TIMEOUT_MS;
+    let silent = false;
+    // Ends the read here at once: a host that ignores the close would otherwise keep the loop waiting.
+    const headerTimer = setTimeout(() => {
+      silent = true;
+      ch.close();
+      ch.push(null);
+    }, headerMs);
     let header: Buffer | undefined = Buffer.alloc(0);
     let pending: Buffer = Buffer.alloc(0);
     let size = -1;
@@ -119,9 +135,17 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
         }
         let chunk = raw;
         if (header) {
+          // Only the new chunk is searched, and the header never grows past MAX_HEADER_BYTES.
+          const nlInChunk = chunk.indexOf(0x0a);
+          if (nlInChunk < 0 && header.length + chunk.length <= MAX_HEADER_BYTES) {
+            header = Buffer.concat([header, chunk]);
+            continue;
+          }
+          if (nlInChunk < 0 || header.length + nlInChunk >= MAX_HEADER_BYTES)
+            throw new Error(`${session.resolved.alias}: ${what}: the host's answer did not start with the expected size line.`);
+          const nl = header.length + nlInChunk;
           header = Buffer.concat([header, chunk]);
-          const nl = header.indexOf(0x0a);
-          if (nl < 0) continue;
+          clearTimeout(headerTimer);
           const m = HEADER.exec(header.subarray(0, nl + 1).toString('latin1'));
           size = m?.[1] ? Number(m[1]) : -1;
           chunk = header.subarray(nl + 1);
@@ -144,9 +168,11 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
         yield { kind: 'data', offset: start, nextOffset: offset, data };
       }
     } finally {
+      clearTimeout(headerTimer);
       options.signal?.removeEventListener('abort', onAbort);
     }
     if (options.signal?.aborted) return;
+    if (silent) throw noAnswerError(session.resolved.alias, what, headerMs);
     if (shrunk) {
       yield { kind: 'truncated', offset, size };
       offset = 0;
