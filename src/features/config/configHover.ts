@@ -1,5 +1,6 @@
 // Hovers from the zod field descriptions (core/config/hover.ts).
 import * as vscode from 'vscode';
+import { markdownHover } from '../linkSafeUi';
 import { hoverAt } from '../../core/config/hover';
 import type { ConfigDiagnostics } from './configDiagnostics';
 import { isConfigCandidate } from './configDiagnostics';
@@ -13,6 +14,6 @@ export class ConfigHover implements vscode.HoverProvider {
     if (!kind) return undefined;
     const h = hoverAt(doc.getText(), doc.fileName, doc.offsetAt(pos), kind);
     if (!h) return undefined;
-    return new vscode.Hover(new vscode.MarkdownString(h.markdown), new vscode.Range(doc.positionAt(h.start), doc.positionAt(h.end)));
+    return markdownHover(h.markdown, new vscode.Range(doc.positionAt(h.start), doc.positionAt(h.end)));
   }
 }

@@ -2,6 +2,7 @@
 // passphrase prompts as needed), probe its GPUs, and keep it in the Hosts view.
 import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
+import { showQuickPick, withProgress } from '../linkSafeUi';
 import { showErrorMessage, showWarningMessage } from '../notify';
 import { SshFatalError } from '../../core/ssh/session';
 import { parseHostSpec } from '../../core/ssh/sshConfig';
@@ -34,7 +35,7 @@ async function pickHost(store: HostStore): Promise<string | undefined> {
     ...(configured.length > 0 ? [{ label: 'from ~/.ssh/config', kind: vscode.QuickPickItemKind.Separator }] : []),
     ...configured.map((h) => ({ label: h, description: present.has(h) ? 'already added' : '' })),
   ];
-  const picked = await vscode.window.showQuickPick(items, { title: 'Add GPU Host', placeHolder: 'An ssh config host, or enter one' });
+  const picked = await showQuickPick(items, { title: 'Add GPU Host', placeHolder: 'An ssh config host, or enter one' });
   if (!picked) return undefined;
   if (picked.label !== type) return picked.label;
   return await vscode.window.showInputBox({
@@ -51,26 +52,23 @@ async function pickHost(store: HostStore): Promise<string | undefined> {
  * false when the connection failed (and says why).
  */
 export async function probeAndSave(store: HostStore, prober: HostProber, host: string, log: vscode.LogOutputChannel, save = true): Promise<boolean> {
-  return await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Connecting to ${host}…`, cancellable: true },
-    async (_p, token) => {
-      const ac = new AbortController();
-      token.onCancellationRequested(() => ac.abort());
-      try {
-        const probe = await prober.probeNow(host, ac.signal);
-        const prev = store.get(host);
-        if (save || prev) await store.upsert({ host, addedAt: prev?.addedAt ?? new Date().toISOString(), probe, probedAt: new Date().toISOString() });
-        if (probe.kind === 'none') void showWarningMessage(`${host}: ${probe.reason}`);
-        return true;
-      } catch (err) {
-        const msg = (err as Error).message;
-        log.error(`host ${host}: ${msg}`);
-        if (err instanceof SshFatalError && err.code === 'host-key-changed') void showErrorMessage(msg, { modal: true });
-        else if (!ac.signal.aborted) void showErrorMessage(`Could not connect to ${host}: ${msg}`);
-        return false;
-      }
-    },
-  );
+  return await withProgress({ location: vscode.ProgressLocation.Notification, title: `Connecting to ${host}…`, cancellable: true }, async (_p, token) => {
+    const ac = new AbortController();
+    token.onCancellationRequested(() => ac.abort());
+    try {
+      const probe = await prober.probeNow(host, ac.signal);
+      const prev = store.get(host);
+      if (save || prev) await store.upsert({ host, addedAt: prev?.addedAt ?? new Date().toISOString(), probe, probedAt: new Date().toISOString() });
+      if (probe.kind === 'none') void showWarningMessage(`${host}: ${probe.reason}`);
+      return true;
+    } catch (err) {
+      const msg = (err as Error).message;
+      log.error(`host ${host}: ${msg}`);
+      if (err instanceof SshFatalError && err.code === 'host-key-changed') void showErrorMessage(msg, { modal: true });
+      else if (!ac.signal.aborted) void showErrorMessage(`Could not connect to ${host}: ${msg}`);
+      return false;
+    }
+  });
 }
 
 function refuseUntrusted(): boolean {
@@ -107,7 +105,7 @@ export function registerHostCommands(store: HostStore, prober: HostProber, log: 
       if (refuseUntrusted()) return false;
       const host =
         node?.host.host ??
-        (await vscode.window.showQuickPick(
+        (await showQuickPick(
           store.list().map((h) => h.host),
           { title: 'Probe GPUs on host' },
         ));
@@ -117,7 +115,7 @@ export function registerHostCommands(store: HostStore, prober: HostProber, log: 
     registerCommand(log, REMOVE_HOST_COMMAND, async (node?: { kind: 'host'; host: { host: string } }): Promise<void> => {
       const host =
         node?.host.host ??
-        (await vscode.window.showQuickPick(
+        (await showQuickPick(
           store.list().map((h) => h.host),
           { title: 'Remove host' },
         ));

@@ -2,6 +2,7 @@
 // cache for every host and in the Hosts store for saved ones. Start Training asks `ensureProbe` when a host
 // is picked: a fresh cached probe answers at once, else the host is probed under a cancellable notification.
 import * as vscode from 'vscode';
+import { withProgress } from '../linkSafeUi';
 import { connect } from '../../core/ssh/session';
 import type { ConnectOptions } from '../../core/ssh/session';
 import { probeGpus, describeGpus } from '../../core/ssh/gpuProbe';
@@ -40,7 +41,7 @@ export function createHostProber(store: HostStore, cache: ProbeCache, connectOpt
     async ensureProbe(host) {
       const cached = cache.get(host);
       if (cached && isFresh(cached, Date.now())) return { probe: cached.probe };
-      return await vscode.window.withProgress(
+      return await withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Checking the GPUs of ${host}…`, cancellable: true },
         async (_p, token) => {
           const ac = new AbortController();

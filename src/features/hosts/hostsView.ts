@@ -1,6 +1,7 @@
 // The Hosts view: every host the pickers and the Runs view know (saved, ~/.ssh/config, hosts of past runs),
 // each with its GPUs from the last probe as description and tooltip, and the boards as children.
 import * as vscode from 'vscode';
+import { textTooltip, treeItem } from '../linkSafeUi';
 import { describeGpus } from '../../core/ssh/gpuProbe';
 import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
 import type { KnownHostEntry } from '../../core/hosts/knownHosts';
@@ -46,22 +47,20 @@ export class HostsTreeProvider implements vscode.TreeDataProvider<HostsNode>, vs
 
   getTreeItem(node: HostsNode): vscode.TreeItem {
     if (node.kind === 'gpu') {
-      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+      const item = treeItem(node.label, vscode.TreeItemCollapsibleState.None);
       item.description = node.detail;
       item.iconPath = new vscode.ThemeIcon('circuit-board');
       return item;
     }
     const probe = node.host.probe?.probe;
     const row = hostRow(node.host);
-    const item = new vscode.TreeItem(row.label, probe?.kind === 'nvidia' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const item = treeItem(row.label, probe?.kind === 'nvidia' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.id = `host:${node.host.host}`;
     // Only saved hosts can be removed; any host can be probed (menus match on the prefix).
     item.contextValue = row.saved ? 'remoteFinetune.host' : 'remoteFinetune.host.known';
     item.iconPath = new vscode.ThemeIcon(probe?.kind === 'nvidia' ? 'server-environment' : 'server');
     item.description = row.description;
-    const tip = new vscode.MarkdownString();
-    tip.appendText(row.tooltip);
-    item.tooltip = tip;
+    item.tooltip = textTooltip(row.tooltip);
     return item;
   }
 

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { withProgress } from '../linkSafeUi';
 import { registerCommand } from '../commands';
 import type { FeatureDeps } from '../deps';
 import type { HostStore } from './hostStore';
@@ -42,7 +43,7 @@ export function registerHosts(deps: FeatureDeps, store: HostStore, api: HostsApi
   const refresh = registerCommand(deps.log, REFRESH_HOSTS_COMMAND, async (): Promise<HostRow[]> => {
     const hosts = api.known();
     if (vscode.workspace.isTrusted && hosts.length > 0) {
-      await vscode.window.withProgress(
+      await withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Checking the GPUs of your hosts', cancellable: true },
         async (progress, token) => {
           const ac = new AbortController();

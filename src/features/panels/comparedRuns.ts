@@ -1,6 +1,7 @@
 // Runs of this extension overlaid on the metrics charts next to the followed one. Each reads its own
 // events.jsonl (a run's local mirror, or a file the person opened) and is disposed when taken off.
 import * as vscode from 'vscode';
+import { showQuickPick } from '../linkSafeUi';
 import { basename, dirname } from 'node:path';
 import type { MetricsRunMessage } from '../../protocol/metrics';
 import { LocalRunDataSource } from './localRunSource';
@@ -23,7 +24,7 @@ export async function pickRunToCompare(ctx: RunContext | undefined, shown: Reado
     .filter((r) => !shown.has(`run:${r.id}`))
     .map((r) => ({ label: r.label, detail: r.detail, pick: { key: `run:${r.id}`, label: r.label, eventsPath: r.eventsPath } }));
   items.push({ label: '$(file) events.jsonl on this machine…', detail: 'A run folder downloaded or mirrored earlier', file: true });
-  const chosen = await vscode.window.showQuickPick(items, {
+  const chosen = await showQuickPick(items, {
     title: 'Compare with a run',
     placeHolder: runs.length ? 'Runs of this extension, newest first' : 'No other runs recorded yet',
   });

@@ -1,6 +1,7 @@
 // "Fine-Tune: Compare Runs": from the Runs view (the runs selected there) or the palette (a multi-select quick
 // pick of recorded runs, newest first). One Compare Runs panel: running the command again shows the new choice.
 import * as vscode from 'vscode';
+import { showQuickPick } from '../linkSafeUi';
 import { registerCommand } from '../commands';
 import { showInformationMessage } from '../notify';
 import type { RunContext } from './runDataSource';
@@ -35,7 +36,7 @@ async function pickRuns(runs: RunContext, preselected: readonly string[]): Promi
     void showInformationMessage(`Compare Runs needs two recorded runs or more; this machine has recorded ${items.length}.`);
     return undefined;
   }
-  const chosen = await vscode.window.showQuickPick(items, {
+  const chosen = await showQuickPick(items, {
     title: 'Compare Runs',
     placeHolder: `Pick two runs or more (up to ${MAX_COMPARED}), newest first`,
     canPickMany: true,

@@ -3,6 +3,7 @@
 // with one action that terminates them. Commands refuse in untrusted workspaces.
 import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
+import { showQuickPick, withProgress } from '../linkSafeUi';
 import { ownerIdFor } from '../../core/runs/ownerId';
 import { setting } from '../settings';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
@@ -72,7 +73,7 @@ async function findOrphans(cloud: CloudProviders, storageDir: string): Promise<{
 
 async function terminateWithProgress(cloud: CloudProviders, orphans: readonly Orphan[], log: vscode.LogOutputChannel): Promise<void> {
   const providers = await cloud.reconcileProviders();
-  const n = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Terminating ${orphans.length} instance(s)…` }, () =>
+  const n = await withProgress({ location: vscode.ProgressLocation.Notification, title: `Terminating ${orphans.length} instance(s)…` }, () =>
     terminateOrphans(providers, cloud.ledger, orphans, (l) => log.info(l)),
   );
   if (n === orphans.length) void showInformationMessage(`Terminated ${n} orphaned instance(s).`);
@@ -121,7 +122,7 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
 
   const terminate = registerCommand(log, TERMINATE_ORPHANS_COMMAND, async (): Promise<number> => {
     if (refuseUntrusted()) return 0;
-    const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for orphaned instances' }, () =>
+    const found = await withProgress({ location: vscode.ProgressLocation.Window, title: 'Looking for orphaned instances' }, () =>
       findOrphans(cloud, storageDir),
     );
     for (const e of found.errors) log.warn(`orphan sweep: ${e}`);
@@ -134,7 +135,7 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
       return 0;
     }
     const now = Date.now();
-    const picked = await vscode.window.showQuickPick(
+    const picked = await showQuickPick(
       found.orphans.map((o) => ({ label: describeOrphan(o, now), detail: o.reason, picked: true, orphan: o })),
       { canPickMany: true, title: 'Terminate orphaned instances', placeHolder: 'Every picked instance is terminated (its disk is deleted)' },
     );

@@ -2,6 +2,7 @@
 // palette). Both run on the run's host (core/runs/adapterMerge.ts, hubPublish.ts); this file asks the
 // questions (dtype, what, repo name, private or public) and shows the host's progress.
 import * as vscode from 'vscode';
+import { showQuickPick, withProgress } from '../linkSafeUi';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { registerCommand } from '../commands';
@@ -37,7 +38,7 @@ async function pickRun(runs: RunServices, arg: unknown): Promise<RunRecord | und
     void showInformationMessage('No finished run whose host still has its outputs.');
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(
+  const pick = await showQuickPick(
     candidates.map((r) => ({ label: r.name, description: `${r.status} · ${r.host ?? r.provider}`, detail: r.id, r })),
     { title: 'Which run?' },
   );
@@ -61,7 +62,7 @@ function startedModel(r: RunRecord): string | undefined {
 
 /** Runs a host operation under a cancellable notification that shows each progress line. */
 function withHostProgress<T>(title: string, run: (onLine: (l: OpLine) => void, signal: AbortSignal) => Promise<T>): Thenable<T> {
-  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
+  return withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
     const abort = new AbortController();
     token.onCancellationRequested(() => abort.abort());
     let last = 0;
@@ -89,7 +90,7 @@ export function registerHubActions(deps: FeatureDeps, runs: RunServices): vscode
       }
       const plan = mergePlan(r.gpu, startedModel(r));
       const dtypes: MergeDtype[] = ['bf16', 'fp16', 'fp32'];
-      const pick = await vscode.window.showQuickPick(
+      const pick = await showQuickPick(
         [plan.dtype, ...dtypes.filter((d) => d !== plan.dtype)].map((d) => ({
           label: d,
           description: d === plan.dtype ? `recommended: ${plan.reason}` : d === 'fp32' ? 'on the CPU; twice the size of 16-bit weights' : '',
@@ -129,7 +130,7 @@ export function registerHubActions(deps: FeatureDeps, runs: RunServices): vscode
         whatArg === 'adapter' || whatArg === 'merged'
           ? whatArg
           : (
-              await vscode.window.showQuickPick(
+              await showQuickPick(
                 [
                   { label: 'Adapter', description: 'the LoRA adapter alone (small; needs the base model to use)', w: 'adapter' as const },
                   { label: 'Merged model', description: 'the base model with the adapter merged in (run "Merge Adapter" first)', w: 'merged' as const },
@@ -152,7 +153,7 @@ export function registerHubActions(deps: FeatureDeps, runs: RunServices): vscode
         ignoreFocusOut: true,
       });
       if (!repo) return;
-      const visibility = await vscode.window.showQuickPick(
+      const visibility = await showQuickPick(
         [
           { label: 'Private', description: 'only you (and your organization) can see it', priv: true },
           { label: 'Public', description: 'anyone can download these weights', priv: false },

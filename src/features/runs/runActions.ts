@@ -2,6 +2,7 @@
 // menu) or asks for a run.
 import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
+import { showQuickPick, withProgress } from '../linkSafeUi';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import { join } from 'node:path';
 import type { FeatureDeps } from '../deps';
@@ -39,7 +40,7 @@ export async function runOf(runs: RunServices, arg: unknown, filter: (r: RunReco
     void showInformationMessage('No run fits this action.');
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(
+  const pick = await showQuickPick(
     candidates.map((r) => ({ label: r.name, description: `${r.status} · ${r.host ?? r.provider}`, detail: r.id, r })),
     { title: 'Which run?' },
   );
@@ -73,7 +74,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
         if (r) void showInformationMessage(`${r.name} ran on one machine: its log is in the log panel.`);
         return;
       }
-      const pick = await vscode.window.showQuickPick(
+      const pick = await showQuickPick(
         r.machines.map((m) => ({ label: `Machine rank ${m.rank}`, description: `${m.host} · ${m.status ?? 'running'}`, rank: m.rank })),
         { title: `Logs of ${r.name}: which machine? (rank 0 is in the log panel)` },
       );
@@ -91,7 +92,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       const r = await runOf(runs, arg, (x) => !!x.remoteDir && !!x.host);
       if (!r) return;
       try {
-        const url = await vscode.window.withProgress(
+        const url = await withProgress(
           { location: vscode.ProgressLocation.Notification, title: `Starting TensorBoard for ${r.name} on ${r.host ?? 'the host'}…`, cancellable: true },
           async (_p, token) => {
             const abort = new AbortController();
@@ -114,7 +115,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
         'Stop Run',
       );
       if (ok !== 'Stop Run') return;
-      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Stopping ${r.name}…` }, async () => {
+      await withProgress({ location: vscode.ProgressLocation.Notification, title: `Stopping ${r.name}…` }, async () => {
         try {
           await manager.stop(r.id);
         } catch (err) {
@@ -125,7 +126,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.download, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.remoteDir);
       if (!r) return;
-      const what = await vscode.window.showQuickPick(
+      const what = await showQuickPick(
         [
           { label: 'Adapter', description: 'outputs/adapter', path: 'outputs/adapter' },
           { label: 'Checkpoints', description: 'outputs/', path: 'outputs' },
@@ -135,7 +136,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       );
       if (!what) return;
       const dest = join(r.workspaceDir ?? runs.storageDir, 'outputs', r.id, what.label.toLowerCase().replace(/\W+/g, '-'));
-      await vscode.window.withProgress(
+      await withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Downloading ${what.label.toLowerCase()} of ${r.name}`, cancellable: true },
         async (progress, token) => {
           const abort = new AbortController();

@@ -2,6 +2,7 @@
 // while as "finished" (or how it ended) with its last step, loss and length, so a run that ended while the
 // person looked elsewhere is still seen. A click opens its panels.
 import * as vscode from 'vscode';
+import { createStatusBarItem } from '../linkSafeUi';
 import type { RunServices } from './runServices';
 import { isTerminal } from '../../core/runs/runRecord';
 import { FINISHED_LINGER_MS, statusBarState } from '../../core/runs/runSummary';
@@ -17,7 +18,7 @@ export interface RunStatusBarState {
 }
 
 export function registerRunStatusBar(runs: RunServices, lingerMs = FINISHED_LINGER_MS): vscode.Disposable & { state(): RunStatusBarState } {
-  const item = vscode.window.createStatusBarItem('remoteFinetune.activeRun', vscode.StatusBarAlignment.Left, 50);
+  const item = createStatusBarItem('remoteFinetune.activeRun', vscode.StatusBarAlignment.Left, 50);
   item.name = 'Fine-Tune: Active Run';
   item.command = OPEN_RUN_PANELS_COMMAND;
   let visible = false;

@@ -3,6 +3,7 @@
 // Context-menu actions (logs, GPU, metrics, stop, download, terminate, run again) are contributed in
 // package.json against the item's contextValue.
 import * as vscode from 'vscode';
+import { textTooltip, treeItem } from '../linkSafeUi';
 import type { RunStore } from '../../core/runs/runStore';
 import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
@@ -57,23 +58,20 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
 
   getTreeItem(node: RunsNode): vscode.TreeItem {
     if (node.kind === 'host') {
-      const item = new vscode.TreeItem(node.host, vscode.TreeItemCollapsibleState.Expanded);
+      const item = treeItem(node.host, vscode.TreeItemCollapsibleState.Expanded);
       item.iconPath = new vscode.ThemeIcon('server');
       item.contextValue = 'host';
       item.description = `${node.runs.filter((r) => !isTerminal(r.status)).length} live`;
       return item;
     }
     const r = node.record;
-    const item = new vscode.TreeItem(r.name, vscode.TreeItemCollapsibleState.None);
+    const item = treeItem(r.name, vscode.TreeItemCollapsibleState.None);
     item.id = r.id;
     item.description = runDescription(r);
     item.iconPath = new vscode.ThemeIcon(ICONS[r.status]);
     item.contextValue = runContextValue(r);
-    const tip = new vscode.MarkdownString(undefined, true);
-    tip.isTrusted = false;
     // Host and log text in it is untrusted: appended as text, never as markdown.
-    tip.appendText(runTooltipLines(r).join('\n'));
-    item.tooltip = tip;
+    item.tooltip = textTooltip(runTooltipLines(r).join('\n'), { supportThemeIcons: true });
     item.command = { command: 'remoteFinetune.selectRun', title: 'Select Run', arguments: [r.id] };
     return item;
   }
