@@ -57,10 +57,13 @@ export interface HostRunStatus {
 }
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+// Run ids also name folders on the person's machine (downloads, records), which may run Windows: it cannot make
+// a folder named for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any extension) or ending in a dot.
+const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\.|$)/i;
 
 /** Run ids become directory names and tmux/systemd unit names; validation never throws. */
 export function isValidRunId(id: string): boolean {
-  return RUN_ID.test(id) && !id.includes('..');
+  return RUN_ID.test(id) && !id.includes('..') && !WINDOWS_DEVICE.test(id) && !id.endsWith('.');
 }
 
 export async function remoteRoot(session: SshSession, root?: string): Promise<string> {
@@ -160,7 +163,8 @@ export async function startDetached(session: SshSession, options: StartOptions):
     `i=0; while [ ! -s ${shellQuote(`${runDir}/pid`)} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; cat ${shellQuote(`${runDir}/pid`)}`;
   const r = await session.exec(script, { what: `starting run ${options.runId}`, ...QUICK });
   const pid = Number(r.stdout.toString().trim());
-  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) throw new Error(`run ${options.runId} did not start with ${launcher}: ${r.stderr.toString().trim()}`);
+  // As everywhere else, only a number above 1 names the run's process: a kill of 1 or 0 would reach everything or our own group.
+  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 1) throw new Error(`run ${options.runId} did not start with ${launcher}: ${r.stderr.toString().trim()}`);
   return { runId: options.runId, runDir, pid, launcher };
 }
 
