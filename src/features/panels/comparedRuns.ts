@@ -1,6 +1,6 @@
 // Runs of this extension overlaid on the metrics charts next to the followed one. Each reads its own
 // events.jsonl (a run's local mirror, or a file the person opened) and is disposed when taken off.
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import { showQuickPick } from '../linkSafeUi';
 import { basename, dirname } from 'node:path';
 import type { MetricsRunMessage } from '../../protocol/metrics';
