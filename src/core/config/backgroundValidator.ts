@@ -93,7 +93,8 @@ export class BackgroundValidator {
       clearTimeout(this.timer);
       const job = this.running;
       this.running = undefined;
-      if (job) job.reject(job.id === this.expired ? new Error(`the check took longer than ${Math.round(this.timeoutMs / 1000)} s and was stopped`) : e);
+      if (job)
+        job.reject(job.id === this.expired ? new Error(`the check took longer than ${Math.max(1, Math.round(this.timeoutMs / 1000))} s and was stopped`) : e);
       this.pump();
     };
     w.on('error', fail);

@@ -73,3 +73,40 @@ test('a worker that cannot run rejects the check (the editor then shows the "too
   broken.dispose();
   assert.equal(await broken.check('doc', 'a: 1\n', '/ws/axolotl.yml'), undefined);
 });
+
+test('a check that never ends is stopped after the time limit with its worker, and the next check gets a fresh worker', async () => {
+  // A stand-in worker: spins for ever on the text "hang", answers an empty result otherwise.
+  const hanging = join(mkdtempSync(join(tmpdir(), 'rft-worker-')), 'hang.js');
+  writeFileSync(
+    hanging,
+    `const { parentPort } = require('node:worker_threads');
+parentPort.on('message', (m) => { if (m.text === 'hang') for (;;) {} parentPort.postMessage({ id: m.id, result: { kind: undefined, diagnostics: [] } }); });\n`,
+  );
+  const bg = new BackgroundValidator(hanging, [], 500);
+  try {
+    const t0 = Date.now();
+    await assert.rejects(bg.check('doc', 'hang', '/ws/axolotl.yml'), /longer than 1 s and was stopped/);
+    assert.ok(Date.now() - t0 < 3000, `${Date.now() - t0} ms`);
+    assert.deepEqual(await bg.check('doc', 'fine', '/ws/axolotl.yml'), { kind: undefined, diagnostics: [] });
+  } finally {
+    bg.dispose();
+  }
+});
+
+test('the worker reads neighbouring files only inside the roots it is given', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-roots-'));
+  writeFileSync(join(dir, 'ds_config.json'), '{"train_batch_size": 16}\n');
+  const spec = `version: 1\nmodel:\n  id: org/m-7B\nmethod: qlora\ndata:\n  train: org/d\nlauncher:\n  type: accelerate\n  deepspeed: ../ds_config.json\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n`;
+  const bg = new BackgroundValidator(WORKER, ['--require', TSX]);
+  try {
+    const inside = await bg.check('a', spec, join(dir, 'sub', 'finetune.yaml'), [dir]);
+    assert.ok(!inside!.diagnostics.some((d) => d.code === 'RFT814'), JSON.stringify(inside!.diagnostics));
+    const outside = await bg.check('b', spec, join(dir, 'sub', 'finetune.yaml'), [join(dir, 'sub')]);
+    assert.ok(
+      outside!.diagnostics.some((d) => d.code === 'RFT814' && /outside the workspace/.test(d.message)),
+      JSON.stringify(outside!.diagnostics),
+    );
+  } finally {
+    bg.dispose();
+  }
+});
