@@ -2,7 +2,6 @@
 // workspace content; the person sees the host here, in the CLI, and again in the Start Training confirmation,
 // which sends no stored token there without their approval.
 import type { ConfigDiagnostic } from './types';
-import type { EnvEntry } from './dotenv';
 import { redirectsOf } from './endpointVariables';
 import type { EndpointRedirect } from './endpointVariables';
 
@@ -12,6 +11,14 @@ function sentence(r: EndpointRedirect, hosts: string): string {
     return `${points}: a run started from this workspace reports there, not where your own settings say. Remove the line unless you run or trust that server.`;
   const token = r.carries === 'hf' ? 'Hugging Face token' : r.carries === 'wandb' ? 'W&B API key' : 'tokens (HF_TOKEN, WANDB_API_KEY)';
   return `${points}: a run started from this workspace would hand your stored ${token} to it. Start Training asks before a stored token goes to a host you have not approved; remove the line unless you run or trust that server.`;
+}
+
+/** The parts of dotenv.ts's EnvEntry read here (that module calls this one). */
+interface EnvEntry {
+  readonly key: string;
+  readonly value: string;
+  readonly valueStart: number;
+  readonly valueEnd: number;
 }
 
 /** One warning per redirecting variable (its last value, the one the env file gets), on that value. */

@@ -19,6 +19,7 @@ import {
   wandbRunUrl,
 } from '../../core/telemetry/wandb';
 import { showWarningMessage } from '../notify';
+import { APPROVED_WANDB_ORIGINS } from '../../core/runs/originApprovals';
 import { metricsFromWebview } from './messages';
 import type { PanelKind } from './panelHost';
 import { RunPanelHost } from './runPanel';
@@ -32,8 +33,6 @@ export const WANDB_KEY_SECRET = 'remoteFinetune.wandb.apiKey';
 const WANDB_SAMPLES = 1000;
 /** A running W&B run is fetched again this often while the panel is visible. */
 const WANDB_REFRESH_MS = 30_000;
-
-const APPROVED_WANDB_ORIGINS = 'remoteFinetune.wandb.approvedOrigins';
 
 function wandbOriginApproved(state: vscode.Memento, origin: string): boolean {
   return origin === new URL(DEFAULT_WANDB_BASE_URL).origin || state.get<string[]>(APPROVED_WANDB_ORIGINS, []).includes(origin);

@@ -15,7 +15,9 @@ import type { Provider } from '../../core/providers/types';
 import { RunPanelsContext } from './runPanelsContext';
 import { notifyEnv } from '../../core/runs/hostNotify';
 import { TensorboardService } from '../../core/runs/tensorboard';
-import { collectEnv, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
+import { readEnvFileWithin } from '../../core/runs/runPlan';
+import { runEnv } from '../../core/runs/runEnv';
+import { isOriginApproved } from '../../core/runs/originApprovals';
 import { loadLocalSpec } from '../../core/runs/runStart';
 import { gatherSecrets } from './runSecrets';
 
@@ -71,7 +73,8 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     remotePython: setting('remotePython') || 'python3',
     log: (l) => opts.log.info(l),
     notifyEnv: () => notifyTargets(opts.log),
-    // A spot relaunch after a reload reads the run's variables again, as Start Training did (nothing is stored).
+    // A spot relaunch after a reload reads the run's variables again, as Start Training did (nothing is stored);
+    // with no one to ask, a stored token goes only to the hosts already approved.
     relaunchEnv: async (rec) => {
       let text: string | undefined;
       if (rec.envFileRel && rec.workspaceDir) {
@@ -80,7 +83,8 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
         text = r.text;
       }
       const spec = loadLocalSpec(rec.localDir ?? join(storageDir, 'runs', rec.id)) ?? {};
-      return dropUnneededSecrets(collectEnv(text, await gatherSecrets(context)), spec).env;
+      const approved = (secret: string, origin: string): boolean => isOriginApproved(context.globalState, secret, origin);
+      return runEnv({ ...(text !== undefined ? { envFileText: text } : {}), stored: await gatherSecrets(context), spec, approved }).env;
     },
     relaunchAtActivation: () => setting('cloud.reconcileOnStartup') ?? true,
   });

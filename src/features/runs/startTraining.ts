@@ -1,7 +1,6 @@
 // "Fine-Tune: Start Training on A100" and "Fine-Tune: Start Training…": pick the spec, check it, show the
 // fit and the price, pick where, confirm, then provision → sync → secrets → launch with a cancellable
 // progress notification. Cancel tears a provisioned instance down (core/runs/teardown does it).
-import { withTrackingSettings } from '../../core/runs/trackingEnv';
 import { outputDestinations } from '../../core/runs/runPlan';
 import { registerCommand } from '../commands';
 import { setting, setUserSetting } from '../settings';
@@ -24,7 +23,11 @@ import type { TargetSpec } from '../../core/providers/targetSpec';
 import { runLength } from '../../core/runs/runLength';
 import { launchCost } from '../../core/runs/launchCost';
 import { countExamples } from '../../core/runs/dataExamples';
-import { planRun, fitOn, collectEnv, describeDiagnostic, dropUnneededSecrets, readEnvFileWithin } from '../../core/runs/runPlan';
+import { planRun, fitOn, describeDiagnostic, readEnvFileWithin } from '../../core/runs/runPlan';
+import { billedResources } from '../../core/runs/billedResources';
+import { redirectLines } from '../../core/runs/runEnv';
+import type { RunEnv } from '../../core/runs/runEnv';
+import { confirmRunEnv } from '../../core/runs/startGate';
 import type { RunPlan } from '../../core/runs/runPlan';
 import { editorFiles } from '../config/configFiles';
 import { GPU_IDS } from '../../core/gpu/catalog';
@@ -343,27 +346,40 @@ export async function startTraining(
     void showErrorMessage(`${plan.name} was not started: ${envRead.error}.`);
     return undefined;
   }
-  const envLine = envRead
-    ? `\nThe variables of ${vscode.workspace.asRelativePath(envRead.path)} are written to the host as a 0600 file (never on a command line).`
-    : '';
-  const ok = await showInformationMessage(
-    `Start ${plan.name} on ${where}?`,
+  const envName = envRead ? vscode.workspace.asRelativePath(envRead.path) : '';
+  const confirmStart = async (r: RunEnv): Promise<boolean> => {
+    const held = r.held.length > 0;
+    const variables = [...new Set(r.held.map((h) => h.redirect.variable))].join(', ');
+    const hosts = [...new Set(r.held.map((h) => h.redirect.host))];
+    const tokens = [...new Set(r.held.flatMap((h) => h.secrets))].join(' and ');
+    const button = held ? `Approve ${hosts.length > 1 ? 'Hosts' : 'Host'} and Start` : 'Start';
+    const detail = [
+      fitText,
+      priceLine,
+      ...(choice.kind === 'cloud' ? billedResources({ offer: choice.offer, spec: plan.spec, teardown: plan.teardown, canStop: choice.provider.canStop }) : []),
+      `The folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).`,
+      ...(envRead ? [`The variables of ${envName} are written to the host as a 0600 file (never on a command line).`] : []),
+      ...redirectLines(r, envName),
+      ...outputDestinations(plan.spec),
+      ...(held ? [`${button} remembers ${hosts.length > 1 ? 'these hosts' : 'this host'} for your ${tokens}. Without it nothing starts.`] : []),
+    ].join('\n');
+    const title = held
+      ? `Start ${plan.name} on ${where}? ${variables} in ${envName} would send your stored ${tokens} to ${hosts.join(', ')}, ${hosts.length > 1 ? 'hosts' : 'a host'} you have not approved.`
+      : `Start ${plan.name} on ${where}?`;
+    return (await (held ? showWarningMessage : showInformationMessage)(title, { modal: true, detail }, button)) === button;
+  };
+  const prepared = await confirmRunEnv(
     {
-      modal: true,
-      detail: `${fitText}\n${priceLine}\nThe folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).${envLine}${outputDestinations(
-        plan.spec,
-      )
-        .map((l) => `\n${l}`)
-        .join('')}`,
+      ...(envRead ? { envFileText: envRead.text } : {}),
+      stored: await gatherSecrets(deps.context),
+      spec: plan.spec,
+      mlflowTrackingUri: setting('mlflow.trackingUri') ?? '',
     },
-    'Start',
+    deps.context.globalState,
+    confirmStart,
   );
-  if (ok !== 'Start') return undefined;
-
-  const envText = envRead?.text;
-  const collected = dropUnneededSecrets(collectEnv(envText, await gatherSecrets(deps.context)), plan.spec);
-  const { dropped } = collected;
-  const env = withTrackingSettings(collected.env, setting('mlflow.trackingUri') ?? '');
+  if (!prepared) return undefined;
+  const { env, dropped } = prepared;
   if (dropped.length > 0) deps.log.info(`${plan.name}: not sending ${dropped.join(', ')} (this run does not use ${dropped.length > 1 ? 'them' : 'it'})`);
   let target: RunTarget;
   if (choice.kind === 'ssh') {
