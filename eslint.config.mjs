@@ -82,10 +82,12 @@ export default tseslint.config(
     },
   },
   {
-    // Notification text is parsed for [label](command:…) links and much of ours comes from hosts: every
-    // notification goes through src/features/notify.ts, which makes the text link-free.
+    // Notification, progress, quick pick, status bar and tree item text is parsed for [label](command:…) links
+    // (hovers and tooltips for markdown) and much of ours comes from hosts: these surfaces are reached only
+    // through src/features/notify.ts and linkSafeUi.ts, which make the text link-safe
+    // (test/unit/architecture/linkSafeSurfaces.test.ts holds the same over the code).
     files: ['src/features/**/*.ts', 'src/extension.ts'],
-    ignores: ['src/features/notify.ts'],
+    ignores: ['src/features/notify.ts', 'src/features/linkSafeUi.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
@@ -93,6 +95,15 @@ export default tseslint.config(
         {
           selector: "MemberExpression[property.name=/^show(Error|Warning|Information)Message$/][object.property.name='window']",
           message: 'Use the same-named function of src/features/notify.ts (link-free text).',
+        },
+        {
+          selector:
+            "MemberExpression[property.name=/^(withProgress|showQuickPick|createQuickPick|createStatusBarItem|setStatusBarMessage)$/][object.property.name='window']",
+          message: 'Use the same-named function of src/features/linkSafeUi.ts (link-safe text).',
+        },
+        {
+          selector: 'NewExpression[callee.property.name=/^(TreeItem|MarkdownString|Hover)$/]',
+          message: 'Use treeItem, textTooltip or markdownHover of src/features/linkSafeUi.ts (link-safe text, escaped markdown).',
         },
       ],
     },
