@@ -222,7 +222,11 @@ export function buildComparison(runs: readonly ComparedRunInput[], now: number =
   return {
     runs: columns,
     config: [...diffConfigs(specs, 'spec'), ...diffConfigs(args, 'trainingArgs')],
-    metrics: metricKeys.map((key) => ({ key, values: runs.map(({ record }) => record.finalMetrics?.[key] ?? null) })),
+    // Own keys only: a run without `constructor` among its metrics would otherwise show Object's function.
+    metrics: metricKeys.map((key) => ({
+      key,
+      values: runs.map(({ record }) => (record.finalMetrics && Object.hasOwn(record.finalMetrics, key) ? (record.finalMetrics[key] ?? null) : null)),
+    })),
     curves,
   };
 }

@@ -345,7 +345,8 @@ export function historyToPoints(rows: readonly HistoryRow[]): Array<{ step: numb
   for (const row of rows) {
     const step = typeof row._step === 'number' ? row._step : typeof row['train/global_step'] === 'number' ? row['train/global_step'] : undefined;
     if (step === undefined || !Number.isFinite(step)) continue;
-    const values: Record<string, number> = {};
+    // No prototype: `constructor` or `toString` logged as a metric would otherwise read as already set.
+    const values: Record<string, number> = Object.create(null) as Record<string, number>;
     for (const [k, v] of Object.entries(row)) {
       if (k.startsWith('_') || typeof v !== 'number' || !Number.isFinite(v)) continue;
       const name = alias.get(k) ?? k;

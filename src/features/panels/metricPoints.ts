@@ -1,5 +1,6 @@
 // events.jsonl → the metrics panel's points. Only numbers travel; names of extra metrics are the user's
-// own and are rendered as text in the webview.
+// own and are rendered as text in the webview. Values live in null-prototype objects: a metric named
+// `__proto__` is then a value like any other, not a prototype to set.
 import type { RunEvent } from '../../core/telemetry/events';
 import type { MetricPoint } from '../../protocol/metrics';
 
@@ -7,7 +8,7 @@ export function eventsToPoints(events: readonly RunEvent[]): MetricPoint[] {
   const out: MetricPoint[] = [];
   for (const e of events) {
     if (e.type === 'metrics') {
-      const values: Record<string, number> = {};
+      const values: Record<string, number> = Object.create(null) as Record<string, number>;
       if (e.loss !== undefined) values.loss = e.loss;
       if (e.learning_rate !== undefined) values.learning_rate = e.learning_rate;
       if (e.grad_norm !== undefined) values.grad_norm = e.grad_norm;
@@ -18,7 +19,7 @@ export function eventsToPoints(events: readonly RunEvent[]): MetricPoint[] {
       for (const [k, v] of Object.entries(e.extra ?? {})) values[k] = v;
       out.push({ step: e.step, values });
     } else if (e.type === 'eval') {
-      const values: Record<string, number> = {};
+      const values: Record<string, number> = Object.create(null) as Record<string, number>;
       if (e.eval_loss !== undefined) values.eval_loss = e.eval_loss;
       // perplexity = exp(eval_loss) by definition: an own script's eval (parsed from its log) gets the figure too.
       const ppl = e.perplexity ?? (e.eval_loss !== undefined ? Math.exp(e.eval_loss) : undefined);

@@ -10,7 +10,8 @@ const CHARTED = new Set<string>(METRIC_KEYS);
 
 export class RunSeries {
   steps: number[] = [];
-  private cols: Record<string, Array<number | null>> = {};
+  /** A Map: metric names are the run's own, and `__proto__` or `constructor` are names like any other. */
+  private cols = new Map<string, Array<number | null>>();
   readonly latest = new Map<string, number>();
   /** Step at which each latest value was logged (eval loss lags loss). */
   readonly latestStep = new Map<string, number>();
@@ -23,7 +24,7 @@ export class RunSeries {
 
   clear(): void {
     this.steps = [];
-    this.cols = {};
+    this.cols.clear();
     this.latest.clear();
     this.latestStep.clear();
   }
@@ -38,15 +39,15 @@ export class RunSeries {
         else continue;
       } else {
         this.steps.push(p.step);
-        for (const c of Object.values(this.cols)) c.push(null);
+        for (const c of this.cols.values()) c.push(null);
       }
       for (const [k, v] of Object.entries(p.values)) {
         if (!Number.isFinite(v)) continue;
-        let col = this.cols[k];
+        let col = this.cols.get(k);
         if (!col) {
           if (!CHARTED.has(k) && this.otherKeys().length >= MAX_OTHER_KEYS) continue;
           col = new Array<number | null>(this.steps.length).fill(null);
-          this.cols[k] = col;
+          this.cols.set(k, col);
         }
         col[i] = v;
         this.latest.set(k, v);
@@ -60,7 +61,7 @@ export class RunSeries {
   column(key: string): { xs: number[]; ys: number[] } {
     const xs: number[] = [];
     const ys: number[] = [];
-    const col = this.cols[key];
+    const col = this.cols.get(key);
     if (col)
       col.forEach((v, i) => {
         if (v !== null) {
@@ -72,7 +73,7 @@ export class RunSeries {
   }
 
   otherKeys(): string[] {
-    return Object.keys(this.cols).filter((k) => !CHARTED.has(k));
+    return [...this.cols.keys()].filter((k) => !CHARTED.has(k));
   }
 
   get lastStep(): number | undefined {
@@ -82,6 +83,6 @@ export class RunSeries {
   private thin(): void {
     const keep = (_: unknown, i: number): boolean => i % 2 === 0 || i === this.steps.length - 1;
     this.steps = this.steps.filter(keep);
-    for (const k of Object.keys(this.cols)) this.cols[k] = (this.cols[k] ?? []).filter(keep);
+    for (const [k, col] of this.cols) this.cols.set(k, col.filter(keep));
   }
 }
