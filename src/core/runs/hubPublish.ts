@@ -32,6 +32,24 @@ export interface PublishResult {
 
 const NAME_PART = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$/;
 
+/** The Hub's own site: "Open on the Hub" opens pages there, or on the endpoint the push was told to use. */
+export const HF_HUB_ORIGIN = 'https://huggingface.co';
+
+/**
+ * The page of a pushed repo, built here from its checked name: the host answers with a URL as well, but a host
+ * can name any site, and the button promises the Hub. `endpoint` is the HF_ENDPOINT the push ran with.
+ */
+export function hubRepoPage(repo: string, endpoint?: string): string {
+  let base = HF_HUB_ORIGIN;
+  try {
+    const u = endpoint ? new URL(endpoint) : undefined;
+    if (u && (u.protocol === 'https:' || u.protocol === 'http:')) base = `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    // Not a URL: the push itself would have failed against it; the Hub's page is the one to offer.
+  }
+  return `${base}/${repo.split('/').map(encodeURIComponent).join('/')}`;
+}
+
 /** Why a repo name is not one the Hub takes (its rules: letters, digits, - _ . ; no -- or ..; 96 at most), or undefined. */
 export function repoNameProblem(text: string): string | undefined {
   const parts = text.trim().split('/');
@@ -80,10 +98,11 @@ export async function publishToHub(onRunHost: OnRunHost, record: RunRecord, opts
       const done = await runHostOp(session, runnerOpCommand(at, argv, opts.env), stdin, (l) => opts.onProgress?.(l), opts.signal, {
         what: `pushing run ${record.id} to the Hugging Face Hub`,
       });
-      const repo = typeof done.repo === 'string' ? done.repo : opts.repo;
+      // The host names the repo with its namespace ("alice/name"); taken only when it is a repo name at all.
+      const repo = typeof done.repo === 'string' && repoNameProblem(done.repo) === undefined ? done.repo.trim() : opts.repo.trim();
       return {
         repo,
-        url: typeof done.url === 'string' ? done.url : `https://huggingface.co/${repo}`,
+        url: hubRepoPage(repo, opts.env?.HF_ENDPOINT),
         private: done.private === true,
         files: Array.isArray(done.files) ? done.files.filter((f): f is string => typeof f === 'string') : [],
         ...(typeof done.commit === 'string' ? { commit: done.commit } : {}),

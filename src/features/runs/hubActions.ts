@@ -15,7 +15,7 @@ import { isTerminal } from '../../core/runs/runRecord';
 import type { OnRunHost, OpLine } from '../../core/runs/hostOps';
 import { mergeAdapter, mergePlan } from '../../core/runs/adapterMerge';
 import type { MergeDtype } from '../../core/runs/adapterMerge';
-import { defaultRepoName, publishToHub, repoNameProblem } from '../../core/runs/hubPublish';
+import { defaultRepoName, HF_HUB_ORIGIN, publishToHub, repoNameProblem } from '../../core/runs/hubPublish';
 import type { PublishWhat } from '../../core/runs/hubPublish';
 import { RUN_COMMANDS } from './runActions';
 import { SECRET_NAMES } from './runSecrets';
@@ -168,8 +168,8 @@ export function registerHubActions(deps: FeatureDeps, runs: RunServices): vscode
         );
         deps.log.info(`[${r.id}] pushed ${what} to ${res.repo} (${res.private ? 'private' : 'public'}, ${res.files.length} files)`);
         const open = await showInformationMessage(`Pushed to ${res.repo} (${res.private ? 'private' : 'public'}).`, 'Open on the Hub');
-        // The URL comes from the host: only a web address is opened.
-        if (open && /^https?:\/\//.test(res.url)) await vscode.env.openExternal(vscode.Uri.parse(res.url));
+        // Only a page of the Hub itself: publishToHub builds it from the repo name, and nothing else is opened.
+        if (open && res.url.startsWith(`${HF_HUB_ORIGIN}/`)) await vscode.env.openExternal(vscode.Uri.parse(res.url));
       } catch (err) {
         deps.log.warn(`[${r.id}] push to the Hub failed: ${(err as Error).message}`);
         void showErrorMessage(`Push failed: ${(err as Error).message}`);
