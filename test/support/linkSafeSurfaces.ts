@@ -53,6 +53,14 @@ export function linkSafeBypasses(file: string, text: string, opts: { wrapper: bo
       if (ts.isPropertyAccessExpression(n) && WINDOW_SURFACES.has(n.name.text) && /(^|\.)window$/.test(n.expression.getText(sf)))
         at(n, `calls window.${n.name.text}`);
       if (ts.isElementAccessExpression(n) && /(^|\.)window$/.test(n.expression.getText(sf))) at(n, 'indexes vscode.window');
+      // const w = vscode.window; w.withProgress(…)
+      if (ts.isPropertyAccessExpression(n) && n.name.text === 'window' && vscodeNames.has(n.expression.getText(sf)))
+        if (
+          !(ts.isPropertyAccessExpression(n.parent) && n.parent.expression === n) &&
+          !ts.isElementAccessExpression(n.parent) &&
+          !(ts.isVariableDeclaration(n.parent) && ts.isObjectBindingPattern(n.parent.name))
+        )
+          at(n, 'aliases vscode.window');
       if (ts.isVariableDeclaration(n) && ts.isObjectBindingPattern(n.name) && n.initializer && /(^|\.)window$/.test(n.initializer.getText(sf)))
         at(n, 'destructures vscode.window');
       // new vscode.TreeItem(…), class X extends vscode.TreeItem

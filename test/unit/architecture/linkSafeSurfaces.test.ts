@@ -38,6 +38,7 @@ test('the reader finds every way around the wrappers in made-up files', () => {
     "const { withProgress } = vscode.window; const w = vscode.window['showErrorMessage'];",
     "import { window, MarkdownString as M } from 'vscode';",
     'const md = key as SafeMarkdown;',
+    'const w = run(vscode.window); const w2 = vscode.window;',
   ].join('\n');
   assert.deepEqual(shown(check(f, bad)), [
     `${f}:2 calls window.withProgress`,
@@ -56,6 +57,8 @@ test('the reader finds every way around the wrappers in made-up files', () => {
     `${f}:9 imports window from vscode`,
     `${f}:9 imports MarkdownString from vscode`,
     `${f}:10 casts to SafeMarkdown`,
+    `${f}:11 aliases vscode.window`,
+    `${f}:11 aliases vscode.window`,
   ]);
   const fine = [
     "import * as vscode from 'vscode';",
