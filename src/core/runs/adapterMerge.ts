@@ -2,10 +2,14 @@
 // dtype chosen from the GPU fit: bf16 where the GPU has it (Ampere and later), fp16 on older GPUs, and fp32
 // on the host's CPU when no GPU is known or the 16-bit base model would not fit in its memory. The result is
 // <outputs.dir>/merged on the host, a plain transformers model in safetensors with the tokenizer.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { findGpu } from '../gpu/catalog';
 import { lookupModel, shapeFromName } from '../gpu/models';
 import type { OnRunHost, OpLine } from './hostOps';
 import { runHostOp, runnerOpCommand } from './hostOps';
+import { HISTORY_FILES } from './runHistory';
+import { repoNameProblem } from './hubPublish';
 
 export type MergeDtype = 'bf16' | 'fp16' | 'fp32';
 export type MergeDevice = 'auto' | 'cuda' | 'cpu';
@@ -50,8 +54,10 @@ export interface MergeOptions {
   readonly adapter?: string;
   /** Where the merged model goes, relative to the workspace (default: <outputs.dir>/merged). */
   readonly out?: string;
-  /** For a gated base model the host has not cached: the Hub token, sent on stdin only. */
+  /** For a gated base model the host has not cached: the Hub token, sent on stdin only, and only for a Hub model. */
   readonly hfToken?: string;
+  /** model.id of the run's spec (startedSpecModel): the token goes to the host only when this is a Hub repo id. */
+  readonly baseModel?: string;
   /** Non-secret environment for the runner (HF_ENDPOINT, HF_HUB_OFFLINE). */
   readonly env?: Readonly<Record<string, string>>;
   readonly onProgress?: (line: OpLine) => void;
@@ -67,6 +73,28 @@ export interface MergeResult {
   readonly seconds?: number;
 }
 
+/**
+ * Whether a model id names a Hub repo ("name" or "namespace/name" by the Hub's rules), not a folder: an absolute,
+ * ./, ../, ~ or Windows path loads from the host's disk, and a token sent for it would only be one more copy.
+ * Whether a Hub model is gated is the Hub's to say, so a Hub id gets the token.
+ */
+export function isHubModelId(id: string | undefined): boolean {
+  if (!id || /^(?:[/~.]|[A-Za-z]:)|\\/.test(id)) return false;
+  return repoNameProblem(id) === undefined;
+}
+
+/** model.id of the spec as the run was started with it (its local history's spec.json), when it names one. */
+export function startedSpecModel(localDir: string | undefined): string | undefined {
+  if (!localDir) return undefined;
+  try {
+    const spec = JSON.parse(readFileSync(join(localDir, HISTORY_FILES.specJson), 'utf8')) as { model?: { id?: unknown } } | null;
+    return typeof spec?.model?.id === 'string' ? spec.model.id : undefined;
+  } catch {
+    // No history (an older run, a folder that could not be written): no Hub model known, so no token.
+    return undefined;
+  }
+}
+
 export async function mergeAdapter(onRunHost: OnRunHost, runId: string, opts: MergeOptions): Promise<MergeResult> {
   return onRunHost(
     runId,
@@ -74,7 +102,7 @@ export async function mergeAdapter(onRunHost: OnRunHost, runId: string, opts: Me
       const argv = ['merge', '--run-dir', at.runDir, '--workdir', at.workspace, '--dtype', opts.dtype, '--device', opts.device];
       if (opts.adapter) argv.push('--adapter', opts.adapter);
       if (opts.out) argv.push('--out', opts.out);
-      const stdin = JSON.stringify(opts.hfToken ? { token: opts.hfToken } : {});
+      const stdin = JSON.stringify(opts.hfToken && isHubModelId(opts.baseModel) ? { token: opts.hfToken } : {});
       const done = await runHostOp(session, runnerOpCommand(at, argv, opts.env), stdin, (l) => opts.onProgress?.(l), opts.signal, {
         what: `merging the adapter of run ${runId}`,
       });

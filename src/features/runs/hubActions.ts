@@ -13,7 +13,7 @@ import type { RunsNode } from './runsView';
 import type { RunRecord } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
 import type { OnRunHost, OpLine } from '../../core/runs/hostOps';
-import { mergeAdapter, mergePlan } from '../../core/runs/adapterMerge';
+import { mergeAdapter, mergePlan, startedSpecModel } from '../../core/runs/adapterMerge';
 import type { MergeDtype } from '../../core/runs/adapterMerge';
 import { defaultRepoName, HF_HUB_ORIGIN, publishToHub, repoNameProblem } from '../../core/runs/hubPublish';
 import type { PublishWhat } from '../../core/runs/hubPublish';
@@ -101,9 +101,11 @@ export function registerHubActions(deps: FeatureDeps, runs: RunServices): vscode
       if (!pick) return;
       const device = pick.d === plan.dtype ? plan.device : pick.d === 'fp32' ? 'cpu' : 'auto';
       const token = await hfToken();
+      // The spec as the run was sent decides whether the base model is on the Hub (the host's word does not).
+      const baseModel = startedSpecModel(r.localDir);
       try {
         const res = await withHostProgress(`Merging the adapter of ${r.name}`, (onProgress, signal) =>
-          mergeAdapter(onRunHost, r.id, { dtype: pick.d, device, ...(token ? { hfToken: token } : {}), onProgress, signal }),
+          mergeAdapter(onRunHost, r.id, { dtype: pick.d, device, ...(token ? { hfToken: token, baseModel } : {}), onProgress, signal }),
         );
         deps.log.info(`[${r.id}] merged adapter into ${res.path} on ${r.host ?? 'the host'} (${res.dtype}, ${((res.bytes ?? 0) / 1e6).toFixed(1)} MB)`);
         const next = await showInformationMessage(
