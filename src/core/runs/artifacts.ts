@@ -1,17 +1,42 @@
 // Brings a remote folder (the adapter, checkpoints) back as one tar stream over the SSH connection and
 // unpacks it here (safeUntar.ts): one round trip, however many files, and progress by bytes. Large files
 // come beside it in stripes over several channels (stripedDownload.ts) where the host's tar is GNU tar (the
-// one that can leave them out by literal name); elsewhere everything comes in the tar.
-import { mkdirSync } from 'node:fs';
+// one that can leave them out by literal name); elsewhere everything comes in the tar. What the host sends is
+// bounded (entries, and bytes: about what it said the folder holds), and a download that fails removes the
+// files it wrote, so a half-written checkpoint is never taken for a whole one.
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { SshSession } from '../ssh/session';
 import { shellQuote } from '../ssh/quote';
 import type { CommandLimits } from '../ssh/commandLimits';
-import { SafeUntar, UnsafeArchiveError } from './safeUntar';
+import { MAX_DOWNLOAD_BYTES, MAX_DOWNLOAD_ENTRIES, SafeUntar, UnsafeArchiveError, safeTarget } from './safeUntar';
+import type { UntarLimits } from './safeUntar';
 import { excludeArgs, fetchStriped, largeFilesCommand, parseLargeFiles } from './stripedDownload';
+import type { StripeFile } from '../ssh/stripes';
 
 export interface DownloadProgress {
   readonly bytes: number;
   readonly totalBytes?: number;
+}
+
+/** Room over the size the host gave for files that grow while they are read (a log still being written). */
+const GROWTH_SLACK_BYTES = 256 * 1024 * 1024;
+
+/** At most a quarter more than the host said the folder holds, or the absolute cap when it said nothing. */
+export function downloadByteCap(totalBytes: number | undefined): number {
+  if (!totalBytes) return MAX_DOWNLOAD_BYTES;
+  return Math.min(MAX_DOWNLOAD_BYTES, Math.ceil(totalBytes * 1.25) + GROWTH_SLACK_BYTES);
+}
+
+/** Removes the files a failed download wrote (relative to localDir); the folders stay, empty or as they were. */
+function removePartial(localDir: string, files: readonly string[]): void {
+  for (const f of files) {
+    try {
+      rmSync(join(localDir, ...f.split('/')), { force: true });
+    } catch {
+      // Already gone, or never created.
+    }
+  }
 }
 
 export async function downloadFolder(
@@ -25,6 +50,8 @@ export async function downloadFolder(
     readonly stripeMinBytes?: number;
     /** Overrides the size probe's time limit and output cap (commandLimits.ts). */
     readonly probeLimits?: Omit<CommandLimits, 'what'>;
+    /** Overrides the caps on what the host sends (default: MAX_DOWNLOAD_ENTRIES, downloadByteCap of its size). */
+    readonly limits?: UntarLimits;
   } = {},
 ): Promise<{ bytes: number }> {
   const q = shellQuote(remoteDir);
@@ -48,29 +75,72 @@ export async function downloadFolder(
   const totalBytes = Number(out.subarray(0, Math.max(0, nl1)).toString().trim()) || undefined;
   const gnu = nl2 > 0 && out.subarray(nl1 + 1, nl2).toString() === 'gnu';
   const large = gnu && lanes > 1 ? parseLargeFiles(out.subarray(nl2 + 1)) : [];
+  const maxEntries = options.limits?.maxEntries ?? MAX_DOWNLOAD_ENTRIES;
+  const maxBytes = options.limits?.maxBytes ?? downloadByteCap(totalBytes);
+  const stripedBytes = large.reduce((n, f) => n + f.size, 0);
+  // The listed sizes become file lengths here: a listing past the caps is refused before anything is opened.
+  if (large.length > maxEntries || stripedBytes > maxBytes)
+    throw new Error(`download of ${remoteDir} refused: the host lists ${large.length} large files of ${stripedBytes} bytes, over the download's caps`);
   mkdirSync(localDir, { recursive: true });
   let bytes = 0;
   const progress = (n: number): void => {
     bytes += n;
     options.onProgress?.({ bytes, ...(totalBytes ? { totalBytes } : {}) });
   };
-  const striped =
-    large.length > 0
-      ? fetchStriped(session, remoteDir, localDir, large, lanes, { ...(options.signal ? { signal: options.signal } : {}), onBytes: progress })
-      : undefined;
+  // Our own stop: a failed tar stream ends the stripes too before their files are removed.
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const striped = large.length > 0 ? fetchStriped(session, remoteDir, localDir, large, lanes, { signal: stop.signal, onBytes: progress }) : undefined;
   striped?.catch(() => undefined);
+  const untar = new SafeUntar(localDir, { maxEntries: maxEntries - large.length, maxBytes: maxBytes - stripedBytes });
+  try {
+    await receiveTar(session, remoteDir, large, untar, stop.signal, progress);
+    if (options.signal?.aborted) throw new Error('download cancelled');
+    if (striped)
+      await striped.catch((e: unknown) => {
+        throw e instanceof UnsafeArchiveError ? new Error(`download of ${remoteDir} refused: ${e.message}`) : e;
+      });
+    return { bytes };
+  } catch (err) {
+    stop.abort();
+    untar.abort();
+    await striped?.catch(() => undefined);
+    const stripedFiles = large.flatMap((f) => {
+      try {
+        return [safeTarget(localDir, f.path).rel];
+      } catch {
+        return [];
+      }
+    });
+    removePartial(localDir, [...untar.written, ...stripedFiles]);
+    throw err;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The tar stream of `remoteDir` (less the striped files) into `untar`; throws on a refused entry or a failed tar. */
+async function receiveTar(
+  session: SshSession,
+  remoteDir: string,
+  large: readonly StripeFile[],
+  untar: SafeUntar,
+  signal: AbortSignal,
+  progress: (n: number) => void,
+): Promise<void> {
+  const q = shellQuote(remoteDir);
   const ch = await session.execStream(
     `test -d ${q} || { echo "no such folder: ${remoteDir.replace(/[^\w./~-]/g, '?')}" >&2; exit 3; }; tar -C ${q}${excludeArgs(large)} -cf - .`,
   );
-  // Unpacked here, not by the local tar: only files and folders inside localDir (safeUntar.ts).
-  const untar = new SafeUntar(localDir);
   const errors: string[] = [];
   let unsafe: Error | undefined;
   ch.stderr.on('data', (d: Buffer) => errors.push(d.toString()));
   const onAbort = (): void => {
     ch.close();
   };
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) ch.close();
+  signal.addEventListener('abort', onAbort, { once: true });
   ch.on('data', (d: Buffer) => {
     if (unsafe) return;
     try {
@@ -89,8 +159,8 @@ export async function downloadFolder(
     remoteCode = c;
   });
   await new Promise<void>((r) => ch.on('close', () => r()));
-  options.signal?.removeEventListener('abort', onAbort);
-  if (options.signal?.aborted) throw new Error('download cancelled');
+  signal.removeEventListener('abort', onAbort);
+  if (signal.aborted) throw new Error('download cancelled');
   if (!unsafe) {
     try {
       untar.end();
@@ -100,9 +170,4 @@ export async function downloadFolder(
   }
   if (unsafe) throw new Error(`download of ${remoteDir} refused: ${unsafe.message}`);
   if (remoteCode !== 0) throw new Error(`download of ${remoteDir} failed: ${errors.join('').trim() || `exit ${remoteCode}`}`);
-  if (striped)
-    await striped.catch((e: unknown) => {
-      throw e instanceof UnsafeArchiveError ? new Error(`download of ${remoteDir} refused: ${e.message}`) : e;
-    });
-  return { bytes };
 }

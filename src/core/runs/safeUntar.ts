@@ -2,7 +2,8 @@
 // trusted, and tars differ in what they let through (symlinks that later writes follow, `../` names, absolute
 // paths, device files, setuid bits). Only regular files and folders are accepted, each strictly inside the
 // destination; anything else stops the download with the entry named. Formats: ustar, GNU long names (L),
-// pax extended headers (x: path, size; g: ignored), base-256 sizes.
+// pax extended headers (x: path, size; g: ignored), base-256 sizes. The stream is bounded too: at most so many
+// entries and so many bytes of declared content, checked at each header before a byte of it is written.
 import { closeSync, constants as fsc, mkdirSync, openSync, writeSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 
@@ -65,6 +66,18 @@ export function safeTarget(dest: string, name: string): { rel: string; target: s
   return { rel, target };
 }
 
+/** A folder of checkpoints holds a few thousand files; a stream that goes on past this is not one. */
+export const MAX_DOWNLOAD_ENTRIES = 100_000;
+/** Past any checkpoint folder this extension brings back (a 70B model's merged weights are 140 GB). */
+export const MAX_DOWNLOAD_BYTES = 2 ** 40;
+
+export interface UntarLimits {
+  /** Entries of any kind (files, folders, metadata headers). */
+  readonly maxEntries?: number;
+  /** Bytes of content the headers declare, metadata included. */
+  readonly maxBytes?: number;
+}
+
 /** The mode a file from the host gets here: no setuid, setgid, sticky or world-writable bits; always ours to write. */
 export function safeMode(mode: number): number {
   return (mode & 0o755) | 0o600;
@@ -78,10 +91,28 @@ export class SafeUntar {
   private longName: string | undefined;
   private zeros = 0;
   private done = false;
+  private entries = 0;
+  private bytes = 0;
+  private readonly maxEntries: number;
+  private readonly maxBytes: number;
+  /** Files opened for writing, relative to the destination, in order: what a failed download removes again. */
   readonly written: string[] = [];
 
-  constructor(private readonly dest: string) {
+  constructor(
+    private readonly dest: string,
+    limits: UntarLimits = {},
+  ) {
+    this.maxEntries = limits.maxEntries ?? MAX_DOWNLOAD_ENTRIES;
+    this.maxBytes = limits.maxBytes ?? MAX_DOWNLOAD_BYTES;
     mkdirSync(dest, { recursive: true });
+  }
+
+  /** Counts one entry of `size` declared bytes against the limits, before anything of it is kept. */
+  private count(size: number): void {
+    if (!Number.isSafeInteger(size) || size < 0) throw new UnsafeArchiveError(`entry size ${String(size)} is not a size`);
+    if (++this.entries > this.maxEntries) throw new UnsafeArchiveError(`more than ${this.maxEntries} entries`);
+    this.bytes += size;
+    if (this.bytes > this.maxBytes) throw new UnsafeArchiveError(`more than ${this.maxBytes} bytes of content`);
   }
 
   write(chunk: Buffer): void {
@@ -161,6 +192,7 @@ export class SafeUntar {
     let size = num(h, 124, 12);
     if (type === 'x' || type === 'g' || type === 'L') {
       if (size > 1 << 20) throw new UnsafeArchiveError('oversized metadata entry');
+      this.count(size);
       this.meta = { left: size, pad: (512 - (size % 512)) % 512, kind: type, chunks: [] };
       return;
     }
@@ -169,6 +201,7 @@ export class SafeUntar {
     if (this.pax.has('size')) size = Number(this.pax.get('size'));
     this.longName = undefined;
     this.pax = new Map();
+    this.count(type === '5' ? 0 : size);
     if (type !== '0' && type !== '\0' && type !== '5' && type !== '7') {
       const what =
         ({ 1: 'a hard link', 2: 'a symbolic link', 3: 'a character device', 4: 'a block device', 6: 'a FIFO' } as Record<string, string>)[type] ??
