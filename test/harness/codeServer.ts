@@ -45,6 +45,8 @@ export interface StartOptions {
   readonly host?: string;
   /** Keep code-server's output on the console (the demo) instead of a log file. */
   readonly inheritOutput?: boolean;
+  /** Workspace trust on, without any prompt: the folder opens untrusted (Restricted Mode), as a cloned repo would. */
+  readonly untrusted?: boolean;
 }
 
 export async function startCodeServer(entry: string, opts: StartOptions): Promise<CodeServer> {
@@ -53,9 +55,12 @@ export async function startCodeServer(entry: string, opts: StartOptions): Promis
   const extensionsDir = opts.extensionsDir ?? join(base, 'extensions');
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
   mkdirSync(extensionsDir, { recursive: true });
-  // A test run refuses dialogs, so workspace trust must not ask.
+  // A test run refuses dialogs, so workspace trust must not ask: it is off, or on with every prompt off.
+  const trust = opts.untrusted
+    ? { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.banner': 'never' }
+    : { 'security.workspace.trust.enabled': false };
   const settings = {
-    'security.workspace.trust.enabled': false,
+    ...trust,
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'extensions.ignoreRecommendations': true,
@@ -77,7 +82,7 @@ export async function startCodeServer(entry: string, opts: StartOptions): Promis
       `${host}:${port}`,
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(opts.untrusted ? [] : ['--disable-workspace-trust']),
       '--user-data-dir',
       userDataDir,
       '--extensions-dir',

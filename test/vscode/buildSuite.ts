@@ -7,11 +7,11 @@ import { REPO_ROOT } from '../harness/codeServer';
 // One folder per test process: two runs at once (CI never, developers sometimes) must not share a bundle.
 export const SUITE_OUT = join(REPO_ROOT, 'out', `vscode-tests-${process.pid}`);
 
-export async function buildSuite(): Promise<string> {
-  const dir = join(REPO_ROOT, 'test/vscode/suite');
-  const entries = readdirSync(dir)
-    .filter((f) => f.endsWith('.ts'))
-    .map((f) => join(dir, f));
+/** `folder`: the suite's tests; the mocha entry (suite/index.ts) is bundled beside them whichever folder it is. */
+export async function buildSuite(folder = 'test/vscode/suite'): Promise<string> {
+  const dir = join(REPO_ROOT, folder);
+  const entries: Record<string, string> = { index: join(REPO_ROOT, 'test/vscode/suite/index.ts') };
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts'))) entries[f.replace(/\.ts$/, '')] = join(dir, f);
   await build({
     entryPoints: entries,
     outdir: SUITE_OUT,

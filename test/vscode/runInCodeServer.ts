@@ -9,16 +9,19 @@ import { REPO_ROOT, ensureCodeServer, startCodeServer } from '../harness/codeSer
 import { launchChromium } from '../harness/chromium';
 
 const TIMEOUT_MS = Number(process.env.RFT_VSCODE_TIMEOUT_MS ?? 15 * 60_000);
+// --untrusted: the suite under test/vscode/untrusted, in a folder opened with workspace trust on and not granted
+// (Restricted Mode), starting empty; the tests put a hostile repository's files in it.
+const UNTRUSTED = process.argv.includes('--untrusted');
 
 async function main(): Promise<number> {
   const b = spawnSync('npm', ['run', '-s', 'build'], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (b.status !== 0) return 1;
-  const testsEntry = await buildSuite();
+  const testsEntry = await buildSuite(UNTRUSTED ? 'test/vscode/untrusted' : 'test/vscode/suite');
   const entry = ensureCodeServer();
 
   // The workspace is a throwaway copy of examples/ so tests may edit files freely.
   const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
-  if (existsSync(join(REPO_ROOT, 'examples'))) cpSync(join(REPO_ROOT, 'examples'), ws, { recursive: true });
+  if (!UNTRUSTED && existsSync(join(REPO_ROOT, 'examples'))) cpSync(join(REPO_ROOT, 'examples'), ws, { recursive: true });
   const out = join(REPO_ROOT, '.test-output/vscode');
   mkdirSync(out, { recursive: true });
   const report = join(out, `report-${process.pid}.txt`);
@@ -32,7 +35,7 @@ async function main(): Promise<number> {
       env: { RFT_TEST_REPORT: report, RFT_REPO_ROOT: REPO_ROOT, RFT_TEST_WORKSPACE: ws, RFT_TEST_OUTPUT: out },
     }),
   );
-  const cs = await startCodeServer(entry, { folder: ws });
+  const cs = await startCodeServer(entry, { folder: ws, untrusted: UNTRUSTED });
   const browser = await launchChromium();
   let code = 1;
   try {
@@ -57,7 +60,7 @@ async function main(): Promise<number> {
     rmSync(dirname(testsEntry), { recursive: true, force: true });
   }
   const text = readFileSync(report, 'utf8');
-  process.stdout.write(`\n== VS Code host suite (code-server) ==\n${text}`);
+  process.stdout.write(`\n== VS Code host suite (code-server${UNTRUSTED ? ', untrusted folder' : ''}) ==\n${text}`);
   if (!/\d+ passed, \d+ failed/.test(text)) {
     console.error(`no result from the extension host; code-server log: ${cs.logFile()}`);
     return 1;
