@@ -29,8 +29,13 @@ class FakeQuickPick {
   selectedItems: readonly Item[] = [];
   private readonly accepted = new vscode.EventEmitter<void>();
   private readonly hidden = new vscode.EventEmitter<void>();
+  // The real QuickPick's events, so the extension's wrappers (linkSafeUi.createQuickPick) find what they wrap.
+  private readonly active = new vscode.EventEmitter<readonly Item[]>();
+  private readonly selection = new vscode.EventEmitter<readonly Item[]>();
   readonly onDidAccept = this.accepted.event;
   readonly onDidHide = this.hidden.event;
+  readonly onDidChangeActive = this.active.event;
+  readonly onDidChangeSelection = this.selection.event;
   private hiddenOnce = false;
   constructor(private readonly onShow: (qp: FakeQuickPick) => void) {}
   show(): void {
@@ -45,9 +50,12 @@ class FakeQuickPick {
   dispose(): void {
     this.accepted.dispose();
     this.hidden.dispose();
+    this.active.dispose();
+    this.selection.dispose();
   }
   accept(item: Item): void {
     this.selectedItems = [item];
+    this.selection.fire(this.selectedItems);
     this.accepted.fire();
   }
   /** Waits until the cloud offers are in (busy cleared). */
