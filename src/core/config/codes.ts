@@ -47,6 +47,11 @@ const fixed: CodeInfo[] = [
     title:
       '.env: variable that points credentials or data at another server (HF_ENDPOINT, WANDB_BASE_URL, MLFLOW_TRACKING_URI, AWS_ENDPOINT_URL*, *_PROXY, CA bundles, package indexes)',
   },
+  {
+    code: 'RFT610',
+    severity: 'error',
+    title: '.env: variable that controls the interpreter or the runner on the host (PYTHONHOME, PYTHONSTARTUP, PYTHONSAFEPATH, LD_PRELOAD, PATH, RFT_*, …): the run is refused',
+  },
   { code: 'RFT801', severity: 'error', title: 'bf16 on a GPU without bf16 (T4, V100)' },
   { code: 'RFT802', severity: 'error', title: '4-bit loading with FlashAttention-2 without a 16-bit compute dtype (uint8 dtype failure)' },
   { code: 'RFT803', severity: 'error', title: 'QLoRA with DeepSpeed ZeRO-3' },

@@ -7,6 +7,7 @@ import { looksLikePlaceholder, tokenKind } from './secrets';
 import { baseName } from './kinds';
 import { dirName, join } from '../pathText';
 import { endpointDiagnostics } from './dotenvEndpoints';
+import { controlVariableDiagnostics } from './controlVariables';
 
 export interface EnvEntry {
   readonly key: string;
@@ -371,6 +372,7 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
     });
   }
   if (!isExample) out.push(...endpointDiagnostics(entries));
+  if (!isExample) out.push(...controlVariableDiagnostics(entries));
   if (realTokens.length > 0 && !isExample && ctx.files?.isTrackedByGit?.(ctx.fileName) === true) {
     const e = realTokens[0]!;
     out.push({

@@ -18,6 +18,7 @@ import { newRunId } from './runId';
 import type { DownloadItem, RunOutputs } from './artifactPlan';
 import { launchRequestFor } from './targetOffers';
 import { withoutNotifyTargets } from './hostNotify';
+import { controlVariablesRefusal } from '../config/controlVariables';
 import { hashText, remoteWorkspaceName, rootOf } from './runPaths';
 import { recordStartHistory } from './runHistory';
 import { linkOutputsScript, volumeEnv, volumeOf } from './runVolume';
@@ -35,6 +36,9 @@ function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec
 
 /** Starts a run and returns once it is running on the host; watching goes on in the background. */
 export async function startRun(ctx: RunManagerContext, req: StartRequest): Promise<RunRecord> {
+  // Before any record, instance or sync: the workspace may not choose the host's interpreter or the runner's settings.
+  const refused = controlVariablesRefusal(req.env);
+  if (refused) throw new Error(refused);
   const id = newRunId();
   const now = new Date().toISOString();
   const { store } = ctx.deps;
