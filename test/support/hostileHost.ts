@@ -32,6 +32,10 @@ export interface HostileHost {
   readonly options: ConnectOptions;
   /** Every command received, in order (the probe included). */
   readonly commands: string[];
+  /** Every command whose channel has closed, in the order they closed. */
+  readonly closed: string[];
+  /** Meets the login-shell probe with `attack` instead of a clean host's answer (undefined: clean again). */
+  setProbe(attack: Attack | undefined): void;
   /** Replaces the routes; the first that matches a command decides its fate. */
   setRoutes(routes: readonly Route[]): void;
   close(): Promise<void>;
@@ -138,6 +142,8 @@ export async function startHostileHost(routes: readonly Route[] = [], opts: { al
   const home = opts.home ?? '/home/hostile';
   let current: readonly Route[] = routes;
   const commands: string[] = [];
+  const closed: string[] = [];
+  let probeAttack: Attack | undefined;
   const connections = new Set<Connection>();
 
   const server = new Server({ hostKeys: [hostKey.private] }, (client) => {
@@ -159,7 +165,10 @@ export async function startHostileHost(routes: readonly Route[] = [], opts: { al
           const ch = accept();
           ch.on('error', () => undefined);
           commands.push(info.command);
-          if (info.command === LOGIN_SHELL_PROBE) return reply(`rft-sh 42 \nrft-home ${home}\n`)(ch, info.command);
+          // Flowing, so the channel's end (and its 'close') is seen when the client closes it.
+          ch.resume();
+          ch.on('close', () => closed.push(info.command));
+          if (info.command === LOGIN_SHELL_PROBE) return (probeAttack ?? reply(`rft-sh 42 \nrft-home ${home}\n`))(ch, info.command);
           const route = current.find((r) => r.match.test(info.command));
           (route?.attack ?? reply(''))(ch, info.command);
         });
@@ -182,9 +191,13 @@ export async function startHostileHost(routes: readonly Route[] = [], opts: { al
     alias,
     home,
     commands,
+    closed,
     options: { sshConfigPath, knownHostsFiles: [knownHostsPath], globalKnownHostsFiles: [], hostKeyStore: join(dir, 'rft_known_hosts'), agentSocket: null },
     setRoutes(next) {
       current = next;
+    },
+    setProbe(attack) {
+      probeAttack = attack;
     },
     async close() {
       for (const c of connections) c.end();

@@ -7,7 +7,7 @@
 // The probe also catches a shell start-up file that prints to stdout for non-interactive commands (an `echo`
 // at the top of ~/.bashrc): that text would be read as the start of every command's output (a manifest, a
 // log's first bytes). scp and rsync break on such hosts too; here the user is told what to fix instead.
-import type { Client } from 'ssh2';
+import type { Client, ClientChannel } from 'ssh2';
 import { isPlainAbsolutePath } from './remoteHome';
 
 export type LoginShell = 'posix' | 'other';
@@ -72,20 +72,40 @@ export function noisyShellMessage(host: string, noise: string): string {
   );
 }
 
+/** The probe's answer is two short lines; a start-up file's noise worth showing fits in far less. */
+const MAX_PROBE_OUTPUT = 4096;
+
 function execOutput(client: Client, command: string, timeoutMs: number): Promise<string | undefined> {
   return new Promise((resolve) => {
     let out = '';
-    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    let errBytes = 0;
+    let settled = false;
+    let channel: ClientChannel | undefined;
     const done = (v: string | undefined): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       resolve(v);
     };
+    // The channel is closed too: a host that keeps printing would otherwise stream into it for as long as the
+    // connection lives.
+    const giveUp = (): void => {
+      channel?.close();
+      done(undefined);
+    };
+    const timer = setTimeout(giveUp, timeoutMs);
     client.exec(command, (err, ch) => {
       if (err) return done(undefined);
+      if (settled) return void ch.close();
+      channel = ch;
       ch.on('data', (d: Buffer) => {
-        if (out.length < 4096) out += d.toString('utf8');
+        out += d.toString('utf8');
+        if (out.length > MAX_PROBE_OUTPUT) giveUp();
       });
-      ch.stderr.on('data', () => undefined);
+      ch.stderr.on('data', (d: Buffer) => {
+        errBytes += d.length;
+        if (errBytes > 64 * MAX_PROBE_OUTPUT) giveUp();
+      });
       ch.on('close', () => done(out));
     });
   });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { startHostileHost, endless, reply, silence } from '../../support/hostileHost';
 import type { HostileHost, Route } from '../../support/hostileHost';
 import { connect } from '../../../src/core/ssh/session';
+import { LOGIN_SHELL_PROBE } from '../../../src/core/ssh/loginShell';
 import type { SshSession } from '../../../src/core/ssh/session';
 import { SshHost } from '../../../src/core/ssh/reconnect';
 import { probeGpus } from '../../../src/core/ssh/gpuProbe';
@@ -56,10 +57,39 @@ async function failure(fn: () => Promise<unknown>): Promise<{ message: string; m
   assert.fail('expected the operation to fail against the hostile host');
 }
 
+async function waitFor(cond: () => boolean, ms: number, what: string): Promise<void> {
+  const until = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > until) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 function assertNamesHost(message: string, what: RegExp): void {
   assert.ok(message.startsWith(`${host.alias}: `), `the error names the host first: ${message}`);
   assert.match(message, what);
 }
+
+test('login-shell probe: endless output is cut off at once and its channel closed, and the session still works', HUNG, async () => {
+  host.setProbe(endless(`${LINK}\n`));
+  host.setRoutes([{ match: /echo/, attack: reply('hello\n') }]);
+  try {
+    const t0 = performance.now();
+    const s = await connect({ host: host.alias }, host.options);
+    try {
+      const ms = performance.now() - t0;
+      assert.ok(ms < 5_000, `connected in ${ms} ms`);
+      // Inconclusive: every command then goes through /bin/sh, which works on any host.
+      assert.equal(s.loginShell, 'other');
+      await waitFor(() => host.closed.includes(LOGIN_SHELL_PROBE), 3_000, 'the probe channel was closed');
+      assert.equal((await s.exec('echo hello', { timeoutMs: 2_000 })).stdout.toString(), 'hello\n');
+    } finally {
+      s.close();
+    }
+  } finally {
+    host.setProbe(undefined);
+  }
+});
 
 test('GPU probe: a host that never answers fails naming the host once its time limit passes', HUNG, async () => {
   const f = await withSession([{ match: /nvidia-smi/, attack: silence }], (s) => failure(() => probeGpus(s, undefined, { timeoutMs: 800 })));
