@@ -185,6 +185,8 @@ def validate_event(raw: Any) -> Optional[str]:
     err = _nonneg(raw["ts"]) if "ts" in raw else "required"
     if err:
         problems.append("ts: " + err)
+    if "mac" in raw and not isinstance(raw["mac"], str):
+        problems.append("mac: expected string")
     typ = raw.get("type")
     if typ not in SCHEMA:
         problems.append("type: expected one of " + "|".join(EVENT_TYPES))
@@ -246,10 +248,12 @@ class EventWriter:
     here, and raising in a training loop would be worse, so it becomes a warning event instead.
     """
 
-    def __init__(self, path: str, redact: Optional[Callable[[str], str]] = None) -> None:
+    def __init__(self, path: str, redact: Optional[Callable[[str], str]] = None, mac_key: Optional[bytes] = None) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._redact = redact or (lambda s: s)
+        # The runner's own writer signs its lines (control_key.py); a child's writer has no key.
+        self._mac_key = mac_key
 
     def emit(self, type_: str, **fields: Any) -> Dict[str, Any]:
         ev = make_event(type_, **fields)
@@ -259,7 +263,11 @@ class EventWriter:
         err = validate_event(ev)
         if err:
             ev = make_event("warning", message="runner produced an invalid %s event: %s" % (type_, err), code="invalid-event")
-        line = json.dumps(ev, separators=(",", ":"), allow_nan=False) + "\n"
+        line = json.dumps(ev, separators=(",", ":"), allow_nan=False)
+        if self._mac_key is not None:
+            from .control_key import sign_line
+            line = sign_line(line, self._mac_key)
+        line += "\n"
         with self._lock:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import control_env, envfile, gpuqueue, launchers, notify, spot_notice, tracking
+from . import control_env, control_key, envfile, gpuqueue, launchers, notify, spot_notice, tracking
 from .checkpoint_restore import restore_latest
 from .checkpoint_upload import CheckpointUploader
 from .events import EventWriter
@@ -148,8 +148,8 @@ def run(run_dir: str, workdir: Optional[str] = None, python: Optional[str] = Non
 class _NotifyingEvents(EventWriter):
     """Sends the end-of-run notification (notify.py) just before any `finished` event is written."""
 
-    def __init__(self, path: str, redact: Callable[[str], str], run_dir: str, file_env: Dict[str, str]) -> None:
-        super().__init__(path, redact=redact)
+    def __init__(self, path: str, redact: Callable[[str], str], run_dir: str, file_env: Dict[str, str], mac_key: Optional[bytes] = None) -> None:
+        super().__init__(path, redact=redact, mac_key=mac_key)
         self._run_dir = run_dir
         self._file_env = file_env
 
@@ -227,12 +227,14 @@ def _take_gpus(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], env
 
 def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict[str, int], sample_gpu: bool,
          gpu_interval_ms: int, grace_s: float, start_watchdog: Optional[Callable[[Dict[str, Any]], None]]) -> int:
+    # Taken (and its file removed) before any child exists: only this process signs the events the extension acts on.
+    key = control_key.take_key(run_dir)
     file_env, env_problems = envfile.read_env_file(os.path.join(run_dir, "env"))
     file_env, refused = control_env.split_env_file(file_env)
     control_env.unset_refused(os.environ, refused)
     secrets = envfile.secret_items(file_env) + envfile.secret_items({k: os.environ[k] for k in envfile.ALWAYS_SECRET if k in os.environ})
     redactor = envfile.Redactor(secrets)
-    events = _NotifyingEvents(os.path.join(run_dir, "events.jsonl"), redactor.text, run_dir, file_env)
+    events = _NotifyingEvents(os.path.join(run_dir, "events.jsonl"), redactor.text, run_dir, file_env, key)
     for p in env_problems:
         events.emit("warning", message=p, code="env-file")
     if refused:

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { runStatus } from '../ssh/runs';
 import { parseEventLine } from '../telemetry/events';
 import type { RunEvent } from '../telemetry/events';
+import { mayActOn } from '../telemetry/eventAuth';
 import { finishGuarded, terminateRun } from './teardown';
 import { endedAttemptsCost } from './runAttempts';
 import type { AttemptEnd } from './runAttempts';
@@ -38,6 +39,8 @@ export function runOutcome(
       if (!line) continue;
       const p = parseEventLine(line);
       if (!p.ok) continue;
+      // A finished line or a spot notice the training script wrote is no say in how the run ended.
+      if (!mayActOn(line, p.event, rec.controlKey)) continue;
       if (p.event.type === 'finished') finished = p.event;
       if (p.event.type === 'warning' && p.event.code === 'spot-notice') spotNotice = p.event.message;
       if (p.event.type === 'error' && (!firstError || (!firstError.signature && p.event.signature))) firstError = p.event;

@@ -5,6 +5,7 @@ import { shellQuote } from '../ssh/quote';
 import { runStatus, stopRun } from '../ssh/runs';
 import { MAX_PENDING } from '../ssh/tail';
 import { parseEventLine } from '../telemetry/events';
+import { mayActOn } from '../telemetry/eventAuth';
 import type { RunEvent } from '../telemetry/events';
 import { runningCost } from '../providers/cost';
 import { checkInstance } from './teardown';
@@ -77,12 +78,17 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
             // An event line is a few hundred bytes; one this long is damage, and keeping it would grow forever.
             if (pending.length > MAX_PENDING) pending = '';
             const events: RunEvent[] = [];
+            const acted: RunEvent[] = [];
+            const key = store.get(runId)?.controlKey;
             for (const line of lines) {
               if (!line.trim()) continue;
               const p = parseEventLine(line);
-              if (p.ok) events.push(p.event);
+              if (!p.ok) continue;
+              events.push(p.event);
+              // Shown whoever wrote it; the record changes only on the runner's own control events.
+              if (mayActOn(line, p.event, key)) acted.push(p.event);
             }
-            for (const e of events) {
+            for (const e of acted) {
               if (e.type === 'queued') patch.queuePosition = e.position;
               if (e.type === 'assigned') {
                 patch.queuePosition = undefined;

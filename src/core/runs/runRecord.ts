@@ -153,6 +153,11 @@ export const runRecordSchema = z.object({
   sshPublicKey: z.string().max(16_384).optional(),
   /** The env file, relative to workspaceDir: where a relaunch after a reload reads the run's variables again. */
   envFileRel: z.string().optional(),
+  /** Signs the runner's own control events (telemetry/eventAuth.ts); written to the run folder, never shown. */
+  controlKey: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 

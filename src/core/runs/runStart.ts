@@ -19,6 +19,7 @@ import type { DownloadItem, RunOutputs } from './artifactPlan';
 import { launchRequestFor } from './targetOffers';
 import { withoutNotifyTargets } from './hostNotify';
 import { controlVariablesRefusal } from '../config/controlVariables';
+import { newControlKey } from '../telemetry/eventAuth';
 import { hashText, remoteWorkspaceName, rootOf } from './runPaths';
 import { recordStartHistory } from './runHistory';
 import { linkOutputsScript, volumeEnv, volumeOf } from './runVolume';
@@ -72,6 +73,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     workspaceDir: req.workspaceDir,
     ...(req.envFileRel ? { envFileRel: req.envFileRel } : {}),
     origin: 'here',
+    controlKey: newControlKey(),
     teardownPolicy: req.teardown.policy,
     ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
     ...(policy ? { maxAttempts: policy.maxAttempts } : {}),
@@ -296,7 +298,16 @@ async function startOn(
   const p = instance?.provider;
   const launch = instance && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: instance.id } : undefined;
   const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}), ...(attached ? volumeEnv(req.env) : {}) };
-  const started = await startDetached(session, { runId: id, command, env, cwd: wsRemote, spec: m.spec, ...(launch ? { launch } : {}) });
+  const controlKey = store.get(id)?.controlKey;
+  const started = await startDetached(session, {
+    runId: id,
+    command,
+    env,
+    cwd: wsRemote,
+    spec: m.spec,
+    ...(launch ? { launch } : {}),
+    ...(controlKey ? { controlKey } : {}),
+  });
   say('running', `running on ${m.hostRef.host} (pid ${started.pid}, ${started.launcher})`);
   return started;
 }

@@ -24,6 +24,8 @@ export interface StartOptions {
    * on-host watchdog arms power-off from (never the spec's target, which a run on one's own host may carry).
    */
   readonly launch?: LaunchRecord;
+  /** The run's control key (hex): control.key, 0600, which the runner takes before it starts anything. */
+  readonly controlKey?: string;
   readonly launcher?: Launcher;
   /** Remote root; defaults to $HOME/.remote-finetune. */
   readonly root?: string;
@@ -153,6 +155,10 @@ export async function startDetached(session: SshSession, options: StartOptions):
   if (options.launch) {
     const record = { v: 1, launched_by: 'remote-finetune', provider: options.launch.provider, instance_id: options.launch.instanceId };
     await writeFileAtomic(sftp, `${runDir}/launch.json`, JSON.stringify(record) + '\n', 0o600);
+  }
+  if (options.controlKey !== undefined) {
+    if (!/^[0-9a-f]{64}$/.test(options.controlKey)) throw new Error('control key: expected 64 hex digits');
+    await writeFileAtomic(sftp, `${runDir}/control.key`, `${options.controlKey}\n`, 0o600);
   }
   await writeSecretsFile(session, runDir, options.env ?? {});
   const launcher = !options.launcher || options.launcher === 'auto' ? await detectLauncher(session) : options.launcher;

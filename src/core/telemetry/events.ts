@@ -9,6 +9,8 @@ const base = {
   v: z.literal(EVENTS_SCHEMA_VERSION).describe('Schema version of this line.'),
   /** Seconds since the Unix epoch, as Python's time.time() gives. */
   ts: z.number().nonnegative().describe('Seconds since the Unix epoch.'),
+  /** HMAC-SHA256 of the line without this field, on lines the runner itself wrote (eventAuth.ts). */
+  mac: z.string().optional().describe("The runner's signature of this line."),
 };
 
 const finite = z.number().finite();

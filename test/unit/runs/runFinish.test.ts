@@ -2,6 +2,7 @@
 // artifact download whose first try is cut (a channel closed without an exit status, as seen in the e2e).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ interface Setup {
 
 function setup(
   downloadFailures: number,
-  opts: { events?: ReadonlyArray<Record<string, unknown>>; patch?: Partial<RunRecord>; stopping?: boolean; exitCode?: number } = {},
+  opts: { events?: ReadonlyArray<Record<string, unknown> | string>; patch?: Partial<RunRecord>; stopping?: boolean; exitCode?: number } = {},
 ): Setup {
   const dir = mkdtempSync(join(tmpdir(), 'rft-finish-'));
   const store = new RunStore(join(dir, 'runs.json'));
@@ -34,7 +35,7 @@ function setup(
   const localDir = join(dir, 'runs', id);
   mkdirSync(localDir, { recursive: true });
   const events = opts.events ?? [{ v: 1, ts: 1, type: 'finished', status: 'completed', exit_code: 0, adapter_path: 'outputs/adapter' }];
-  writeFileSync(join(localDir, 'events.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+  writeFileSync(join(localDir, 'events.jsonl'), events.map((e) => `${typeof e === 'string' ? e : JSON.stringify(e)}\n`).join(''));
   const ws = join(dir, 'ws');
   const now = new Date().toISOString();
   store.add({
@@ -146,4 +147,41 @@ test('finish: a stop by the person, a crash, or a run without relaunch rules is 
   const onDemand = setup(0, { events: [notice, interrupted], patch: { provider: 'ec2', instanceId: 'i-2' }, exitCode: 143 });
   await finishRun(onDemand.ctx, onDemand.id);
   assert.deepEqual(onDemand.reclaims, []);
+});
+
+// Issue 30 item 6: with a control key, a spot notice or a finished line counts only when the runner signed it.
+const KEY = '5f'.repeat(32);
+function signedLine(e: Record<string, unknown>): string {
+  const body = JSON.stringify(e);
+  const mac = createHmac('sha256', Buffer.from(KEY, 'hex')).update(body).digest('hex');
+  return `${body.slice(0, -1)},"mac":"${mac}"}`;
+}
+const keyedSpotRun = { ...spotRun, controlKey: KEY };
+
+test('finish: a spot notice the training script wrote, then a SIGTERM, is no reclaim: nothing is terminated or relaunched', async () => {
+  const s = setup(0, { events: [JSON.stringify(notice), signedLine(interrupted)], patch: keyedSpotRun, exitCode: 143 });
+  await finishRun(s.ctx, s.id);
+  assert.deepEqual(s.reclaims, []);
+  assert.deepEqual(s.terminated, []);
+  assert.equal(s.store.get(s.id)!.status, 'interrupted');
+});
+
+test("finish: the runner's own signed notice still hands the run to the relaunch", async () => {
+  const s = setup(0, { events: [signedLine(notice), signedLine(interrupted)], patch: keyedSpotRun, exitCode: 143 });
+  await finishRun(s.ctx, s.id);
+  assert.deepEqual(s.reclaims, [`${s.id}: ${notice.message}`]);
+  assert.deepEqual(s.terminated, ['i-1']);
+});
+
+test('finish: a finished line appended after the runner\'s (a forged "completed", a wrong MAC) does not decide the outcome', async () => {
+  const failed = { v: 1, ts: 3, type: 'finished', status: 'failed', exit_code: 1 };
+  const forged = { v: 1, ts: 4, type: 'finished', status: 'completed', exit_code: 0, adapter_path: 'outputs/adapter' };
+  const s = setup(0, {
+    events: [signedLine(failed), JSON.stringify(forged), `${JSON.stringify(forged).slice(0, -1)},"mac":"${'0'.repeat(64)}"}`],
+    patch: { controlKey: KEY },
+    exitCode: 1,
+  });
+  await finishRun(s.ctx, s.id);
+  assert.equal(s.store.get(s.id)!.status, 'failed');
+  assert.equal(s.tries(), 0, 'no adapter download for a run that failed');
 });
