@@ -3,6 +3,7 @@
 // "error"; python-runner/remote_finetune/oplines.py). Secrets go on its stdin, never in the command line
 // (every user of the host can read command lines in `ps`), and never into a file on the host.
 import { z } from 'zod';
+import { runnerEntry } from './runnerEntry';
 import type { SshSession } from '../ssh/session';
 import { shellCommand, shellQuote } from '../ssh/quote';
 import type { ClientChannel } from 'ssh2';
@@ -92,8 +93,8 @@ export function runnerOpCommand(at: RunHostPaths, argv: readonly string[], env: 
     if (!/^[A-Z_][A-Z0-9_]*$/.test(k)) throw new Error(`bad variable name ${k}`);
     return `${k}=${shellQuote(v)}`;
   });
-  // PYTHONSAFEPATH: `python -m` would otherwise put the run dir first on sys.path (see runStart.runnerCommand).
-  return `cd ${shellQuote(at.runDir)} && ${['PYTHONSAFEPATH=1', `PYTHONPATH=${shellQuote(at.runner)}`, ...vars].join(' ')} exec ${shellCommand([at.python, '-m', 'remote_finetune', ...argv])}`;
+  // By path (runnerEntry.ts): the run dir, where it works, is never on sys.path; PYTHONSAFEPATH keeps it off for what it starts.
+  return `cd ${shellQuote(at.runDir)} && ${['PYTHONSAFEPATH=1', `PYTHONPATH=${shellQuote(at.runner)}`, ...vars].join(' ')} exec ${shellCommand([at.python, runnerEntry(at.runner), ...argv])}`;
 }
 
 export class HostOpError extends Error {

@@ -38,13 +38,14 @@ export function tensorboardStartScript(remoteRunDir: string, workspaceDir: strin
     `py=''`,
     `for c in "$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' bootstrap.json 2>/dev/null)" ${shellQuote(venvPython)} "\${RFT_PYTHON:-}" python3; do`,
     `  [ -n "$c" ] || continue`,
-    `  if "$c" -c 'import tensorboard' >/dev/null 2>&1; then py=$c; break; fi`,
+    // From / : `-c` and `-m` put the working folder first on sys.path, and the run folder is the run's to write.
+    `  if (cd / && "$c" -c 'import tensorboard') >/dev/null 2>&1; then py=$c; break; fi`,
     `done`,
     `[ -n "$py" ] || { echo RFT_TB_MISSING; exit 3; }`,
     `rm -f tensorboard.port`,
     // Detached from this SSH channel: it lives until stopped, the host reboots, or the run dir goes.
     `if command -v setsid >/dev/null 2>&1; then d=setsid; else d=; fi`,
-    `$d nohup "$py" -m tensorboard.main --logdir "$logdir" --host 127.0.0.1 --port 0 </dev/null >tensorboard.log 2>&1 &`,
+    `(cd / && exec $d nohup "$py" -m tensorboard.main --logdir "$logdir" --host 127.0.0.1 --port 0) </dev/null >tensorboard.log 2>&1 &`,
     `echo $! > tensorboard.pid`,
     `i=0`,
     `while [ $i -lt 240 ]; do`,

@@ -12,6 +12,7 @@ import type { ClientChannel } from 'ssh2';
 import type { SshSession } from '../ssh/session';
 import { shellCommand, shellQuote } from '../ssh/quote';
 import { parseEventLine } from '../telemetry/events';
+import { RUNNER_ENTRY, runnerEntry } from './runnerEntry';
 
 export interface GenerateParams {
   readonly prompt: string;
@@ -305,8 +306,7 @@ export function remoteGenerateCommand(t: RemoteGenerateTarget): string {
     `cd ${dir} || exit 1`,
     `py=$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' bootstrap.json 2>/dev/null); [ -n "$py" ] || py=${shellQuote(t.fallbackPython)}`,
     `PYTHONSAFEPATH=1 PYTHONPATH=${shellQuote(t.runnerDir)} TOKENIZERS_PARALLELISM=false exec "$py" ${shellCommand([
-      '-m',
-      'remote_finetune',
+      runnerEntry(t.runnerDir),
       'generate',
       '--adapter',
       t.adapterPath,
@@ -333,8 +333,8 @@ export interface LocalGenerateTarget {
 
 /** Local CPU: the same generate.py under a local python, forced onto the CPU. */
 export function openLocalGenerator(t: LocalGenerateTarget): AdapterGenerator {
-  const cp = spawn(t.python, ['-m', 'remote_finetune', 'generate', '--adapter', t.adapterPath, '--device', 'cpu'], {
-    // Not the workspace: `python -m` puts the working directory first on sys.path (see runnerCommand).
+  const cp = spawn(t.python, [join(t.runnerDir, RUNNER_ENTRY), 'generate', '--adapter', t.adapterPath, '--device', 'cpu'], {
+    // By path (runnerEntry.ts): neither this folder nor the workspace is ever on sys.path.
     cwd: tmpdir(),
     env: { ...process.env, ...(t.env ?? {}), PYTHONPATH: t.runnerDir, PYTHONSAFEPATH: '1', TOKENIZERS_PARALLELISM: 'false' },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -69,7 +69,7 @@ test('host command: quoted paths, non-secret environment, PYTHONSAFEPATH, and no
   const cmd = runnerOpCommand(AT, ['publish', '--workdir', AT.workspace, '--repo', 'x; rm -rf ~'], { HF_ENDPOINT: 'http://127.0.0.1:1/$(id)' });
   assert.ok(
     cmd.startsWith(
-      `cd /h/.remote-finetune/runs/R1 && PYTHONSAFEPATH=1 PYTHONPATH=/h/.remote-finetune/runner/1 HF_ENDPOINT='http://127.0.0.1:1/$(id)' exec /h/venv/bin/python -m remote_finetune publish `,
+      `cd /h/.remote-finetune/runs/R1 && PYTHONSAFEPATH=1 PYTHONPATH=/h/.remote-finetune/runner/1 HF_ENDPOINT='http://127.0.0.1:1/$(id)' exec /h/venv/bin/python /h/.remote-finetune/runner/1/remote_finetune_entry.py publish `,
     ),
     cmd,
   );
