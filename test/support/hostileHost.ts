@@ -44,15 +44,16 @@ export interface HostileHost {
 /** Says nothing and never exits. */
 export const silence: Attack = () => undefined;
 
-/** Writes `text` again and again for as long as the client reads, then stops when the channel closes. */
-export function endless(text: string): Attack {
+/** Writes `text` again and again (to stderr with `toStderr`) for as long as the client reads, then stops when the channel closes. */
+export function endless(text: string, toStderr = false): Attack {
   return (ch) => {
+    const out = toStderr ? ch.stderr : ch;
     const block = Buffer.from(text.repeat(Math.max(1, Math.ceil((32 * 1024) / Math.max(1, text.length)))));
     let open = true;
     ch.on('close', () => (open = false));
     const pump = (): void => {
       while (open) {
-        if (!ch.write(block)) return void ch.once('drain', pump);
+        if (!out.write(block)) return void out.once('drain', pump);
       }
     };
     pump();
@@ -60,11 +61,15 @@ export function endless(text: string): Attack {
 }
 
 /**
- * Writes `stdout` in pieces of `chunkBytes` (small pieces are how a host makes line assembly quadratic), then
+ * After `delayMs`, writes `stdout` in pieces of `chunkBytes` (small pieces are how a host makes line assembly quadratic), then
  * exits with `code`, or with `then: 'silence'` keeps the channel open and says nothing more.
  */
-export function reply(stdout: string | Buffer, opts: { code?: number; stderr?: string; chunkBytes?: number; then?: 'exit' | 'silence' } = {}): Attack {
+export function reply(
+  stdout: string | Buffer,
+  opts: { code?: number; stderr?: string; chunkBytes?: number; then?: 'exit' | 'silence'; delayMs?: number } = {},
+): Attack {
   return (ch) => {
+    if (opts.delayMs) return void setTimeout(() => reply(stdout, { ...opts, delayMs: 0 })(ch, ''), opts.delayMs);
     const data = typeof stdout === 'string' ? Buffer.from(stdout) : stdout;
     const step = opts.chunkBytes ?? 32 * 1024;
     let at = 0;

@@ -8,6 +8,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SshSession } from '../ssh/session';
 import { shellQuote } from '../ssh/quote';
+import { DEFAULT_STREAM_IDLE_MS, IdleLimit, noAnswerError, tooMuchOutputError } from '../ssh/commandLimits';
 import type { CommandLimits } from '../ssh/commandLimits';
 import { MAX_DOWNLOAD_BYTES, MAX_DOWNLOAD_ENTRIES, SafeUntar, UnsafeArchiveError, safeTarget } from './safeUntar';
 import type { UntarLimits } from './safeUntar';
@@ -18,6 +19,9 @@ export interface DownloadProgress {
   readonly bytes: number;
   readonly totalBytes?: number;
 }
+
+/** tar prints a line per file it cannot read: a megabyte of that is a host saying nothing useful. */
+const MAX_TAR_STDERR_BYTES = 1024 * 1024;
 
 /** Room over the size the host gave for files that grow while they are read (a log still being written). */
 const GROWTH_SLACK_BYTES = 256 * 1024 * 1024;
@@ -50,6 +54,8 @@ export async function downloadFolder(
     readonly stripeMinBytes?: number;
     /** Overrides the size probe's time limit and output cap (commandLimits.ts). */
     readonly probeLimits?: Omit<CommandLimits, 'what'>;
+    /** The download fails when the host sends nothing for this long (default DEFAULT_STREAM_IDLE_MS). */
+    readonly idleTimeoutMs?: number;
     /** Overrides the caps on what the host sends (default: MAX_DOWNLOAD_ENTRIES, downloadByteCap of its size). */
     readonly limits?: UntarLimits;
   } = {},
@@ -91,11 +97,18 @@ export async function downloadFolder(
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
-  const striped = large.length > 0 ? fetchStriped(session, remoteDir, localDir, large, lanes, { signal: stop.signal, onBytes: progress }) : undefined;
+  const striped =
+    large.length > 0
+      ? fetchStriped(session, remoteDir, localDir, large, lanes, {
+          signal: stop.signal,
+          onBytes: progress,
+          ...(options.idleTimeoutMs ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+        })
+      : undefined;
   striped?.catch(() => undefined);
   const untar = new SafeUntar(localDir, { maxEntries: maxEntries - large.length, maxBytes: maxBytes - stripedBytes });
   try {
-    await receiveTar(session, remoteDir, large, untar, stop.signal, progress);
+    await receiveTar(session, remoteDir, large, untar, stop.signal, progress, options.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_MS);
     if (options.signal?.aborted) throw new Error('download cancelled');
     if (striped)
       await striped.catch((e: unknown) => {
@@ -120,7 +133,10 @@ export async function downloadFolder(
   }
 }
 
-/** The tar stream of `remoteDir` (less the striped files) into `untar`; throws on a refused entry or a failed tar. */
+/**
+ * The tar stream of `remoteDir` (less the striped files) into `untar`; throws on a refused entry, a failed tar, a
+ * host that goes quiet for `idleMs` or one whose stderr passes MAX_TAR_STDERR_BYTES.
+ */
 async function receiveTar(
   session: SshSession,
   remoteDir: string,
@@ -128,21 +144,45 @@ async function receiveTar(
   untar: SafeUntar,
   signal: AbortSignal,
   progress: (n: number) => void,
+  idleMs: number,
 ): Promise<void> {
   const q = shellQuote(remoteDir);
   const ch = await session.execStream(
     `test -d ${q} || { echo "no such folder: ${remoteDir.replace(/[^\w./~-]/g, '?')}" >&2; exit 3; }; tar -C ${q}${excludeArgs(large)} -cf - .`,
   );
-  const errors: string[] = [];
+  // Asked for at once: the exit status can arrive with the channel's first packets (exitOf records it from the start).
+  const exit = session.exitOf(ch);
+  const what = `downloading ${remoteDir}`;
+  // Settles (rejects) at the first limit passed: the caller does not wait for a hostile host to confirm the close.
+  let limitError: Error | undefined;
+  let rejectLimit: (e: Error) => void = () => undefined;
+  const limitHit = new Promise<never>((_, reject) => (rejectLimit = reject));
+  limitHit.catch(() => undefined);
+  const overLimit = (e: Error): void => {
+    if (limitError) return;
+    limitError = e;
+    ch.close();
+    rejectLimit(e);
+  };
+  const idle = new IdleLimit(idleMs, () => overLimit(noAnswerError(session.resolved.alias, what, idleMs)));
+  // Only the end of stderr is shown; what a host prints there beyond the cap ends the download.
+  let errors = '';
+  let errorBytes = 0;
   let unsafe: Error | undefined;
-  ch.stderr.on('data', (d: Buffer) => errors.push(d.toString()));
+  ch.stderr.on('data', (d: Buffer) => {
+    idle.touch();
+    errorBytes += d.length;
+    if (errorBytes > MAX_TAR_STDERR_BYTES) return overLimit(tooMuchOutputError(session.resolved.alias, `${what} (on stderr)`, MAX_TAR_STDERR_BYTES));
+    errors = (errors + d.subarray(-4000).toString()).slice(-4000);
+  });
   const onAbort = (): void => {
     ch.close();
   };
   if (signal.aborted) ch.close();
   signal.addEventListener('abort', onAbort, { once: true });
   ch.on('data', (d: Buffer) => {
-    if (unsafe) return;
+    idle.touch();
+    if (unsafe || limitError) return;
     try {
       untar.write(d);
     } catch (e) {
@@ -153,13 +193,12 @@ async function receiveTar(
     }
     progress(d.length);
   });
-  // The exit status may come before the last data: the download is over when the channel closes.
-  let remoteCode: number | null = null;
-  ch.on('exit', (c: number | null) => {
-    remoteCode = c;
-  });
-  await new Promise<void>((r) => ch.on('close', () => r()));
-  signal.removeEventListener('abort', onAbort);
+  try {
+    await Promise.race([new Promise<void>((r) => ch.on('close', () => r())), limitHit]);
+  } finally {
+    idle.stop();
+    signal.removeEventListener('abort', onAbort);
+  }
   if (signal.aborted) throw new Error('download cancelled');
   if (!unsafe) {
     try {
@@ -169,5 +208,8 @@ async function receiveTar(
     }
   }
   if (unsafe) throw new Error(`download of ${remoteDir} refused: ${unsafe.message}`);
-  if (remoteCode !== 0) throw new Error(`download of ${remoteDir} failed: ${errors.join('').trim() || `exit ${remoteCode}`}`);
+  // The exit status may come before the last data: the download is over when the channel closes.
+  const status = await exit;
+  const remoteCode = status ? (status.code ?? status.signal) : null;
+  if (remoteCode !== 0) throw new Error(`download of ${remoteDir} failed: ${errors.trim() || `exit ${remoteCode}`}`);
 }

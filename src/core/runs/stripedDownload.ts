@@ -11,6 +11,7 @@ import { shellQuote } from '../ssh/quote';
 import { STRIPE_BLOCK, inPool, planPieces } from '../ssh/stripes';
 import type { StripeFile } from '../ssh/stripes';
 import { UnsafeArchiveError, safeMode, safeTarget } from './safeUntar';
+import { DEFAULT_STREAM_IDLE_MS, IdleLimit, noAnswerError, tooMuchOutputError } from '../ssh/commandLimits';
 
 /** Files at least this large are fetched in stripes. */
 export const STRIPE_DOWNLOAD_BYTES = 64 * 1024 * 1024;
@@ -47,8 +48,9 @@ export async function fetchStriped(
   localDir: string,
   files: readonly StripeFile[],
   lanes: number,
-  opts: { signal?: AbortSignal; onBytes?: (n: number) => void } = {},
+  opts: { signal?: AbortSignal; onBytes?: (n: number) => void; idleTimeoutMs?: number } = {},
 ): Promise<void> {
+  const idleMs = opts.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_MS;
   const fds = new Map<StripeFile, number>();
   try {
     for (const f of files) {
@@ -71,11 +73,21 @@ export async function fetchStriped(
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       let at = p.offset;
       const end = p.offset + p.length;
-      let code: number | null = null;
-      ch.on('exit', (c: number | null) => {
-        code = c;
-      });
+      // Asked for at once: the exit status can arrive with the channel's first packets (exitOf records it from the start).
+      const exit = session.exitOf(ch);
+      // A host that goes quiet, or sends past the range asked for, ends the piece at once (not when it agrees to close).
+      let rejectLimit: (e: Error) => void = () => undefined;
+      const limitHit = new Promise<never>((_, reject) => (rejectLimit = reject));
+      limitHit.catch(() => undefined);
+      const overLimit = (e: Error): void => {
+        ch.close();
+        rejectLimit(e);
+      };
+      const what = `downloading ${p.file.path}`;
+      let received = 0;
+      const idle = new IdleLimit(idleMs, () => overLimit(noAnswerError(session.resolved.alias, what, idleMs)));
       ch.on('data', (d: Buffer) => {
+        idle.touch();
         // Never past this piece's range, whatever the host sends.
         const n = Math.min(d.length, end - at);
         if (n > 0) {
@@ -83,10 +95,19 @@ export async function fetchStriped(
           at += n;
           opts.onBytes?.(n);
         }
+        // dd sends at most its count of blocks (more than the piece where a file grew since it was listed).
+        received += d.length;
+        if (received > blocks * STRIPE_BLOCK) overLimit(tooMuchOutputError(session.resolved.alias, what, blocks * STRIPE_BLOCK));
       });
-      await new Promise<void>((r) => ch.on('close', () => r()));
-      opts.signal?.removeEventListener('abort', onAbort);
+      try {
+        await Promise.race([new Promise<void>((r) => ch.on('close', () => r())), limitHit]);
+      } finally {
+        idle.stop();
+        opts.signal?.removeEventListener('abort', onAbort);
+      }
       if (opts.signal?.aborted) throw new Error('download cancelled');
+      const status = await exit;
+      const code = status ? (status.code ?? status.signal) : null;
       if (code !== 0 || at !== end)
         throw new Error(
           `reading ${p.file.path} at ${p.offset} from the host failed (${code !== 0 ? `exit ${code}` : `${at - p.offset} of ${p.length} bytes`})`,

@@ -47,3 +47,26 @@ export function noAnswerError(host: string, what: string, ms: number): HostComma
 export function tooMuchOutputError(host: string, what: string, bytes: number): HostCommandError {
   return new HostCommandError(host, what, 'output', `${host}: ${what}: the host printed more than ${size(bytes)} (the command was stopped).`);
 }
+
+/** Default for a stream (a download): hours are fine while bytes flow, two minutes of nothing is not. */
+export const DEFAULT_STREAM_IDLE_MS = 2 * 60_000;
+
+/** Calls `onIdle` once no byte has come for `ms`; touch() on every byte, stop() when the stream ends. */
+export class IdleLimit {
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    readonly ms: number,
+    onIdle: () => void,
+  ) {
+    this.timer = setTimeout(onIdle, ms);
+  }
+
+  touch(): void {
+    this.timer.refresh();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}

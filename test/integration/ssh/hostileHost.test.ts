@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHostileHost, endless, reply, silence } from '../../support/hostileHost';
 import type { HostileHost, Route } from '../../support/hostileHost';
+import type { ServerChannel } from 'ssh2';
 import { connect } from '../../../src/core/ssh/session';
 import { LOGIN_SHELL_PROBE } from '../../../src/core/ssh/loginShell';
 import type { SshSession } from '../../../src/core/ssh/session';
@@ -184,6 +185,65 @@ test('download probe: an endless file listing stops at the output cap', HUNG, as
   assertNamesHost(f.message, /sizing \/home\/hostile\/out for download: the host printed more than 4 MB/);
   assert.ok(f.ms < 10_000, `ended in ${f.ms} ms`);
   assert.ok(f.grewMb < 150, `grew ${f.grewMb} MB`);
+});
+
+test('download: a tar stream that goes quiet fails naming the host and the folder once the idle limit passes', HUNG, async () => {
+  const routes = [
+    { match: /du -sb/, attack: reply('100\nother\n') },
+    { match: /tar -C/, attack: reply(Buffer.alloc(512, 0), { then: 'silence' }) },
+  ];
+  const f = await withSession(routes, (s) => failure(() => downloadFolder(s, '/home/hostile/out', join(scratch, 'quiet'), { idleTimeoutMs: 800 })));
+  assertNamesHost(f.message, /downloading \/home\/hostile\/out: no answer in 0\.8 s/);
+  assert.ok(f.ms < 5_000, `ended in ${f.ms} ms`);
+});
+
+test('download: a tar whose stderr never ends stops at its cap', HUNG, async () => {
+  const routes = [
+    { match: /du -sb/, attack: reply('100\nother\n') },
+    { match: /tar -C/, attack: endless(`tar: ${LINK}: Cannot open: Permission denied\n`, true) },
+  ];
+  const f = await withSession(routes, (s) => failure(() => downloadFolder(s, '/home/hostile/out', join(scratch, 'stderr'))));
+  assertNamesHost(f.message, /downloading \/home\/hostile\/out \(on stderr\): the host printed more than 1 MB/);
+  assert.ok(f.ms < 10_000, `ended in ${f.ms} ms`);
+  assert.ok(f.grewMb < 150, `grew ${f.grewMb} MB`);
+});
+
+test('download: a tar and stripes that answer in their first packets, exit status included, are a success', HUNG, async () => {
+  const mb = 1024 * 1024;
+  const routes = [
+    { match: /du -sb/, attack: reply(`${2 * mb + 1024}\ngnu\n${2 * mb} 644 1700000000 big.bin\0`) },
+    // Each piece exactly as asked (count blocks of bs) and exit 0, the moment the command arrives.
+    { match: /exec dd /, attack: (ch: ServerChannel, cmd: string) => reply(Buffer.alloc(Number(/count=(\d+)/.exec(cmd)?.[1]) * mb))(ch, cmd) },
+    // An empty archive: two zero blocks.
+    { match: /tar -C/, attack: reply(Buffer.alloc(1024, 0)) },
+  ];
+  const r = await withSession(routes, (s) => downloadFolder(s, '/home/hostile/out', join(scratch, 'prompt'), { stripeMinBytes: mb }));
+  assert.equal(r.bytes, 2 * mb + 1024);
+});
+
+test('download: striped pieces of a large file that never come fail naming the host and the file', HUNG, async () => {
+  const routes = [
+    { match: /du -sb/, attack: reply(`4194304\ngnu\n4194304 644 1700000000 big.bin\0`) },
+    { match: /exec dd /, attack: silence },
+    // An empty archive: two zero blocks.
+    { match: /tar -C/, attack: reply(Buffer.alloc(1024, 0), { delayMs: 100 }) },
+  ];
+  const f = await withSession(routes, (s) =>
+    failure(() => downloadFolder(s, '/home/hostile/out', join(scratch, 'striped'), { idleTimeoutMs: 800, stripeMinBytes: 1024 * 1024 })),
+  );
+  assertNamesHost(f.message, /downloading big\.bin: no answer in 0\.8 s/);
+  assert.ok(f.ms < 5_000, `ended in ${f.ms} ms`);
+});
+
+test('download: a stripe that sends past the range asked for stops at once', HUNG, async () => {
+  const routes = [
+    { match: /du -sb/, attack: reply(`4194304\ngnu\n4194304 644 1700000000 big.bin\0`) },
+    { match: /exec dd /, attack: endless('\0') },
+    { match: /tar -C/, attack: reply(Buffer.alloc(1024, 0), { delayMs: 100 }) },
+  ];
+  const f = await withSession(routes, (s) => failure(() => downloadFolder(s, '/home/hostile/out', join(scratch, 'overlong'), { stripeMinBytes: 1024 * 1024 })));
+  assertNamesHost(f.message, /downloading big\.bin: the host printed more than/);
+  assert.ok(f.ms < 15_000, `ended in ${f.ms} ms`);
 });
 
 test('merge/push: a runner that never answers fails naming the host and the operation', HUNG, async () => {
