@@ -44,12 +44,15 @@ def refusal_message(refused: List[str]) -> str:
             "host itself if you mean to)" % (", ".join(refused), "it is" if len(refused) == 1 else "they are"))
 
 
-def set_safe_path(env: MutableMapping[str, str], own_script: bool) -> None:
+def set_safe_path(env: MutableMapping[str, str], own_script: bool, runner_dir: str) -> None:
     """The built-in trainer starts from remote_finetune_entry.py, whose folder comes first on sys.path whatever the
-    flag says; PYTHONSAFEPATH=1 keeps the working folder off the path of any Python it starts in turn. An own script
-    is the user's code: it gets Python's default sys.path, its own folder first, not the flag this runner was
-    started with."""
+    flag says; PYTHONSAFEPATH=1 keeps the working folder off the path of any Python it starts in turn, and its
+    PYTHONPATH is the runner alone: a workspace entry there (`PYTHONPATH=.` is the synced workspace) would have
+    its sitecustomize.py run at interpreter start, before any of our code. An own script is the user's code: it
+    gets Python's default sys.path, its own folder first, not the flag this runner was started with, and the
+    env file's PYTHONPATH after ours."""
     if own_script:
         env.pop("PYTHONSAFEPATH", None)
     else:
         env["PYTHONSAFEPATH"] = "1"
+        env["PYTHONPATH"] = runner_dir

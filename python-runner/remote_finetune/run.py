@@ -249,7 +249,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
 
     mode = mode_of(spec)
     env = child_environment(dict(os.environ), file_env, run_dir, python)
-    control_env.set_safe_path(env, own_script=mode == "own-script")
+    control_env.set_safe_path(env, own_script=mode == "own-script", runner_dir=RUNNER_DIR)
     env.update(wandb_settings(spec, env, run_dir))
     env.update(tracking.tracking_settings(spec, env, run_dir))
     if start_watchdog is not None:

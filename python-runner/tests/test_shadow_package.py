@@ -39,6 +39,9 @@ class ShadowPackage(TempDirTest):
         self.marker = self.path("shadow-ran")
         for name in ("__init__.py", "__main__.py"):
             self.write("work/remote_finetune/" + name, SHADOW % self.marker)
+        # Run at interpreter start from any folder on PYTHONPATH, before the entry script: `PYTHONPATH=.` in the .env.
+        for name in ("sitecustomize.py", "usercustomize.py"):
+            self.write("work/" + name, SHADOW % self.marker)
         self.run_dir = self.path("home", "runs", "rft-shadow")
         os.makedirs(self.run_dir)
         self.bin = self.path("bin")
@@ -74,6 +77,11 @@ class ShadowPackage(TempDirTest):
         for launcher in ("python", "accelerate", "torchrun"):
             with self.subTest(launcher=launcher):
                 self.assert_ours_ran(*self.start(launcher, "HF_TOKEN=hf_abcdefghijklmnop\n", None))
+
+    def test_env_file_puts_the_workspace_on_pythonpath(self):
+        for launcher in ("python", "accelerate"):
+            with self.subTest(launcher=launcher):
+                self.assert_ours_ran(*self.start(launcher, "PYTHONPATH=.\nHF_TOKEN=hf_abcdefghijklmnop\n", "1"))
 
     def test_env_file_empties_safe_path(self):
         for launcher in ("python", "accelerate", "torchrun"):
