@@ -7,6 +7,7 @@ documented defaults, and never raises: problems come back as a list of "path: me
 
 import copy
 import json
+import os
 from typing import Any, Dict, List, Optional, Tuple
 
 METHODS = ("qlora", "lora-bf16", "full")
@@ -14,25 +15,11 @@ LAUNCHERS = ("python", "accelerate", "torchrun")
 PRECISIONS = ("bf16", "fp16", "fp32")
 ATTN = ("auto", "flash_attention_2", "sdpa", "eager")
 
-DEFAULTS: Dict[str, Any] = {
-    "model": {"revision": None, "trust_remote_code": False, "attn_implementation": "auto"},
-    "method": "qlora",
-    "quantization": {"load_in_4bit": True, "quant_type": "nf4", "compute_dtype": "bfloat16", "double_quant": True},
-    "lora": {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": "all-linear", "bias": "none"},
-    "data": {"split": "train", "text_field": "text", "chat_template": False, "max_seq_length": 2048},
-    "trainer": {
-        "epochs": 3, "max_steps": -1, "per_device_batch_size": 1, "gradient_accumulation": 16,
-        "learning_rate": 2.0e-4, "lr_scheduler": "cosine", "warmup_ratio": 0.03, "weight_decay": 0.0,
-        "precision": "bf16", "gradient_checkpointing": True, "optimizer": "paged_adamw_8bit",
-        "logging_steps": 10, "eval_strategy": "no", "eval_steps": 50, "save_strategy": "steps",
-        "save_steps": 50, "save_total_limit": 2, "seed": 42, "use_sft_trainer": False,
-    },
-    "launcher": {"type": "python", "num_processes": 1, "num_machines": 1, "machine_rank": 0, "main_process_port": 29500},
-    "target": {"provider": "ssh", "gpu_count": 1},
-    "wandb": {},  # enabled unless `enabled: false`, and only when WANDB_API_KEY is present
-    "outputs": {"dir": "outputs", "download": ["adapter"]},
-    "teardown": {"policy": "keep", "idle_minutes": 30},
-}
+# The defaults live in defaults.json, which the extension reads too (src/core/config/runnerDefaults.ts), so the
+# estimate before launch assumes what this runner will train; test/unit/config/runnerDefaults.test.ts holds both
+# sides to it. `wandb: {}` there: enabled unless `enabled: false`, and only when WANDB_API_KEY is present.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "defaults.json"), encoding="utf-8") as _f:
+    DEFAULTS: Dict[str, Any] = json.load(_f)
 
 
 def _merge(defaults: Any, given: Any) -> Any:

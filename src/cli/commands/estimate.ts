@@ -9,6 +9,8 @@ import { readBoundedSync } from '../../core/config/boundedRead';
 import { MAX_CHECKED_BYTES } from '../../core/config/text';
 import { cliRoots } from './validate';
 import { estimateLabel, estimateRunSpecOrWhy, formatGb } from '../../core/config/runSpecEstimate';
+import { runSpecThroughput, throughputLine } from '../../core/config/runSpecThroughput';
+import { VRAM_BAND, vramBandText } from '../../core/gpu/vramAccuracy';
 
 const USAGE =
   'usage: remote-finetune estimate <finetune.yaml> --gpu <type> [--format text|json]\n' +
@@ -39,6 +41,8 @@ export const estimateCommand: CliCommand = {
       io.stderr(`remote-finetune: ${r.message}\n`);
       return 2;
     }
+    // Every figure with its band and basis (issue 32.7): the VRAM's in-sample error, the throughput's held-out one.
+    const tput = runSpecThroughput(r);
     if (parsed.format === 'json') {
       io.stdout(
         `${JSON.stringify({
@@ -46,6 +50,15 @@ export const estimateCommand: CliCommand = {
           vramGb: r.gpu.vramGb,
           totalGb: Math.round(r.estimate.totalGib * 100) / 100,
           fits: r.fits,
+          band: VRAM_BAND,
+          basis: vramBandText(),
+          throughput: {
+            tokensPerSecond: Math.round(tput.tokensPerSecond),
+            low: Math.round(tput.low),
+            high: Math.round(tput.high),
+            band: tput.band,
+            basis: tput.basis,
+          },
           model: { params: r.model.params, source: r.model.source },
           trainableParams: r.estimate.trainableParams,
           parts: r.estimate.parts.map((p) => ({ name: p.name, gb: Math.round(p.gib * 100) / 100, source: p.source })),
@@ -61,6 +74,7 @@ export const estimateCommand: CliCommand = {
       for (const p of r.estimate.parts) lines.push(`  ${p.name.padEnd(w)}  ${formatGb(p.gib).padStart(6)} GB   ${p.source}`);
       lines.push(`  ${'total'.padEnd(w)}  ${formatGb(r.estimate.totalGib).padStart(6)} GB of ${r.gpu.vramGb} GB`);
       for (const a of r.advice) lines.push(`fix: ${a.title} → ≈ ${formatGb(a.totalGib)} GB`);
+      lines.push(`throughput: ${throughputLine(tput)}`);
       io.stdout(lines.join('\n') + '\n');
     }
     return r.fits ? 0 : 1;

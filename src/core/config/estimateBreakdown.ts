@@ -2,6 +2,7 @@
 // CodeLens tooltip): small parts in MB, so a 160 MB adapter does not read as "0.2 GB".
 import type { RunSpecEstimate } from './runSpecEstimate';
 import { estimateLabel, formatGb } from './runSpecEstimate';
+import { runSpecThroughput, throughputLine } from './runSpecThroughput';
 
 /** 0.15 GiB → "154 MB", 0.004 GiB → "4.1 MB", 14.07 GiB → "14.1 GB" (the estimate's own GB are GiB). */
 export function formatSize(gib: number): string {
@@ -32,6 +33,7 @@ export function breakdownMarkdown(e: RunSpecEstimate, fileLabel: string): string
     `- Model: ${billions}B parameters (${md(x.model.source)})`,
     `- Method: ${x.method}; batch ${x.batch} × sequence ${x.seqLen}; gradient checkpointing ${x.gradientCheckpointing ? 'on' : 'off'}; optimizer ${md(x.optimizer)}`,
     `- Trainable parameters: ${(e.estimate.trainableParams / 1e6).toFixed(1)} M`,
+    `- Training throughput: ${md(throughputLine(runSpecThroughput(e)))}`,
     '',
     '| Part | Memory | How it is estimated |',
     '| --- | ---: | --- |',

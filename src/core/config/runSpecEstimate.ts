@@ -10,6 +10,8 @@ import type { ModelShape } from '../gpu/models';
 import { lookupModel, shapeFromConfigJson, shapeFromName } from '../gpu/models';
 import type { Estimate, EstimateInput, FitAdvice, Method } from '../gpu/estimate';
 import { estimateMemory, fitAdvice } from '../gpu/estimate';
+import { RUNNER_DEFAULTS } from './runnerDefaults';
+import { vramBandText } from '../gpu/vramAccuracy';
 
 export interface RunSpecEstimate {
   readonly gpu: GpuInfo;
@@ -65,20 +67,28 @@ export function estimateRunSpecOrWhy(
   const model = resolveModel(root, fileName, files);
   if (!model) return { reason: 'no-model', message: 'The model size is unknown: set model.config_path to its config.json or model.params_b.' };
   const m = scalarAt(root, ['method']);
-  const method: Method =
-    m === 'qlora' || m === 'full' || m === 'lora-bf16' ? m : scalarAt(root, ['quantization', 'load_in_4bit']) === true ? 'qlora' : 'lora-bf16';
+  // Unset fields take the runner's defaults (runnerDefaults.ts): what the host will train.
+  // As trainer_plan.quantization_kwargs decides: QLoRA with load_in_4bit false keeps a 16-bit base, and
+  // load_in_4bit true under lora-bf16 loads in 4 bits.
+  const asked: Method = m === 'qlora' || m === 'full' || m === 'lora-bf16' ? m : RUNNER_DEFAULTS.method;
+  const fourBit = scalarAt(root, ['quantization', 'load_in_4bit']);
+  const method: Method = asked === 'qlora' && fourBit === false ? 'lora-bf16' : asked === 'lora-bf16' && fourBit === true ? 'qlora' : asked;
   const tm = nodeAt(root, ['lora', 'target_modules']);
-  const targets: 'all-linear' | string[] =
+  const targets: 'all-linear' | readonly string[] =
     tm?.kind === 'seq'
       ? tm.items.map((i) => (i.kind === 'scalar' ? String(i.value) : ''))
       : tm?.kind === 'scalar' && tm.value !== 'all-linear'
         ? [String(tm.value)]
         : tm
           ? 'all-linear'
-          : ['q_proj', 'v_proj'];
+          : RUNNER_DEFAULTS.loraTargets;
   const n = (path: string[], d: number): number => {
     const v = scalarAt(root, path);
     return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : d;
+  };
+  const bool = (path: string[], d: boolean): boolean => {
+    const v = scalarAt(root, path);
+    return typeof v === 'boolean' ? v : d;
   };
   const precision = scalarAt(root, ['trainer', 'precision']);
   const attn = scalarAt(root, ['model', 'attn_implementation']);
@@ -86,20 +96,20 @@ export function estimateRunSpecOrWhy(
   const input: EstimateInput = {
     model,
     method,
-    doubleQuant: scalarAt(root, ['quantization', 'double_quant']) === true,
+    doubleQuant: bool(['quantization', 'double_quant'], RUNNER_DEFAULTS.doubleQuant),
     weightBytes: precision === 'fp32' ? 4 : 2,
-    loraR: n(['lora', 'r'], 16),
+    loraR: n(['lora', 'r'], RUNNER_DEFAULTS.loraR),
     loraTargets: targets,
-    batch: n(['trainer', 'per_device_batch_size'], 1),
-    seqLen: n(['data', 'max_seq_length'], 2048),
-    gradientCheckpointing: scalarAt(root, ['trainer', 'gradient_checkpointing']) === true,
-    optimizer: String(scalarAt(root, ['trainer', 'optimizer']) ?? 'adamw_torch'),
+    batch: n(['trainer', 'per_device_batch_size'], RUNNER_DEFAULTS.perDeviceBatch),
+    seqLen: n(['data', 'max_seq_length'], RUNNER_DEFAULTS.maxSeqLength),
+    gradientCheckpointing: bool(['trainer', 'gradient_checkpointing'], RUNNER_DEFAULTS.gradientCheckpointing),
+    optimizer: String(scalarAt(root, ['trainer', 'optimizer']) ?? RUNNER_DEFAULTS.optimizer),
     attention: attn === 'eager' ? 'eager' : 'flash',
     gpuCount: n(['target', 'gpu_count'], 1),
     zeroStage: launcherStage,
   };
   const estimate = estimateMemory(input);
-  const accumulation = n(['trainer', 'gradient_accumulation'], 1);
+  const accumulation = n(['trainer', 'gradient_accumulation'], RUNNER_DEFAULTS.gradientAccumulation);
   const fits = estimate.totalGib <= gpu.vramGb;
   return { gpu, gpuNode: nodeAt(root, ['target', 'gpu']), model, input, estimate, accumulation, advice: fits ? [] : fitAdvice(input, gpu, accumulation), fits };
 }
@@ -108,7 +118,7 @@ export function formatGb(gib: number): string {
   return gib >= 100 ? gib.toFixed(0) : gib.toFixed(1);
 }
 
-/** The CodeLens text: "≈ 14.1 GB of 40 GB on A100-40GB". */
+/** The CodeLens text, never a bare number: "≈ 14.1 GB of 40 GB on A100-40GB · ±8%: calibrated on 10 H200 cases (in-sample error)". */
 export function estimateLabel(e: RunSpecEstimate): string {
-  return `≈ ${formatGb(e.estimate.totalGib)} GB of ${e.gpu.vramGb} GB on ${e.gpu.id}${e.fits ? '' : ' (does not fit)'}`;
+  return `≈ ${formatGb(e.estimate.totalGib)} GB of ${e.gpu.vramGb} GB on ${e.gpu.id}${e.fits ? '' : ' (does not fit)'} · ${vramBandText()}`;
 }

@@ -15,5 +15,11 @@ export function launchCost(offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spo
   const rate = `${formatUsd(offer.pricePerHour)}/h (${offer.instanceType}${offer.spot ? ', spot' : ''})`;
   if (!length.known) return { text: `${rate}; no total: ${length.reason}.` };
   const estimate = estimateRunCost(offer, length.hours);
-  return { text: `${rate}; about ${formatUsd(estimate.totalUsd)} for this run: ${estimate.basis}. Training: ${length.basis}.`, estimate };
+  // The throughput's band carried to money: the same billing rule at the band's shortest and longest hours.
+  const low = estimateRunCost(offer, length.hoursLow).totalUsd;
+  const high = estimateRunCost(offer, length.hoursHigh).totalUsd;
+  return {
+    text: `${rate}; about ${formatUsd(estimate.totalUsd)} for this run (${formatUsd(low)}–${formatUsd(high)}): ${estimate.basis}. Training: ${length.basis}.`,
+    estimate,
+  };
 }

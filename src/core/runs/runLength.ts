@@ -1,22 +1,15 @@
 // How long a run will train, for the cost shown before launch: optimizer steps (trainer.max_steps, or epochs
 // over the local training file's examples) × tokens per step ÷ the GPU class's training throughput
-// (gpu/throughput.ts), with the model's size from the VRAM estimator. Unset fields take python-runner's
-// defaults (remote_finetune/spec.py DEFAULTS), since that is what the host will run. When the length cannot
-// be known (an own command, a Hub dataset without max_steps, no model size) it says why instead of guessing.
+// (gpu/throughput.ts, with its band and basis), with the model's size from the VRAM estimator. Unset fields take
+// python-runner's defaults (config/runnerDefaults.ts: the runner's own defaults.json), since that is what the host
+// will run. When the length cannot be known (an own command, a Hub dataset without max_steps, no model size) it
+// says why instead of guessing.
 import { isAbsolute, join } from 'node:path';
 import { isGpuId } from '../gpu/catalog';
 import { trainingThroughput } from '../gpu/throughput';
+import { RUNNER_DEFAULTS } from '../config/runnerDefaults';
 
-/** python-runner/remote_finetune/spec.py DEFAULTS, the values the host uses for unset fields. */
-export const RUNNER_DEFAULTS = {
-  method: 'qlora',
-  epochs: 3,
-  perDeviceBatch: 1,
-  gradientAccumulation: 16,
-  maxSeqLength: 2048,
-  gradientCheckpointing: true,
-  precision: 'bf16',
-} as const;
+export { RUNNER_DEFAULTS };
 
 export interface RunLengthInput {
   readonly spec: Readonly<Record<string, unknown>>;
@@ -26,6 +19,8 @@ export interface RunLengthInput {
   readonly gpuCount: number;
   /** Base model parameters (the VRAM estimator's model shape), when known. */
   readonly params?: number;
+  /** Decoder layers of that shape, when known (the throughput model's overhead term counts them). */
+  readonly layers?: number;
   readonly countExamples: (absPath: string) => number | undefined;
 }
 
@@ -33,6 +28,9 @@ export type RunLength =
   | {
       readonly known: true;
       readonly hours: number;
+      /** The band on hours, from the throughput's: hours at its high and at its low tokens/s. */
+      readonly hoursLow: number;
+      readonly hoursHigh: number;
       readonly steps: number;
       readonly tokensPerStep: number;
       readonly tokensPerSecond: number;
@@ -84,6 +82,8 @@ export function runLength(x: RunLengthInput): RunLength {
     gpu: x.gpu,
     gpuCount: gpus,
     params: x.params,
+    ...(x.layers ? { layers: x.layers } : {}),
+    tokensPerMicroBatch: batch * seq,
     method,
     gradientCheckpointing: typeof ckpt === 'boolean' ? ckpt : RUNNER_DEFAULTS.gradientCheckpointing,
     precision: prec === 'fp16' || prec === 'fp32' || prec === 'bf16' ? prec : RUNNER_DEFAULTS.precision,
@@ -92,9 +92,11 @@ export function runLength(x: RunLengthInput): RunLength {
   return {
     known: true,
     hours,
+    hoursLow: (steps * tokensPerStep) / t.high / 3600,
+    hoursHigh: (steps * tokensPerStep) / t.low / 3600,
     steps,
     tokensPerStep,
     tokensPerSecond: t.tokensPerSecond,
-    basis: `${steps} steps (${stepsBasis}) × ${tokensPerStep} tokens at ~${Math.round(t.tokensPerSecond)} tokens/s (${t.basis})`,
+    basis: `${steps} steps (${stepsBasis}) × ${tokensPerStep} tokens at ~${Math.round(t.tokensPerSecond)} tokens/s (${Math.round(t.low)}–${Math.round(t.high)}, ±${Math.ceil(t.band * 100)}%; ${t.basis})`,
   };
 }

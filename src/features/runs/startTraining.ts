@@ -328,7 +328,7 @@ export async function startTraining(
             specDir: plan.workspaceDir,
             gpu: choice.offer.gpu,
             gpuCount: choice.offer.gpuCount,
-            ...(fit?.estimate ? { params: fit.estimate.model.params } : {}),
+            ...(fit?.estimate ? { params: fit.estimate.model.params, layers: fit.estimate.model.layers } : {}),
             countExamples,
           });
           return `${launchCost(choice.offer, length).text} Teardown: ${plan.teardown.policy}.`;

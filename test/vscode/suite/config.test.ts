@@ -134,7 +134,7 @@ suite('config', () => {
     }
     const titles = lenses.map((l) => l.command?.title ?? '');
     assert.ok(
-      titles.some((t) => /^≈ \d+\.\d GB of 16 GB on T4$/.test(t)),
+      titles.some((t) => /^≈ \d+\.\d GB of 16 GB on T4 · ±\d+%: calibrated on \d+ H200 cases \(in-sample error\)$/.test(t)),
       titles.join(' | '),
     );
   });

@@ -1,0 +1,22 @@
+// `npm run bench:gpu-accuracy [-- --write]`: fits the throughput model to the measured cases of bench/gpu/vram-*.json,
+// with leave-one-model-out errors, and the VRAM estimate's error on the same files; prints the README block, or
+// with --write writes src/core/gpu/estimateAccuracy.json (what the editor, the Start confirmation and the CLI
+// quote as each estimate's band and basis) and README.md between its gpu-throughput-table markers.
+// test/unit/gpu/throughputFit.test.ts fails when either is stale.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { measuredAccuracy, renderThroughputTable, withThroughputTable } from '../bench/gpu/throughputCases';
+import { ROOT } from '../bench/gpu/vramCheck';
+
+const report = measuredAccuracy();
+const table = renderThroughputTable(report);
+if (process.argv.includes('--write')) {
+  writeFileSync(join(ROOT, 'src/core/gpu/estimateAccuracy.json'), JSON.stringify(report, null, 2) + '\n');
+  const readme = join(ROOT, 'README.md');
+  writeFileSync(readme, withThroughputTable(readFileSync(readme, 'utf8'), table));
+  console.log(
+    `estimateAccuracy.json and README.md: ${report.throughput.cases} throughput cases, held-out error ±${(report.throughput.heldOutMaxAbs * 100).toFixed(1)}%`,
+  );
+} else {
+  console.log(table);
+}
