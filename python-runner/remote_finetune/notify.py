@@ -144,3 +144,26 @@ def send_finished(run_dir: str, env: Dict[str, str], spec_name: Optional[str], f
             reason = e.code if isinstance(e, urllib.error.HTTPError) else type(e).__name__
             warn("the end-of-run %s notification was not delivered (%s)" % (kind, reason))
     return sent
+
+
+def send_note(run_dir: str, env: Dict[str, str], spec_name: Optional[str], what: str, body: str, urgent: bool,
+              warn: Callable[[str], None]) -> List[str]:
+    """A notification during the run (the budget's 80% warning and its stop), to the same targets as the
+    end-of-run one and under the same rules (one try each, a failure is a warning naming only the kind)."""
+    sent: List[str] = []
+    title = "%s on %s: %s" % (spec_name or os.path.basename(run_dir), socket.gethostname(), what)
+    for kind, url in targets(env):
+        try:
+            if kind == "webhook":
+                payload = {"text": "%s: %s" % (title, body), "content": "%s: %s" % (title, body),
+                           "run": {"run_id": os.path.basename(run_dir), "name": spec_name or os.path.basename(run_dir), "note": what}}
+                _post(url, json.dumps(payload).encode("utf-8"), {"Content-Type": "application/json"})
+            else:
+                safe_title = re.sub(r"[\x00-\x1f\x7f]", " ", title).encode("latin-1", "replace").decode("latin-1")
+                _post(url, body.encode("utf-8"), {"Title": safe_title, "Tags": "money_with_wings" if urgent else "warning",
+                                                  "Priority": "high" if urgent else "default", "Content-Type": "text/plain; charset=utf-8"})
+            sent.append(kind)
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            reason = e.code if isinstance(e, urllib.error.HTTPError) else type(e).__name__
+            warn("the %s notification (%s) was not delivered (%s)" % (kind, what, reason))
+    return sent

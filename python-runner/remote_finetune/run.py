@@ -17,6 +17,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from . import control_env, control_key, envfile, gpuqueue, launchers, notify, spot_notice, tracking
+from .budget import start_watch as start_budget_watch
 from .checkpoint_restore import restore_latest
 from .checkpoint_upload import CheckpointUploader
 from .events import EventWriter
@@ -304,6 +305,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
     if sampler:
         sampler.start()
     uploader, upload_watch, notice = _start_checkpoint_safety(run_dir, workdir, spec, env, events, started_at)
+    budget_watch = start_budget_watch(run_dir, spec, file_env, events.emit, started_at)
     watcher = None
     if mode == "own-script":
         # An own script's checkpoints are found on disk, unless it added our callback (which reports them itself).
@@ -323,6 +325,8 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
             watcher.stop()
         if notice:
             notice.stop()
+        if budget_watch:
+            budget_watch.stop()
         if upload_watch:
             upload_watch.stop()  # its last scan submits the checkpoint saved on the way out
         if uploader and not uploader.drain(UPLOAD_DRAIN_AFTER_NOTICE_S if notice and notice.noticed else UPLOAD_DRAIN_S):

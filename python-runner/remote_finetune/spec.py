@@ -68,7 +68,7 @@ def check_spec(raw: Any) -> List[str]:
         errs.append("model.attn_implementation: expected one of %s" % "|".join(ATTN))
     if get(raw, "launcher.type", "python") not in LAUNCHERS:
         errs.append("launcher.type: expected one of %s" % "|".join(LAUNCHERS))
-    for key in ("launcher.num_processes", "launcher.num_machines", "target.gpu_count", "target.disk_gb", "target.max_attempts", "lora.r",
+    for key in ("launcher.num_processes", "launcher.num_machines", "target.gpu_count", "target.disk_gb", "target.max_attempts", "target.ready_timeout_min", "lora.r",
                 "trainer.per_device_batch_size", "trainer.gradient_accumulation"):
         v = get(raw, key)
         if v is not None and (not _is_int(v) or v < 1):
@@ -78,7 +78,9 @@ def check_spec(raw: Any) -> List[str]:
         errs.append("launcher.machine_rank: expected 0..%d" % (machines - 1))
     if _is_int(machines) and machines > 1 and not get(raw, "launcher.main_process_ip"):
         errs.append("launcher.main_process_ip: required when num_machines > 1")
-    for key in ("trainer.learning_rate", "teardown.idle_minutes", "lora.dropout"):
+    # budget.price_per_hour and budget.billed_since are written by the extension at start (budget.py reads them).
+    for key in ("trainer.learning_rate", "teardown.idle_minutes", "lora.dropout", "budget.max_usd", "budget.max_hours",
+                "budget.price_per_hour", "budget.billed_since"):
         v = get(raw, key)
         if v is not None and (not _is_num(v) or v < 0):
             errs.append("%s: expected a number >= 0" % key)

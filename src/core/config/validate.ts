@@ -15,6 +15,7 @@ import { checkSecrets, checkTrainingFacts } from './rules/crossChecks';
 import type { RuleContext } from './rules/crossChecks';
 import { checkAccelerate, checkDeepSpeedBatch, checkSweep } from './rules/kindRules';
 import { checkRunSpec } from './rules/runSpecRules';
+import { checkBudget } from './rules/budgetRules';
 import { checkDotenv } from './dotenv';
 import { dirName, join } from '../pathText';
 import type { GpuInfo } from '../gpu/catalog';
@@ -185,6 +186,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
       out.push(...checkTargetNames(ctx));
       const r = checkRunSpec({ ...ctx, fileName: opts.fileName, files: opts.files });
       out.push(...r.diagnostics);
+      out.push(...checkBudget(root, opts.fileName, opts.files, r.estimate));
       estimate = r.estimate;
       break;
     }

@@ -5,19 +5,25 @@ import { estimateRunCost, formatUsd } from '../providers/cost';
 import type { CostEstimate } from '../providers/cost';
 import type { Offer } from '../providers/types';
 import type { RunLength } from './runLength';
+import type { ReadyWait } from '../providers/readyWait';
 
 export interface LaunchCost {
   readonly text: string;
   readonly estimate?: CostEstimate;
 }
 
-export function launchCost(offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spot' | 'instanceType'>, length: RunLength): LaunchCost {
+/** Bootstrap (runner sync, environment) and the results' download, after SSH answers; billed like the wait. */
+export const SETUP_HOURS = 0.05;
+
+export function launchCost(offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spot' | 'instanceType'>, length: RunLength, ready?: ReadyWait): LaunchCost {
   const rate = `${formatUsd(offer.pricePerHour)}/h (${offer.instanceType}${offer.spot ? ', spot' : ''})`;
+  // The instance bills from the launch call: its usual wait for SSH (which grows with the GPU count) is part of the total.
+  const overhead = ready ? ready.typicalMinutes / 60 + SETUP_HOURS : undefined;
   if (!length.known) return { text: `${rate}; no total: ${length.reason}.` };
-  const estimate = estimateRunCost(offer, length.hours);
+  const estimate = estimateRunCost(offer, length.hours, overhead);
   // The throughput's band carried to money: the same billing rule at the band's shortest and longest hours.
-  const low = estimateRunCost(offer, length.hoursLow).totalUsd;
-  const high = estimateRunCost(offer, length.hoursHigh).totalUsd;
+  const low = estimateRunCost(offer, length.hoursLow, overhead).totalUsd;
+  const high = estimateRunCost(offer, length.hoursHigh, overhead).totalUsd;
   return {
     text: `${rate}; about ${formatUsd(estimate.totalUsd)} for this run (${formatUsd(low)}–${formatUsd(high)}): ${estimate.basis}. Training: ${length.basis}.`,
     estimate,

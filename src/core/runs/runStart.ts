@@ -22,6 +22,8 @@ import { controlVariablesRefusal } from '../config/controlVariables';
 import { newControlKey } from '../telemetry/eventAuth';
 import { hashText, remoteWorkspaceName, rootOf } from './runPaths';
 import { recordStartHistory } from './runHistory';
+import { specWithBudgetBilling } from './runBudget';
+import { readyWait, specReadyTimeout } from '../providers/readyWait';
 import { linkOutputsScript, volumeEnv, volumeOf } from './runVolume';
 import { mountVolumeScript } from '../providers/ec2Volume';
 import { fixedRendezvous, hostsOf, machinesOf, multiNodeProblem, parseRendezvousProbe, rendezvousProbe, specForMachine } from './multiNode';
@@ -175,7 +177,8 @@ export async function launchAttempt(
       ...(a.launchKey ? { launchKey: a.launchKey } : {}),
     },
     pricePerHour: a.pricePerHour,
-    sshTimeoutMs: target.sshTimeoutMs ?? 15 * 60_000,
+    // An 8-GPU instance may take half an hour to answer SSH: the wait scales with it (or the spec's own).
+    sshTimeoutMs: target.sshTimeoutMs ?? readyWait(provider.kind, target.offer.gpuCount, specReadyTimeout(req.spec)).timeoutMinutes * 60_000,
     ...(req.signal ? { signal: req.signal } : {}),
     log: (l) => ctx.deps.log?.(`[${id}] ${l}`),
     // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
@@ -299,12 +302,19 @@ async function startOn(
   const launch = instance && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: instance.id } : undefined;
   const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}), ...(attached ? volumeEnv(req.env) : {}) };
   const controlKey = store.get(id)?.controlKey;
+  const billed = store.get(id);
+  // The host enforces the spec's budget by itself: it gets this instance's price and when billing began.
+  const spec = specWithBudgetBilling(m.spec, {
+    ...(billed?.pricePerHour !== undefined ? { pricePerHour: billed.pricePerHour } : {}),
+    ...(billed?.launchedAt !== undefined ? { launchedAtMs: billed.launchedAt } : {}),
+    ...(billed?.attempts ? { attempts: billed.attempts } : {}),
+  });
   const started = await startDetached(session, {
     runId: id,
     command,
     env,
     cwd: wsRemote,
-    spec: m.spec,
+    spec,
     ...(launch ? { launch } : {}),
     ...(controlKey ? { controlKey } : {}),
   });

@@ -22,6 +22,7 @@ import { offersForTarget } from '../../core/runs/targetOffers';
 import type { TargetSpec } from '../../core/providers/targetSpec';
 import { runLength } from '../../core/runs/runLength';
 import { launchCost } from '../../core/runs/launchCost';
+import { describeReadyWait, readyWait, specReadyTimeout } from '../../core/providers/readyWait';
 import { countExamples } from '../../core/runs/dataExamples';
 import { planRun, fitOn, describeDiagnostic, readEnvFileWithin } from '../../core/runs/runPlan';
 import { billedResources } from '../../core/runs/billedResources';
@@ -331,7 +332,9 @@ export async function startTraining(
             ...(fit?.estimate ? { params: fit.estimate.model.params, layers: fit.estimate.model.layers } : {}),
             countExamples,
           });
-          return `${launchCost(choice.offer, length).text} Teardown: ${plan.teardown.policy}.`;
+          // The wait for SSH bills and grows with the GPU count: in the total, and said with the limit that ends it.
+          const ready = readyWait(choice.offer.provider, choice.offer.gpuCount, specReadyTimeout(plan.spec));
+          return `${launchCost(choice.offer, length, ready).text} ${describeReadyWait(ready, choice.offer.provider, choice.offer.gpuCount)} Teardown: ${plan.teardown.policy}.`;
         })()
       : 'Your own host: no cloud charges from this extension.';
   const where = machineHosts

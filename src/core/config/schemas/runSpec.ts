@@ -120,6 +120,7 @@ export const runSpecTarget = z.strictObject({
   disk_gb: z.number().int().min(30).max(65536).optional().describe('Boot disk of a provisioned instance in GB, 30 to 65536 (EC2 gp3 root volume, GCP boot disk); default 200. It must hold the image (about 100 GB for the GCP PyTorch image), the model cache and checkpoints.'),
   max_attempts: z.number().int().min(1).max(10).optional().describe('Spot only: instances the run may use in all, 1 to 10; default 3. After a reclaim the extension launches a replacement (same type and region, another zone when the spec names none and the zone has no capacity), which resumes from the newest checkpoint in outputs.checkpoints. 1 never relaunches.'),
   on_demand_after: z.number().int().min(0).max(10).optional().describe('Spot only: after this many reclaims or spot capacity refusals the replacement is an on-demand instance (billed at the on-demand price); 0 relaunches on-demand at once. Absent: replacements stay spot.'),
+  ready_timeout_min: z.number().int().min(1).max(240).optional().describe('Provisioned instances: minutes to wait for SSH before the instance is terminated, 1 to 240. Default: 15 for one GPU, growing with the GPU count (8 GPUs: 45 on Lambda and EC2, 30 on GCP), since large instances commonly take 10–30 minutes to answer.'),
 });
 
 export const runSpecWandb = z.strictObject({
@@ -142,6 +143,13 @@ export const runSpecTeardown = z.strictObject({
   idle_minutes: z.number().int().min(1).max(1440).optional().describe('The on-host watchdog shuts an idle instance down after this many minutes, 1 to 1440.'),
 });
 
+export const runSpecBudget = z.strictObject({
+  max_usd: z.number().positive().max(1_000_000).optional().describe('Spend limit in US dollars for the whole run, provisioning wait included. The GPU host enforces it with VS Code closed: a warning and a notification at 80%, and at 100% it saves a checkpoint and stops training (the teardown policy then applies). Needs a price: a cloud offer\'s, or price_per_hour on your own SSH host.'),
+  max_hours: z.number().positive().max(8760).optional().describe('Time limit in hours for the whole run, counted from the instance launch; enforced by the host like max_usd.'),
+  price_per_hour: z.number().min(0).max(10_000).optional().describe('US dollars per hour of the host. On a cloud target the extension writes the offer\'s price here at start; give it for an SSH host so max_usd can be counted.'),
+  billed_since: z.number().positive().optional().describe('Written by the extension at start (Unix seconds of the instance launch); leave it out.'),
+});
+
 export const runSpecSchema = z.strictObject({
   version: z.literal(RUN_SPEC_VERSION).describe('Run spec format version; 1.'),
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit').optional()
@@ -159,4 +167,5 @@ export const runSpecSchema = z.strictObject({
   wandb: runSpecWandb.optional().describe('Weights & Biases reporting.'),
   outputs: runSpecOutputs.optional().describe('Where outputs go and what comes back.'),
   teardown: runSpecTeardown.optional().describe('Instance teardown when the run ends or idles.'),
+  budget: runSpecBudget.optional().describe('A spend or time limit the GPU host enforces by itself (max_usd and/or max_hours).'),
 });
