@@ -117,18 +117,27 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
     const what = `tailing ${path}`;
     const headerMs = options.headerTimeoutMs ?? TAIL_HEADER_TIMEOUT_MS;
     let silent = false;
-    // Ends the read here at once: a host that ignores the close would otherwise keep the loop waiting.
-    const headerTimer = setTimeout(() => {
-      silent = true;
-      ch.close();
-      ch.push(null);
-    }, headerMs);
+    // Raced against each read until the header is in: a host that ignores the close would otherwise keep the read waiting.
+    let headerTimer: NodeJS.Timeout | undefined;
+    const headerLate = new Promise<IteratorResult<Buffer>>((resolve) => {
+      headerTimer = setTimeout(() => {
+        silent = true;
+        ch.close();
+        resolve({ done: true, value: undefined });
+      }, headerMs);
+    });
     let header: Buffer | undefined = Buffer.alloc(0);
-    let pending: Buffer = Buffer.alloc(0);
+    // The unterminated rest, as the pieces it came in: joined once when a line end (or MAX_PENDING) lets it go.
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
     let size = -1;
     let shrunk = false;
+    const reader = (ch as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     try {
-      for await (const raw of ch as AsyncIterable<Buffer>) {
+      for (;;) {
+        const next = header ? await Promise.race([reader.next(), headerLate]) : await reader.next();
+        if (next.done) break;
+        const raw = next.value;
         if (options.stats) {
           options.stats.buffered = ch.readableLength;
           options.stats.maxBuffered = Math.max(options.stats.maxBuffered, ch.readableLength);
@@ -155,14 +164,23 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
             break;
           }
         }
-        const buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-        const cut = deliverableBytes(buf, options.partialLines === true);
+        // What is pending holds no line end, and no carriage return but maybe its last byte: only that byte and
+        // the new chunk can hold a cut, so only they are searched (a runaway line costs linear time, not quadratic).
+        const last = pending[pending.length - 1];
+        const lastByte = last ? last.subarray(last.length - 1) : Buffer.alloc(0);
+        const windowCut = deliverableBytes(lastByte.length > 0 ? Buffer.concat([lastByte, chunk]) : chunk, options.partialLines === true);
+        const total = pendingBytes + chunk.length;
+        let cut = windowCut > 0 ? pendingBytes - lastByte.length + windowCut : 0;
+        if (total - cut > MAX_PENDING) cut = total;
         if (cut === 0) {
-          pending = buf;
+          pending.push(Buffer.from(chunk));
+          pendingBytes += chunk.length;
           continue;
         }
-        const data = buf.subarray(0, cut);
-        pending = Buffer.from(buf.subarray(cut));
+        const inChunk = cut - pendingBytes;
+        const data = Buffer.concat([...pending, chunk.subarray(0, inChunk)], cut);
+        pending = inChunk < chunk.length ? [Buffer.from(chunk.subarray(inChunk))] : [];
+        pendingBytes = total - cut;
         const start = offset;
         offset += data.length;
         yield { kind: 'data', offset: start, nextOffset: offset, data };
@@ -170,6 +188,8 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
     } finally {
       clearTimeout(headerTimer);
       options.signal?.removeEventListener('abort', onAbort);
+      // As a for-await loop does on leaving early; not awaited, since a silent host may never end the stream.
+      reader.return?.().catch(() => undefined);
     }
     if (options.signal?.aborted) return;
     if (silent) throw noAnswerError(session.resolved.alias, what, headerMs);
@@ -179,17 +199,17 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
       continue;
     }
     if (truncatedSeen) {
-      yield { kind: 'truncated', offset: offset + pending.length, size: -1 };
+      yield { kind: 'truncated', offset: offset + pendingBytes, size: -1 };
       offset = 0;
       continue;
     }
     // A clean end: the channel reported tail's exit status (a dropped connection never delivers one).
     const status = await exit;
     if (typeof status?.code === 'number') {
-      if (pending.length > 0) {
+      if (pendingBytes > 0) {
         const start = offset;
-        offset += pending.length;
-        yield { kind: 'data', offset: start, nextOffset: offset, data: pending };
+        offset += pendingBytes;
+        yield { kind: 'data', offset: start, nextOffset: offset, data: Buffer.concat(pending, pendingBytes) };
       }
       return;
     }
