@@ -10,6 +10,7 @@ import type { ModelShape } from '../gpu/models';
 import { lookupModel, shapeFromConfigJson, shapeFromName } from '../gpu/models';
 import type { Estimate, EstimateInput, FitAdvice, Method } from '../gpu/estimate';
 import { estimateMemory, fitAdvice } from '../gpu/estimate';
+import { launcherSettings } from './launcherSharding';
 import { RUNNER_DEFAULTS } from './runnerDefaults';
 import { vramBandText } from '../gpu/vramAccuracy';
 
@@ -92,7 +93,9 @@ export function estimateRunSpecOrWhy(
   };
   const precision = scalarAt(root, ['trainer', 'precision']);
   const attn = scalarAt(root, ['model', 'attn_implementation']);
-  const launcherStage = 0;
+  // The launcher's DeepSpeed/FSDP settings decide what each GPU holds; "auto" values come from the trainer settings.
+  const launcher = launcherSettings(root, fileName, files);
+  const sharding = launcher.sharding;
   const input: EstimateInput = {
     model,
     method,
@@ -100,16 +103,17 @@ export function estimateRunSpecOrWhy(
     weightBytes: precision === 'fp32' ? 4 : 2,
     loraR: n(['lora', 'r'], RUNNER_DEFAULTS.loraR),
     loraTargets: targets,
-    batch: n(['trainer', 'per_device_batch_size'], RUNNER_DEFAULTS.perDeviceBatch),
+    batch: n(['trainer', 'per_device_batch_size'], launcher.microBatch ?? RUNNER_DEFAULTS.perDeviceBatch),
     seqLen: n(['data', 'max_seq_length'], RUNNER_DEFAULTS.maxSeqLength),
     gradientCheckpointing: bool(['trainer', 'gradient_checkpointing'], RUNNER_DEFAULTS.gradientCheckpointing),
     optimizer: String(scalarAt(root, ['trainer', 'optimizer']) ?? RUNNER_DEFAULTS.optimizer),
     attention: attn === 'eager' ? 'eager' : 'flash',
-    gpuCount: n(['target', 'gpu_count'], 1),
-    zeroStage: launcherStage,
+    gpuCount: sharding.gpusPerNode,
+    zeroStage: sharding.stage,
+    sharding,
   };
   const estimate = estimateMemory(input);
-  const accumulation = n(['trainer', 'gradient_accumulation'], RUNNER_DEFAULTS.gradientAccumulation);
+  const accumulation = n(['trainer', 'gradient_accumulation'], launcher.accumulation ?? RUNNER_DEFAULTS.gradientAccumulation);
   const fits = estimate.totalGib <= gpu.vramGb;
   return { gpu, gpuNode: nodeAt(root, ['target', 'gpu']), model, input, estimate, accumulation, advice: fits ? [] : fitAdvice(input, gpu, accumulation), fits };
 }

@@ -2,6 +2,8 @@
 import type { ModelShape } from './models';
 import type { GpuInfo } from './catalog';
 import { gpusWithAtLeast } from './catalog';
+import type { Sharding, ZeroStage } from './sharding';
+import { SINGLE_GPU, fullModelStates, largestLayerParams, shardCount, worldSize } from './sharding';
 
 export type Method = 'qlora' | 'lora-bf16' | 'full';
 
@@ -23,6 +25,8 @@ export interface EstimateInput {
   /** GPUs sharing the work and the ZeRO stage (0 = plain DDP: every GPU holds everything). */
   readonly gpuCount: number;
   readonly zeroStage: number;
+  /** The launcher's full picture (engine, offload, nodes); when given it wins over gpuCount and zeroStage. */
+  readonly sharding?: Sharding;
 }
 
 export interface EstimatePart {
@@ -35,6 +39,8 @@ export interface Estimate {
   readonly totalGib: number;
   readonly parts: readonly EstimatePart[];
   readonly trainableParams: number;
+  /** Host memory per node that the offloaded states and the loading of the model need (DeepSpeed's "per CPU"). */
+  readonly cpuGib?: number;
 }
 
 const GIB = 1024 ** 3;
@@ -83,55 +89,32 @@ function embeddingParams(m: ModelShape): number {
 export const CUDA_CONTEXT_GIB = 0.75;
 export const CUDA_CONTEXT_PART = 'CUDA context and kernels';
 
+/** The sharding an input describes: its own, or DeepSpeed at zeroStage over gpuCount GPUs of one node. */
+export function shardingOf(x: EstimateInput): Sharding {
+  if (x.sharding) return x.sharding;
+  const stage = Math.min(3, Math.max(0, Math.round(x.zeroStage))) as ZeroStage;
+  return { ...SINGLE_GPU, engine: stage > 0 ? 'deepspeed' : 'ddp', stage, gpusPerNode: Math.max(1, x.gpuCount), source: `ZeRO-${stage}` };
+}
+
 export function estimateMemory(x: EstimateInput): Estimate {
   const m = x.model;
   const parts: EstimatePart[] = [];
-  const shard = (stageNeeded: number): number => (x.zeroStage >= stageNeeded ? Math.max(1, x.gpuCount) : 1);
+  const s = shardingOf(x);
+  const shard = (stageNeeded: number): number => (s.stage >= stageNeeded ? shardCount(s) : 1);
   const qlora = x.method === 'qlora';
-
-  // Weights. QLoRA stores NF4 at 4 bits plus one fp32 absmax per 64-weight block (0.5 bit), or with double
-  // quantization 8-bit constants per 64 plus fp32 per 256 of those (0.127 bit) (Dettmers et al. 2023, QLoRA §3).
-  // Embeddings and the output head are not quantized, and peft's prepare_model_for_kbit_training (which the
-  // runner calls) casts every parameter that is not 4-bit to fp32: 4 B each.
-  const embed = embeddingParams(m);
-  let weightBytes: number;
-  if (qlora) {
-    const bits = 4 + (x.doubleQuant ? 0.127 : 0.5);
-    weightBytes = (m.params - embed) * (bits / 8) + embed * 4;
-  } else {
-    weightBytes = m.params * x.weightBytes;
-  }
-  parts.push({
-    name: qlora ? 'weights (4-bit; embeddings and head fp32)' : `weights (${x.weightBytes === 4 ? 'fp32' : '16-bit'})`,
-    gib: weightBytes / shard(3) / GIB,
-    source: qlora ? 'QLoRA §3: 4 bits + quantization constants; peft prepare_model_for_kbit_training: the rest fp32' : `${x.weightBytes} bytes/param`,
-  });
+  // A full fine-tune under ZeRO or FSDP keeps what DeepSpeed's estimators count (sharding.ts); DDP and adapters
+  // keep the plain Trainer's accounting below.
+  const zeroFull = x.method === 'full' && (s.engine === 'deepspeed' || (s.engine === 'fsdp' && s.stage > 0));
+  let cpuGib: number | undefined;
 
   const trainable = x.method === 'full' ? m.params : loraParams(m, x.loraR, x.loraTargets);
-  if (x.method !== 'full') {
-    // peft keeps adapter weights in fp32 (autocast_adapter_dtype).
-    parts.push({ name: `LoRA adapters (r=${x.loraR})`, gib: (trainable * 4) / GIB, source: 'Hu et al. 2021: r·(d_in+d_out) per adapted layer, fp32' });
+  if (zeroFull) {
+    const states = fullModelStates(m.params, largestLayerParams(m, s.engine), s, optimizerBytes(x.optimizer, 4), x.weightBytes);
+    for (const p of states.parts) parts.push({ name: p.name, gib: p.bytes / GIB, source: `${p.source} (DeepSpeed's estimator, ${s.source})` });
+    cpuGib = states.cpuBytes / GIB;
+  } else {
+    pushPlainStates(x, s, shard, trainable, parts);
   }
-  // Gradients and optimizer states exist for trainable parameters only, in the parameters' dtype. A full
-  // fine-tune under a plain Trainer trains the bf16 weights it loaded (no master copy); DeepSpeed ZeRO keeps an
-  // fp32 master copy and fp32 moments: 16 B/param with AdamW (ZeRO paper, Rajbhandari et al. 2020, §3.1).
-  const deepspeed = x.zeroStage > 0;
-  const stateBytes = x.method === 'full' ? (deepspeed ? 4 : x.weightBytes) : 4;
-  const gradBytes = x.method === 'full' ? x.weightBytes : 4;
-  parts.push({
-    name: 'gradients',
-    gib: (trainable * gradBytes) / shard(2) / GIB,
-    source: x.method === 'full' ? `${gradBytes} B/param, the weights' dtype` : 'fp32 adapter gradients, 4 B/param',
-  });
-  const master = x.method === 'full' && deepspeed && x.weightBytes === 2 ? 4 : 0;
-  parts.push({
-    name: `optimizer (${x.optimizer})`,
-    gib: (trainable * (optimizerBytes(x.optimizer, stateBytes) + master)) / shard(1) / GIB,
-    source:
-      deepspeed && x.method === 'full'
-        ? 'ZeRO §3.1: fp32 master 4 B + fp32 AdamW moments 8 B'
-        : "AdamW: two moments in the parameters' dtype; 8-bit: 2 B/param",
-  });
 
   // Activations a Llama-style decoder layer keeps for backward, per token, in bytes. The MLP keeps its gate and
   // up projections, the activation and their product: four bf16 tensors of the intermediate width, 8·i. The
@@ -173,22 +156,81 @@ export function estimateMemory(x: EstimateInput): Estimate {
   });
   parts.push({ name: CUDA_CONTEXT_PART, gib: CUDA_CONTEXT_GIB, source: 'measured on an H200: nvidia-smi per-process memory less torch reserved' });
   const totalGib = parts.reduce((sum, p) => sum + p.gib, 0);
-  return { totalGib, parts, trainableParams: trainable };
+  return { totalGib, parts, trainableParams: trainable, ...(cpuGib !== undefined ? { cpuGib } : {}) };
+}
+
+/** Weights, adapters, gradients and optimizer states outside ZeRO's full fine-tune: DDP, one GPU, or adapters under any sharding. */
+function pushPlainStates(x: EstimateInput, s: Sharding, shard: (stage: number) => number, trainable: number, parts: EstimatePart[]): void {
+  const m = x.model;
+  const qlora = x.method === 'qlora';
+  // Weights. QLoRA stores NF4 at 4 bits plus one fp32 absmax per 64-weight block (0.5 bit), or with double
+  // quantization 8-bit constants per 64 plus fp32 per 256 of those (0.127 bit) (Dettmers et al. 2023, QLoRA §3).
+  // Embeddings and the output head are not quantized, and peft's prepare_model_for_kbit_training (which the
+  // runner calls) casts every parameter that is not 4-bit to fp32: 4 B each.
+  const embed = embeddingParams(m);
+  let weightBytes: number;
+  if (qlora) {
+    const bits = 4 + (x.doubleQuant ? 0.127 : 0.5);
+    weightBytes = (m.params - embed) * (bits / 8) + embed * 4;
+  } else {
+    weightBytes = m.params * x.weightBytes;
+  }
+  // Offloaded ZeRO-3 parameters come to the GPU one layer at a time.
+  const paramsAway = s.stage === 3 && s.offloadParams;
+  const perParam = weightBytes / m.params;
+  parts.push({
+    name: qlora ? 'weights (4-bit; embeddings and head fp32)' : `weights (${x.weightBytes === 4 ? 'fp32' : '16-bit'})`,
+    gib: (paramsAway ? largestLayerParams(m, s.engine) * perParam : weightBytes / shard(3)) / GIB,
+    source: `${qlora ? 'QLoRA §3: 4 bits + quantization constants; peft prepare_model_for_kbit_training: the rest fp32' : `${x.weightBytes} bytes/param`}${paramsAway ? '; offloaded, the largest layer gathered' : shard(3) > 1 ? `, sharded over ${shard(3)} GPUs` : ''}`,
+  });
+
+  if (x.method !== 'full') {
+    // peft keeps adapter weights in fp32 (autocast_adapter_dtype).
+    parts.push({ name: `LoRA adapters (r=${x.loraR})`, gib: (trainable * 4) / GIB, source: 'Hu et al. 2021: r·(d_in+d_out) per adapted layer, fp32' });
+  }
+  // Gradients and optimizer states exist for trainable parameters only, in the parameters' dtype. A full
+  // fine-tune under a plain Trainer (DDP) trains the bf16 weights it loaded: no master copy. ZeRO's optimizer
+  // offload moves the adapters' gradients and states to the CPU with the rest.
+  const stateBytes = x.method === 'full' ? x.weightBytes : 4;
+  const gradBytes = x.method === 'full' ? x.weightBytes : 4;
+  const away = s.engine !== 'ddp' && s.offloadOptimizer ? 0 : 1;
+  parts.push({
+    name: 'gradients',
+    gib: (away * (trainable * gradBytes)) / shard(2) / GIB,
+    source: `${x.method === 'full' ? `${gradBytes} B/param, the weights' dtype` : 'fp32 adapter gradients, 4 B/param'}${away ? '' : '; offloaded to the CPU'}`,
+  });
+  parts.push({
+    name: `optimizer (${x.optimizer})`,
+    gib: (away * (trainable * optimizerBytes(x.optimizer, stateBytes))) / shard(1) / GIB,
+    source: `AdamW: two moments in the parameters' dtype; 8-bit: 2 B/param${away ? '' : '; offloaded to the CPU'}`,
+  });
 }
 
 export interface FitAdvice {
   readonly title: string;
   readonly totalGib: number;
-  readonly change: 'gradient_checkpointing' | 'batch' | 'qlora' | 'gpu';
+  readonly change: 'gradient_checkpointing' | 'batch' | 'qlora' | 'gpu' | 'sharding' | 'gpus';
   readonly batch?: number;
   readonly accumulation?: number;
   readonly gpu?: GpuInfo;
+  /** change 'sharding' and 'gpus': the launcher settings that make it fit. */
+  readonly sharding?: Sharding;
+  /** Host memory per node the proposal needs (offload keeps the optimizer there). */
+  readonly cpuGib?: number;
 }
 
-/** Changes that make the run fit, cheapest first: checkpointing, smaller batch with more accumulation, QLoRA, a larger GPU. */
+// A machine of more GPUs than this is rare to rent; 8 is the usual largest node (p4d/p5, a2-highgpu-8g, 8× H100).
+const MAX_GPUS_PER_NODE = 8;
+
+/**
+ * Changes that make the run fit, cheapest first: checkpointing, a smaller batch with more accumulation, sharding the
+ * GPUs the run already has (ZeRO-3, then offload to the CPU, which costs speed but no money), QLoRA (a different
+ * method), then more GPUs or a larger GPU, whichever costs less per hour.
+ */
 export function fitAdvice(x: EstimateInput, gpu: GpuInfo, accumulation: number): FitAdvice[] {
   const out: FitAdvice[] = [];
   const fits = (e: Estimate): boolean => e.totalGib <= gpu.vramGb;
+  const s = shardingOf(x);
   if (!x.gradientCheckpointing) {
     const e = estimateMemory({ ...x, gradientCheckpointing: true });
     if (fits(e)) out.push({ title: 'turn on gradient checkpointing', totalGib: e.totalGib, change: 'gradient_checkpointing' });
@@ -212,18 +254,68 @@ export function fitAdvice(x: EstimateInput, gpu: GpuInfo, accumulation: number):
   };
   const batchAdvice = smaller(x.gradientCheckpointing) ?? (x.gradientCheckpointing || out.length > 0 ? undefined : smaller(true));
   if (batchAdvice) out.push(batchAdvice);
+
+  // ZeRO-3 cannot partition 4-bit weights (RFT803), so sharding is proposed for 16-bit runs only.
+  const shardable = x.method !== 'qlora';
+  const engine = s.engine === 'fsdp' ? 'fsdp' : 'deepspeed';
+  const withSharding = (t: Sharding): Estimate => estimateMemory({ ...x, sharding: t, gpuCount: t.gpusPerNode, zeroStage: t.stage });
+  const zero3 = (t: Partial<Sharding>): Sharding => ({ ...s, engine, stage: 3, withinNode: false, zeroInit: true, ...t });
+  const world = worldSize(s);
+  const name = engine === 'fsdp' ? 'FSDP FULL_SHARD' : 'ZeRO-3';
+  if (shardable && world > 1 && (s.stage < 3 || s.withinNode) && !s.offloadOptimizer && !s.offloadParams) {
+    const t = zero3({ offloadOptimizer: false, offloadParams: false, source: `${name} over ${world} GPUs` });
+    const e = withSharding(t);
+    if (fits(e)) out.push({ title: `${name} across the ${world} GPUs`, totalGib: e.totalGib, change: 'sharding', sharding: t });
+  }
+  if (shardable && !out.some((a) => a.change === 'sharding') && !(s.offloadOptimizer && s.offloadParams)) {
+    // Offload trades speed (PCIe transfers, the optimizer step on the CPU) for GPU memory: the optimizer first, then
+    // the parameters too, whichever is the least that fits.
+    for (const offloadParams of s.offloadOptimizer ? [true] : [false, true]) {
+      const t = zero3({ offloadOptimizer: true, offloadParams, source: `${name} over ${world} GPU${world > 1 ? 's' : ''}, offload` });
+      const e = withSharding(t);
+      if (!fits(e)) continue;
+      const ram = e.cpuGib !== undefined ? `; needs ≈ ${Math.ceil(e.cpuGib)} GB of CPU memory per node` : '';
+      const what = offloadParams ? 'the optimizer and the parameters' : 'the optimizer';
+      out.push({
+        title: `${name} with ${what} offloaded to the CPU (slower)${ram}`,
+        totalGib: e.totalGib,
+        change: 'sharding',
+        sharding: t,
+        ...(e.cpuGib !== undefined ? { cpuGib: e.cpuGib } : {}),
+      });
+      break;
+    }
+  }
   if (x.method !== 'qlora') {
-    const e = estimateMemory({ ...x, method: 'qlora', doubleQuant: true, gradientCheckpointing: true });
+    const q = s.stage === 3 ? { ...s, stage: 2 as const, offloadParams: false } : s;
+    const e = estimateMemory({ ...x, method: 'qlora', doubleQuant: true, gradientCheckpointing: true, sharding: q, zeroStage: q.stage });
     if (fits(e)) out.push({ title: 'QLoRA (4-bit base weights) with gradient checkpointing', totalGib: e.totalGib, change: 'qlora' });
+  }
+
+  // Money: more GPUs of this kind sharded with ZeRO-3, or the same count of a larger kind, by price per hour.
+  const paid: Array<FitAdvice & { readonly perHour: number }> = [];
+  if (shardable) {
+    for (let n = s.gpusPerNode * 2; n <= MAX_GPUS_PER_NODE; n *= 2) {
+      const t = zero3({ gpusPerNode: n, source: `${name} over ${n * s.nodes} GPUs` });
+      const e = withSharding(t);
+      if (!fits(e)) continue;
+      const perHour = n * s.nodes * gpu.pricePerHourUsd;
+      const nodes = s.nodes > 1 ? ` on each of ${s.nodes} nodes` : '';
+      paid.push({ title: `${n} × ${gpu.id}${nodes} with ${name} (~$${perHour.toFixed(2)}/h)`, totalGib: e.totalGib, change: 'gpus', sharding: t, perHour });
+      break;
+    }
   }
   const need = estimateMemory(x).totalGib;
   const bigger = gpusWithAtLeast(need).find((g) => g.vramGb > gpu.vramGb);
   if (bigger)
-    out.push({
-      title: `a larger GPU: ${bigger.id} (${bigger.vramGb} GB, ~$${bigger.pricePerHourUsd.toFixed(2)}/h)`,
+    paid.push({
+      title: `a larger GPU: ${bigger.id} (${bigger.vramGb} GB, ~$${bigger.pricePerHourUsd.toFixed(2)}/h${world > 1 ? ' each' : ''})`,
       totalGib: need,
       change: 'gpu',
       gpu: bigger,
+      perHour: bigger.pricePerHourUsd * world,
     });
+  paid.sort((a, b) => a.perHour - b.perHour);
+  for (const { perHour: _perHour, ...a } of paid) out.push(a);
   return out;
 }
