@@ -132,7 +132,7 @@ const gib = (x: number): string => x.toFixed(2);
 /** The README table: one row per case of every file (out-of-memory and failed ones say so). */
 export function renderTable(files: readonly VramFile[], readText: (repoPath: string) => string = readRepoText): string {
   if (files.length === 0) return '_No measurements yet: run `npm run bench:gpu-vram` on a GPU machine (see above), commit bench/gpu/vram-*.json, then `npm run bench:gpu-table -- --write-readme`._';
-  const lines = [`| case | estimate (GiB, less the ${CUDA_CONTEXT_GIB} GiB CUDA context) | measured (GiB, peak reserved) | error |`, '|---|---|---|---|'];
+  const lines = [`| case | estimate (GiB, less the ${CUDA_CONTEXT_GIB} GiB CUDA context) | measured (GiB, peak reserved) | in-sample error (fitted on these cases) |`, '|---|---|---|---|'];
   for (const f of files) {
     const label = `${f.gpu}${f.dry_run ? ' (CPU dry run: no GPU memory)' : ''}${f.synthetic ? ' (synthetic)' : ''}`;
     for (const rec of f.cases) {

@@ -3,7 +3,9 @@
 // throughput, run length and cost with the throughput model's held-out error and what it was fitted on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { main } from '../../../src/cli/main';
 import type { CliIo } from '../../../src/cli/command';
 import { parseConfigText } from '../../../src/core/config/parse';
@@ -68,4 +70,15 @@ test('basis: the CLI estimate prints both bands and bases, in text and in JSON',
   assert.match(out.basis, VRAM_BASIS);
   assert.ok(out.throughput.low < out.throughput.tokensPerSecond && out.throughput.tokensPerSecond < out.throughput.high);
   assert.match(out.throughput.basis, /fitted on \d+ H200 cases/);
+});
+
+test('basis: the does-not-fit diagnostic (RFT901) gives the estimate with its band', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-basis-'));
+  const file = join(dir, 'finetune.yaml');
+  writeFileSync(file, SPEC.replace('gpu: A100-40GB', 'gpu: T4').replace('method: qlora', 'method: full'));
+  const c = capture();
+  await main(['validate', file, '--format', 'json'], c.io);
+  const d = (JSON.parse(c.out.join('')) as { code: string; message: string }[]).find((x) => x.code === 'RFT901');
+  assert.ok(d, c.out.join(''));
+  assert.match(d.message, /Estimated peak memory ≈ \d+(\.\d)? GB \(±\d+%: calibrated on \d+ H200 cases \(in-sample error\)\) does not fit/);
 });

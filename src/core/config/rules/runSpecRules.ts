@@ -12,6 +12,7 @@ import { checkDeepSpeedBatch, deepSpeedStage } from './kindRules';
 import { dirName, join } from '../../pathText';
 import { estimateRunSpec, formatGb } from '../runSpecEstimate';
 import type { RunSpecEstimate } from '../runSpecEstimate';
+import { vramBandText } from '../../gpu/vramAccuracy';
 import { plural } from '../plainText';
 
 const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
@@ -290,7 +291,7 @@ export function vramDiagnostics(e: RunSpecEstimate, inp: RunSpecRuleInput): Conf
         ...range(at),
         severity: 'error',
         code: 'RFT901',
-        message: `Estimated peak memory ≈ ${formatGb(total)} GB does not fit the ${e.gpu.vramGb} GB of ${e.gpu.id} (largest: ${top}).${adv}`,
+        message: `Estimated peak memory ≈ ${formatGb(total)} GB (${vramBandText()}) does not fit the ${e.gpu.vramGb} GB of ${e.gpu.id} (largest: ${top}).${adv}`,
         fixes,
       },
     ];
@@ -301,7 +302,7 @@ export function vramDiagnostics(e: RunSpecEstimate, inp: RunSpecRuleInput): Conf
         ...range(at),
         severity: 'warning',
         code: 'RFT903',
-        message: `Estimated peak memory ≈ ${formatGb(total)} GB leaves under 10% of the ${e.gpu.vramGb} GB on ${e.gpu.id}; longer sequences or a larger batch may run out of memory. Consider gradient checkpointing or a smaller batch.`,
+        message: `Estimated peak memory ≈ ${formatGb(total)} GB (${vramBandText()}) leaves under 10% of the ${e.gpu.vramGb} GB on ${e.gpu.id}; longer sequences or a larger batch may run out of memory. Consider gradient checkpointing or a smaller batch.`,
       },
     ];
   }
