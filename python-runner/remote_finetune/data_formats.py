@@ -66,19 +66,22 @@ def role_map(override: Any) -> Dict[str, str]:
 
 def detect(row: Dict[str, Any], text_field: str = "text") -> str:
     """The layout of one row: chat, prompt_completion, alpaca or text; '' when none fits."""
+    # A column whose value is None is absent: JSON and Parquet readers give every row every column of the file.
+    has = lambda col: row.get(col) is not None  # noqa: E731
     for col in CHAT_COLUMNS:
         if isinstance(row.get(col), list):
             return "chat"
-    if "prompt" in row and "completion" in row:
+    if has("prompt") and has("completion"):
         return "prompt_completion"
-    if "instruction" in row and "output" in row:
+    if has("instruction") and has("output"):
         return "alpaca"
-    if text_field in row:
+    if has(text_field):
         return "text"
     return ""
 
 
 def describe_columns(row: Dict[str, Any], text_field: str) -> str:
+    row = {k: v for k, v in row.items() if v is not None}
     return ("no column this trainer reads: it has %s; expected messages or conversations (chat), prompt + completion, "
             "instruction + output (Alpaca), or %r (text; data.text_field names another)" % (sorted(row), text_field))
 

@@ -84,6 +84,14 @@ def check_spec(raw: Any) -> List[str]:
         v = get(raw, key)
         if v is not None and (not _is_num(v) or v < 0):
             errs.append("%s: expected a number >= 0" % key)
+    ratio = get(raw, "data.eval_ratio")
+    if ratio is not None and (not _is_num(ratio) or not 0 < ratio < 1):
+        errs.append("data.eval_ratio: expected a number between 0 and 1")
+    if get(raw, "data.roles") is not None and not isinstance(get(raw, "data.roles"), dict):
+        errs.append("data.roles: expected a mapping of role names")
+    train = get(raw, "data.train")
+    if isinstance(train, list) and not all(isinstance(t, str) or (isinstance(t, dict) and isinstance(t.get("path"), str)) for t in train):
+        errs.append("data.train: expected paths, or {path, weight} objects")
     if method == "qlora" and get(raw, "quantization.quant_type", "nf4") not in ("nf4", "fp4"):
         errs.append("quantization.quant_type: expected nf4|fp4")
     return errs
@@ -92,7 +100,7 @@ def check_spec(raw: Any) -> List[str]:
 def normalise(raw: Dict[str, Any]) -> Dict[str, Any]:
     spec = _merge(copy.deepcopy(DEFAULTS), copy.deepcopy(raw))
     # Without an explicit setting, evaluate when there is an eval set, as the config checker suggests.
-    if "eval_strategy" not in (raw.get("trainer") or {}) and get(spec, "data.eval"):
+    if "eval_strategy" not in (raw.get("trainer") or {}) and (get(spec, "data.eval") or get(spec, "data.eval_ratio")):
         spec["trainer"]["eval_strategy"] = "steps"
     return spec
 

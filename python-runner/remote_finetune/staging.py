@@ -214,8 +214,10 @@ def stage_spec_data(spec: Dict[str, Any], run_dir: str, env: Dict[str, str], emi
     from .spec import get
     root = data_root(run_dir, env)
     staged: Dict[str, str] = {}
-    for key in ("data.train", "data.eval"):
-        ref = get(spec, key)
+    train = get(spec, "data.train")
+    # data.train may list several sources, each a path or {path, weight, ...}.
+    refs = [t.get("path") if isinstance(t, dict) else t for t in (train if isinstance(train, list) else [train])]
+    for ref in refs + [get(spec, "data.eval")]:
         if is_remote(ref) and ref not in staged:
             staged[ref] = stage_one(ref, root, env, emit, which, interval_s)
     if staged:

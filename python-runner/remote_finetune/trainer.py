@@ -14,9 +14,10 @@ import inspect
 import json
 import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import tracking
+from . import data_formats
 from . import trainer_plan as plan
 from .callback import StopFlag, events_callback
 from .events import EventWriter
@@ -176,30 +177,69 @@ def _load_local(loader: str, path: str) -> Any:
     return load_dataset(loader, data_files=path, split="train")
 
 
-def load_raw_datasets(spec: Dict[str, Any], workdir: str, run_dir: Optional[str] = None) -> Tuple[Any, Optional[Any]]:
-    from datasets import load_dataset
+class Source:
+    """One dataset as read, with the name errors give it (the spec's path) and its weight in the mix."""
 
+    def __init__(self, label: str, dataset: Any, weight: float = 1.0) -> None:
+        self.label, self.dataset, self.weight = label, dataset, weight
+
+
+def _read(src: Dict[str, Any], token: Optional[str]) -> Any:
+    from datasets import DatasetDict, load_dataset, load_from_disk
+    if src["kind"] == "local" and src["loader"] == "disk":
+        ds = load_from_disk(src["path"])
+        if isinstance(ds, DatasetDict):
+            split = src["split"] if src["split"] in ds else (next(iter(ds)) if len(ds) == 1 else None)
+            if split is None:
+                raise RuntimeError("%s holds the splits %s and none is named %r (data.split)" % (src["path"], sorted(ds), src["split"]))
+            ds = ds[split]
+        return ds
+    if src["kind"] == "local":
+        return _load_local(src["loader"], src["path"])
+    args = (src["id"], src["config"]) if src.get("config") else (src["id"],)
+    return load_dataset(*args, split=src["split"], token=token)
+
+
+def _numbered(ds: Any) -> Any:
+    # The row of the file each example came from (1-based), so an error still names it after splits and mixing.
+    return ds.add_column(ROW_COLUMN, list(range(1, len(ds) + 1))) if ROW_COLUMN not in ds.column_names else ds
+
+
+ROW_COLUMN = "_rft_row"
+
+
+def load_raw_datasets(spec: Dict[str, Any], workdir: str, run_dir: Optional[str] = None) -> Tuple[List[Source], Optional[List[Source]]]:
+    """The training sources (data.train: one reference or several with weights) and the eval sources (data.eval,
+    or data.eval_ratio of each training source, carved with trainer.seed), rows numbered as in their files."""
     from .staging import is_remote, read_staged
 
     token = hub_token(dict(os.environ))
     staged = read_staged(run_dir) if run_dir else {}
-    for key in ("data.train", "data.eval"):
-        ref = get(spec, key)
+    refs = data_formats.train_sources(get(spec, "data.train"))
+    evalref = get(spec, "data.eval")
+    for ref in [r["path"] for r in refs] + ([str(evalref)] if evalref else []):
         if is_remote(ref) and ref not in staged:
-            raise RuntimeError("%s %s was not staged on the host (the bootstrap stages s3://, gs:// and hf:// data before training)" % (key, ref))
-    src = plan.dataset_source(spec, workdir, staged)
-    if src["kind"] == "local":
-        train = _load_local(*src["train"])
-        evalset = _load_local(*src["eval"]) if src["eval"] else None
-        if src.get("eval_hub"):
-            evalset = load_dataset(src["eval_hub"], split="train", token=token)
-        return train, evalset
-    train = load_dataset(src["id"], split=src["split"], token=token)
-    evalset = None
-    if src.get("eval"):
-        ev = str(src["eval"])
-        # "validation"/"test" name a split of the same dataset; anything else is another dataset
-        evalset = load_dataset(src["id"], split=ev, token=token) if "/" not in ev else load_dataset(ev, split="train", token=token)
+            raise RuntimeError("data %s was not staged on the host (the bootstrap stages s3://, gs:// and hf:// data before training)" % ref)
+    split, config = str(get(spec, "data.split", "train")), get(spec, "data.config")
+    train: List[Source] = []
+    for r in refs:
+        src = plan.source_of(r["path"], workdir, staged, str(r.get("split") or split), r.get("config") or config)
+        train.append(Source(r["path"], _numbered(_read(src, token)), float(r["weight"])))
+    evalset: Optional[List[Source]] = None
+    if evalref:
+        ev = str(evalref)
+        first = plan.source_of(refs[0]["path"], workdir, staged, split, config)
+        src = plan.source_of(ev, workdir, staged, "train")
+        if src["kind"] == "hub" and first["kind"] == "hub" and "/" not in ev:
+            src = dict(first, split=ev)  # "validation"/"test" name a split of the training dataset
+        evalset = [Source(ev, _numbered(_read(src, token)))]
+    elif float(get(spec, "data.eval_ratio", 0) or 0) > 0:
+        ratio, seed = float(get(spec, "data.eval_ratio")), int(get(spec, "trainer.seed", 42))
+        evalset = []
+        for s in train:
+            parts = s.dataset.train_test_split(test_size=ratio, seed=seed)
+            s.dataset = parts["train"]
+            evalset.append(Source(s.label, parts["test"]))
     return train, evalset
 
 
@@ -212,31 +252,126 @@ def uses_template(spec: Dict[str, Any], tokenizer: Any, run: Run) -> bool:
     return False
 
 
-def to_texts(ds: Any, spec: Dict[str, Any], tokenizer: Any, template: bool) -> Any:
-    """One `text` column. Chat examples are rendered by the tokenizer's template, which already holds BOS
-    and the end-of-turn token; plain text gets EOS appended so the model learns where an example ends."""
+def _as_sources(ds: Any) -> List[Source]:
+    return ds if isinstance(ds, list) else [Source("data", ds)]
+
+
+def _converter(spec: Dict[str, Any], tokenizer: Any, source: Source, warn: Optional[Callable[[str, str], None]]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
+    """Row -> TRL form. Chat rows always go through the tokenizer's template when it has one (as TRL renders
+    them); Alpaca rows become messages only with data.chat_template. Without a template, chat rows are joined as
+    'role: content' lines and trained on as text."""
     text_field = str(get(spec, "data.text_field", "text"))
-    eos = tokenizer.eos_token or ""
-    apply = (lambda messages: tokenizer.apply_chat_template(messages, tokenize=False)) if template else None
+    roles = data_formats.role_map(get(spec, "data.roles"))
+    has_template = bool(getattr(tokenizer, "chat_template", None))
+    chat = has_template and bool(get(spec, "data.chat_template", False))
+    ds = source.dataset
+    first = ds[0] if len(ds) else {}
+    layout = data_formats.detect(first, text_field)
+    if not layout:
+        raise data_formats.DataError(source.label, 1, None, data_formats.describe_columns(
+            {k: v for k, v in first.items() if k != ROW_COLUMN}, text_field))
+    if layout == "chat" and not has_template and warn is not None:
+        warn("%s holds conversations and the tokenizer has no chat template; joining 'role: content' lines" % source.label, "no-chat-template")
 
-    def to_text(example: Dict[str, Any]) -> Dict[str, Any]:
-        text = plan.format_text(example, text_field, bool(get(spec, "data.chat_template", False)), apply) or ""
-        if eos and not template and text and not text.endswith(eos):
-            text += eos
-        return {"text": text}
+    column = data_formats.column_of(first, layout, text_field)
 
-    ds = ds.map(to_text, remove_columns=[c for c in ds.column_names if c != "text"])
-    return ds.filter(lambda e: bool(e["text"]))
+    def convert(row: Dict[str, Any]) -> Dict[str, Any]:
+        index = int(row.get(ROW_COLUMN, 0))
+        if data_formats.detect(row, text_field) != layout:
+            raise data_formats.DataError(source.label, index, column, "missing or empty here, while the first row has it (%s rows); %s" % (
+                layout, data_formats.describe_columns({k: v for k, v in row.items() if k != ROW_COLUMN}, text_field)))
+        ex = data_formats.to_trl(row, layout, chat=chat, roles=roles, text_field=text_field, source=source.label, index=index)
+        if not has_template and "messages" in ex:
+            ex = {"text": "\n".join("%s: %s" % (m["role"], m["content"]) for m in ex["messages"])}
+        if not has_template and isinstance(ex.get("prompt"), list):
+            raise data_formats.DataError(source.label, index, "prompt", "conversational prompt/completion rows need a tokenizer with a chat template")
+        return ex
+
+    convert.layout = layout  # type: ignore[attr-defined]
+    return convert
 
 
-def tokenize(ds: Any, tokenizer: Any, max_len: int, templated: bool) -> Any:
-    # A rendered chat template already starts with BOS: adding special tokens again would give two.
-    return ds.map(lambda b: tokenizer(b["text"], truncation=True, max_length=max_len, add_special_tokens=not templated),
-                  batched=True, remove_columns=["text"])
+def to_texts(ds: Any, spec: Dict[str, Any], tokenizer: Any, template: bool) -> Any:
+    """One `text` column: each row converted (data_formats) and rendered whole, as the trainer sees it."""
+    from datasets import Dataset
+    texts: List[str] = []
+    for source in _as_sources(ds):
+        convert = _converter(spec, tokenizer, source, None)
+        texts.extend(data_formats.render_text(tokenizer, convert(row)) for row in source.dataset)
+    return Dataset.from_dict({"text": [t for t in texts if t]})
+
+
+def tokenize(sources: Any, spec: Dict[str, Any], tokenizer: Any, run: Optional[Run], *, check: bool = True) -> Any:
+    """input_ids, attention_mask and labels of every row of every source, the loss on the assistant turns of chat
+    rows, on the completion of prompt/completion (and Alpaca) rows and on all of text (data.train_on_prompt:
+    true takes it on every token). Before anything trains, data that would teach nothing raises DataError naming
+    the file, row and column: a row that fails to convert or render, renders to special tokens only, or a source
+    whose rows nearly all render the same. Sources are weighted (data.train entries' `weight`) and concatenated."""
+    from datasets import concatenate_datasets
+
+    max_len = int(get(spec, "data.max_seq_length", 2048))
+    on_prompt = bool(get(spec, "data.train_on_prompt", False))
+    special = list(getattr(tokenizer, "all_special_ids", []) or [])
+    seed = int(get(spec, "trainer.seed", 42))
+    parts = []
+    for source in _as_sources(sources):
+        convert = _converter(spec, tokenizer, source, run.warn if run is not None else None)
+        text_field = str(get(spec, "data.text_field", "text"))
+
+        def encode(row: Dict[str, Any], source: Source = source, convert: Any = convert) -> Dict[str, Any]:
+            ex = convert(row)
+            index = int(row.get(ROW_COLUMN, 0))
+            column = data_formats.column_of(row, convert.layout, text_field)
+            try:
+                ids, labels = data_formats.encode(tokenizer, ex, train_on_prompt=on_prompt)
+            except data_formats.DataError:
+                raise
+            except Exception as e:  # jinja's TemplateError and raise_exception(): a role or order the template refuses
+                raise data_formats.DataError(source.label, index, column, "the chat template cannot render it: %s: %s" % (
+                    type(e).__name__, str(e)[:300])) from e
+            if check and data_formats.teaches_nothing(labels, special):
+                raise data_formats.DataError(source.label, index, column, "nothing to learn: it renders to %r, and the loss would "
+                                             "be taken on %s" % (tokenizer.decode(ids)[:200], "special tokens only" if any(
+                                                 t != -100 for t in labels) else "no token"))
+            key = hash(tuple(ids))
+            ids, labels = ids[:max_len], labels[:max_len]
+            return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels, ROW_COLUMN: index, "_rft_key": key}
+
+        ds = source.dataset
+        out = ds.map(encode, remove_columns=ds.column_names)
+        if check:
+            same = data_formats.identical_rows(list(out["_rft_key"]))
+            if same is not None:
+                top, n, positions = same
+                rows = [int(out[p - 1][ROW_COLUMN]) for p in positions]
+                raise data_formats.DataError(source.label, rows[0], None, "%d of its %d rows (rows %s, ...) render to the same tokens: %r" % (
+                    top, n, ", ".join(str(r) for r in rows), tokenizer.decode(out[positions[0] - 1]["input_ids"])[:200]))
+        kept = out.filter(lambda e: any(t != -100 for t in e["labels"]))
+        if len(kept) < len(out) and run is not None:
+            run.warn("%s: %d rows have nothing left to learn after truncation to data.max_seq_length %d (the prompt fills it); "
+                     "skipped" % (source.label, len(out) - len(kept), max_len), "truncated-rows")
+        if source.weight != 1.0:
+            kept = kept.select(data_formats.weighted_indices(len(kept), source.weight, seed))
+        parts.append(kept.remove_columns(["_rft_key"]))
+    ds = parts[0] if len(parts) == 1 else concatenate_datasets(parts)
+    return ds.remove_columns([ROW_COLUMN])
+
+
+def prepare_datasets(spec: Dict[str, Any], tokenizer: Any, train: List[Source], evalset: Optional[List[Source]], run: Run) -> Tuple[Any, Optional[Any]]:
+    """Tokenized train and eval sets with their labels, ready for either trainer; raises DataError first."""
+    train_t = tokenize(train, spec, tokenizer, run)
+    if len(train_t) == 0:
+        raise data_formats.DataError(", ".join(s.label for s in train), None, None, "no rows to train on")
+    eval_t = tokenize(evalset, spec, tokenizer, run) if evalset else None
+    labelled = sum(sum(1 for t in row if t != -100) for row in train_t["labels"])
+    total = sum(len(row) for row in train_t["input_ids"])
+    print("[remote-finetune] data: %d rows, %d tokens, %d of them in the loss" % (len(train_t), total, labelled), flush=True)
+    return train_t, eval_t
 
 
 class CausalCollator:
-    """Pads a batch and labels every real token, EOS included, by the attention mask: transformers'
+    """Pads a batch. Labels come from the dataset (the loss mask of data_formats), padded with -100; without
+    them every real token is labelled, EOS included, by the attention mask: transformers'
     DataCollatorForLanguageModeling labels by `input_ids != pad_token_id`, which drops EOS whenever the
     tokenizer pads with EOS (most base models), and the fine-tuned model then never stops."""
 
@@ -245,10 +380,17 @@ class CausalCollator:
         self.pad_to_multiple_of = pad_to_multiple_of
 
     def __call__(self, features: List[Dict[str, Any]]) -> Dict[str, Any]:
-        feats = [{k: f[k] for k in ("input_ids", "attention_mask") if k in f} for f in features]
+        feats = [{"input_ids": f["input_ids"], "attention_mask": f.get("attention_mask") or [1] * len(f["input_ids"])} for f in features]
         batch = self.tokenizer.pad(feats, return_tensors="pt", pad_to_multiple_of=self.pad_to_multiple_of)
         labels = batch["input_ids"].clone()
         labels[batch["attention_mask"] == 0] = -100
+        if all("labels" in f for f in features):
+            right = self.tokenizer.padding_side != "left"
+            width = labels.shape[1]
+            for i, f in enumerate(features):
+                row = list(f["labels"])
+                pad = [-100] * (width - len(row))
+                labels[i] = labels.new_tensor(row + pad if right else pad + row)
         batch["labels"] = labels
         return batch
 
@@ -313,27 +455,16 @@ def training_arguments(spec: Dict[str, Any], output_dir: str, *, has_eval: bool,
 
 def build_trainer(spec: Dict[str, Any], args: Any, model: Any, tokenizer: Any, train: Any, evalset: Optional[Any],
                   callbacks: List[Any], run: Run, sft: bool) -> Any:
-    template = uses_template(spec, tokenizer, run)
-    max_len = int(get(spec, "data.max_seq_length", 2048))
     if sft:
         from trl import SFTTrainer
         params = inspect.signature(SFTTrainer.__init__).parameters
         tk = {"processing_class": tokenizer} if "processing_class" in params else {"tokenizer": tokenizer}
-        if template and "messages" in train.column_names:
-            # Conversational data goes to trl as messages: it applies the template itself, once, without a second BOS.
-            keep = lambda ds: ds.remove_columns([c for c in ds.column_names if c != "messages"])  # noqa: E731
-            train_ds, eval_ds = keep(train), keep(evalset) if evalset is not None else None
-        else:
-            train_ds = to_texts(train, spec, tokenizer, template)
-            eval_ds = to_texts(evalset, spec, tokenizer, template) if evalset is not None else None
+        # `train` is tokenized with its labels (prepare_datasets): TRL takes input_ids and labels as they are.
+        train_ds, eval_ds = train, evalset
         return SFTTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds, callbacks=callbacks, **tk)
 
     from transformers import Trainer
-    train_t = tokenize(to_texts(train, spec, tokenizer, template), tokenizer, max_len, template)
-    if len(train_t) == 0:
-        raise RuntimeError("the training set has no usable examples (field %r%s)" % (
-            str(get(spec, "data.text_field", "text")), " or messages" if template else ""))
-    eval_t = tokenize(to_texts(evalset, spec, tokenizer, template), tokenizer, max_len, template) if evalset is not None else None
+    train_t, eval_t = train, evalset
     params = inspect.signature(Trainer.__init__).parameters
     tk = {"processing_class": tokenizer} if "processing_class" in params else {"tokenizer": tokenizer}
     return Trainer(model=model, args=args, train_dataset=train_t, eval_dataset=eval_t,
@@ -381,6 +512,16 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     trainset, evalset = load_raw_datasets(spec, workdir, run.run_dir)
     args = training_arguments(spec, ckpt_dir, has_eval=evalset is not None, sft=sft, run=run)
     tokenizer = load_tokenizer(spec)
+    raw_eval = evalset
+    try:
+        trainset, evalset = prepare_datasets(spec, tokenizer, trainset, evalset, run)
+    except data_formats.DataError as e:
+        # Before the model loads: data that teaches nothing must not become a "completed" run with loss 0.
+        print("[remote-finetune] data error: %s" % e, file=sys.stderr, flush=True)
+        if _is_main():
+            run.events.emit("error", message=str(e), hint="fix the row or the data section of the spec (data.roles, "
+                            "data.text_field); `remote-finetune validate` checks local files before a run", **e.fields())
+        return 2
     # Seeded before the adapter is made: LoRA's A matrices are drawn at random, and the Trainer seeds only after
     # the model exists. Without this, two runs of one spec start from different adapters, and on several
     # machines only DDP's broadcast from rank 0 would hide it.
@@ -408,8 +549,8 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         check = os.environ.get("RFT_SELFCHECK_LOGITS")
         if check:
             write_selfcheck(check, trainer.model, tokenizer)
-    if evalset is not None and not stop.set:
-        final_perplexity(spec, trainer, tokenizer, evalset, run)
+    if raw_eval is not None and not stop.set:
+        final_perplexity(spec, trainer, tokenizer, raw_eval, run)
     if stop.set:
         print("[remote-finetune] stopped by signal %d after saving a checkpoint at step %d" % (stop.signum, trainer.state.global_step), flush=True)
     _leave_process_group()

@@ -238,6 +238,24 @@ def loader_for(path: str) -> str:
     return LOADERS.get(os.path.splitext(name)[1], "json")
 
 
+def is_saved_dataset(path: str) -> bool:
+    """A folder written by datasets' save_to_disk (a Dataset, or a DatasetDict of splits)."""
+    return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, f)) for f in ("state.json", "dataset_dict.json"))
+
+
+def source_of(ref: str, workdir: str, staged: Dict[str, str], split: str, config: Optional[str] = None) -> Dict[str, Any]:
+    """Where one data reference is read from: {'kind': 'local', 'loader', 'path'} (a file, a folder of files, or a
+    save_to_disk folder, loader 'disk'), else {'kind': 'hub', 'id', 'split', 'config'} (a Hub dataset repo copied
+    whole from hf:// is read from its local copy as the repo would be, with its README's configs)."""
+    if ref.startswith("hf://") and ref in staged:
+        return {"kind": "hub", "id": staged[ref], "split": split, "config": config}
+    ref = staged.get(ref, ref)
+    p = os.path.expanduser(ref if os.path.isabs(ref) else os.path.join(workdir, ref))
+    if os.path.exists(p):
+        return {"kind": "local", "loader": "disk" if is_saved_dataset(p) else loader_for(p), "path": p, "split": split}
+    return {"kind": "hub", "id": ref, "split": split, "config": config}
+
+
 def dataset_source(spec: Dict[str, Any], workdir: str, staged: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Local files: {'kind': 'local', 'train': (loader, path), 'eval': (loader, path) | None, 'eval_hub'};
     otherwise {'kind': 'hub', 'id', 'split', 'eval'}. Each local file is read by its own format's loader.
