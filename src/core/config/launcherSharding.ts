@@ -25,6 +25,11 @@ const PROFILES: Record<string, { readonly stage: ZeroStage; readonly engine: 'dd
   deepspeed_zero3: { stage: 3, engine: 'deepspeed' },
 };
 
+/** A bare profile name the runner resolves to its own accelerate config (launchers.py resolve_accelerate_config). */
+export function isRunnerProfile(name: string): boolean {
+  return Object.hasOwn(PROFILES, name);
+}
+
 // accelerate's FSDP_SHARDING_STRATEGY, in order: the numeric form is an index into it, from 1.
 const FSDP_STRATEGIES = ['FULL_SHARD', 'SHARD_GRAD_OP', 'NO_SHARD', 'HYBRID_SHARD', 'HYBRID_SHARD_ZERO2'] as const;
 
@@ -78,8 +83,8 @@ export function launcherSettings(root: DocNode | undefined, specFile: string, fi
 
   const file = scalarAt(root, ['launcher', 'config_file']);
   const name = typeof file === 'string' ? file : processes > 1 ? 'multi_gpu' : 'single_gpu';
-  const profile = PROFILES[name.replace(/\.ya?ml$/, '')];
-  if (profile && !name.includes('/')) {
+  const profile = isRunnerProfile(name) ? PROFILES[name] : undefined;
+  if (profile) {
     const s: Sharding = { ...base, engine: profile.engine, stage: profile.stage, zeroInit: profile.stage === 3, source: `profile ${name}` };
     return withWhere({ sharding: s }, where);
   }

@@ -135,3 +135,15 @@ test('target.volume: fine on EC2, RFT820 on a provider without persistent volume
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("launcher.config_file naming one of the runner's own accelerate profiles is no missing file; the same name with .yaml is a path", () => {
+  const ws = workspace({});
+  const withFile = (v: string): string[] =>
+    validateText(
+      `version: 1\nmodel:\n  id: org/m-7B\nmethod: qlora\ndata:\n  train: org/d\nlauncher:\n  type: accelerate\n  config_file: ${v}\n  num_processes: 2\ntarget:\n  provider: ssh\n  gpu: A100-80GB\n  gpu_count: 2\n`,
+      { fileName: join(ws, 'finetune.yaml'), files: nodeFiles },
+    ).diagnostics.map((d) => d.code);
+  for (const p of ['single_gpu', 'multi_gpu', 'deepspeed_zero2', 'deepspeed_zero3']) assert.ok(!withFile(p).includes('RFT813'), p);
+  assert.ok(withFile('deepspeed_zero3.yaml').includes('RFT813'));
+  rmSync(ws, { recursive: true, force: true });
+});

@@ -14,6 +14,7 @@ import { estimateRunSpec, formatGb } from '../runSpecEstimate';
 import type { RunSpecEstimate } from '../runSpecEstimate';
 import { vramBandText } from '../../gpu/vramAccuracy';
 import { plural } from '../plainText';
+import { isRunnerProfile } from '../launcherSharding';
 
 const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
 
@@ -124,6 +125,7 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   for (const [path, syntax, sev] of refs) {
     const n = nodeAt(root, path);
     if (n?.kind !== 'scalar' || typeof n.value !== 'string' || !inp.files) continue;
+    if (path[1] === 'config_file' && isRunnerProfile(n.value)) continue; // the runner's own accelerate profile, not a file here
     // Read once, bounded: the path is the workspace's choice and may lead to a device, a FIFO or outside it.
     const got = inp.files.read(join(dirName(inp.fileName), n.value));
     if ('missing' in got) {
