@@ -30,13 +30,19 @@ def _folder_bytes(path: str) -> int:
     return sum(os.path.getsize(os.path.join(path, n)) for n in os.listdir(path) if os.path.isfile(os.path.join(path, n)))
 
 
-def resolve_adapter(spec: Dict[str, Any], workdir: str, given: Optional[str]) -> Optional[str]:
-    """The adapter folder: the one asked for (relative to the workspace), else the one the run left."""
-    rel = given or find_adapter(spec, workdir, 0.0)
+def resolve_adapter(spec: Dict[str, Any], workdir: str, given: Optional[str], run_id: str) -> Optional[str]:
+    """The adapter folder: the one asked for (relative to the workspace), else the one run `run_id` left."""
+    rel = given or find_adapter(spec, workdir, 0.0, run_id)
     if rel is None:
         return None
     path = rel if os.path.isabs(rel) else os.path.join(workdir, rel)
     return path if os.path.isfile(os.path.join(path, "adapter_config.json")) else None
+
+
+def merged_dir_of(adapter_dir: str) -> str:
+    """The merged model goes beside the adapter it came from: in the run's own folder (<outputs.dir>/<run id>/merged),
+    or <outputs.dir>/merged for a run from before the per-run folders, as it always did."""
+    return os.path.join(os.path.dirname(os.path.normpath(adapter_dir)), "merged")
 
 
 def merge(run_dir: str, workdir: str, adapter: Optional[str], out: Optional[str], dtype: str, device: str, lines: OpLines,
@@ -46,10 +52,10 @@ def merge(run_dir: str, workdir: str, adapter: Optional[str], out: Optional[str]
         return lines.error("spec.json: " + "; ".join(errs))
     if dtype not in DTYPES:
         return lines.error("dtype must be one of " + ", ".join(DTYPES))
-    adapter_dir = resolve_adapter(spec, workdir, adapter)
+    adapter_dir = resolve_adapter(spec, workdir, adapter, os.path.basename(run_dir))
     if adapter_dir is None:
         return lines.error("no LoRA adapter (adapter_config.json) found under %s" % outputs_root(spec, workdir)[0])
-    out_dir = out if out and os.path.isabs(out) else os.path.join(workdir, out or os.path.join(outputs_root(spec, workdir)[0], "merged"))
+    out_dir = out if out and os.path.isabs(out) else os.path.join(workdir, out) if out else merged_dir_of(adapter_dir)
     if os.path.realpath(out_dir) == os.path.realpath(adapter_dir):
         return lines.error("the merged model cannot be written over its adapter")
 

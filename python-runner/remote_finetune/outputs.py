@@ -1,7 +1,8 @@
 """What a run leaves in its outputs folder: the adapter (or full model) to download, and checkpoints.
 
-The built-in trainer writes to fixed places (<outputs.dir>/adapter or /model; checkpoints through its
-callback). A user's own script chooses its own folders (the seed's train_vqa.py saves under its own
+The built-in trainer writes to fixed places of its own run: <outputs.dir>/<run id>/adapter or /model, checkpoints
+under <outputs.dir>/checkpoints/<run id> (runs before that layout wrote <outputs.dir>/adapter, shared by every
+run of the workspace; it is still found for them). A user's own script chooses its own folders (the seed's train_vqa.py saves under its own
 output_dir), so for it both are found by looking: checkpoint-N folders that hold trainer_state.json (HF
 Trainer writes it last, so the checkpoint is complete), and the newest folder written during this run
 that holds an adapter or model.
@@ -13,6 +14,7 @@ import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from .spec import get
+from .trainer_plan import run_outputs_dir
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 _MAX_DEPTH = 4
@@ -41,22 +43,35 @@ def is_saved_model(path: str) -> bool:
     return "adapter_config.json" in names or ("config.json" in names and any(n in names for n in _MODEL_FILES))
 
 
-def find_adapter(spec: Dict[str, Any], workdir: str, since: float) -> Optional[str]:
-    """The adapter or model to bring back, relative to the workspace when it lies inside it."""
+def _newest_mtime(path: str) -> float:
+    try:
+        return max(os.stat(os.path.join(path, n)).st_mtime for n in os.listdir(path))
+    except (OSError, ValueError):
+        return 0.0
+
+
+def find_adapter(spec: Dict[str, Any], workdir: str, since: float, run_id: Optional[str] = None) -> Optional[str]:
+    """The adapter or model of run `run_id` (relative to the workspace when it lies inside it): its own folder
+    first; else <outputs.dir>/adapter or /model (runs from before the per-run folders, or an own script that saves
+    there), written since `since` when that is given (0 for any age); else the newest saved model since `since`."""
     out, root = outputs_root(spec, workdir)
-    for name in ("adapter", "model"):  # the built-in trainer: LoRA methods save the adapter, full fine-tuning the model
-        if is_saved_model(os.path.join(root, name)):
+    if run_id:
+        own = os.path.relpath(run_outputs_dir(root, run_id), root)
+        for name in ("adapter", "model"):  # the built-in trainer: LoRA methods save the adapter, full fine-tuning the model
+            if is_saved_model(os.path.join(root, own, name)):
+                return os.path.join(out, own, name)
+    for name in ("adapter", "model"):
+        path = os.path.join(root, name)
+        # Another run's adapter, left there before this one started, is not this run's.
+        if is_saved_model(path) and (since <= 0 or _newest_mtime(path) >= since):
             return os.path.join(out, name)
     best: Optional[Tuple[float, str]] = None
     for dirpath, dirnames, _files in _walk(root):
         dirnames[:] = [d for d in dirnames if not _CHECKPOINT.match(d) and d != "checkpoints"]
         if dirpath == root or not is_saved_model(dirpath):
             continue
-        try:
-            mtime = max(os.stat(os.path.join(dirpath, n)).st_mtime for n in os.listdir(dirpath))
-        except (OSError, ValueError):
-            continue
-        if mtime >= since and (best is None or mtime > best[0]):
+        mtime = _newest_mtime(dirpath)
+        if mtime and mtime >= since and (best is None or mtime > best[0]):
             best = (mtime, dirpath)
     if best is None:
         return None

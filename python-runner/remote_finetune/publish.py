@@ -20,7 +20,8 @@ from .modelcard import base_license, model_card, read_events
 from .oplines import OpLines, quiet_stdout, read_stdin_json
 from .outputs import outputs_root
 from .spec import get, load_spec
-from .merge import resolve_adapter
+from .merge import merged_dir_of, resolve_adapter
+from .trainer_plan import run_outputs_dir
 
 # The card replaces these (peft's save_pretrained writes a template README.md); the merge record is ours.
 _SKIP = {"README.md", MERGE_RECORD, "training_args.bin"}
@@ -52,12 +53,16 @@ def publish(run_dir: str, workdir: str, what: str, repo: str, private: bool, pat
     spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
     if spec is None:
         return lines.error("spec.json: " + "; ".join(errs))
+    run_id = os.path.basename(run_dir)
     if what == "adapter":
-        folder = resolve_adapter(spec, workdir, path)
+        folder = resolve_adapter(spec, workdir, path, run_id)
         if folder is None:
             return lines.error("no LoRA adapter (adapter_config.json) found under %s" % outputs_root(spec, workdir)[0])
     else:
-        rel = path or os.path.join(outputs_root(spec, workdir)[0], "merged")
+        # The merged model of this run: beside its own adapter (merge.py), not whichever run merged last.
+        adapter = None if path else resolve_adapter(spec, workdir, None, run_id)
+        mine = merged_dir_of(adapter) if adapter else os.path.join(run_outputs_dir(outputs_root(spec, workdir)[1], run_id), "merged")
+        rel = path or os.path.relpath(mine, workdir)
         folder = rel if os.path.isabs(rel) else os.path.join(workdir, rel)
         if not os.path.isfile(os.path.join(folder, "config.json")):
             return lines.error("no merged model at %s: run \"Fine-Tune: Merge Adapter\" first" % rel)

@@ -350,7 +350,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
         elif not errors_reported:
             events.emit("error", message="the training process exited with code %d; see output.log" % exit_code)
     fields: Dict[str, Any] = {"status": status, "exit_code": exit_code, "runtime_s": round(time.time() - started_at, 3)}
-    adapter = find_adapter(spec, workdir, started_at)
+    adapter = find_adapter(spec, workdir, started_at, os.path.basename(run_dir))
     if adapter:
         fields["adapter_path"] = adapter
         dest = get(spec, "outputs.upload")

@@ -1,6 +1,7 @@
 """The built-in trainer: `python remote_finetune_entry.py train --run-dir D` (started by `run`, under
 python, accelerate or torchrun). QLoRA, BF16 LoRA or full fine-tuning from spec.json; events via
-callback.py; SIGTERM saves a checkpoint and stops cleanly; resumes from this run's newest checkpoint.
+callback.py; SIGTERM saves a checkpoint and stops cleanly; resumes from this run's newest checkpoint, else from
+trainer.resume_from_checkpoint (a checkpoint folder, or `latest`); the adapter goes to <outputs.dir>/<run id>/.
 
 Every heavy import (torch, transformers, peft, bitsandbytes, trl, datasets, wandb) happens in
 the functions below, never at module import. Where the supported library lines differ
@@ -503,6 +504,13 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     out = str(get(spec, "outputs.dir", "outputs"))
     output_dir = out if os.path.isabs(out) else os.path.join(workdir, out)
     ckpt_dir = plan.checkpoint_dir(output_dir, run.run_id)
+    try:
+        resume, resume_why = plan.resume_checkpoint(spec, output_dir, run.run_id, workdir)
+    except ValueError as e:
+        print("[remote-finetune] " + str(e), file=sys.stderr, flush=True)
+        if _is_main():
+            run.events.emit("error", message=str(e))
+        return 2
     capability = _capability()
     spec = plan.resolved_spec(spec, capability, run.warn)
     sft = bool(get(spec, "trainer.use_sft_trainer", False))
@@ -536,13 +544,14 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     if trainer.is_world_process_zero():
         with open(os.path.join(run.run_dir, "training_args.json"), "w", encoding="utf-8") as f:
             f.write(trainer.args.to_json_string())  # the arguments as used, kept with the run's record
-    resume = plan.find_resume_checkpoint(ckpt_dir)
     if resume:
-        print("[remote-finetune] resuming from %s" % resume, flush=True)
-        run.warn("resuming from %s" % run.rel(resume), "resumed")
+        print("[remote-finetune] resuming from %s (%s)" % (resume, resume_why), flush=True)
+        run.warn("resuming from %s (%s)" % (run.rel(resume), resume_why), "resumed")
+    elif get(spec, "trainer.resume_from_checkpoint") not in (None, False, ""):
+        run.warn(resume_why + "; starting at step 0", "no-checkpoint")
     trainer.train(resume_from_checkpoint=resume)
-    # LoRA: the adapter alone; full: the whole model. save_model gathers ZeRO-3 shards itself.
-    final = os.path.join(output_dir, "adapter" if spec["method"] != "full" else "model")
+    # LoRA: the adapter alone; full: the whole model, in this run's own folder. save_model gathers ZeRO-3 shards itself.
+    final = plan.final_model_dir(output_dir, run.run_id, spec["method"])
     trainer.save_model(final)
     if trainer.is_world_process_zero():
         tokenizer.save_pretrained(final)

@@ -205,6 +205,22 @@ def checkpoint_dir(output_dir: str, run_id: str) -> str:
     return os.path.join(output_dir, "checkpoints", _SAFE_ID.sub("_", run_id) or "run")
 
 
+# Names inside <outputs.dir> that are not a run's own folder.
+_SHARED_NAMES = {"checkpoints", "adapter", "model", "merged"}
+
+
+def run_outputs_dir(output_dir: str, run_id: str) -> str:
+    """What one run keeps for itself (its adapter or model, its merged model): <outputs.dir>/<run id>. A workspace's
+    runs share outputs.dir; a later run, stopped or not, must never write over an earlier run's adapter."""
+    name = _SAFE_ID.sub("_", run_id) or "run"
+    return os.path.join(output_dir, "run-" + name if name in _SHARED_NAMES or name.startswith(".") else name)
+
+
+def final_model_dir(output_dir: str, run_id: str, method: str) -> str:
+    """LoRA methods save the adapter, a full fine-tune the model, each in the run's own folder."""
+    return os.path.join(run_outputs_dir(output_dir, run_id), "adapter" if method != "full" else "model")
+
+
 def find_resume_checkpoint(output_dir: str) -> Optional[str]:
     """The newest complete checkpoint-N (one with trainer_state.json), or None."""
     try:
@@ -220,6 +236,49 @@ def find_resume_checkpoint(output_dir: str) -> Optional[str]:
             if best is None or step > best[0]:
                 best = (step, path)
     return best[1] if best else None
+
+
+def _newest_of_any_run(checkpoints_root: str) -> Optional[str]:
+    """The most recently written complete checkpoint under <outputs.dir>/checkpoints/*/."""
+    best: Optional[Tuple[float, str]] = None
+    try:
+        runs = os.listdir(checkpoints_root)
+    except OSError:
+        return None
+    for r in runs:
+        ckpt = find_resume_checkpoint(os.path.join(checkpoints_root, r))
+        if ckpt is None:
+            continue
+        mtime = os.stat(os.path.join(ckpt, "trainer_state.json")).st_mtime
+        if best is None or mtime > best[0]:
+            best = (mtime, ckpt)
+    return best[1] if best else None
+
+
+def resume_checkpoint(spec: Dict[str, Any], output_dir: str, run_id: str, workdir: str) -> Tuple[Optional[str], str]:
+    """Where training starts: (checkpoint folder or None, why in words).
+
+    This run's own newest checkpoint always wins: it is the furthest this run got (a Resume, a relaunch after a
+    reclaim), including after an earlier start from a named checkpoint. Without one, trainer.resume_from_checkpoint
+    decides: `latest` (or true) takes the newest complete checkpoint any run left under <outputs.dir>/checkpoints;
+    a path (relative to the workspace, or absolute) names a checkpoint-N folder, which must be complete. A path
+    that is not one fails the run before the model loads rather than training from step 0 unasked."""
+    own = find_resume_checkpoint(checkpoint_dir(output_dir, run_id))
+    if own:
+        return own, "this run's newest checkpoint"
+    asked = get(spec, "trainer.resume_from_checkpoint")
+    if asked is None or asked is False or asked == "":
+        return None, "no checkpoint of this run"
+    if asked is True or (isinstance(asked, str) and asked.strip().lower() == "latest"):
+        newest = _newest_of_any_run(os.path.join(output_dir, "checkpoints"))
+        return newest, "the newest checkpoint under %s" % os.path.join(output_dir, "checkpoints") if newest else \
+            "trainer.resume_from_checkpoint is latest but no run has left a complete checkpoint yet"
+    if not isinstance(asked, str):
+        raise ValueError("trainer.resume_from_checkpoint must be a checkpoint folder or `latest`, not %r" % (asked,))
+    path = os.path.expanduser(asked if os.path.isabs(asked) else os.path.join(workdir, asked))
+    if not os.path.isfile(os.path.join(path, "trainer_state.json")):
+        raise ValueError("trainer.resume_from_checkpoint: %s is not a complete checkpoint (no trainer_state.json there)" % asked)
+    return os.path.normpath(path), "trainer.resume_from_checkpoint"
 
 
 # datasets' packaged loaders by file extension (a folder of files takes its files' loader).

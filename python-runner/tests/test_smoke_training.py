@@ -90,7 +90,7 @@ class TinyLlamaBf16Lora(TempDirTest):
         self.assertTrue(all(m["peak_gpu_memory_mb"] > 0 for m in metrics))
         self.assertEqual([e["step"] for e in evs if e["type"] == "checkpoint"], [3, 6])
         fin = evs[-1]
-        self.assertEqual((fin["type"], fin["status"], fin["exit_code"], fin["adapter_path"]), ("finished", "completed", 0, "out/adapter"))
+        self.assertEqual((fin["type"], fin["status"], fin["exit_code"], fin["adapter_path"]), ("finished", "completed", 0, "out/smoke-1/adapter"))
         gpu_rows = [parse_gpu_csv_line(l) for l in read(self.path("home", "runs", "smoke-1", "gpu.csv")).splitlines()]
         self.assertTrue(gpu_rows and all(r is not None for r in gpu_rows))
 
@@ -99,7 +99,7 @@ class TinyLlamaBf16Lora(TempDirTest):
         from peft import PeftModel
         from transformers import AutoModelForCausalLM
         base = AutoModelForCausalLM.from_pretrained(os.path.join(work, "tiny-llama"), torch_dtype=torch.bfloat16).cuda()
-        model = PeftModel.from_pretrained(base, os.path.join(work, "out", "adapter"))
+        model = PeftModel.from_pretrained(base, os.path.join(work, "out", "smoke-1", "adapter"))
         out = model(input_ids=torch.tensor([[2, 5, 6, 7]], device="cuda"))
         self.assertEqual(out.logits.shape[-1], base.config.vocab_size)
 

@@ -203,8 +203,8 @@ class BuiltInTrainer(Case):
         run_id = os.path.basename(self.run_dir)
         self.assertEqual(ckpts[0]["path"], os.path.join("outputs", "checkpoints", run_id, "checkpoint-6"))
         self.assertTrue(os.path.isfile(os.path.join(self.workdir, ckpts[0]["path"], "trainer_state.json")))
-        self.assertEqual(events[-1].get("adapter_path"), os.path.join("outputs", "adapter"))
-        self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", "adapter"))
+        self.assertEqual(events[-1].get("adapter_path"), os.path.join("outputs", os.path.basename(self.run_dir), "adapter"))
+        self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", os.path.basename(self.run_dir), "adapter"))
         args = json.load(open(os.path.join(self.run_dir, "training_args.json")))
         self.assertTrue(args["bf16"])
         self.assertEqual(args["optim"], "adamw_torch")
@@ -223,7 +223,7 @@ class BuiltInTrainer(Case):
         started = self.assert_trained(rc, events)
         self.assertEqual(started["method"], "qlora")
         self.assertIn("(qlora, attn_implementation=sdpa, dtype=bfloat16)", self.output())
-        self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", "adapter"), qlora=True)
+        self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", os.path.basename(self.run_dir), "adapter"), qlora=True)
 
     def test_full_finetune_qwen2_on_chat_messages(self):
         model = tiny_model("qwen2")
@@ -234,13 +234,13 @@ class BuiltInTrainer(Case):
         started = self.assert_trained(rc, events)
         import torch
         from transformers import AutoModelForCausalLM
-        reloaded = AutoModelForCausalLM.from_pretrained(os.path.join(self.workdir, "outputs", "model"), **{_dtype_name(): torch.bfloat16}).eval()
+        reloaded = AutoModelForCausalLM.from_pretrained(os.path.join(self.workdir, "outputs", os.path.basename(self.run_dir), "model"), **{_dtype_name(): torch.bfloat16}).eval()
         n = sum(p.numel() for p in reloaded.parameters())
         self.assertEqual(started["trainable_params"], n)
         self.assertEqual(started["total_params"], n)
         untrained = self.logits(AutoModelForCausalLM.from_pretrained(model, **{_dtype_name(): torch.bfloat16}).eval())
         self.assert_same_logits(reloaded, untrained)
-        self.assertEqual(events[-1].get("adapter_path"), os.path.join("outputs", "model"))
+        self.assertEqual(events[-1].get("adapter_path"), os.path.join("outputs", os.path.basename(self.run_dir), "model"))
 
     def test_sft_via_trl_on_chat_messages(self):
         import trl  # noqa: F401
@@ -249,7 +249,7 @@ class BuiltInTrainer(Case):
         spec = base_spec(model, data={"train": "data/chat.jsonl", "chat_template": True}, trainer={"use_sft_trainer": True})
         rc, events = self.run_spec(spec)
         started = self.assert_trained(rc, events)
-        self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", "adapter"))
+        self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", os.path.basename(self.run_dir), "adapter"))
         args = json.load(open(os.path.join(self.run_dir, "training_args.json")))
         # SFTConfig's own field (max_length in trl >= 0.20, max_seq_length before): these were trl's arguments.
         self.assertEqual(args.get("max_length", args.get("max_seq_length")), 64)
@@ -262,7 +262,7 @@ class BuiltInTrainer(Case):
         started = self.assert_trained(rc, events)
         args = json.load(open(os.path.join(self.run_dir, "training_args.json")))
         self.assertEqual(args["optim"], "sgd", "the spec's optimizer was replaced")
-        self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", "adapter"))
+        self.assert_adapter_reloads(started, model, os.path.join(self.workdir, "outputs", os.path.basename(self.run_dir), "adapter"))
 
     def test_training_arguments_exist_before_the_model_loads(self):
         # ZeRO-3 (zero3_init) needs the HfDeepSpeedConfig that TrainingArguments create before from_pretrained.

@@ -96,7 +96,7 @@ class TryAdapterTest(unittest.TestCase):
         cls.events = read_events(cls.run_dir)
         if p.returncode != 0:
             raise AssertionError("training failed (%s):\n%s" % (p.returncode, p.stdout.decode(errors="replace")[-4000:]))
-        cls.adapter = os.path.join(cls.workdir, "outputs", "adapter")
+        cls.adapter = os.path.join(cls.workdir, "outputs", os.path.basename(cls.run_dir), "adapter")
 
     @classmethod
     def tearDownClass(cls) -> None:
