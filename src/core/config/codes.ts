@@ -75,6 +75,7 @@ const fixed: CodeInfo[] = [
   { code: 'RFT816', severity: 'error', title: 'fp8 on a GPU without fp8 (needs L4, RTX 4090, H100, H200)' },
   { code: 'RFT817', severity: 'warning', title: 'accelerate config: bare no/yes that YAML 1.1 (PyYAML) reads as a boolean' },
   { code: 'RFT818', severity: 'warning', title: 'Learning rate above 1e-2 with LoRA/QLoRA (2e-4 is usual)' },
+  { code: 'RFT850', severity: 'error', title: 'Local JSONL/JSON training data the trainer would stop on (first rows): no column it reads, a message without role/content, or a role no chat template renders' },
   {
     code: 'RFT819',
     severity: 'error',

@@ -3,6 +3,8 @@
 import type { DocNode } from '../ast';
 import { nodeAt, scalarAt } from '../ast';
 import type { ConfigDiagnostic, FileAccess, Fix } from '../types';
+import { textOf } from '../types';
+import { firstRowProblem, plainOf } from './dataRows';
 import type { RuleContext } from './crossChecks';
 import { setValue } from './crossChecks';
 import { replaceNode } from '../edits';
@@ -163,6 +165,26 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
         code: 'RFT813',
         message: `data.train points to ${dataNode.value}, which is not in the workspace; it is synced from here, so the run will not find it unless it already exists on the host.`,
       });
+    } else if (/\.jsonl?$/i.test(dataNode.value)) {
+      // Bounded read (4 MiB; a larger file is left to the runner's own check at start), first rows only.
+      const text = textOf(inp.files.read(join(dirName(inp.fileName), dataNode.value)));
+      const rolesNode = nodeAt(root, ['data', 'roles']);
+      const problem =
+        text === undefined
+          ? undefined
+          : firstRowProblem(text, {
+              json: /\.json$/i.test(dataNode.value),
+              textField: String(scalarAt(root, ['data', 'text_field']) ?? 'text'),
+              roles: rolesNode ? plainOf(rolesNode) : undefined,
+            });
+      if (problem) {
+        out.push({
+          ...range(dataNode),
+          severity: 'error',
+          code: 'RFT850',
+          message: `${dataNode.value} row ${problem.row}${problem.column ? `, column '${problem.column}'` : ''} ${problem.message}. The run would stop at start.`,
+        });
+      }
     }
   }
 

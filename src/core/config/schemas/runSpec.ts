@@ -43,14 +43,36 @@ export const runSpecLora = z.strictObject({
   modules_to_save: z.array(nonEmpty).optional().describe('Modules trained fully and saved with the adapter, e.g. [lm_head, audio_projector].'),
 });
 
-export const runSpecData = z.strictObject({
-  train: nonEmpty.describe(
-    'Training data: a local JSONL/JSON/CSV/Parquet path (relative to this file), a Hub dataset id, or s3://bucket/key, gs://bucket/key or hf://datasets/org/name (a file or a folder), copied by the host itself before training.',
+// Dataset layouts and the loss mask (issue 31): python-runner/remote_finetune/data_formats.py reads these.
+const dataRef = nonEmpty.describe(
+  'A local JSONL/JSON/CSV/Parquet file or a folder written by datasets\' save_to_disk (relative to this file), a Hub dataset id, or s3://bucket/key, gs://bucket/key or hf://datasets/org/name (a file or a folder), copied by the host itself before training.',
+);
+const dataSource = z.strictObject({
+  path: dataRef,
+  weight: z.number().positive().max(1000).optional().describe('How many times each row counts in the mix: 2 repeats every row, 0.5 keeps a seeded half; default 1.'),
+  config: nonEmpty.optional().describe('Configuration (subset) name of a Hub dataset; default data.config.'),
+  split: nonEmpty.optional().describe('Split of a Hub dataset or a save_to_disk folder; default data.split.'),
+});
+const dataFormatFields = {
+  config: nonEmpty.optional().describe('Configuration (subset) name of a Hub dataset, as in load_dataset(id, config).'),
+  roles: z.record(z.string(), z.union([nonEmpty, z.array(nonEmpty)])).optional().describe(
+    'Role names of your conversations mapped to system, user, assistant or tool, e.g. {bot: assistant, patient: user}, or Axolotl\'s form {assistant: [bot, gpt]}. ShareGPT\'s human/gpt/model/system/tool/function_call/observation are known already; a role neither known nor mapped stops the run at start.',
   ),
-  eval: nonEmpty.optional().describe('Evaluation data, same forms as train.'),
+  train_on_prompt: z.boolean().optional().describe(
+    'Take the loss on every token. Default false: chat rows train on the assistant turns only, prompt/completion and Alpaca rows on the completion only (as TRL, Axolotl and LLaMA-Factory do); plain text always trains on all tokens.',
+  ),
+  eval_ratio: z.number().gt(0).lt(1).optional().describe('Share of each training source held out for evaluation (seeded by trainer.seed) when data.eval is not given, e.g. 0.05.'),
+};
+
+export const runSpecData = z.strictObject({
+  train: z.union([dataRef, z.array(z.union([dataRef, dataSource])).min(1)]).describe(
+    'Training data: one source, or a list of sources mixed together (each a path, or {path, weight, config, split}). A source is a local JSONL/JSON/CSV/Parquet file or save_to_disk folder (relative to this file), a Hub dataset id, or s3://bucket/key, gs://bucket/key or hf://datasets/org/name, copied by the host itself before training. Rows are read as chat (messages or conversations, OpenAI role/content or ShareGPT from/value), prompt + completion, Alpaca (instruction, input, output) or text (text_field).',
+  ),
+  ...dataFormatFields,
+  eval: nonEmpty.optional().describe('Evaluation data: one source, same forms as train; or a split name (validation, test) of a Hub training dataset.'),
   split: nonEmpty.optional().describe('Split to take from a Hub dataset; default train.'),
   text_field: nonEmpty.optional().describe('Column holding the text to train on; default text.'),
-  chat_template: z.boolean().optional().describe('Format a `messages` column with the tokenizer\'s chat template instead of reading text_field.'),
+  chat_template: z.boolean().optional().describe('Render rows with the tokenizer\'s chat template: chat rows always are when the tokenizer has one; with this set, Alpaca rows become a user and an assistant turn too.'),
   max_seq_length: z.number().int().min(16).max(1048576).optional().describe('Tokens per example after truncation/packing (16 to 1,048,576). Activation memory grows with it.'),
   packing: z.boolean().optional().describe('Pack several short examples into one sequence (TRL SFTTrainer).'),
 });
