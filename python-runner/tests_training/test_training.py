@@ -376,12 +376,11 @@ class Collator(unittest.TestCase):
         self.assertEqual(choose_pad_token(tok), "<|finetune_right_pad_id|>")
 
     def test_templated_chat_has_one_bos(self):
-        from remote_finetune.trainer import tokenize
-        from datasets import Dataset
+        from remote_finetune.data_formats import encode
         tok = tiny.build_tokenizer(tempfile.mkdtemp(prefix="rft-tok-"))
         text = tok.apply_chat_template(tiny.conversations(1)[0], tokenize=False)
         self.assertTrue(text.startswith(tok.bos_token))
-        ids = tokenize(Dataset.from_dict({"text": [text]}), tok, 128, templated=True)[0]["input_ids"]
+        ids, _labels = encode(tok, {"messages": tiny.conversations(1)[0]}, train_on_prompt=False)
         self.assertEqual(ids.count(tok.bos_token_id), 1)
         self.assertEqual(tok(text)["input_ids"].count(tok.bos_token_id), 2, "the double-BOS this guards against")
 
