@@ -14,9 +14,8 @@ if (process.argv.includes('--write')) {
   writeFileSync(join(ROOT, 'src/core/gpu/estimateAccuracy.json'), JSON.stringify(report, null, 2) + '\n');
   const readme = join(ROOT, 'README.md');
   writeFileSync(readme, withThroughputTable(readFileSync(readme, 'utf8'), table));
-  console.log(
-    `estimateAccuracy.json and README.md: ${report.throughput.cases} throughput cases, held-out error ±${(report.throughput.heldOutMaxAbs * 100).toFixed(1)}%`,
-  );
+  const fits = Object.entries(report.throughput.gpus).map(([g, f]) => `${g} ${f.cases} cases, held-out error ±${(f.heldOutMaxAbs * 100).toFixed(1)}%`);
+  console.log(`estimateAccuracy.json and README.md: ${fits.join('; ')}`);
 } else {
   console.log(table);
 }

@@ -1,18 +1,23 @@
-// The measured throughput cases of bench/gpu/vram-*.json as inputs of the throughput model
-// (src/core/gpu/throughputModel.ts): used by scripts/gpu-accuracy.ts, which fits and writes
-// src/core/gpu/estimateAccuracy.json, and by test/unit/gpu/throughputFit.test.ts, which fits again.
-// A case counts when it ran (status ok) with a measured tokens/s: the harness's step-time median (step 2 on),
-// tokens_per_second in the file. The 2026-11-26 cases ran three processes at once on one H200 (lanes a, b, c:
-// see the file's note), so their tokens/s include the other lanes' load; the model is fitted to that as measured.
-import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+// The throughput cases the model (src/core/gpu/throughputModel.ts) is fitted on: measured ones from
+// bench/gpu/vram-*.json and published ones from bench/gpu/published-*.json (each citing its table, hardware and
+// settings). Used by scripts/gpu-accuracy.ts, which fits and writes src/core/gpu/estimateAccuracy.json and the
+// README table, and by test/unit/gpu/throughputFit.test.ts, which fits again.
+// A measured case counts when it ran (status ok) with a tokens/s: the harness's step-time median (step 2 on). The
+// 2026-11-26 H200 cases ran three processes at once on one GPU (lanes a, b, c: see the file's note), so their
+// tokens/s include the other lanes' load; they are fitted as measured and the README says so.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { z } from 'zod';
+import type { GpuId } from '../../src/core/gpu/catalog';
 import { findGpu, GPU_CATALOG } from '../../src/core/gpu/catalog';
 import { shapeFromConfigJson } from '../../src/core/gpu/models';
 import { FP32_FACTOR, PEAK_DENSE_16BIT_TFLOPS } from '../../src/core/gpu/throughput';
-import type { MeasuredCase, ThroughputCoefficients } from '../../src/core/gpu/throughputModel';
-import { crossValidate } from '../../src/core/gpu/throughputModel';
+import type { MeasuredCase } from '../../src/core/gpu/throughputModel';
+import { LLAMA_LINEAR_MODULES, crossValidate } from '../../src/core/gpu/throughputModel';
 import type { VramFile } from './vramCheck';
-import { ROOT, checkRecord, measuredFiles, parseVramFile, readRepoText } from './vramCheck';
+import { BENCH_DIR, ROOT, checkRecord, measuredFiles, parseVramFile, readRepoText } from './vramCheck';
+
+const repoPath = (p: string): string => relative(ROOT, p).split('\\').join('/');
 
 export function throughputCases(files: readonly VramFile[], readText: (repoPath: string) => string = readRepoText): MeasuredCase[] {
   const out: MeasuredCase[] = [];
@@ -24,17 +29,20 @@ export function throughputCases(files: readonly VramFile[], readText: (repoPath:
       if (r.status !== 'ok' || typeof r.tokens_per_second !== 'number' || !(r.tokens_per_second > 0)) continue;
       const shape = shapeFromConfigJson(readText(r.config), r.config);
       if (!shape) throw new Error(`${r.case}: ${r.config} is not a model config`);
-      const params = typeof r.params === 'number' ? r.params : shape.params;
       out.push({
         case: `${GPU_CATALOG[gpu].id}: ${r.case}`,
         model: r.model,
         gpu,
+        source: repoPath(f.path),
         tokensPerSecond: r.tokens_per_second / r.gpu_count,
         input: {
-          params,
+          params: typeof r.params === 'number' ? r.params : shape.params,
           layers: shape.layers,
+          hidden: shape.hidden,
+          linearModules: LLAMA_LINEAR_MODULES,
           method: r.method,
           gradientCheckpointing: r.gradient_checkpointing,
+          seqLen: r.seq_len,
           tokensPerMicroBatch: r.batch * r.seq_len,
           peakTflops: PEAK_DENSE_16BIT_TFLOPS[gpu] * (r.precision === 'fp32' ? FP32_FACTOR : 1),
         },
@@ -44,88 +52,169 @@ export function throughputCases(files: readonly VramFile[], readText: (repoPath:
   return out;
 }
 
-/** Every measured file's cases. */
-export function measuredThroughputCases(): { files: string[]; cases: MeasuredCase[] } {
-  const files = measuredFiles();
-  return { files, cases: throughputCases(files.map((p) => parseVramFile(readFileSync(p, 'utf8'), p))) };
+const publishedRow = z.object({
+  case: z.string(),
+  model: z.string(),
+  params: z.number().positive(),
+  layers: z.number().int().positive(),
+  hidden: z.number().int().positive(),
+  linear_modules: z.number().int().positive(),
+  method: z.enum(['qlora', 'lora-bf16', 'full']),
+  gradient_checkpointing: z.boolean(),
+  seq_len: z.number().int().positive(),
+  batch: z.number().int().positive(),
+  gradient_accumulation: z.number().int().positive(),
+  seconds_per_iteration: z.number().positive(),
+});
+const publishedFile = z.looseObject({ kind: z.literal('published-throughput'), gpu: z.string(), source: z.string(), rows: z.array(publishedRow) });
+
+/** Published figures (bench/gpu/published-*.json), each file citing its table, its hardware and its settings. */
+export function publishedCases(path: string): MeasuredCase[] {
+  const f = publishedFile.parse(JSON.parse(readFileSync(path, 'utf8')));
+  const gpu = findGpu(f.gpu)?.id;
+  if (!gpu) throw new Error(`${path}: no catalog GPU for ${f.gpu}`);
+  return f.rows.map((r) => ({
+    case: `${gpu} (published): ${r.case}`,
+    model: r.model,
+    gpu,
+    source: repoPath(path),
+    // An iteration is one optimizer step: gradient_accumulation micro-batches of batch × seq_len tokens.
+    tokensPerSecond: (r.gradient_accumulation * r.batch * r.seq_len) / r.seconds_per_iteration,
+    input: {
+      params: r.params,
+      layers: r.layers,
+      hidden: r.hidden,
+      linearModules: r.linear_modules,
+      method: r.method,
+      gradientCheckpointing: r.gradient_checkpointing,
+      seqLen: r.seq_len,
+      tokensPerMicroBatch: r.batch * r.seq_len,
+      peakTflops: PEAK_DENSE_16BIT_TFLOPS[gpu],
+    },
+  }));
+}
+
+export function publishedFiles(dir = BENCH_DIR): string[] {
+  return readdirSync(dir)
+    .filter((f) => /^published-.+\.json$/.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** Every measured file's cases, then every published file's. */
+export function measuredThroughputCases(): { measured: string[]; published: string[]; cases: MeasuredCase[] } {
+  const measured = measuredFiles();
+  const published = publishedFiles();
+  const cases = [...throughputCases(measured.map((p) => parseVramFile(readFileSync(p, 'utf8'), p))), ...published.flatMap(publishedCases)];
+  return { measured, published, cases };
 }
 
 const round = (x: number, digits: number): number => Number(x.toPrecision(digits));
-const GPU_SHORT = (id: string): string => id;
+const maxAbs = (xs: readonly number[]): number => round(Math.max(0, ...xs.map(Math.abs)), 4);
 
-/** src/core/gpu/estimateAccuracy.json: the throughput fit with its in-sample and held-out errors per case, and the VRAM estimate's in-sample error. */
-export function accuracyReport(
-  files: readonly string[],
-  cases: readonly MeasuredCase[],
-  vramErrors: readonly number[],
-  vramGpus: readonly string[],
-): AccuracyReport {
-  const cv = crossValidate(cases);
-  const err = (p: number, m: number): number => p / m - 1;
-  const maxAbs = (xs: number[]): number => round(Math.max(0, ...xs.map(Math.abs)), 4);
-  return {
-    _generated: 'by `npm run bench:gpu-accuracy -- --write` (scripts/gpu-accuracy.ts) from the files in sources; do not edit',
-    sources: files.map((f) => relative(ROOT, f).split('\\').join('/')),
-    throughput: {
-      gpus: [...new Set(cases.map((c) => GPU_SHORT(c.gpu)))],
-      cases: cases.length,
-      models: new Set(cases.map((c) => c.model)).size,
-      coefficients: {
-        mfuCeiling: round(cv.coefficients.mfuCeiling, 6),
-        secondsPerKernel: round(cv.coefficients.secondsPerKernel, 6),
-        checkpointPasses: round(cv.coefficients.checkpointPasses, 6),
-      },
-      inSampleMaxAbs: maxAbs(cv.cases.map((c) => err(c.inSample, c.measured))),
-      heldOutMaxAbs: maxAbs(cv.cases.map((c) => err(c.heldOut, c.measured))),
-      perCase: cv.cases.map((c) => ({
-        case: c.case,
-        measured: round(c.measured, 6),
-        inSample: round(c.inSample, 6),
-        heldOut: round(c.heldOut, 6),
-      })),
-    },
-    vram: { gpus: [...vramGpus], cases: vramErrors.length, inSampleMaxAbs: maxAbs([...vramErrors]) },
-  };
+export interface GpuFit {
+  /** measured: our own runs (bench/gpu/vram-*.json); published: a cited table. */
+  readonly basis: 'measured' | 'published';
+  readonly sources: string[];
+  readonly cases: number;
+  readonly models: number;
+  readonly mfuCeiling: number;
+  readonly secondsPerKernel: number;
+  readonly inSampleMaxAbs: number;
+  readonly heldOutMaxAbs: number;
 }
 
 export interface AccuracyReport {
   readonly _generated: string;
   readonly sources: string[];
   readonly throughput: {
-    readonly gpus: string[];
-    readonly cases: number;
-    readonly models: number;
-    readonly coefficients: ThroughputCoefficients;
-    readonly inSampleMaxAbs: number;
-    readonly heldOutMaxAbs: number;
-    readonly perCase: { case: string; measured: number; inSample: number; heldOut: number }[];
+    readonly checkpointPasses: number;
+    readonly gpus: Partial<Record<GpuId, GpuFit>>;
+    readonly perCase: { case: string; gpu: string; measured: number; inSample: number; heldOut: number }[];
   };
   readonly vram: { readonly gpus: string[]; readonly cases: number; readonly inSampleMaxAbs: number };
 }
 
-/** The report from every measured file: throughput cases and the VRAM estimate's error on each ok case. */
+/** src/core/gpu/estimateAccuracy.json: the throughput fit per GPU class with its in-sample and held-out errors per case,
+ *  and the VRAM estimate's in-sample error. */
+export function accuracyReport(
+  files: readonly string[],
+  published: readonly string[],
+  cases: readonly MeasuredCase[],
+  vramErrors: readonly number[],
+  vramGpus: readonly string[],
+): AccuracyReport {
+  const cv = crossValidate(cases);
+  const gpus: Partial<Record<GpuId, GpuFit>> = {};
+  for (const gpu of [...new Set(cases.map((c) => c.gpu))].sort()) {
+    const mine = cv.cases.filter((c) => c.gpu === gpu);
+    const k = cv.coefficients.gpus[gpu]!;
+    const sources = [...new Set(mine.map((c) => c.source))];
+    gpus[gpu] = {
+      basis: sources.every((s) => published.map(repoPath).includes(s)) ? 'published' : 'measured',
+      sources,
+      cases: mine.length,
+      models: new Set(mine.map((c) => c.model)).size,
+      mfuCeiling: round(k.mfuCeiling, 6),
+      secondsPerKernel: round(k.secondsPerKernel, 6),
+      inSampleMaxAbs: maxAbs(mine.map((c) => c.inSample / c.measured - 1)),
+      heldOutMaxAbs: maxAbs(mine.map((c) => c.heldOut / c.measured - 1)),
+    };
+  }
+  return {
+    _generated: 'by `npm run bench:gpu-accuracy -- --write` (scripts/gpu-accuracy.ts) from the files in sources; do not edit',
+    sources: files.map(repoPath),
+    throughput: {
+      checkpointPasses: round(cv.coefficients.checkpointPasses, 6),
+      gpus,
+      perCase: cv.cases.map((c) => ({
+        case: c.case,
+        gpu: c.gpu,
+        measured: round(c.measured, 6),
+        inSample: round(c.inSample, 6),
+        heldOut: round(c.heldOut, 6),
+      })),
+    },
+    vram: { gpus: [...vramGpus], cases: vramErrors.length, inSampleMaxAbs: maxAbs(vramErrors) },
+  };
+}
+
+/** The report from every file: throughput cases and the VRAM estimate's error on each measured case. */
 export function measuredAccuracy(): AccuracyReport {
-  const { files, cases } = measuredThroughputCases();
-  const parsed = files.map((p) => parseVramFile(readFileSync(p, 'utf8'), p)).filter((f) => !f.dry_run && !f.synthetic);
-  const vram = parsed.flatMap((f) => f.cases.filter((r) => r.status === 'ok' && typeof r.cuda_max_memory_reserved_mib === 'number').map((r) => checkRecord(r, readRepoText).error));
+  const { measured, published, cases } = measuredThroughputCases();
+  const parsed = measured.map((p) => parseVramFile(readFileSync(p, 'utf8'), p)).filter((f) => !f.dry_run && !f.synthetic);
+  const vram = parsed.flatMap((f) =>
+    f.cases.filter((r) => r.status === 'ok' && typeof r.cuda_max_memory_reserved_mib === 'number').map((r) => checkRecord(r, readRepoText).error),
+  );
   const gpus = [...new Set(parsed.map((f) => findGpu(f.gpu)?.id ?? f.gpu))];
-  return accuracyReport(files, cases, vram, gpus);
+  return accuracyReport([...measured, ...published], published, cases, vram, gpus);
 }
 
 const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
 
-/** The README block: per case the measured tokens/s, the in-sample and the held-out prediction, and the summary. */
+/** The README block: per GPU class its coefficients and errors, per case the measured (or published) tokens/s, the in-sample and the held-out prediction. */
 export function renderThroughputTable(r: AccuracyReport): string {
   const t = r.throughput;
-  if (t.cases === 0) return '_No measured throughput yet: run `npm run bench:gpu-vram` on a GPU machine, then `npm run bench:gpu-accuracy -- --write`._';
-  const k = t.coefficients;
+  const fits = Object.entries(t.gpus) as [GpuId, GpuFit][];
+  if (fits.length === 0) return '_No throughput data yet: run `npm run bench:gpu-vram` on a GPU machine, then `npm run bench:gpu-accuracy -- --write`._';
   const lines = [
-    `Throughput model (src/core/gpu/throughputModel.ts) fitted on ${t.cases} cases of ${t.models} models on ${t.gpus.join(', ')} (${r.sources.join(', ')}): MFU ceiling ${(k.mfuCeiling * 100).toFixed(1)}%, ${(k.secondsPerKernel * 1e6).toFixed(1)} µs per kernel, checkpointing +${k.checkpointPasses.toFixed(2)} passes. In sample: every case fitted with all of them. Held out: leave-one-model-out, each case predicted by a fit without any case of its model.`,
+    `Throughput model (src/core/gpu/throughputModel.ts): checkpointing adds ${t.checkpointPasses.toFixed(2)} overhead passes (shared), and per GPU class with data:`,
     '',
-    '| case | measured tokens/s | in-sample | error | held out | error |',
+    '| GPU | basis | cases (models) | MFU ceiling | µs per kernel | largest in-sample error | largest held-out error |',
+    '|---|---|---|---|---|---|---|',
+    ...fits.map(
+      ([gpu, f]) =>
+        `| ${gpu} | ${f.basis} (${f.sources.join(', ')}) | ${f.cases} (${f.models}) | ${(f.mfuCeiling * 100).toFixed(1)}% | ${(f.secondsPerKernel * 1e6).toFixed(1)} | ±${(f.inSampleMaxAbs * 100).toFixed(1)}% | ±${(f.heldOutMaxAbs * 100).toFixed(1)}% |`,
+    ),
+    '',
+    'In sample: predicted by the fit on every case. Held out: leave-one-model-out, predicted by a fit without any case of its model.',
+    '',
+    '| case | tokens/s | in-sample | error | held out | error |',
     '|---|---|---|---|---|---|',
-    ...t.perCase.map((c) => `| ${c.case} | ${Math.round(c.measured)} | ${Math.round(c.inSample)} | ${signed(c.inSample / c.measured - 1)} | ${Math.round(c.heldOut)} | ${signed(c.heldOut / c.measured - 1)} |`),
-    `| **largest error** | | | **±${(t.inSampleMaxAbs * 100).toFixed(1)}%** | | **±${(t.heldOutMaxAbs * 100).toFixed(1)}%** |`,
+    ...t.perCase.map(
+      (c) =>
+        `| ${c.case} | ${Math.round(c.measured)} | ${Math.round(c.inSample)} | ${signed(c.inSample / c.measured - 1)} | ${Math.round(c.heldOut)} | ${signed(c.heldOut / c.measured - 1)} |`,
+    ),
     '',
     `The VRAM estimate's largest error on the ${r.vram.cases} measured cases is ±${(r.vram.inSampleMaxAbs * 100).toFixed(1)}%, in sample (its coefficients were calibrated on these cases; there is no held-out figure yet).`,
   ];

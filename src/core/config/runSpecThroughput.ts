@@ -11,6 +11,8 @@ export function runSpecThroughput(e: RunSpecEstimate): Throughput {
     gpuCount: x.gpuCount,
     params: x.model.params,
     layers: x.model.layers,
+    hidden: x.model.hidden,
+    seqLen: x.seqLen,
     method: x.method,
     gradientCheckpointing: x.gradientCheckpointing,
     precision: x.weightBytes === 4 ? 'fp32' : 'bf16',

@@ -1,10 +1,12 @@
 // Training throughput (tokens per second) of a GPU class, for the run length and cost shown before launch.
 // The model (throughputModel.ts) is compute at a fitted MFU ceiling plus a fitted per-kernel overhead that
 // dominates small models and small batches; its coefficients and its errors come from the measured cases in
-// bench/gpu/vram-*.json, fitted by scripts/gpu-accuracy.ts into estimateAccuracy.json (a unit test fits again
-// and fails when the committed file is stale). Every figure carries its band (the largest leave-one-model-out
-// error) and its basis. Published tokens/s figures (LLaMA-Factory's, Unsloth's) are not used: the ones found
-// could not be checked against their source with their hardware, or give only ratios to another tool.
+// bench/gpu/vram-*.json (our H200 runs) and the published ones in bench/gpu/published-*.json (QwenLM/Qwen's README
+// table of LoRA seconds per step on an A100-SXM4-80G), fitted by scripts/gpu-accuracy.ts into
+// estimateAccuracy.json (a unit test fits again and fails when the committed file is stale). Every figure carries
+// its band (the largest leave-one-model-out error of its GPU class) and its basis. LLaMA-Factory's and Unsloth's
+// tokens/s figures are not used: the ones found could not be checked against their source with their hardware,
+// or give only ratios to another tool.
 // Assumptions not measured anywhere, said in the basis when they apply:
 //  - other GPUs: the compute term scales with NVIDIA's datasheet dense FP16/BF16 tensor peak (without sparsity);
 //    the overhead term is host-side kernel launches and is kept as measured;
@@ -15,7 +17,7 @@ import type { GpuId } from './catalog';
 import { GPU_CATALOG } from './catalog';
 import { shapeFromName } from './models';
 import type { ThroughputCoefficients, TrainMethod } from './throughputModel';
-import { flopsPerToken, predictTokensPerSecond } from './throughputModel';
+import { LLAMA_LINEAR_MODULES, flopsPerToken, predictTokensPerSecond } from './throughputModel';
 import accuracy from './estimateAccuracy.json';
 
 export const PEAK_DENSE_16BIT_TFLOPS: Readonly<Record<GpuId, number>> = {
@@ -40,16 +42,40 @@ export function precisionFactor(p: 'bf16' | 'fp16' | 'fp32'): number {
   return p === 'fp32' ? FP32_FACTOR : 1;
 }
 
-/** The committed fit (estimateAccuracy.json). */
-export const THROUGHPUT_FIT: {
-  readonly coefficients: ThroughputCoefficients;
-  readonly gpus: readonly string[];
+interface GpuFit {
+  readonly basis: 'measured' | 'published';
+  readonly sources: readonly string[];
   readonly cases: number;
   readonly models: number;
+  readonly mfuCeiling: number;
+  readonly secondsPerKernel: number;
   readonly inSampleMaxAbs: number;
   readonly heldOutMaxAbs: number;
-  readonly sources: readonly string[];
-} = { ...accuracy.throughput, sources: accuracy.sources };
+}
+
+/** The committed fit (estimateAccuracy.json): per GPU class with data, and the shared checkpointing passes. */
+export const THROUGHPUT_FIT: { readonly checkpointPasses: number; readonly gpus: Readonly<Partial<Record<GpuId, GpuFit>>> } = accuracy.throughput as {
+  checkpointPasses: number;
+  gpus: Partial<Record<GpuId, GpuFit>>;
+};
+
+const COEFFICIENTS: ThroughputCoefficients = {
+  checkpointPasses: THROUGHPUT_FIT.checkpointPasses,
+  gpus: Object.fromEntries(Object.entries(THROUGHPUT_FIT.gpus).map(([g, f]) => [g, { mfuCeiling: f.mfuCeiling, secondsPerKernel: f.secondsPerKernel }])),
+};
+
+// A GPU without data of its own borrows the coefficients of the nearest class that has some: Hopper from the H200,
+// the rest (Ampere, Ada, Turing, Volta) from the A100, its compute scaled by its own datasheet peak.
+const HOPPER: readonly GpuId[] = ['H100', 'H200'];
+const A100: readonly GpuId[] = ['A100-80GB', 'A100-40GB'];
+
+/** The GPU class whose fitted coefficients a GPU uses, or undefined when there is no fit at all. */
+export function fitClassOf(gpu: GpuId): GpuId | undefined {
+  const has = (g: GpuId): boolean => THROUGHPUT_FIT.gpus[g] !== undefined;
+  if (has(gpu)) return gpu;
+  const order = HOPPER.includes(gpu) ? [...HOPPER, ...A100] : [...A100, ...HOPPER];
+  return order.find(has) ?? (Object.keys(THROUGHPUT_FIT.gpus)[0] as GpuId | undefined);
+}
 
 export interface ThroughputInput {
   readonly gpu: GpuId;
@@ -58,11 +84,15 @@ export interface ThroughputInput {
   readonly params: number;
   /** Decoder layers; when unknown, a Llama-like shape of this size is assumed. */
   readonly layers?: number;
+  /** Hidden size; when unknown, from params and layers (P ≈ 12·L·h², Kaplan et al. 2020). */
+  readonly hidden?: number;
   readonly method: TrainMethod;
   readonly gradientCheckpointing: boolean;
   readonly precision: 'bf16' | 'fp16' | 'fp32';
   /** Per-device batch × sequence length: the tokens of one forward/backward on one GPU. */
   readonly tokensPerMicroBatch: number;
+  /** Sequence length (attention FLOPs); when unknown, the micro-batch is taken as one sequence. */
+  readonly seqLen?: number;
 }
 
 export interface Throughput {
@@ -79,42 +109,43 @@ export interface Throughput {
 
 const pct = (x: number): number => Math.ceil(x * 100);
 
-/** "fitted on 10 H200 cases (3 models), held-out error ≤ 20% (in-sample ≤ 15%)". */
-export function throughputBasis(gpu?: GpuId): string {
-  const f = THROUGHPUT_FIT;
-  const measuredOn = f.gpus.join(', ');
-  const scaled = gpu && !f.gpus.includes(gpu) ? `; ${gpu} scaled by its datasheet peak, not measured on it` : '';
-  return `fitted on ${f.cases} ${measuredOn} cases (${f.models} models), held-out error ≤ ${pct(f.heldOutMaxAbs)}% (in-sample ≤ ${pct(f.inSampleMaxAbs)}%)${scaled}`;
+/** "fitted on 10 measured H200 cases (3 models), held-out error ≤ 20% (in-sample ≤ 15%)", and for a GPU without data its class. */
+export function throughputBasis(gpu: GpuId): string {
+  const cls = fitClassOf(gpu);
+  const f = cls ? THROUGHPUT_FIT.gpus[cls] : undefined;
+  if (!cls || !f) return 'no throughput data: FLOPs at an assumed 35% of the peak';
+  const what = f.basis === 'measured' ? `${f.cases} measured ${cls} cases` : `${f.cases} published ${cls} figures (${f.sources.join(', ')})`;
+  const scaled = cls === gpu ? '' : `; ${gpu} scaled from ${cls} by its datasheet peak, not measured on it`;
+  return `fitted on ${what} (${f.models} models), held-out error ≤ ${pct(f.heldOutMaxAbs)}% (in-sample ≤ ${pct(f.inSampleMaxAbs)}%)${scaled}`;
 }
 
 export function trainingThroughput(x: ThroughputInput): Throughput {
   const layers = x.layers ?? shapeFromName(`${x.params / 1e9}B`)?.layers ?? 32;
-  const perGpu = predictTokensPerSecond(
-    {
-      params: x.params,
-      layers,
-      method: x.method,
-      gradientCheckpointing: x.gradientCheckpointing,
-      tokensPerMicroBatch: Math.max(1, x.tokensPerMicroBatch),
-      peakTflops: PEAK_DENSE_16BIT_TFLOPS[x.gpu] * precisionFactor(x.precision),
-    },
-    THROUGHPUT_FIT.coefficients,
-  );
+  const hidden = x.hidden ?? Math.round(Math.sqrt(x.params / (12 * layers)));
+  const tokens = Math.max(1, x.tokensPerMicroBatch);
+  const c = {
+    params: x.params,
+    layers,
+    hidden,
+    linearModules: LLAMA_LINEAR_MODULES,
+    method: x.method,
+    gradientCheckpointing: x.gradientCheckpointing,
+    seqLen: x.seqLen ?? tokens,
+    tokensPerMicroBatch: tokens,
+    peakTflops: PEAK_DENSE_16BIT_TFLOPS[x.gpu] * precisionFactor(x.precision),
+  };
+  const cls = fitClassOf(x.gpu);
+  const flops = flopsPerToken(c);
+  // With no fit at all (no data file), the old first-principles figure: FLOPs at 35% of the peak.
+  const perGpu = cls ? predictTokensPerSecond(c, COEFFICIENTS, cls) : (c.peakTflops * 1e12 * 0.35) / flops;
   const gpus = Math.max(1, x.gpuCount);
   const tokensPerSecond = perGpu * (gpus === 1 ? 1 : gpus * MULTI_GPU_EFFICIENCY);
-  const band = THROUGHPUT_FIT.heldOutMaxAbs;
+  const band = (cls && THROUGHPUT_FIT.gpus[cls]?.heldOutMaxAbs) || 0.5;
   const notes = [
     x.precision === 'fp32' ? 'fp32 at ¼ of the 16-bit rate (assumed)' : '',
     gpus > 1 ? `${gpus} GPUs at 90% each (assumed)` : '',
     x.layers === undefined ? `${layers} layers assumed for ${(x.params / 1e9).toFixed(1)}B` : '',
   ].filter(Boolean);
-  const basis = `${GPU_CATALOG[x.gpu].id}, ${x.method}, ${x.tokensPerMicroBatch} tokens per micro-batch: ${throughputBasis(x.gpu)}${notes.length ? `; ${notes.join('; ')}` : ''}`;
-  return {
-    tokensPerSecond,
-    band,
-    low: tokensPerSecond * (1 - band),
-    high: tokensPerSecond * (1 + band),
-    flopsPerToken: flopsPerToken({ params: x.params, method: x.method, gradientCheckpointing: x.gradientCheckpointing }),
-    basis,
-  };
+  const basis = `${GPU_CATALOG[x.gpu].id}, ${x.method}, ${tokens} tokens per micro-batch: ${throughputBasis(x.gpu)}${notes.length ? `; ${notes.join('; ')}` : ''}`;
+  return { tokensPerSecond, band, low: tokensPerSecond * (1 - band), high: tokensPerSecond * (1 + band), flopsPerToken: flops, basis };
 }

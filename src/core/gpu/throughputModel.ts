@@ -5,32 +5,42 @@
 // small model or a small batch is overhead-bound. Why each part:
 //  - FLOPs per token: 2·N forward; backward 4·N when weight gradients are computed (full fine-tuning), 2·N when only
 //    activation gradients are (LoRA/QLoRA: the base weights are frozen); checkpointing recomputes the forward, +2·N
-//    (Kaplan et al. 2020, §2.1). Attention's own FLOPs are left out (a few percent below 4k tokens).
+//    (Kaplan et al. 2020, §2.1). Causal attention adds 2·L·h·s per token forward (QKᵀ and AV over s/2 keys on
+//    average), twice that backward, once more when checkpointed (the same count: Kaplan et al. 2020, Table 1).
 //  - Overhead: the measured H200 steps (bench/gpu/vram-nvidia-h200-2026-11-26.json) of a 1B model with 2,048 tokens
 //    take 0.18-0.29 s where their FLOPs take 0.02 s at the peak: the time goes to launching small kernels (the LoRA
 //    adapter's dropout, A, B, scale and add beside each linear layer, bitsandbytes' dequantisation under QLoRA),
-//    which costs the same whatever the tokens. Kernels per decoder layer are counted, not fitted: about 27 for the
-//    plain layer (7 linear layers, 2 RMSNorms of ~4 kernels, RoPE ~6, attention, SiLU and product, 2 residual adds),
-//    +28 for LoRA on all 7 linear layers (4 more each), +14 for QLoRA's dequantisation (2 each). A forward is one
-//    pass, a backward about two; checkpointing's recompute and its hooks add `checkpointPasses`, fitted.
-//  - Three coefficients are fitted (mfuCeiling, secondsPerKernel, checkpointPasses) by least squares on log
-//    tokens/s, so a 20% miss on a small case weighs what it does on a large one.
-// Other GPUs scale the compute term by their datasheet peak; the overhead term (host-side launches) is kept as
-// measured. Neither scaling is measured on any GPU but the H200: the basis text says so.
+//    which costs the same whatever the tokens. Kernels per decoder layer are counted, not fitted: about 20 besides
+//    the linear layers (2 RMSNorms of ~4 kernels, RoPE ~6, attention, SiLU and product, 2 residual adds) plus one per
+//    linear layer (7 in a Llama layer), 4 more per linear layer under LoRA (on all of them, the runner's default),
+//    2 more under QLoRA (dequantisation). A forward is one pass, a backward about two; checkpointing's recompute and
+//    its hooks add `checkpointPasses`, fitted.
+//  - Each GPU class with data has its own MFU ceiling and seconds per kernel (the host, the software stack and the
+//    GPU set both); `checkpointPasses` is shared. Coefficients are fitted by least squares on log tokens/s, so a 20%
+//    miss on a small case weighs what it does on a large one.
 import type { GpuId } from './catalog';
 
 export type TrainMethod = 'qlora' | 'lora-bf16' | 'full';
 
-/** Kernels per decoder layer in one pass (see above: counted from the Llama layer, not fitted). */
-export const KERNELS_PER_LAYER: Readonly<Record<TrainMethod, number>> = { full: 27, 'lora-bf16': 55, qlora: 69 };
+/** Kernels per decoder layer in one pass (see above: counted, not fitted). */
+export function kernelsPerLayer(method: TrainMethod, linearModules: number): number {
+  return 20 + linearModules + (method === 'full' ? 0 : 4 * linearModules) + (method === 'qlora' ? 2 * linearModules : 0);
+}
 /** A forward pass and a backward of about twice its kernels. */
 export const BASE_PASSES = 3;
+/** Linear layers in a Llama-style decoder layer (q, k, v, o, gate, up, down). */
+export const LLAMA_LINEAR_MODULES = 7;
 
-export interface ThroughputCoefficients {
+export interface GpuCoefficients {
   /** Fraction of the dense 16-bit peak the matmuls reach when overhead is negligible. */
   readonly mfuCeiling: number;
   /** Host/launch time per kernel. */
   readonly secondsPerKernel: number;
+}
+
+export interface ThroughputCoefficients {
+  /** Per GPU class that has data, by catalog id. */
+  readonly gpus: Readonly<Partial<Record<GpuId, GpuCoefficients>>>;
   /** Extra overhead passes with gradient checkpointing (the recomputed forward and its hooks). */
   readonly checkpointPasses: number;
 }
@@ -40,55 +50,68 @@ export interface ThroughputCase {
   readonly params: number;
   /** Decoder layers. */
   readonly layers: number;
+  /** Hidden size (attention FLOPs). */
+  readonly hidden: number;
+  /** Linear layers per decoder layer (LoRA adapts all of them; 7 in Llama-style models). */
+  readonly linearModules: number;
   readonly method: TrainMethod;
   readonly gradientCheckpointing: boolean;
+  readonly seqLen: number;
   /** Tokens one GPU processes per forward/backward: per-device batch × sequence length. */
   readonly tokensPerMicroBatch: number;
   /** Dense 16-bit tensor peak of the GPU, TFLOPS (throughput.ts PEAK_DENSE_16BIT_TFLOPS), after any precision factor. */
   readonly peakTflops: number;
 }
 
-export function flopsPerToken(c: Pick<ThroughputCase, 'params' | 'method' | 'gradientCheckpointing'>): number {
-  return (2 + (c.method === 'full' ? 4 : 2) + (c.gradientCheckpointing ? 2 : 0)) * c.params;
+export function flopsPerToken(c: Pick<ThroughputCase, 'params' | 'method' | 'gradientCheckpointing' | 'layers' | 'hidden' | 'seqLen'>): number {
+  const dense = (2 + (c.method === 'full' ? 4 : 2) + (c.gradientCheckpointing ? 2 : 0)) * c.params;
+  const attention = 2 * c.layers * c.hidden * c.seqLen * (3 + (c.gradientCheckpointing ? 1 : 0));
+  return dense + attention;
 }
 
 /** Seconds of one micro-batch: compute plus per-kernel overhead. */
-export function microBatchSeconds(c: ThroughputCase, k: ThroughputCoefficients): number {
-  const compute = (c.tokensPerMicroBatch * flopsPerToken(c)) / (c.peakTflops * 1e12 * k.mfuCeiling);
-  const passes = BASE_PASSES + (c.gradientCheckpointing ? k.checkpointPasses : 0);
-  const overhead = c.layers * KERNELS_PER_LAYER[c.method] * passes * k.secondsPerKernel;
+export function microBatchSeconds(c: ThroughputCase, g: GpuCoefficients, checkpointPasses: number): number {
+  const compute = (c.tokensPerMicroBatch * flopsPerToken(c)) / (c.peakTflops * 1e12 * g.mfuCeiling);
+  const passes = BASE_PASSES + (c.gradientCheckpointing ? checkpointPasses : 0);
+  const overhead = c.layers * kernelsPerLayer(c.method, c.linearModules) * passes * g.secondsPerKernel;
   return compute + overhead;
 }
 
-/** Tokens per second of one GPU. */
-export function predictTokensPerSecond(c: ThroughputCase, k: ThroughputCoefficients): number {
-  return c.tokensPerMicroBatch / microBatchSeconds(c, k);
+/** Tokens per second of one GPU, with the coefficients of the GPU class `fit` (which must be in k.gpus). */
+export function predictTokensPerSecond(c: ThroughputCase, k: ThroughputCoefficients, fit: GpuId): number {
+  const g = k.gpus[fit];
+  if (!g) throw new Error(`no throughput coefficients for ${fit}`);
+  return c.tokensPerMicroBatch / microBatchSeconds(c, g, k.checkpointPasses);
 }
 
 export interface MeasuredCase {
   readonly case: string;
   /** The model the case trained: leave-one-model-out holds out every case of one model together. */
   readonly model: string;
+  /** The GPU it ran on: its coefficients are fitted on its cases. */
   readonly gpu: GpuId;
+  /** Where the figure comes from (a measurement file, a published table). */
+  readonly source: string;
   readonly input: ThroughputCase;
   readonly tokensPerSecond: number;
 }
 
-// Coefficients are fitted in log space (all positive) by Nelder-Mead from a fixed start: deterministic, so the
-// committed fit (throughputFit.json) can be checked by fitting again.
-const START: readonly number[] = [Math.log(0.4), Math.log(40e-6), Math.log(2)];
-const fromLog = (p: readonly number[]): ThroughputCoefficients => ({
-  mfuCeiling: Math.min(1, Math.exp(p[0]!)),
-  secondsPerKernel: Math.exp(p[1]!),
-  checkpointPasses: Math.exp(p[2]!),
-});
+// Coefficients are fitted in log space (all positive) by Nelder-Mead from a fixed start, restarted from its own
+// result until it stops improving: deterministic, so the committed fit (estimateAccuracy.json) can be checked by
+// fitting again.
+const gpusOf = (cases: readonly MeasuredCase[]): GpuId[] => [...new Set(cases.map((c) => c.gpu))].sort();
+function fromLog(p: readonly number[], gpus: readonly GpuId[]): ThroughputCoefficients {
+  const out: Partial<Record<GpuId, GpuCoefficients>> = {};
+  gpus.forEach((g, i) => (out[g] = { mfuCeiling: Math.min(1, Math.exp(p[2 * i]!)), secondsPerKernel: Math.exp(p[2 * i + 1]!) }));
+  return { gpus: out, checkpointPasses: Math.exp(p[2 * gpus.length]!) };
+}
 
 /** Sum of squared log errors of the predictions. */
 export function logLoss(cases: readonly MeasuredCase[], k: ThroughputCoefficients): number {
-  return cases.reduce((s, c) => s + Math.log(predictTokensPerSecond(c.input, k) / c.tokensPerSecond) ** 2, 0);
+  return cases.reduce((s, c) => s + Math.log(predictTokensPerSecond(c.input, k, c.gpu) / c.tokensPerSecond) ** 2, 0);
 }
 
-function nelderMead(f: (p: readonly number[]) => number, start: readonly number[], iterations = 4000): number[] {
+function nelderMead(f: (p: readonly number[]) => number, start: readonly number[], iterations: number): number[] {
   const n = start.length;
   let simplex = [start.slice(), ...start.map((_, i) => start.map((v, j) => (i === j ? v + 0.5 : v)))];
   let values = simplex.map(f);
@@ -121,13 +144,28 @@ function nelderMead(f: (p: readonly number[]) => number, start: readonly number[
 }
 
 export function fitCoefficients(cases: readonly MeasuredCase[]): ThroughputCoefficients {
-  if (cases.length < 3) throw new Error(`three coefficients need at least 3 cases, got ${cases.length}`);
-  return fromLog(nelderMead((p) => logLoss(cases, fromLog(p)), START));
+  const gpus = gpusOf(cases);
+  for (const g of gpus) {
+    if (cases.filter((c) => c.gpu === g).length < 2) throw new Error(`${g}: two coefficients need at least 2 cases`);
+  }
+  const loss = (p: readonly number[]): number => logLoss(cases, fromLog(p, gpus));
+  let p = [...gpus.flatMap(() => [Math.log(0.4), Math.log(20e-6)]), Math.log(2)];
+  let best = loss(p);
+  for (let round = 0; round < 20; round++) {
+    const next = nelderMead(loss, p, 5000);
+    const value = loss(next);
+    p = next;
+    if (best - value < 1e-12) break;
+    best = value;
+  }
+  return fromLog(p, gpus);
 }
 
 export interface CaseError {
   readonly case: string;
   readonly model: string;
+  readonly gpu: GpuId;
+  readonly source: string;
   readonly measured: number;
   /** Predicted by the fit on every case (in sample). */
   readonly inSample: number;
@@ -145,9 +183,11 @@ export function crossValidate(cases: readonly MeasuredCase[]): { readonly coeffi
     cases: cases.map((c) => ({
       case: c.case,
       model: c.model,
+      gpu: c.gpu,
+      source: c.source,
       measured: c.tokensPerSecond,
-      inSample: predictTokensPerSecond(c.input, coefficients),
-      heldOut: predictTokensPerSecond(c.input, byModel.get(c.model)!),
+      inSample: predictTokensPerSecond(c.input, coefficients, c.gpu),
+      heldOut: predictTokensPerSecond(c.input, byModel.get(c.model)!, c.gpu),
     })),
   };
 }

@@ -84,6 +84,7 @@ export function runLength(x: RunLengthInput): RunLength {
     params: x.params,
     ...(x.layers ? { layers: x.layers } : {}),
     tokensPerMicroBatch: batch * seq,
+    seqLen: seq,
     method,
     gradientCheckpointing: typeof ckpt === 'boolean' ? ckpt : RUNNER_DEFAULTS.gradientCheckpointing,
     precision: prec === 'fp16' || prec === 'fp32' || prec === 'bf16' ? prec : RUNNER_DEFAULTS.precision,

@@ -16,7 +16,8 @@ import { launchCost } from '../../../src/core/runs/launchCost';
 
 const root = resolve(__dirname, '../../..');
 const VRAM_BASIS = /±\d+%: calibrated on \d+ H200 cases \(in-sample error\)/;
-const TPUT_BASIS = /±\d+%\S*:? .*fitted on \d+ H200 cases \(\d+ models\), held-out error ≤ \d+% \(in-sample ≤ \d+%\)/;
+const TPUT_BASIS =
+  /±\d+%\S*:? .*fitted on \d+ (measured H200 cases|published A100-80GB figures \([^)]+\)) \(\d+ models\), held-out error ≤ \d+% \(in-sample ≤ \d+%\)/;
 const SPEC =
   'version: 1\nmodel:\n  id: mistralai/Mistral-7B-v0.1\nmethod: qlora\ndata:\n  train: a/b\n  max_seq_length: 1024\ntarget:\n  provider: ssh\n  gpu: A100-40GB\n';
 
@@ -32,7 +33,7 @@ test('basis: the CodeLens label and the breakdown carry the VRAM band and the th
   const md = breakdownMarkdown(e, 'finetune.yaml').replace(/\\(.)/g, '$1');
   assert.match(md, VRAM_BASIS);
   assert.match(md, /Training throughput: ~[\d,]+ tokens\/s \([\d,]+–[\d,]+, ±\d+%\)/);
-  assert.match(md, /A100-40GB scaled by its datasheet peak, not measured on it/);
+  assert.match(md, /A100-40GB scaled from A100-80GB by its datasheet peak, not measured on it/);
 });
 
 test('basis: the Start confirmation gives the cost as a range with the throughput basis', () => {
@@ -69,7 +70,7 @@ test('basis: the CLI estimate prints both bands and bases, in text and in JSON',
   assert.ok(out.band > 0 && out.band < 1);
   assert.match(out.basis, VRAM_BASIS);
   assert.ok(out.throughput.low < out.throughput.tokensPerSecond && out.throughput.tokensPerSecond < out.throughput.high);
-  assert.match(out.throughput.basis, /fitted on \d+ H200 cases/);
+  assert.match(out.throughput.basis, /fitted on \d+ published A100-80GB figures/);
 });
 
 test('basis: the does-not-fit diagnostic (RFT901) gives the estimate with its band', async () => {
