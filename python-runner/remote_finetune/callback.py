@@ -14,6 +14,7 @@ import time
 from typing import Any, Callable, Dict, Optional
 
 from .events import EventWriter
+from .measured import RankRecorder
 
 CALLBACK_MARKER = ".callback_active"
 _TRAIN_KEYS = ("loss", "learning_rate", "grad_norm", "epoch")
@@ -41,7 +42,8 @@ class EventsCallbackCore:
     def __init__(self, writer: EventWriter, *, run_id: str, model: str, method: str, world_size: int = 1,
                  samples_per_step: int = 1, peak_memory_mb: Optional[Callable[[], Optional[float]]] = None,
                  clock: Callable[[], float] = time.time, stop: Optional[StopFlag] = None,
-                 agree: Optional[Callable[[bool], bool]] = None, marker_dir: Optional[str] = None) -> None:
+                 agree: Optional[Callable[[bool], bool]] = None, marker_dir: Optional[str] = None,
+                 recorder: Optional[RankRecorder] = None) -> None:
         self.w = writer
         self.run_id = run_id
         self.model = model
@@ -55,6 +57,8 @@ class EventsCallbackCore:
         # all-reduces the local flag (identity on one process).
         self.agree = agree or (lambda flag: flag)
         self.marker_dir = marker_dir
+        # Every rank's own GPU peaks and first step (measured.py): what the next estimate of this case uses.
+        self.recorder = recorder
         self._last = None  # (time, step, tokens_seen)
 
     def train_begin(self, is_main: bool, total_params: Optional[int], trainable_params: Optional[int], step: int, tokens: Optional[float],
@@ -85,6 +89,8 @@ class EventsCallbackCore:
     def log(self, is_main: bool, logs: Dict[str, Any], step: int, tokens: Optional[float]) -> None:
         now = self.clock()
         last_t, last_step, last_tokens = self._last or (now, step, tokens)
+        if self.recorder:
+            self.recorder.write()
         if not is_main:
             return
         numeric = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -118,6 +124,8 @@ class EventsCallbackCore:
 
     def step_end(self) -> bool:
         """True when training must save now and stop (a stop signal reached any rank)."""
+        if self.recorder:
+            self.recorder.step()
         return self.agree(bool(self.stop and self.stop.set))
 
     def warn(self, is_main: bool, message: str, code: str) -> None:
@@ -187,7 +195,8 @@ def events_callback(run_dir: Optional[str] = None, *, model: str = "", method: s
             per_step = int(args.per_device_train_batch_size) * int(args.gradient_accumulation_steps) * world
             self.core = EventsCallbackCore(writer, run_id=os.path.basename(os.path.abspath(run_dir)), model=model_name or "",
                                            method=method, world_size=world, samples_per_step=per_step,
-                                           peak_memory_mb=_peak_memory_mb, stop=stop, agree=_agree_across_ranks, marker_dir=run_dir)
+                                           peak_memory_mb=_peak_memory_mb, stop=stop, agree=_agree_across_ranks, marker_dir=run_dir,
+                                           recorder=RankRecorder(run_dir, int(os.environ.get("RANK", "0") or 0)))
             total = trainable = None
             if model is not None:
                 if hasattr(model, "get_nb_trainable_parameters"):

@@ -102,6 +102,28 @@ def _nonneg_int_list(x: Any) -> Optional[str]:
     return None
 
 
+_GPU_MEASURE_KEYS = ("torch_peak_allocated_mib", "torch_peak_reserved_mib", "smi_peak_mib")
+
+
+def _measured(x: Any) -> Optional[str]:
+    """finished.measured (measured.py): {gpus: [{index, torch_peak_*_mib?, smi_peak_mib?}], tokens_per_second?, first_step_s?}."""
+    if not isinstance(x, dict):
+        return "expected object"
+    for k in ("tokens_per_second", "first_step_s"):
+        if k in x and _nonneg(x[k]):
+            return "%s: %s" % (k, _nonneg(x[k]))
+    gpus = x.get("gpus", [])
+    if not isinstance(gpus, list):
+        return "gpus: expected array"
+    for i, g in enumerate(gpus):
+        if not isinstance(g, dict) or _nonneg_int(g.get("index")):
+            return "gpus: expected {index} at %d" % i
+        for k in _GPU_MEASURE_KEYS:
+            if k in g and _nonneg(g[k]):
+                return "gpus: %s %s at %d" % (k, _nonneg(g[k]), i)
+    return None
+
+
 # (field, check, required) per event type, in the order of events.ts.
 SCHEMA: Dict[str, List[Tuple[str, Check, bool]]] = {
     "queued": [
@@ -169,6 +191,7 @@ SCHEMA: Dict[str, List[Tuple[str, Check, bool]]] = {
         ("exit_code", _nullable_int, True),
         ("runtime_s", _nonneg, False),
         ("adapter_path", _string, False),
+        ("measured", _measured, False),
     ],
 }
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from . import control_env, control_key, envfile, gpuqueue, launchers, notify, spot_notice, tracking
 from .budget import start_watch as start_budget_watch
+from .measured import collect as collect_measured
 from .checkpoint_restore import restore_latest
 from .checkpoint_upload import CheckpointUploader
 from .events import EventWriter
@@ -358,5 +359,8 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
             from .upload import upload_outputs
             upload_outputs(dest, adapter if os.path.isabs(adapter) else os.path.join(workdir, adapter),
                            os.path.basename(run_dir), env, events.emit)
+    measured = collect_measured(run_dir, started_at)
+    if measured:
+        fields["measured"] = measured
     events.emit("finished", **fields)
     return exit_code

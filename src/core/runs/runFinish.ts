@@ -19,6 +19,7 @@ import { fetchHostHistory, finalMetricsOf } from './runHistory';
 import type { HistoryFile } from './runHistory';
 import { decisiveFailure } from './multiNode';
 import type { RunManagerContext, RunFinished } from './runTypes';
+import type { RunMeasured } from './runMeasuredSchema';
 
 /** Reads how the run ended (events.jsonl's finished and error lines, then the wrapper's exit code). */
 const DOWNLOAD_ATTEMPTS = 2;
@@ -29,7 +30,7 @@ export function runOutcome(
   rec: RunRecord,
   exitCode: number | undefined,
   dir?: string,
-): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string; spotNotice?: string } {
+): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string; spotNotice?: string; measured?: RunMeasured } {
   const eventsFile = join(dir ?? rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
   let finished: Extract<RunEvent, { type: 'finished' }> | undefined;
   let firstError: Extract<RunEvent, { type: 'error' }> | undefined;
@@ -64,6 +65,27 @@ export function runOutcome(
     ...(failure ? { failure } : {}),
     ...(finished?.adapter_path ? { adapterPath: finished.adapter_path } : {}),
     ...(spotNotice && !stopped ? { spotNotice } : {}),
+    ...(finished ? measuredOf(finished) : {}),
+  };
+}
+
+/** The runner's measurements (issue 32.4) in the record's shape; nothing when it measured nothing. */
+function measuredOf(f: Extract<RunEvent, { type: 'finished' }>): { measured?: RunMeasured } {
+  const m = f.measured;
+  if (!m) return {};
+  const gpus = (m.gpus ?? []).map((g) => ({
+    index: g.index,
+    ...(g.torch_peak_allocated_mib !== undefined ? { torchPeakAllocatedMib: g.torch_peak_allocated_mib } : {}),
+    ...(g.torch_peak_reserved_mib !== undefined ? { torchPeakReservedMib: g.torch_peak_reserved_mib } : {}),
+    ...(g.smi_peak_mib !== undefined ? { smiPeakMib: g.smi_peak_mib } : {}),
+  }));
+  return {
+    measured: {
+      ...(gpus.length ? { gpus } : {}),
+      ...(m.tokens_per_second !== undefined ? { tokensPerSecond: m.tokens_per_second } : {}),
+      ...(m.first_step_s !== undefined ? { firstStepS: m.first_step_s } : {}),
+      ...(f.runtime_s !== undefined ? { runtimeS: f.runtime_s } : {}),
+    },
   };
 }
 
@@ -114,6 +136,7 @@ export async function finishRun(ctx: RunManagerContext, runId: string, rank0Ende
     exitCode: st.exitCode ?? null,
     offsets: localOffsets(rec.localDir ?? ctx.localDirOf(runId)),
     ...(out.failure ? { failure: out.failure } : {}),
+    ...(out.measured ? { measured: out.measured } : {}),
   });
   if (out.status === 'completed' && rec.workspaceDir) {
     for (const f of artifactPlan(rec.outputs, runId, rec.workspaceDir, out.adapterPath)) {

@@ -1,6 +1,7 @@
 // What the extension remembers about a run, persisted so a reload or crash of VS Code reattaches by
 // itself. It holds no secret: only where the run is and how far each tail has read.
 import { z } from 'zod';
+import { runEstimatedSchema, runMeasuredSchema } from './runMeasuredSchema';
 
 export const RUN_STATUSES = [
   'planned',
@@ -92,6 +93,11 @@ export const runRecordSchema = z.object({
   lastLoss: z.number().optional(),
   pricePerHour: z.number().nonnegative().optional(),
   costUsd: z.number().nonnegative().optional(),
+  /** The estimate the run started with and what the host measured (issue 32.4); local only. */
+  estimated: runEstimatedSchema.optional(),
+  measured: runMeasuredSchema.optional(),
+  /** When SSH first answered on the run's instance, ms since the epoch: launchedAt to this is the provisioning wait. */
+  readyAt: z.number().optional(),
   wandbRunId: z.string().optional(),
   wandbUrl: z.string().optional(),
   exitCode: z.number().int().nullable().optional(),

@@ -79,6 +79,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     teardownPolicy: req.teardown.policy,
     ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
     ...(policy ? { maxAttempts: policy.maxAttempts } : {}),
+    ...(req.estimated ? { estimated: req.estimated } : {}),
     ...spreadOutputs(outputsOf(req.spec)),
     ...(hosts ? { machines: hosts.slice(1).map((host, i) => ({ rank: i + 1, host, ...identity })) } : {}),
   });
@@ -203,6 +204,8 @@ export async function launchAttempt(
         sshPort: instance.sshPort,
         instanceId: instance.id,
         launchedAt,
+        // SSH answered just now: launchedAt to readyAt is this instance's provisioning wait (issue 32.4).
+        readyAt: Date.now(),
         pricePerHour: a.pricePerHour,
         pinnedHostKeys: pins.length || instance.hostKeys?.length ? [...pins, ...(instance.hostKeys ?? [])] : undefined,
         ...(a.spot || a.n > 1 || cur.maxAttempts ? { attempts: [...(cur.attempts ?? []), attempt] } : {}),

@@ -3,6 +3,7 @@
 import type { RunRecord, RunStatus } from './runRecord';
 import { isTerminal } from './runRecord';
 import { describeAttempt } from './runAttempts';
+import { estimateVsActualLines } from './estimateVsActual';
 
 /** "45s", "3m 12s", "1h 04m": a run's length at a glance. */
 export function formatDuration(ms: number): string {
@@ -99,6 +100,8 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
     lines.push(`GPU${r.gpuIndices.length > 1 ? 's' : ''} ${r.gpuIndices.join(', ')} of the host (CUDA_VISIBLE_DEVICES)`);
   // One line per instance the run used: where, when, how it ended, what it cost.
   if (r.attempts && (r.attempts.length > 1 || r.maxAttempts)) for (const a of r.attempts) lines.push(describeAttempt(a, r.maxAttempts));
+  // Estimated against measured VRAM, time and cost, with the error (issue 32.4).
+  if (isTerminal(r.status)) lines.push(...estimateVsActualLines(r));
   if (r.artifactsDir) lines.push(`Adapter ${r.artifactsDir}`);
   const git = gitLine(r);
   if (git) lines.push(git);

@@ -8,6 +8,7 @@ import type { Ledger } from './ledger';
 import type { TeardownSettings } from './teardown';
 import type { RunStore } from './runStore';
 import type { RunRecord, RunStatus } from './runRecord';
+import type { RunEstimated } from './runMeasuredSchema';
 import type { DownloadProgress } from './artifacts';
 
 export type RunTarget =
@@ -51,6 +52,8 @@ export interface StartRequest {
   readonly envFileRel?: string;
   readonly target: RunTarget;
   readonly gpu?: string;
+  /** The estimate shown at Start, kept in the record to set against what the host measures (issue 32.4). */
+  readonly estimated?: RunEstimated;
   readonly teardown: TeardownSettings;
   readonly progress?: (status: RunStatus, message: string) => void;
   readonly signal?: AbortSignal;

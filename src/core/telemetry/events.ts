@@ -116,6 +116,28 @@ export const finishedEvent = z.object({
   exit_code: z.number().int().nullable(),
   runtime_s: finite.nonnegative().optional(),
   adapter_path: z.string().optional(),
+  /** What the run used, measured on the host (python-runner/remote_finetune/measured.py; issue 32.4). */
+  measured: z
+    .object({
+      gpus: z
+        .array(
+          z.object({
+            index: z.number().int().nonnegative(),
+            /** torch.cuda.max_memory_allocated / max_memory_reserved of the rank on this GPU, MiB. */
+            torch_peak_allocated_mib: finite.nonnegative().optional(),
+            torch_peak_reserved_mib: finite.nonnegative().optional(),
+            /** nvidia-smi's peak memory.used on this GPU during the run, MiB. */
+            smi_peak_mib: finite.nonnegative().optional(),
+          }),
+        )
+        .max(64)
+        .optional(),
+      /** Median tokens/s once the first tenth of the logged steps is past. */
+      tokens_per_second: finite.nonnegative().optional(),
+      /** Seconds from the runner's start to the end of the first optimizer step. */
+      first_step_s: finite.nonnegative().optional(),
+    })
+    .optional(),
 });
 
 export const runEvent = z.discriminatedUnion('type', [

@@ -22,7 +22,10 @@ import { offersForTarget } from '../../core/runs/targetOffers';
 import type { TargetSpec } from '../../core/providers/targetSpec';
 import { runLength } from '../../core/runs/runLength';
 import { launchCost } from '../../core/runs/launchCost';
+import { RUNNER_DEFAULTS } from '../../core/runs/runLength';
 import { describeReadyWait, readyWait, specReadyTimeout } from '../../core/providers/readyWait';
+import { estimateCaseOf, measuredMatch, withMeasuredThroughput } from '../../core/runs/estimateVsActual';
+import type { RunEstimated } from '../../core/runs/runMeasuredSchema';
 import { countExamples } from '../../core/runs/dataExamples';
 import { planRun, fitOn, describeDiagnostic, readEnvFileWithin } from '../../core/runs/runPlan';
 import { billedResources } from '../../core/runs/billedResources';
@@ -319,24 +322,41 @@ export async function startTraining(
   if (!choice) return undefined;
   if (choice.kind === 'ssh' && !(await confirmHostGpu(sources, choice.host, gpus))) return undefined;
 
+  // The user's own run of this case, when there is one, speaks before the model (issue 32.4); the estimate shown
+  // is kept in the record to be set against what the host measures.
+  const runGpu = choice.kind === 'cloud' ? choice.offer.gpu : (gpus[0] ?? '');
+  const runGpuCount = choice.kind === 'cloud' ? choice.offer.gpuCount : typeof plan.target.gpu_count === 'number' ? plan.target.gpu_count : 1;
+  const runCase = estimateCaseOf(plan.spec, runGpu, runGpuCount, RUNNER_DEFAULTS);
+  const measured = runCase ? measuredMatch(runs.manager.store.all(), runCase) : undefined;
+  const runFit = fits.find((f) => f.gpu === runGpu) ?? fits[0];
+  let estimated: RunEstimated | undefined = runCase
+    ? { ...runCase, ...(runFit?.estimate ? { vramGib: runFit.estimate.estimate.totalGib } : {}) }
+    : undefined;
   // Price × the run's estimated hours (steps, tokens per step, the GPU class's throughput, the estimator's model size).
   const priceLine =
     choice.kind === 'cloud'
       ? (() => {
           const fit = fits.find((f) => f.gpu === choice.offer.gpu) ?? fits[0];
-          const length = runLength({
-            spec: plan.spec,
-            specDir: plan.workspaceDir,
-            gpu: choice.offer.gpu,
-            gpuCount: choice.offer.gpuCount,
-            ...(fit?.estimate ? { params: fit.estimate.model.params, layers: fit.estimate.model.layers } : {}),
-            countExamples,
-          });
+          const length = withMeasuredThroughput(
+            runLength({
+              spec: plan.spec,
+              specDir: plan.workspaceDir,
+              gpu: choice.offer.gpu,
+              gpuCount: choice.offer.gpuCount,
+              ...(fit?.estimate ? { params: fit.estimate.model.params, layers: fit.estimate.model.layers } : {}),
+              countExamples,
+            }),
+            measured,
+          );
           // The wait for SSH bills and grows with the GPU count: in the total, and said with the limit that ends it.
           const ready = readyWait(choice.offer.provider, choice.offer.gpuCount, specReadyTimeout(plan.spec));
-          return `${launchCost(choice.offer, length, ready).text} ${describeReadyWait(ready, choice.offer.provider, choice.offer.gpuCount)} Teardown: ${plan.teardown.policy}.`;
+          const cost = launchCost(choice.offer, length, ready);
+          if (estimated && length.known)
+            estimated = { ...estimated, hours: length.hours, tokensPerSecond: length.tokensPerSecond, ...(cost.estimate ? { costUsd: cost.estimate.totalUsd } : {}) };
+          return `${cost.text} ${describeReadyWait(ready, choice.offer.provider, choice.offer.gpuCount)} Teardown: ${plan.teardown.policy}.`;
         })()
       : 'Your own host: no cloud charges from this extension.';
+  const measuredLine = measured ? ` Estimate from your own run: ${measured.text}.` : '';
   const where = machineHosts
     ? `${machineHosts.length} machines (${machineHosts.join(', ')})`
     : choice.kind === 'ssh'
@@ -357,7 +377,7 @@ export async function startTraining(
     const tokens = [...new Set(r.held.flatMap((h) => h.secrets))].join(' and ');
     const button = held ? `Approve ${hosts.length > 1 ? 'Hosts' : 'Host'} and Start` : 'Start';
     const detail = [
-      fitText,
+      fitText + measuredLine,
       priceLine,
       ...(choice.kind === 'cloud' ? billedResources({ offer: choice.offer, spec: plan.spec, teardown: plan.teardown, canStop: choice.provider.canStop }) : []),
       `The folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).`,
@@ -407,6 +427,7 @@ export async function startTraining(
           target,
           gpu: gpus[0] ?? '',
           teardown: plan.teardown,
+          ...(estimated ? { estimated } : {}),
           signal: abort.signal,
           ...(envRead && !relative(plan.workspaceDir, envRead.path).startsWith('..') ? { envFileRel: relative(plan.workspaceDir, envRead.path) } : {}),
           progress: (_status, message) => progress.report({ message }),
