@@ -167,7 +167,6 @@ test('budget: with VS Code closed the host warns at 80% and at 100% saves a chec
     const order = events.map((e) => (e.type === 'warning' ? e.code : e.type));
     assert.ok(order.indexOf('budget-stop') < order.indexOf('checkpoint'), why);
     const ckpt = events.find((e) => e.type === 'checkpoint')!;
-    assert.ok(existsSync(join(sshd.home, '.remote-finetune', 'workspaces')), why);
     assert.match(log, /stopped by signal 15 at step \d+/);
     assert.doesNotMatch(log, /trained all 1200 steps/);
     assert.equal(events.at(-1)!.type, 'finished');
