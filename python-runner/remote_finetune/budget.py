@@ -134,7 +134,7 @@ def interval_s(budget: Budget) -> float:
 
 
 def start_watch(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], emit: Callable[..., Any],
-                started_at: float) -> Optional[BudgetWatcher]:
+                started_at: float, stop: Optional[Callable[[], None]] = None) -> Optional[BudgetWatcher]:
     """The runner's budget watch: notifications through notify.py's targets (the runner's own env file, which
     the training script never sees), the stop as SIGTERM to this runner (as the spot notice does)."""
     import signal
@@ -145,8 +145,11 @@ def start_watch(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], em
     if budget is None:
         return None
     name = spec.get("name") if isinstance(spec.get("name"), str) else None
+    # Every machine of a multi-node run stops its own ranks, but the person hears it once: from machine rank 0.
+    rank = get(spec, "launcher.machine_rank", 0)
 
     def note(what: str, body: str, urgent: bool) -> None:
-        notify.send_note(run_dir, file_env, name, what, body, urgent, lambda m: emit("warning", code="notify", message=m))
+        if rank in (0, None):
+            notify.send_note(run_dir, file_env, name, what, body, urgent, lambda m: emit("warning", code="notify", message=m))
 
-    return BudgetWatcher(budget, emit, note, lambda: os.kill(os.getpid(), signal.SIGTERM), interval_s=interval_s(budget)).start()
+    return BudgetWatcher(budget, emit, note, stop or (lambda: os.kill(os.getpid(), signal.SIGTERM)), interval_s=interval_s(budget)).start()

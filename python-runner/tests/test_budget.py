@@ -99,6 +99,24 @@ class BudgetArithmetic(unittest.TestCase):
         self.assertIn("budget.max_hours: expected a number >= 0", errs)
 
 
+class MultiNode(TempDirTest):
+    def test_every_machine_stops_but_only_machine_rank_0_notifies(self):
+        hook = Receiver()
+        self.addCleanup(hook.close)
+        env = {"RFT_NOTIFY_WEBHOOK": hook.url + "/hook"}
+        spent = {"max_hours": 1.0, "billed_since": time.time() - 7200}
+        for rank in (0, 1):
+            stops, events = [], []
+            w = budget.start_watch(self.tmp, {"name": "mn", "launcher": {"machine_rank": rank}, "budget": spent}, env,
+                                   lambda t, **kw: events.append(kw.get("code")), time.time(), stop=lambda: stops.append(1))
+            deadline = time.time() + 10
+            while not stops and time.time() < deadline:
+                time.sleep(0.02)
+            w.stop()
+            self.assertEqual((stops, events), ([1], ["budget-stop"]), "machine rank %d" % rank)
+        self.assertEqual(len(hook.posts), 1, "one notification, from machine rank 0")
+
+
 # A training loop standing in for the Trainer: the real EventsCallbackCore and StopFlag, checked after every
 # step as RemoteFinetuneCallback.on_step_end does; on a stop it saves a checkpoint and ends, as the Trainer's
 # should_save + should_training_stop do.
