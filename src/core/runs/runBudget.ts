@@ -29,3 +29,32 @@ export function specWithBudgetBilling(spec: Readonly<Record<string, unknown>>, b
   }
   return { ...spec, budget };
 }
+
+function positive(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
+/** The Start confirmation's budget line: what the host will enforce, and whether the estimate is already past it. */
+export function budgetLine(
+  spec: Readonly<Record<string, unknown>>,
+  estimate: { readonly costUsd?: number; readonly hours?: number; readonly pricePerHour?: number },
+): string | undefined {
+  const b = spec.budget;
+  if (typeof b !== 'object' || b === null) return undefined;
+  const budget = b as Record<string, unknown>;
+  const maxUsd = positive(budget.max_usd);
+  const maxHours = positive(budget.max_hours);
+  const price = estimate.pricePerHour ?? positive(budget.price_per_hour);
+  const limits = [
+    ...(maxUsd !== undefined ? [price !== undefined ? `$${maxUsd.toFixed(2)}` : `$${maxUsd.toFixed(2)} (not counted: no price for this host; set budget.price_per_hour)`] : []),
+    ...(maxHours !== undefined ? [`${maxHours} h`] : []),
+  ];
+  if (!limits.length) return undefined;
+  const over = [
+    ...(maxUsd !== undefined && estimate.costUsd !== undefined && estimate.costUsd > maxUsd ? [`about $${estimate.costUsd.toFixed(2)}`] : []),
+    ...(maxHours !== undefined && estimate.hours !== undefined && estimate.hours > maxHours ? [`about ${estimate.hours.toFixed(2)} h`] : []),
+  ];
+  return `Budget: ${limits.join(' or ')}, enforced on the host with VS Code closed (a warning at 80%; at 100% a checkpoint is saved and training stops).${
+    over.length ? ` The estimate (${over.join(', ')}) is past it: this run would stop early.` : ''
+  }`;
+}

@@ -25,6 +25,7 @@ import { launchCost } from '../../core/runs/launchCost';
 import { RUNNER_DEFAULTS } from '../../core/runs/runLength';
 import { describeReadyWait, readyWait, specReadyTimeout } from '../../core/providers/readyWait';
 import { estimateCaseOf, measuredMatch, withMeasuredThroughput } from '../../core/runs/estimateVsActual';
+import { budgetLine } from '../../core/runs/runBudget';
 import type { RunEstimated } from '../../core/runs/runMeasuredSchema';
 import { countExamples } from '../../core/runs/dataExamples';
 import { planRun, fitOn, describeDiagnostic, readEnvFileWithin } from '../../core/runs/runPlan';
@@ -357,6 +358,19 @@ export async function startTraining(
         })()
       : 'Your own host: no cloud charges from this extension.';
   const measuredLine = measured ? ` Estimate from your own run: ${measured.text}.` : '';
+  // An own host has no offer, but the run's length still goes into the record and against the budget.
+  if (estimated && choice.kind === 'ssh' && runFit?.estimate) {
+    const length = withMeasuredThroughput(
+      runLength({ spec: plan.spec, specDir: plan.workspaceDir, gpu: runGpu, gpuCount: runGpuCount, params: runFit.estimate.model.params, layers: runFit.estimate.model.layers, countExamples }),
+      measured,
+    );
+    if (length.known) estimated = { ...estimated, hours: length.hours, tokensPerSecond: length.tokensPerSecond };
+  }
+  const budgetText = budgetLine(plan.spec, {
+    ...(estimated?.costUsd !== undefined ? { costUsd: estimated.costUsd } : {}),
+    ...(estimated?.hours !== undefined ? { hours: estimated.hours } : {}),
+    ...(choice.kind === 'cloud' ? { pricePerHour: choice.offer.pricePerHour } : {}),
+  });
   const where = machineHosts
     ? `${machineHosts.length} machines (${machineHosts.join(', ')})`
     : choice.kind === 'ssh'
@@ -379,6 +393,7 @@ export async function startTraining(
     const detail = [
       fitText + measuredLine,
       priceLine,
+      ...(budgetText ? [budgetText] : []),
       ...(choice.kind === 'cloud' ? billedResources({ offer: choice.offer, spec: plan.spec, teardown: plan.teardown, canStop: choice.provider.canStop }) : []),
       `The folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).`,
       ...(envRead ? [`The variables of ${envName} are written to the host as a 0600 file (never on a command line).`] : []),
