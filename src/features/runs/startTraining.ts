@@ -353,7 +353,12 @@ export async function startTraining(
           const ready = readyWait(choice.offer.provider, choice.offer.gpuCount, specReadyTimeout(plan.spec));
           const cost = launchCost(choice.offer, length, ready);
           if (estimated && length.known)
-            estimated = { ...estimated, hours: length.hours, tokensPerSecond: length.tokensPerSecond, ...(cost.estimate ? { costUsd: cost.estimate.totalUsd } : {}) };
+            estimated = {
+              ...estimated,
+              hours: length.hours,
+              tokensPerSecond: length.tokensPerSecond,
+              ...(cost.estimate ? { costUsd: cost.estimate.totalUsd } : {}),
+            };
           return `${cost.text} ${describeReadyWait(ready, choice.offer.provider, choice.offer.gpuCount)} Teardown: ${plan.teardown.policy}.`;
         })()
       : 'Your own host: no cloud charges from this extension.';
@@ -361,7 +366,15 @@ export async function startTraining(
   // An own host has no offer, but the run's length still goes into the record and against the budget.
   if (estimated && choice.kind === 'ssh' && runFit?.estimate) {
     const length = withMeasuredThroughput(
-      runLength({ spec: plan.spec, specDir: plan.workspaceDir, gpu: runGpu, gpuCount: runGpuCount, params: runFit.estimate.model.params, layers: runFit.estimate.model.layers, countExamples }),
+      runLength({
+        spec: plan.spec,
+        specDir: plan.workspaceDir,
+        gpu: runGpu,
+        gpuCount: runGpuCount,
+        params: runFit.estimate.model.params,
+        layers: runFit.estimate.model.layers,
+        countExamples,
+      }),
       measured,
     );
     if (length.known) estimated = { ...estimated, hours: length.hours, tokensPerSecond: length.tokensPerSecond };
