@@ -87,7 +87,11 @@ const fixed: CodeInfo[] = [
     severity: 'error',
     title: "target.region or target.zone is not a name of the provider's form (EC2 region/zone, GCP region/zone, Lambda region)",
   },
-  { code: 'RFT822', severity: 'warning', title: 'The estimate (training, time to ready and setup) exceeds budget.max_usd or budget.max_hours: the host would stop the run early' },
+  {
+    code: 'RFT822',
+    severity: 'warning',
+    title: 'The estimate (training, time to ready and setup) exceeds budget.max_usd or budget.max_hours: the host would stop the run early',
+  },
   { code: 'RFT823', severity: 'warning', title: 'budget.max_usd on an own SSH host or this machine without budget.price_per_hour: the host cannot count it' },
   { code: 'RFT830', severity: 'error', title: 'Multi-node spec without one SSH host per machine in target.hosts, or not torchrun/accelerate' },
   { code: 'RFT901', severity: 'error', title: 'Estimated peak GPU memory does not fit the target GPU (with the cheapest fixes)' },

@@ -122,9 +122,13 @@ export function measuredMatch(records: readonly RunRecord[], c: EstimateCase): M
   const hit = hits[0];
   if (!hit) return undefined;
   const { r, a } = hit;
-  const figures = [...(a.vramGib !== undefined ? [`${gb(a.vramGib)} GB`] : []), ...(a.tokensPerSecond !== undefined ? [`${tps(a.tokensPerSecond)} tokens/s`] : [])];
+  const figures = [
+    ...(a.vramGib !== undefined ? [`${gb(a.vramGib)} GB`] : []),
+    ...(a.tokensPerSecond !== undefined ? [`${tps(a.tokensPerSecond)} tokens/s`] : []),
+  ];
   const name = r.name === r.id ? r.id : `${r.name} (${r.id})`;
-  const differs = r.estimated!.seqLen !== c.seqLen || r.estimated!.batch !== c.batch ? `, at sequence ${r.estimated!.seqLen} and batch ${r.estimated!.batch}` : '';
+  const differs =
+    r.estimated!.seqLen !== c.seqLen || r.estimated!.batch !== c.batch ? `, at sequence ${r.estimated!.seqLen} and batch ${r.estimated!.batch}` : '';
   return {
     record: r,
     ...(a.vramGib !== undefined ? { vramGib: a.vramGib } : {}),
@@ -153,12 +157,17 @@ function num(v: unknown): number | undefined {
 }
 
 /** The case a spec describes on a GPU (unset fields at the runner's defaults); none for an own command. */
-export function estimateCaseOf(spec: Readonly<Record<string, unknown>>, gpu: string, gpuCount: number, defaults: {
-  readonly method: string;
-  readonly perDeviceBatch: number;
-  readonly gradientAccumulation: number;
-  readonly maxSeqLength: number;
-}): EstimateCase | undefined {
+export function estimateCaseOf(
+  spec: Readonly<Record<string, unknown>>,
+  gpu: string,
+  gpuCount: number,
+  defaults: {
+    readonly method: string;
+    readonly perDeviceBatch: number;
+    readonly gradientAccumulation: number;
+    readonly maxSeqLength: number;
+  },
+): EstimateCase | undefined {
   const get = (...path: string[]): unknown =>
     path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
   const model = get('model', 'id');
@@ -170,6 +179,9 @@ export function estimateCaseOf(spec: Readonly<Record<string, unknown>>, gpu: str
     gpuCount: Math.max(1, Math.floor(gpuCount)),
     method: typeof method === 'string' ? method : defaults.method,
     seqLen: Math.floor(num(get('data', 'max_seq_length')) ?? defaults.maxSeqLength),
-    batch: Math.floor((num(get('trainer', 'per_device_batch_size')) ?? defaults.perDeviceBatch) * (num(get('trainer', 'gradient_accumulation')) ?? defaults.gradientAccumulation)),
+    batch: Math.floor(
+      (num(get('trainer', 'per_device_batch_size')) ?? defaults.perDeviceBatch) *
+        (num(get('trainer', 'gradient_accumulation')) ?? defaults.gradientAccumulation),
+    ),
   };
 }

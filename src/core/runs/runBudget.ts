@@ -46,7 +46,9 @@ export function budgetLine(
   const maxHours = positive(budget.max_hours);
   const price = estimate.pricePerHour ?? positive(budget.price_per_hour);
   const limits = [
-    ...(maxUsd !== undefined ? [price !== undefined ? `$${maxUsd.toFixed(2)}` : `$${maxUsd.toFixed(2)} (not counted: no price for this host; set budget.price_per_hour)`] : []),
+    ...(maxUsd !== undefined
+      ? [price !== undefined ? `$${maxUsd.toFixed(2)}` : `$${maxUsd.toFixed(2)} (not counted: no price for this host; set budget.price_per_hour)`]
+      : []),
     ...(maxHours !== undefined ? [`${maxHours} h`] : []),
   ];
   if (!limits.length) return undefined;

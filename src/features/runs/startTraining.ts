@@ -330,9 +330,7 @@ export async function startTraining(
   const runCase = estimateCaseOf(plan.spec, runGpu, runGpuCount, RUNNER_DEFAULTS);
   const measured = runCase ? measuredMatch(runs.manager.store.all(), runCase) : undefined;
   const runFit = fits.find((f) => f.gpu === runGpu) ?? fits[0];
-  let estimated: RunEstimated | undefined = runCase
-    ? { ...runCase, ...(runFit?.estimate ? { vramGib: runFit.estimate.estimate.totalGib } : {}) }
-    : undefined;
+  let estimated: RunEstimated | undefined = runCase ? { ...runCase, ...(runFit?.estimate ? { vramGib: runFit.estimate.estimate.totalGib } : {}) } : undefined;
   // Price × the run's estimated hours (steps, tokens per step, the GPU class's throughput, the estimator's model size).
   const priceLine =
     choice.kind === 'cloud'

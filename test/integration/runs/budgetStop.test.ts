@@ -134,7 +134,14 @@ test('budget: with VS Code closed the host warns at 80% and at 100% saves a chec
       name: 'budget-run',
       workspaceDir: ws,
       env: {},
-      target: { kind: 'cloud', provider, offer, sshPublicKey: readFileSync(`${sshd.userKeyPath}.pub`, 'utf8'), identityFile: sshd.userKeyPath, sshTimeoutMs: 20_000 },
+      target: {
+        kind: 'cloud',
+        provider,
+        offer,
+        sshPublicKey: readFileSync(`${sshd.userKeyPath}.pub`, 'utf8'),
+        identityFile: sshd.userKeyPath,
+        sshTimeoutMs: 20_000,
+      },
       gpu: 'L4',
       teardown: { policy: 'keep' },
     });

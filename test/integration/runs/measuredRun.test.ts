@@ -122,7 +122,14 @@ test('measured: the record keeps what the host measured beside the estimate; the
       name: 'llama3-qlora',
       workspaceDir: ws,
       env: {},
-      target: { kind: 'cloud', provider, offer, sshPublicKey: readFileSync(`${sshd.userKeyPath}.pub`, 'utf8'), identityFile: sshd.userKeyPath, sshTimeoutMs: 20_000 },
+      target: {
+        kind: 'cloud',
+        provider,
+        offer,
+        sshPublicKey: readFileSync(`${sshd.userKeyPath}.pub`, 'utf8'),
+        identityFile: sshd.userKeyPath,
+        sshTimeoutMs: 20_000,
+      },
       gpu: 'A100-40GB',
       teardown: { policy: 'terminate' },
       estimated,
@@ -147,13 +154,32 @@ test('measured: the record keeps what the host measured beside the estimate; the
     console.log(lines.map((l) => `# ${l}`).join('\n'));
     const vram = lines.find((l) => l.startsWith('VRAM: '));
     assert.equal(vram, 'VRAM: estimated 30.0 GB, actual 31.2 GB (+4%)');
-    assert.match(lines.find((l) => l.startsWith('Cost: '))!, /^Cost: estimated \$40\.00, actual \$\d+\.\d\d \([+−]\d+%\)$/);
-    assert.match(lines.find((l) => l.startsWith('Training time: '))!, /^Training time: estimated 4s, actual \d+s \([+−±]\d+%\)$/);
-    assert.match(lines.find((l) => l.startsWith('Throughput: '))!, /^Throughput: estimated 30,000 tokens\/s, actual [\d,]+ tokens\/s \([+−±]\d+%\)$/);
-    assert.match(lines.find((l) => l.startsWith('Measured: '))!, /^Measured: nvidia-smi peak \d+\.\d GB, first step after \d+s, provisioning wait \d+s, billed \d+s$/);
+    assert.match(
+      lines.find((l) => l.startsWith('Cost: '))!,
+      /^Cost: estimated \$40\.00, actual \$\d+\.\d\d \([+−]\d+%\)$/,
+    );
+    assert.match(
+      lines.find((l) => l.startsWith('Training time: '))!,
+      /^Training time: estimated 4s, actual \d+s \([+−±]\d+%\)$/,
+    );
+    assert.match(
+      lines.find((l) => l.startsWith('Throughput: '))!,
+      /^Throughput: estimated 30,000 tokens\/s, actual [\d,]+ tokens\/s \([+−±]\d+%\)$/,
+    );
+    assert.match(
+      lines.find((l) => l.startsWith('Measured: '))!,
+      /^Measured: nvidia-smi peak \d+\.\d GB, first step after \d+s, provisioning wait \d+s, billed \d+s$/,
+    );
 
     // A new estimate of the same case (sequence 1792 is within a quarter of 2048): the user's measurement.
-    const match = measuredMatch(m.store.all(), { model: 'meta-llama/Meta-Llama-3-8B', gpu: 'A100-40GB', gpuCount: 1, method: 'qlora', seqLen: 1792, batch: 16 });
+    const match = measuredMatch(m.store.all(), {
+      model: 'meta-llama/Meta-Llama-3-8B',
+      gpu: 'A100-40GB',
+      gpuCount: 1,
+      method: 'qlora',
+      seqLen: 1792,
+      batch: 16,
+    });
     assert.ok(match);
     const tps = Math.round(rec.measured!.tokensPerSecond!).toLocaleString('en-US');
     assert.equal(match.text, `measured on run llama3-qlora (${rec.id}), at sequence 2048 and batch 16: 31.2 GB, ${tps} tokens/s`);

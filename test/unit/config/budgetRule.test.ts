@@ -20,7 +20,10 @@ test('an estimate above budget.max_usd is a warning at max_usd with the figures'
   assert.equal(d.length, 1, JSON.stringify(d));
   assert.equal(d[0]!.severity, 'warning');
   assert.equal(d[0]!.line, 14, 'at budget.max_usd');
-  assert.match(d[0]!.message, /^The estimate exceeds the budget: about \$\d+\.\d\d \(\$[\d.]+\/h × [\d.]+ h \([\d.]+ h training \+ 0\.12 h setup\), H100 list price\) is more than budget\.max_usd \$5\.00\. The host stops training at 100%/);
+  assert.match(
+    d[0]!.message,
+    /^The estimate exceeds the budget: about \$\d+\.\d\d \(\$[\d.]+\/h × [\d.]+ h \([\d.]+ h training \+ 0\.12 h setup\), H100 list price\) is more than budget\.max_usd \$5\.00\. The host stops training at 100%/,
+  );
 });
 
 test('an estimate above budget.max_hours counts the time to ready (8 GPUs: 20 min)', () => {
@@ -44,7 +47,13 @@ test('a dollar limit on an own SSH host needs a price; with one it is checked li
 
 test('the budget fields are in the schema: a typo is flagged, the fields are not', () => {
   const all = validateText(spec('  max_usd: 5\n  max_hour: 2'), { fileName: '/ws/finetune.yaml' }).diagnostics;
-  assert.ok(all.some((d) => d.message === "Unknown key 'max_hour' in budget. Did you mean 'max_hours'?"), JSON.stringify(all.map((d) => d.message)));
+  assert.ok(
+    all.some((d) => d.message === "Unknown key 'max_hour' in budget. Did you mean 'max_hours'?"),
+    JSON.stringify(all.map((d) => d.message)),
+  );
   const ok = validateText(spec('  max_usd: 500\n  max_hours: 20\n  price_per_hour: 3'), { fileName: '/ws/finetune.yaml' }).diagnostics;
-  assert.deepEqual(ok.filter((d) => d.severity === 'error').map((d) => d.message), []);
+  assert.deepEqual(
+    ok.filter((d) => d.severity === 'error').map((d) => d.message),
+    [],
+  );
 });

@@ -8,7 +8,18 @@ import { RUNNER_DEFAULTS } from '../../../src/core/runs/runLength';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
 
 const record = (id: string, over: Partial<RunRecord>): RunRecord =>
-  ({ id, name: id, specPath: '/ws/f.yaml', specHash: 'h', createdAt: '2026-11-20T10:00:00Z', updatedAt: '2026-11-20T12:00:00Z', status: 'completed', provider: 'lambda', offsets: { output_log: 0, events: 0, gpu: 0 }, ...over }) as RunRecord;
+  ({
+    id,
+    name: id,
+    specPath: '/ws/f.yaml',
+    specHash: 'h',
+    createdAt: '2026-11-20T10:00:00Z',
+    updatedAt: '2026-11-20T12:00:00Z',
+    status: 'completed',
+    provider: 'lambda',
+    offsets: { output_log: 0, events: 0, gpu: 0 },
+    ...over,
+  }) as RunRecord;
 
 const CASE = { model: 'meta-llama/Meta-Llama-3-8B', gpu: 'A100-80GB', gpuCount: 1, method: 'qlora', seqLen: 2048, batch: 16 };
 
@@ -20,7 +31,12 @@ test("a spec's case takes the runner's defaults for what it leaves out; an own c
     batch: RUNNER_DEFAULTS.perDeviceBatch * RUNNER_DEFAULTS.gradientAccumulation,
   });
   assert.deepEqual(
-    estimateCaseOf({ model: { id: 'm' }, method: 'full', data: { max_seq_length: 1024 }, trainer: { per_device_batch_size: 4, gradient_accumulation: 8 } }, 'H100', 8, RUNNER_DEFAULTS),
+    estimateCaseOf(
+      { model: { id: 'm' }, method: 'full', data: { max_seq_length: 1024 }, trainer: { per_device_batch_size: 4, gradient_accumulation: 8 } },
+      'H100',
+      8,
+      RUNNER_DEFAULTS,
+    ),
     { model: 'm', gpu: 'H100', gpuCount: 8, method: 'full', seqLen: 1024, batch: 32 },
   );
   assert.equal(estimateCaseOf({ command: 'python train.py', model: { id: 'm' } }, 'H100', 1, RUNNER_DEFAULTS), undefined);
@@ -48,7 +64,13 @@ test('the newest measured run of a close case is the match; a far one is not', (
 });
 
 test('the lines of a run without an estimate still show what was measured', () => {
-  const r = record('rft-x', { measured: { gpus: [{ index: 0, torchPeakAllocatedMib: 10240, smiPeakMib: 12288 }], firstStepS: 95 }, costUsd: 3.5, launchedAt: Date.parse('2026-11-20T10:00:00Z'), readyAt: Date.parse('2026-11-20T10:14:05Z'), finishedAt: '2026-11-20T12:00:00Z' });
+  const r = record('rft-x', {
+    measured: { gpus: [{ index: 0, torchPeakAllocatedMib: 10240, smiPeakMib: 12288 }], firstStepS: 95 },
+    costUsd: 3.5,
+    launchedAt: Date.parse('2026-11-20T10:00:00Z'),
+    readyAt: Date.parse('2026-11-20T10:14:05Z'),
+    finishedAt: '2026-11-20T12:00:00Z',
+  });
   assert.deepEqual(estimateVsActualLines(r), [
     'VRAM: actual 10.0 GB (no estimate)',
     'Cost: actual $3.50 (no estimate)',

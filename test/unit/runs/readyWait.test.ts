@@ -33,7 +33,16 @@ function silentCloud(kind: ProviderKind): Provider & { waits: number[]; terminat
   const waits: number[] = [];
   const terminated: string[] = [];
   const inst = (id: string): Instance =>
-    ({ id, provider: kind, state: 'running', instanceType: 'x', region: 'us-east-1', sshUser: 'ubuntu', sshPort: 22, publicIp: '203.0.113.5' }) as unknown as Instance;
+    ({
+      id,
+      provider: kind,
+      state: 'running',
+      instanceType: 'x',
+      region: 'us-east-1',
+      sshUser: 'ubuntu',
+      sshPort: 22,
+      publicIp: '203.0.113.5',
+    }) as unknown as Instance;
   return {
     kind,
     canStop: false,

@@ -40,6 +40,9 @@ test('the Start confirmation names the budget and says when the estimate is alre
     budgetLine({ budget: { max_usd: 40, max_hours: 12 } }, { costUsd: 31.5, hours: 10, pricePerHour: 2.49 }),
     'Budget: $40.00 or 12 h, enforced on the host with VS Code closed (a warning at 80%; at 100% a checkpoint is saved and training stops).',
   );
-  assert.match(budgetLine({ budget: { max_usd: 40 } }, { costUsd: 52.1, pricePerHour: 2.49 })!, /The estimate \(about \$52\.10\) is past it: this run would stop early\.$/);
+  assert.match(
+    budgetLine({ budget: { max_usd: 40 } }, { costUsd: 52.1, pricePerHour: 2.49 })!,
+    /The estimate \(about \$52\.10\) is past it: this run would stop early\.$/,
+  );
   assert.match(budgetLine({ budget: { max_usd: 5 } }, {})!, /^Budget: \$5\.00 \(not counted: no price for this host; set budget\.price_per_hour\)/);
 });

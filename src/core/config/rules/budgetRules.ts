@@ -67,13 +67,17 @@ export function checkBudget(root: DocNode, fileName: string, files: FileAccess |
   const hours = length.hours + overhead;
   const over: string[] = [];
   if (maxHours !== undefined && hours > maxHours)
-    over.push(`about ${hours.toFixed(2)} h (${length.hours.toFixed(2)} h training + ${overhead.toFixed(2)} h to ready and setup) is more than budget.max_hours ${maxHours}`);
+    over.push(
+      `about ${hours.toFixed(2)} h (${length.hours.toFixed(2)} h training + ${overhead.toFixed(2)} h to ready and setup) is more than budget.max_hours ${maxHours}`,
+    );
   // An offer's exact price is known only at Start; here the catalog's indicative price per GPU-hour.
   const price = givenPrice ?? (cloud ? estimate.gpu.pricePerHourUsd * gpuCount : undefined);
   if (maxUsd !== undefined && price !== undefined) {
     const cost = estimateRunCost({ provider: cloud ?? 'ssh', pricePerHour: price, spot: false }, length.hours, overhead);
     if (cost.totalUsd > maxUsd)
-      over.push(`about ${formatUsd(cost.totalUsd)} (${cost.basis}${givenPrice === undefined ? `, ${estimate.gpu.id} list price` : ''}) is more than budget.max_usd ${formatUsd(maxUsd)}`);
+      over.push(
+        `about ${formatUsd(cost.totalUsd)} (${cost.basis}${givenPrice === undefined ? `, ${estimate.gpu.id} list price` : ''}) is more than budget.max_usd ${formatUsd(maxUsd)}`,
+      );
   }
   if (over.length)
     out.push({
