@@ -86,6 +86,17 @@ export function estimateVsActualLines(r: RunRecord): string[] {
     ...(a.billedS !== undefined ? [`billed ${formatDuration(a.billedS * 1000)}`] : []),
   ];
   if (measured.length) lines.push(`Measured: ${measured.join(', ')}`);
+  // Several GPUs: each one's peaks (an uneven split, ZeRO's rank 0 or a pipeline stage, shows here).
+  const gpus = r.measured?.gpus ?? [];
+  if (gpus.length > 1)
+    for (const g of gpus) {
+      const torch = g.torchPeakReservedMib ?? g.torchPeakAllocatedMib;
+      const parts = [
+        ...(torch !== undefined ? [`torch ${gb(torch / MIB_PER_GIB)} GB`] : []),
+        ...(g.smiPeakMib !== undefined ? [`nvidia-smi ${gb(g.smiPeakMib / MIB_PER_GIB)} GB`] : []),
+      ];
+      if (parts.length) lines.push(`GPU ${g.index}: ${parts.join(', ')}`);
+    }
   return lines;
 }
 

@@ -77,3 +77,20 @@ test('the lines of a run without an estimate still show what was measured', () =
     'Measured: nvidia-smi peak 12.0 GB, first step after 1m 35s, provisioning wait 14m 05s, billed 2h 00m',
   ]);
 });
+
+test("a run on several GPUs lists each GPU's peaks under the largest", () => {
+  const r = record('rft-8', {
+    measured: {
+      gpus: [
+        { index: 0, torchPeakReservedMib: 40960, smiPeakMib: 43008 },
+        { index: 1, torchPeakAllocatedMib: 30720 },
+      ],
+    },
+  });
+  assert.deepEqual(estimateVsActualLines(r), [
+    'VRAM: actual 40.0 GB (no estimate)',
+    'Measured: nvidia-smi peak 42.0 GB',
+    'GPU 0: torch 40.0 GB, nvidia-smi 42.0 GB',
+    'GPU 1: torch 30.0 GB',
+  ]);
+});
