@@ -11,8 +11,9 @@ const NEXT: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   // A reattached run may learn its end from the host; interrupted covers spot reclaims and SIGTERM.
   running: ['completed', 'failed', 'stopped', 'interrupted'],
   completed: [],
-  failed: [],
-  stopped: [],
+  // Resume (runResume.ts) starts a stopped, failed or interrupted run again in its own folder, as the same run.
+  failed: ['connecting'],
+  stopped: ['connecting'],
   interrupted: ['provisioning', 'connecting'],
   cancelled: [],
 };

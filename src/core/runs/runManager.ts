@@ -11,6 +11,7 @@ import type { RunEvent } from '../telemetry/events';
 import { finishGuarded } from './teardown';
 import type { RunStore } from './runStore';
 import type { RunRecord, RunStatus } from './runRecord';
+import { isTerminal } from './runRecord';
 import { downloadFolder } from './artifacts';
 import type { DownloadProgress } from './artifacts';
 import { instanceHostKeyAlias, sshTargetOf } from './sshTarget';
@@ -25,6 +26,7 @@ import type { SshSession } from '../ssh/session';
 import type { RunHostPaths } from './hostOps';
 import { pythonFromBootstrap, workspaceFromCommandScript } from './hostOps';
 import { relaunchRun } from './runRelaunch';
+import { resumeRun } from './runResume';
 
 export type { RunFinished, RunManagerDeps, RunRelaunched, RunTarget, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from './runPaths';
@@ -156,6 +158,29 @@ export class RunManager {
     return startRun(this.ctx, req);
   }
 
+  /**
+   * Resume (runResume.ts): the stopped, failed or interrupted run starts again in its own folder on its host and
+   * goes on from its newest checkpoint, as the same run; watching starts again.
+   */
+  async resume(
+    runId: string,
+    opts: { readonly env?: Readonly<Record<string, string>>; readonly signal?: AbortSignal; readonly progress?: StartRequest['progress'] } = {},
+  ): Promise<RunRecord> {
+    const cur = this.deps.store.get(runId);
+    if (!cur) throw new Error(`unknown run ${runId}`);
+    if (this.relaunching.has(runId) || (this.watches.has(runId) && !isTerminal(cur.status))) throw new Error(`${cur.name} is still running`);
+    // A run that just ended may still be in its watch's last steps (teardown, listeners): let that finish first.
+    await this.watches.get(runId)?.done;
+    // The variables it ran with (this session), else read again as Start Training reads them; never stored.
+    const env = opts.env ?? this.envs.get(runId) ?? (await this.deps.relaunchEnv?.(cur));
+    if (!env) throw new Error(`${cur.name} cannot resume: its variables (env file, secrets) cannot be read here`);
+    // The last start's Stop is not this one's: a failure now is a failure, not "stopped".
+    this.stopping.delete(runId);
+    const rec = await resumeRun(this.ctx, runId, { ...opts, env });
+    this.watch(runId);
+    return rec;
+  }
+
   /** Reattaches to every live run in the store (after a reload or a crash); returns how many. */
   reattachAll(): number {
     let n = 0;
@@ -242,7 +267,7 @@ export class RunManager {
         openRemoteGenerator(session, {
           runDir: at.runDir,
           runnerDir: at.runner,
-          adapterPath: hostAdapterPath(at.workspace, rec?.outputs?.dir, events),
+          adapterPath: hostAdapterPath(at.workspace, rec?.outputs?.dir, runId, events),
           fallbackPython: at.python,
         }),
       signal,

@@ -153,6 +153,11 @@ export const runRecordSchema = z.object({
     .optional(),
   /** A cloud run's instances, oldest first; the last is the current one. */
   attempts: z.array(runAttemptSchema).max(32).optional(),
+  /** Each Resume of the run (runResume.ts): when, from which status, and the checkpoint step it went on from. */
+  resumes: z
+    .array(z.object({ at: z.string(), from: z.enum(RUN_STATUSES), fromStep: z.number().int().nonnegative().optional() }))
+    .max(1000)
+    .optional(),
   /** How many instances the run may use in all (the spec's target.max_attempts on a spot target). */
   maxAttempts: z.number().int().positive().optional(),
   /** The run's public key (the private key stays in identityFile): a replacement instance is launched with it. */

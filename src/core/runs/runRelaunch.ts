@@ -12,6 +12,7 @@ import type { RunAttempt, RunRecord } from './runRecord';
 import { decideRelaunch, endedAttemptsCost, launchChoices, relaunchPolicyOf } from './runAttempts';
 import type { AttemptEnd } from './runAttempts';
 import { launchAttempt, loadLocalSpec } from './runStart';
+import { afterReclaimAdvice, relaunchStartNote } from './runResume';
 import { localOffsets } from './runMirror';
 import type { RunManagerContext, RunRelaunched, StartRequest } from './runTypes';
 
@@ -102,16 +103,16 @@ export async function relaunchRun(
     ...(attempts.length ? { costUsd: endedAttemptsCost(attempts) } : {}),
     failure: { message: how.detail },
   });
+  const spec = loadLocalSpec(rec.localDir ?? ctx.localDirOf(runId));
   const end = (why: string): undefined => {
     cur = store.update(runId, {
-      failure: { message: `${how.detail}; not relaunched: ${why}. Run it again to resume from the last checkpoint.` },
+      failure: { message: `${how.detail}; not relaunched: ${why}. ${afterReclaimAdvice(spec, runId)}` },
       finishedAction: 'terminated',
     });
     ctx.deps.log?.(`[${runId}] ${cur.failure!.message}`);
     ctx.emitFinished({ record: cur, failure: cur.failure! });
     return undefined;
   };
-  const spec = loadLocalSpec(rec.localDir ?? ctx.localDirOf(runId));
   const policy = spec ? relaunchPolicyOf(spec) : undefined;
   const decision = decideRelaunch('reclaimed', attempts, policy, ctx.isStopping(runId));
   if (!decision.relaunch) return end(decision.why);
@@ -181,8 +182,8 @@ export async function relaunchRun(
       const a = started.attempts?.[started.attempts.length - 1];
       const where = a ? `${a.instanceId ?? ''} (${a.zone ?? a.region}, ${a.spot ? 'spot' : 'on-demand'})` : 'a new instance';
       const message = how.atActivation
-        ? `${rec.name}: its spot instance was reclaimed while VS Code was closed; relaunched on ${where}, attempt ${n}/${policy.maxAttempts}, resuming from the newest checkpoint.`
-        : `${rec.name}: its spot instance was reclaimed; relaunched on ${where}, attempt ${n}/${policy.maxAttempts}, resuming from the newest checkpoint.`;
+        ? `${rec.name}: its spot instance was reclaimed while VS Code was closed; relaunched on ${where}, attempt ${n}/${policy.maxAttempts}, ${relaunchStartNote(spec)}.`
+        : `${rec.name}: its spot instance was reclaimed; relaunched on ${where}, attempt ${n}/${policy.maxAttempts}, ${relaunchStartNote(spec)}.`;
       return { record: started, attempt: n, maxAttempts: policy.maxAttempts, atActivation: how.atActivation, message };
     } catch (err) {
       const failed = store.get(runId)!;

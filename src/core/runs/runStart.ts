@@ -229,7 +229,7 @@ function sayFor(ctx: RunManagerContext, id: string, req: StartRequest): (status:
 }
 
 /** Connects, then starts the run on its host, or on every machine of a multi-node run. */
-async function startOnHost(
+export async function startOnHost(
   ctx: RunManagerContext,
   id: string,
   req: StartRequest,
@@ -320,6 +320,7 @@ async function startOn(
     spec,
     ...(launch ? { launch } : {}),
     ...(controlKey ? { controlKey } : {}),
+    ...(req.resume ? { reuse: true } : {}),
   });
   say('running', `running on ${m.hostRef.host} (pid ${started.pid}, ${started.launcher})`);
   return started;

@@ -57,6 +57,8 @@ export interface StartRequest {
   readonly teardown: TeardownSettings;
   readonly progress?: (status: RunStatus, message: string) => void;
   readonly signal?: AbortSignal;
+  /** Start again in the run's existing folder on the host (Resume), not in a new one. */
+  readonly resume?: boolean;
 }
 
 export interface RunManagerDeps {

@@ -239,7 +239,7 @@ export async function finishGuarded(
 
 export interface InstanceCheck {
   readonly alive: boolean;
-  /** The cloud reclaimed it (spot/preemption): mark the run interrupted, resumable from its last checkpoint. */
+  /** The cloud reclaimed it (spot/preemption): the run is interrupted (runRelaunch.ts decides whether it goes on elsewhere). */
   readonly interrupted: boolean;
 }
 
@@ -252,7 +252,7 @@ export async function checkInstance(provider: Provider, ledger: Ledger, runId: s
   await ledger.update(runId, {
     state: interrupted ? 'interrupted' : 'terminated',
     endedAt: Date.now(),
-    note: interrupted ? 'reclaimed by the cloud; resumable from the last checkpoint' : 'instance ended',
+    note: interrupted ? 'reclaimed by the cloud (spot or preemption)' : 'instance ended',
   });
   return { alive: false, interrupted };
 }

@@ -4,14 +4,14 @@
 // machine's CPU for small models. Every line from the process is untrusted text and is checked with zod.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { ClientChannel } from 'ssh2';
 import type { SshSession } from '../ssh/session';
 import { shellCommand, shellQuote } from '../ssh/quote';
-import { parseEventLine } from '../telemetry/events';
+import { runAdapterPath } from './runOutputs';
 import { RUNNER_ENTRY, runnerEntry } from './runnerEntry';
 
 export interface GenerateParams {
@@ -343,18 +343,11 @@ export function openLocalGenerator(t: LocalGenerateTarget): AdapterGenerator {
 }
 
 /**
- * Where the run's adapter is on the host: the finished event's adapter_path (mirrored locally), else the
- * built-in trainer's <outputs.dir>/adapter. Relative paths are relative to the run's workspace there.
+ * Where the run's own adapter is on the host (runOutputs.ts): the finished event's adapter_path, else the
+ * built-in trainer's <outputs.dir>/<run id>/adapter. Relative paths are relative to the run's workspace there.
  */
-export function hostAdapterPath(workspaceRemote: string, outputsDir: string | undefined, localEventsFile: string | undefined): string {
-  let fromEvents: string | undefined;
-  if (localEventsFile && existsSync(localEventsFile)) {
-    for (const line of readFileSync(localEventsFile, 'utf8').split('\n')) {
-      const p = parseEventLine(line);
-      if (p.ok && p.event.type === 'finished' && p.event.adapter_path) fromEvents = p.event.adapter_path;
-    }
-  }
-  const rel = fromEvents ?? `${(outputsDir ?? 'outputs').replace(/\/+$/, '')}/adapter`;
+export function hostAdapterPath(workspaceRemote: string, outputsDir: string | undefined, runId: string, localEventsFile: string | undefined): string {
+  const rel = runAdapterPath(outputsDir, runId, localEventsFile);
   return rel.startsWith('/') ? rel : `${workspaceRemote}/${rel}`;
 }
 

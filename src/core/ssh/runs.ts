@@ -29,6 +29,11 @@ export interface StartOptions {
   readonly launcher?: Launcher;
   /** Remote root; defaults to $HOME/.remote-finetune. */
   readonly root?: string;
+  /**
+   * Start again in the run's existing folder (Resume): its logs and events are appended to, its checkpoints stay;
+   * the last start's pid, exit code and heartbeat go, so the new wrapper's are the ones read.
+   */
+  readonly reuse?: boolean;
 }
 
 export interface LaunchRecord {
@@ -141,12 +146,20 @@ export async function startDetached(session: SshSession, options: StartOptions):
   const runDir = runDirOf(root, options.runId);
   // SFTP first: a host without it fails before anything is created, so no empty run is left behind.
   const sftp = await session.sftp();
-  const exists = await session.exec(`mkdir -p ${shellQuote(`${root}/runs`)} && mkdir ${shellQuote(runDir)} && chmod 700 ${shellQuote(runDir)}`, {
+  const q = (name: string): string => shellQuote(`${runDir}/${name}`);
+  const make = options.reuse
+    ? `test -d ${shellQuote(runDir)} && rm -f ${['pid', 'exit_code', 'heartbeat', 'started_at', 'train.pgid', 'runner.pid'].map(q).join(' ')}`
+    : `mkdir ${shellQuote(runDir)}`;
+  const exists = await session.exec(`mkdir -p ${shellQuote(`${root}/runs`)} && ${make} && chmod 700 ${shellQuote(runDir)}`, {
     what: `creating ${runDir}`,
     ...QUICK,
   });
   if (exists.code !== 0)
-    throw new Error(`cannot create ${runDir} (a run with this id may exist; exit ${exists.code ?? exists.signal}): ${exists.stderr.toString().trim()}`);
+    throw new Error(
+      options.reuse
+        ? `the run's folder ${runDir} is not on the host any more (exit ${exists.code ?? exists.signal}): ${exists.stderr.toString().trim()}`
+        : `cannot create ${runDir} (a run with this id may exist; exit ${exists.code ?? exists.signal}): ${exists.stderr.toString().trim()}`,
+    );
   const cwd = options.cwd ? (options.cwd.startsWith('/') ? options.cwd : `${await session.home()}/${options.cwd}`) : undefined;
   const commandScript = `${cwd ? `cd ${shellQuote(cwd)} || exit 96\n` : ''}${options.command}\n`;
   await writeFileAtomic(sftp, `${runDir}/wrapper.sh`, WRAPPER_SCRIPT, 0o700);

@@ -16,6 +16,9 @@ import { OPEN_RUN_PANELS_COMMAND } from './runStatusBar';
 import { START_COMMAND } from './startTraining';
 import { SECRET_NAMES } from './runSecrets';
 import type { StartAgain } from './startTraining';
+import { askResumeOrFresh, resumeWithProgress } from './resumeCommand';
+import { mayOfferResume } from '../../core/runs/runResume';
+import { runAdapterPath } from '../../core/runs/runOutputs';
 
 export const RUN_COMMANDS = {
   select: 'remoteFinetune.selectRun',
@@ -27,6 +30,7 @@ export const RUN_COMMANDS = {
   download: 'remoteFinetune.downloadArtifacts',
   terminate: 'remoteFinetune.terminateRunInstance',
   runAgain: 'remoteFinetune.runAgain',
+  resume: 'remoteFinetune.resumeRun',
   findOnHost: 'remoteFinetune.findRunsOnHost',
   setHfToken: 'remoteFinetune.setHfToken',
   openTensorBoard: 'remoteFinetune.run.openTensorBoard',
@@ -126,10 +130,13 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.download, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.remoteDir);
       if (!r) return;
+      // The run's own folders, not the workspace's shared outputs (another run's adapter or checkpoints).
+      const adapter = runAdapterPath(r.outputs?.dir, r.id, join(r.localDir ?? runs.manager.localDirOf(r.id), 'events.jsonl'));
+      const checkpoints = `${(r.outputs?.dir ?? 'outputs').replace(/\/+$/, '')}/checkpoints/${r.id}`;
       const what = await showQuickPick(
         [
-          { label: 'Adapter', description: 'outputs/adapter', path: 'outputs/adapter' },
-          { label: 'Checkpoints', description: 'outputs/', path: 'outputs' },
+          { label: 'Adapter', description: adapter, path: adapter },
+          { label: 'Checkpoints', description: checkpoints, path: checkpoints },
           { label: 'Run logs and events', description: r.remoteDir, path: r.remoteDir ?? '' },
         ],
         { title: `Download from ${r.name}` },
@@ -179,10 +186,18 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.runAgain, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !!x.specPath);
       if (!r?.specPath) return;
+      // A run that can go on from its checkpoint asks first: the same run resumed, or a new one from step 0.
+      const choice = await askResumeOrFresh(runs, r);
+      if (choice === undefined) return;
+      if (choice === 'resume') return resumeWithProgress(runs, r);
       // Again means the same GPU and, for an SSH run, the same host: no pickers, only the confirmation (a cloud
       // run's instance is gone, so its GPU's offers are shown).
       const again: StartAgain = { ...(r.gpu ? { gpu: r.gpu } : {}), ...(r.provider === 'ssh' && r.host ? { host: r.host } : {}) };
       await vscode.commands.executeCommand(START_COMMAND, vscode.Uri.file(r.specPath), again);
+    }),
+    reg(RUN_COMMANDS.resume, async (arg: unknown) => {
+      const r = await runOf(runs, arg, mayOfferResume);
+      if (r) await resumeWithProgress(runs, r);
     }),
     // A host named by the caller (a view action, a test) skips the prompt.
     reg(RUN_COMMANDS.findOnHost, async (arg?: unknown) => {

@@ -8,6 +8,7 @@ import type { RunStore } from '../../core/runs/runStore';
 import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
 import { runDescription, runTooltipLines } from '../../core/runs/runSummary';
+import { mayOfferResume } from '../../core/runs/runResume';
 
 export const RUNS_VIEW_ID = 'remoteFinetune.runs';
 
@@ -34,6 +35,7 @@ export function runContextValue(r: RunRecord): string {
   v.push(isTerminal(r.status) ? 'done' : 'live');
   if (r.instanceId && r.finishedAction !== 'terminated') v.push('instance');
   if (r.machines?.length) v.push('multinode');
+  if (mayOfferResume(r)) v.push('resumable');
   return v.join('.');
 }
 

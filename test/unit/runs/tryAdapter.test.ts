@@ -150,15 +150,15 @@ test('try adapter: request limits are clamped; the remote command quotes every p
   assert.ok(cmd.includes('bootstrap.json'), 'the run venv python from bootstrap.json first');
 });
 
-test('try adapter: the host adapter path comes from the finished event, else <outputs.dir>/adapter', () => {
+test("try adapter: the host adapter path comes from the finished event, else the run's own <outputs.dir>/<run id>/adapter", () => {
   const d = mkdtempSync(join(tmpdir(), 'rft-try-unit-'));
   const events = join(d, 'events.jsonl');
-  assert.equal(hostAdapterPath('/ws', undefined, events), '/ws/outputs/adapter');
-  assert.equal(hostAdapterPath('/ws', 'out/', undefined), '/ws/out/adapter');
+  assert.equal(hostAdapterPath('/ws', undefined, 'rft-1', events), '/ws/outputs/rft-1/adapter');
+  assert.equal(hostAdapterPath('/ws', 'out/', 'rft-1', undefined), '/ws/out/rft-1/adapter');
   writeFileSync(events, `${JSON.stringify({ v: 1, ts: 1, type: 'finished', status: 'completed', exit_code: 0, adapter_path: 'runs/final' })}\nnot json\n`);
-  assert.equal(hostAdapterPath('/ws', 'outputs', events), '/ws/runs/final');
+  assert.equal(hostAdapterPath('/ws', 'outputs', 'rft-1', events), '/ws/runs/final');
   writeFileSync(events, `${JSON.stringify({ v: 1, ts: 1, type: 'finished', status: 'completed', exit_code: 0, adapter_path: '/abs/adapter' })}\n`);
-  assert.equal(hostAdapterPath('/ws', 'outputs', events), '/abs/adapter');
+  assert.equal(hostAdapterPath('/ws', 'outputs', 'rft-1', events), '/abs/adapter');
 });
 
 test('try adapter: the panel’s messages are validated before dispatch', () => {
