@@ -151,7 +151,7 @@ test('measured: the record keeps what the host measured beside the estimate; the
     assert.ok(rec.costUsd !== undefined && rec.costUsd > 0);
 
     const lines = runTooltipLines(rec);
-    console.log(lines.map((l) => `# ${l}`).join('\n'));
+    console.log(lines.join('\n'));
     const vram = lines.find((l) => l.startsWith('VRAM: '));
     assert.equal(vram, 'VRAM: estimated 30.0 GB, actual 31.2 GB (+4%)');
     assert.match(
