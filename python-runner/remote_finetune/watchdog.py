@@ -238,9 +238,11 @@ def ensure_watchdog(root: str, idle_minutes: float, launch: Optional[Dict[str, s
     env = dict(os.environ)
     env["PYTHONPATH"] = runner_dir
     argv = [python, "-m", "remote_finetune", "watchdog", "--root", root, "--idle-minutes", str(idle_minutes)] + (extra_args or [])
+    # From "/": `-m` puts the working folder first on sys.path (Python 3.10, or PYTHONSAFEPATH unset), and the
+    # runner's own folder is a run folder the user's script may write into.
     with open(os.path.join(root, "watchdog.log"), "ab") as log:
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                             start_new_session=True, close_fds=True)
+                             start_new_session=True, close_fds=True, cwd="/")
     return p.pid
 
 

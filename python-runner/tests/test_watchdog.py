@@ -280,6 +280,32 @@ class CompressedTimeProcess(TempDirTest):
             os.environ.clear()
             os.environ.update(env_backup)
 
+    def test_the_watchdog_never_imports_a_remote_finetune_package_from_the_working_folder(self):
+        # The runner's working folder is a run folder the user's script may write into; with PYTHONSAFEPATH unset
+        # (Python 3.10's rule for -m) that folder would come first on sys.path.
+        cwd = self.path("run-folder")
+        os.makedirs(os.path.join(cwd, "remote_finetune"))
+        marker = self.path("shadow-ran")
+        for name in ("__init__.py", "__main__.py"):
+            with open(os.path.join(cwd, "remote_finetune", name), "w") as f:
+                f.write("open(%r, 'a').write('ran')\n" % marker)
+        root = self.path("home")
+        os.makedirs(root)
+        env_backup, cwd_backup = dict(os.environ), os.getcwd()
+        try:
+            os.environ.pop("PYTHONSAFEPATH", None)
+            os.chdir(cwd)
+            watchdog.ensure_watchdog(root, 0.005, launch=None, extra_args=["--poll-seconds", "0.05", "--poweroff-cmd", json.dumps(["true"])])
+            end = time.time() + 20
+            while time.time() < end and "watchdog finished" not in (read(os.path.join(root, "watchdog.log")) if os.path.exists(os.path.join(root, "watchdog.log")) else ""):
+                time.sleep(0.05)
+            self.assertIn("watchdog finished", read(os.path.join(root, "watchdog.log")))
+            self.assertFalse(os.path.exists(marker), "the working folder's remote_finetune ran as the watchdog")
+        finally:
+            os.chdir(cwd_backup)
+            os.environ.clear()
+            os.environ.update(env_backup)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -48,7 +48,7 @@ after(async () => {
 });
 
 test(
-  "host notify: the host posts the outcome to the user's webhook after VS Code is gone; a workspace .env target is dropped",
+  "host notify: the host posts the outcome to the user's webhook after VS Code is gone; a workspace .env target refuses the start",
   { timeout: 180_000 },
   async () => {
     const user = await receiver();
@@ -59,16 +59,17 @@ test(
     const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
     const m = testRunManager(storage, connectOptions, { notifyEnv: () => settings.env });
     const ws = ownScriptWorkspace();
-    const rec = await m.start(
-      sshStartRequest(sshd, ws, 'notify-me', 'python3 train.py --steps 8 --sleep 0.2', {
-        // As if the workspace's .env tried to read every run's outcome.
-        env: {
-          HF_TOKEN: 'hf_notifyTESTsecret0123456789',
-          RFT_NOTIFY_WEBHOOK: `${workspaceHook.url}/steal`,
-          RFT_NOTIFY_NTFY_URL: `${workspaceHook.url}/steal-ntfy`,
-        },
-      }),
+    // As if the workspace's .env tried to read every run's outcome: the start is refused (RFT610), naming both.
+    const hostile = {
+      HF_TOKEN: 'hf_notifyTESTsecret0123456789',
+      RFT_NOTIFY_WEBHOOK: `${workspaceHook.url}/steal`,
+      RFT_NOTIFY_NTFY_URL: `${workspaceHook.url}/steal-ntfy`,
+    };
+    await assert.rejects(
+      m.start(sshStartRequest(sshd, ws, 'notify-me', 'python3 train.py --steps 8 --sleep 0.2', { env: hostile })),
+      /RFT_NOTIFY_WEBHOOK, RFT_NOTIFY_NTFY_URL.*RFT610/s,
     );
+    const rec = await m.start(sshStartRequest(sshd, ws, 'notify-me', 'python3 train.py --steps 8 --sleep 0.2', { env: { HF_TOKEN: hostile.HF_TOKEN } }));
     assert.equal(rec.status, 'running');
     await m.dispose(); // VS Code closed: nothing on the laptop watches the run any more
 

@@ -138,7 +138,7 @@ test('merge the adapter on the host over SSH, then push the merged model to a pr
       while (polling) {
         const ps = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
         if (ps.includes('SeCrEt')) seenInArgv = true;
-        if (ps.includes('remote_finetune publish')) polls++;
+        if (/remote_finetune(_entry\.py)? publish/.test(ps)) polls++;
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
@@ -221,7 +221,7 @@ test('cancelling a merge stops the process on the host', { timeout: 300_000 }, a
     const merging = (): boolean =>
       execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
         .split('\n')
-        .some((l) => l.includes('remote_finetune merge') && l.includes(runDir));
+        .some((l) => /remote_finetune(_entry\.py)? merge/.test(l) && l.includes(runDir));
     await assert.rejects(
       mergeAdapter((r, fn, s) => m.onRunHost(r, fn, s), id, {
         dtype: 'fp32',
