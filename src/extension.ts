@@ -48,7 +48,7 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
   context.subscriptions.push(
     registerShowLogCommand(deps),
     registerPanels(deps),
-    registerConfig(deps),
+    registerConfig(deps, () => runs.store.all()),
     registerHosts(deps, hostStore, hosts, runHosts),
     registerProviders(deps, cloud),
     registerRuns(deps, runs, {

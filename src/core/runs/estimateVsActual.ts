@@ -5,6 +5,7 @@
 import type { RunRecord } from './runRecord';
 import type { RunEstimated } from './runMeasuredSchema';
 import type { RunLength } from './runLength';
+import { RUNNER_DEFAULTS } from '../config/runnerDefaults';
 
 const MIB_PER_GIB = 1024;
 
@@ -195,4 +196,17 @@ export function estimateCaseOf(
         (num(get('trainer', 'gradient_accumulation')) ?? defaults.gradientAccumulation),
     ),
   };
+}
+
+/** The newest measured run of the case a spec describes on a GPU, for the editor's estimate. */
+export function measuredForSpec(spec: Readonly<Record<string, unknown>>, gpu: string, records: readonly RunRecord[]): MeasuredMatch | undefined {
+  const target = spec.target;
+  const count = typeof target === 'object' && target !== null ? (target as Record<string, unknown>).gpu_count : undefined;
+  const c = estimateCaseOf(spec, gpu, typeof count === 'number' ? count : 1, RUNNER_DEFAULTS);
+  return c ? measuredMatch(records, c) : undefined;
+}
+
+/** The VRAM CodeLens: the user's own measurement first when there is one, then the model's estimate. */
+export function estimateLensTitle(modelLabel: string, match: MeasuredMatch | undefined): string {
+  return match?.vramGib !== undefined ? `${match.text} · model: ${modelLabel}` : modelLabel;
 }

@@ -4,6 +4,9 @@ import * as vscode from 'vscode';
 import { estimateLabel } from '../../core/config/runSpecEstimate';
 import { breakdownLines } from '../../core/config/estimateBreakdown';
 import type { ConfigDiagnostics } from './configDiagnostics';
+import { toValue } from '../../core/config/parse';
+import { estimateLensTitle, measuredForSpec } from '../../core/runs/estimateVsActual';
+import type { RunRecord } from '../../core/runs/runRecord';
 
 export const SHOW_ESTIMATE_COMMAND = 'remoteFinetune.showMemoryEstimate';
 
@@ -12,7 +15,11 @@ export class ConfigCodeLens implements vscode.CodeLensProvider {
   readonly onDidChangeCodeLenses = this.changed.event;
   private readonly sub: vscode.Disposable;
 
-  constructor(private readonly diagnostics: ConfigDiagnostics) {
+  constructor(
+    private readonly diagnostics: ConfigDiagnostics,
+    /** The user's runs: a measured run of the same case speaks before the model (issue 32.4). */
+    private readonly history: () => readonly RunRecord[] = () => [],
+  ) {
     this.sub = diagnostics.onDidValidate(() => this.changed.fire());
   }
 
@@ -21,8 +28,10 @@ export class ConfigCodeLens implements vscode.CodeLensProvider {
     const e = r?.kind === 'runspec' ? r.estimate : undefined;
     const at = e?.gpuNode;
     if (!e || !at) return [];
+    const spec = toValue(r?.root);
+    const measured = typeof spec === 'object' && spec !== null ? measuredForSpec(spec as Record<string, unknown>, e.gpu.id, this.history()) : undefined;
     const command = {
-      title: estimateLabel(e),
+      title: estimateLensTitle(estimateLabel(e), measured),
       tooltip: `${breakdownLines(e).join('\n')}\n\nClick for the breakdown.`,
       command: SHOW_ESTIMATE_COMMAND,
       arguments: [doc.uri],

@@ -12,15 +12,16 @@ import { registerValidateCommand } from './validateCommand';
 import { EstimateView, ESTIMATE_SCHEME } from './estimateView';
 import { BackgroundValidator } from '../../core/config/backgroundValidator';
 import { join } from 'node:path';
+import type { RunRecord } from '../../core/runs/runRecord';
 
 const SELECTOR: vscode.DocumentSelector = [{ scheme: 'file' }, { scheme: 'untitled' }];
 
-export function registerConfig(deps: FeatureDeps): vscode.Disposable {
+export function registerConfig(deps: FeatureDeps, history?: () => readonly RunRecord[]): vscode.Disposable {
   const background = new BackgroundValidator(join(deps.context.extensionPath, 'dist', 'configWorker.js'));
   // Per workspace where there is one: another window's check in progress is not this window's crash.
   const storage = (deps.context.storageUri ?? deps.context.globalStorageUri).fsPath;
   const diagnostics = new ConfigDiagnostics(deps.log, background, join(storage, 'config-check-in-progress'));
-  const lens = new ConfigCodeLens(diagnostics);
+  const lens = new ConfigCodeLens(diagnostics, history);
   const estimates = new EstimateView(diagnostics);
   return vscode.Disposable.from(
     diagnostics,

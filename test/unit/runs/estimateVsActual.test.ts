@@ -3,7 +3,7 @@
 // the record keeping it) is test/integration/runs/measuredRun.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorPct, estimateCaseOf, estimateVsActualLines, measuredMatch } from '../../../src/core/runs/estimateVsActual';
+import { errorPct, estimateCaseOf, estimateLensTitle, estimateVsActualLines, measuredForSpec, measuredMatch } from '../../../src/core/runs/estimateVsActual';
 import { RUNNER_DEFAULTS } from '../../../src/core/runs/runLength';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
 
@@ -93,4 +93,23 @@ test("a run on several GPUs lists each GPU's peaks under the largest", () => {
     'GPU 0: torch 40.0 GB, nvidia-smi 42.0 GB',
     'GPU 1: torch 30.0 GB',
   ]);
+});
+
+test("the editor's VRAM lens leads with the user's measurement of the same spec case, then the model", () => {
+  const measured = { gpus: [{ index: 0, torchPeakReservedMib: 31948.8 }], tokensPerSecond: 2340 };
+  const runs = [record('rft-a', { name: 'llama3', estimated: CASE, measured, finishedAt: '2026-11-21T12:00:00Z' })];
+  const spec = {
+    model: { id: CASE.model },
+    method: 'qlora',
+    data: { max_seq_length: 2048 },
+    trainer: { per_device_batch_size: 2, gradient_accumulation: 8 },
+    target: { gpu: 'A100-80GB' },
+  };
+  const m = measuredForSpec(spec, 'A100-80GB', runs);
+  assert.equal(
+    estimateLensTitle('≈ 30.0 GB of 80 GB on A100-80GB', m),
+    'measured on run llama3 (rft-a): 31.2 GB, 2,340 tokens/s · model: ≈ 30.0 GB of 80 GB on A100-80GB',
+  );
+  assert.equal(measuredForSpec({ ...spec, target: { gpu: 'A100-80GB', gpu_count: 2 } }, 'A100-80GB', runs), undefined, 'two GPUs is another case');
+  assert.equal(estimateLensTitle('≈ 30.0 GB of 80 GB on A100-80GB', undefined), '≈ 30.0 GB of 80 GB on A100-80GB');
 });
