@@ -231,6 +231,12 @@ class Session:
                    time_to_first_step_s=round(first - t0, 2) if first else None,
                    run_dir_gpu_csv=os.path.join(run_dir, "gpu.csv"))
         rec.pop("events", None) if rec.get("status") == "ok" else None
+        return self.cut(rec)
+
+    def cut(self, rec: Dict[str, Any]) -> Dict[str, Any]:
+        """A case stopped by its time limit with the deadline at hand was cut by the deadline, not a failure of its own."""
+        if rec.get("status") == "failed" and rec.get("exit_code") is None and self.left() < 15:
+            rec["status"] = "cut-at-deadline"
         return rec
 
     # -- plain TRL SFT and Unsloth ---------------------------------------------------------------------------------
@@ -267,7 +273,7 @@ class Session:
         else:
             rec.update(status="oom" if harness.OOM_TEXT.search(text) else "failed",
                        log_tail=text[-1500:] if rc is not None else "timed out\n" + text[-1200:])
-        return rec
+        return self.cut(rec)
 
     # -- captures ----------------------------------------------------------------------------------------------------
     def start_capture(self, run_id: str) -> bool:
@@ -333,12 +339,13 @@ def fast_overlay(info: Dict[str, Any], dry: bool) -> Dict[str, Any]:
     return overlay
 
 
-def run_anchors(s: Session, doc: Dict[str, Any], path: str, info: Dict[str, Any], unsloth_site: Optional[str], unsloth_why: str) -> None:
+def run_anchors(s: Session, doc: Dict[str, Any], path: str, info: Dict[str, Any], unsloth_site: Optional[str], unsloth_why: str,
+                anchors: List[Dict[str, Any]]) -> None:
     overlay = fast_overlay(info, s.dry)
     doc["fast_path"] = {"overlay": overlay, "what": "the built-in trainer's speed options as they exist at run time: data.packing "
                         "(TRL's padding-free best-fit packing) and trainer.use_liger_kernel where liger-kernel imports on a GPU; "
                         "RFT_FAST_OVERLAY (JSON of dotted spec keys) overrides"}
-    for anchor in (DRY_ANCHORS if s.dry else ANCHORS):
+    for anchor in anchors:
         cfg_path, config = harness.load_config(anchor["model"])
         c = dict(anchor, dry_overrides=dry_overrides(s.dry, anchor["method"]))
         entry = {k: anchor[k] for k in ("anchor", "model", "method", "lora_r", "lora_alpha", "batch", "gradient_accumulation", "seq_len",
@@ -403,11 +410,14 @@ def summarize(errors: List[float]) -> Dict[str, Any]:
             "mean_abs_error": round(sum(abs(e) for e in errors) / len(errors), 4), "median_error": round(statistics.median(errors), 4)}
 
 
-def run_holdout(s: Session, doc: Dict[str, Any], path: str) -> None:
+def prepare_holdout(s: Session, doc: Dict[str, Any], path: str) -> None:
+    """Every held-out case with its estimate, written to the file before the first case (anchor or held-out) runs."""
     cases = holdout_records(s.dry)
     est = load_estimates(s.a.estimates, cases)
     by_case = {e["case"]: e for e in est["cases"]}
-    doc["estimates"] = {"file": os.path.relpath(os.path.abspath(s.a.estimates), harness.REPO), "estimated_at": est.get("estimated_at"),
+    est_path = os.path.abspath(s.a.estimates)
+    inside = est_path.startswith(harness.REPO + os.sep)
+    doc["estimates"] = {"file": os.path.relpath(est_path, harness.REPO) if inside else est_path, "estimated_at": est.get("estimated_at"),
                         "estimator": est.get("estimator"), "dry_run": est.get("dry_run")}
     doc["in_sample"] = est.get("in_sample")
     for c in cases:
@@ -417,8 +427,13 @@ def run_holdout(s: Session, doc: Dict[str, Any], path: str) -> None:
     doc["estimates_recorded_at"] = harness.now_iso()
     harness.write_json(path, doc)  # the estimates are in the file before any case runs
     print("holdout: %d estimates recorded from %s (made %s) before any measurement" % (len(cases), doc["estimates"]["file"], est.get("estimated_at")), flush=True)
-    errors: List[float] = []
+
+
+def run_holdout(s: Session, doc: Dict[str, Any], path: str, first: int, last: int) -> None:
+    cases = doc["cases"]
     for n, c in enumerate(cases, 1):
+        if not first <= n - 1 < last:
+            continue
         why = s.fits("holdout", c["model"], c["params"])
         if why:
             c.update(status="not-run", why=why)
@@ -447,18 +462,21 @@ def run_holdout(s: Session, doc: Dict[str, Any], path: str) -> None:
         if c["status"] == "ok" and isinstance(reserved, (int, float)) and reserved > 0:
             c["measured_gib"] = round(reserved / 1024, 4)
             c["error"] = round(c["estimate_allocator_gib"] / c["measured_gib"] - 1, 4)
-            errors.append(c["error"])
         print("holdout [%d/%d] %s: %s, estimate %.2f GiB, reserved %s MiB, error %s, %s tokens/s, first step after %s s" % (
             n, len(cases), c["case"], c["status"], c["estimate_allocator_gib"], reserved, c.get("error"), c.get("tokens_per_second"),
             c.get("time_to_first_step_s")), flush=True)
         if c["status"] != "ok":
             print((c.get("log_tail") or "")[-800:], flush=True)
-        doc["held_out"] = summarize(errors)
+        doc["held_out"] = held_out(cases)
         harness.write_json(path, doc)
-    doc["held_out"] = summarize(errors)
-    doc["held_out"]["what"] = ("estimate (less the CUDA context) / torch peak reserved - 1 on shapes the estimator was never calibrated on, "
-                               "estimates made before the measurement; no refit has used these cases")
-    harness.write_json(path, doc)
+
+
+def held_out(cases: List[Dict[str, Any]]) -> Dict[str, Any]:
+    out = summarize([c["error"] for c in cases if isinstance(c.get("error"), (int, float))])
+    out["what"] = ("estimate (less the CUDA context) / torch peak reserved - 1 on shapes the estimator was never calibrated on, "
+                   "estimates made before the measurement; no refit has used these cases")
+    out["not_run"] = [c["case"] for c in cases if c.get("status") in ("planned", "not-run")]
+    return out
 
 
 def main(argv: List[str]) -> int:
@@ -471,6 +489,8 @@ def main(argv: List[str]) -> int:
     p.add_argument("--estimates", default=COMMITTED_ESTIMATES)
     p.add_argument("--captures", default=None, help="folder for capture_smi.sh busy during the first QLoRA paged-optimizer case")
     p.add_argument("--unsloth-status", default=None, help="JSON the shell wrote after trying to install Unsloth's wheels offline")
+    p.add_argument("--holdout-from", type=int, default=int(os.environ.get("RFT_33_HOLDOUT_FROM", "0")),
+                   help="with --plan holdout: start at this held-out case (0-based), the earlier ones measured by an earlier call")
     p.add_argument("--case-timeout", type=float, default=300.0)
     p.add_argument("--cpu-dry-run", action="store_true")
     p.add_argument("--print-holdout-cases", metavar="FILE", default=None)
@@ -500,26 +520,41 @@ def main(argv: List[str]) -> int:
     s = Session(a)
     common = {"issue": 33, "dry_run": dry, "gpu": gpu, "date": harness.today(), "host": host, "started_at": harness.now_iso(),
               "deadline": harness.datetime.datetime.fromtimestamp(a.deadline, harness.datetime.timezone.utc).replace(microsecond=0).isoformat()}
-    status = 0
+    tpath = os.path.join(out_dir, "throughput-%s-%s.json" % (gpu, harness.today()))
+    hpath = os.path.join(out_dir, "vram-holdout-%s-%s.json" % (gpu, harness.today()))
+    tdoc = dict(common, kind="gpu-throughput", anchors=[],
+                note="tokens/s = batch x accumulation x sequence / median step time from step 2 on (step 1 is warm-up); every case "
+                     "ran alone on the GPU, one after another; cuda_* peaks are the training process's own torch figures")
+    hdoc = dict(common, kind="gpu-vram-holdout",
+                note="cuda_max_memory_reserved_mib from torch inside the training process (RFT_MEMORY_REPORT); the estimate is "
+                     "compared less its CUDA-context part, as bench/gpu/vramCheck.ts does for the in-sample cases")
+    anchors = DRY_ANCHORS if dry else ANCHORS
+    if a.plan in ("all", "holdout"):
+        prepare_holdout(s, hdoc, hpath)
+    # Interleaved so a lease cut short still covers every item: the first anchor, the first held-out group (with the
+    # nvidia-smi captures of a QLoRA paged-optimizer run), the second anchor, then the remaining held-out cases.
+    # The dry run starts with its first held-out case, so a loaded CPU still measures one of each kind in its time.
+    first = [("h", 0, 1), ("a", 0, 1)] if dry else [("a", 0, 1), ("h", 0, 2)]
+    schedule = {"all": first + [("a", 1, 2), ("h", 1 if dry else 2, 10 ** 6)],
+                "anchors": [("a", 0, 2)], "holdout": [("h", a.holdout_from, 10 ** 6)]}[a.plan]
+    for c in hdoc.get("cases", [])[:a.holdout_from] if a.plan == "holdout" else []:
+        c.update(status="not-run", why="left to an earlier call (--holdout-from %d)" % a.holdout_from)
+    for part, lo, hi in schedule:
+        if part == "a":
+            run_anchors(s, tdoc, tpath, info, unsloth_site, unsloth_why, anchors[lo:hi])
+        else:
+            run_holdout(s, hdoc, hpath, lo, hi)
     if a.plan in ("all", "anchors"):
-        tpath = os.path.join(out_dir, "throughput-%s-%s.json" % (gpu, harness.today()))
-        tdoc = dict(common, kind="gpu-throughput", anchors=[],
-                    note="tokens/s = batch x accumulation x sequence / median step time from step 2 on (step 1 is warm-up); every case "
-                         "ran alone on the GPU, one after another; cuda_* peaks are the training process's own torch figures")
-        run_anchors(s, tdoc, tpath, info, unsloth_site, unsloth_why)
         tdoc["finished_at"] = harness.now_iso()
         for w in harness.write_json(tpath, tdoc):
             print("issue33: wrote %s" % w, flush=True)
     if a.plan in ("all", "holdout"):
-        hpath = os.path.join(out_dir, "vram-holdout-%s-%s.json" % (gpu, harness.today()))
-        hdoc = dict(common, kind="gpu-vram-holdout",
-                    note="cuda_max_memory_reserved_mib from torch inside the training process (RFT_MEMORY_REPORT); the estimate is "
-                         "compared less its CUDA-context part, as bench/gpu/vramCheck.ts does for the in-sample cases")
-        run_holdout(s, hdoc, hpath)
+        hdoc["held_out"] = held_out(hdoc["cases"])
         hdoc["finished_at"] = harness.now_iso()
         for w in harness.write_json(hpath, hdoc):
             print("issue33: wrote %s" % w, flush=True)
-        print("issue33: held-out %s" % json.dumps(hdoc.get("held_out")), flush=True)
+        print("issue33: held-out %s" % json.dumps(hdoc["held_out"]), flush=True)
+    status = 0
     return status
 
 
