@@ -15,6 +15,9 @@ export interface ReadyWait {
   readonly fromSpec: boolean;
 }
 
+/** Bootstrap (runner sync, environment) and the results' download, after SSH answers; billed like the wait. */
+export const SETUP_HOURS = 0.05;
+
 /** typical = base + perGpu × (GPUs − 1); timeout likewise, never under 15 minutes. */
 const READY: Readonly<Record<ProviderKind, { typical: [number, number]; timeout: [number, number] }>> = {
   // 1 GPU ≈ 4 min, 8 GPUs ≈ 20 min typical (10–30 seen); gives up after 15 min (1 GPU) to 45 min (8 GPUs).

@@ -6,14 +6,12 @@ import type { CostEstimate } from '../providers/cost';
 import type { Offer } from '../providers/types';
 import type { RunLength } from './runLength';
 import type { ReadyWait } from '../providers/readyWait';
+import { SETUP_HOURS } from '../providers/readyWait';
 
 export interface LaunchCost {
   readonly text: string;
   readonly estimate?: CostEstimate;
 }
-
-/** Bootstrap (runner sync, environment) and the results' download, after SSH answers; billed like the wait. */
-export const SETUP_HOURS = 0.05;
 
 export function launchCost(offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spot' | 'instanceType'>, length: RunLength, ready?: ReadyWait): LaunchCost {
   const rate = `${formatUsd(offer.pricePerHour)}/h (${offer.instanceType}${offer.spot ? ', spot' : ''})`;

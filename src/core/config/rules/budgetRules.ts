@@ -8,11 +8,11 @@ import { toValue } from '../parse';
 import type { ConfigDiagnostic, FileAccess } from '../types';
 import { textOf } from '../types';
 import type { RunSpecEstimate } from '../runSpecEstimate';
-import { runLength } from '../../runs/runLength';
 import { estimateRunCost, formatUsd } from '../../providers/cost';
-import { readyWait, specReadyTimeout } from '../../providers/readyWait';
-import { SETUP_HOURS } from '../../runs/launchCost';
-import { dirName } from '../../pathText';
+import { readyWait, specReadyTimeout, SETUP_HOURS } from '../../providers/readyWait';
+import { runSpecThroughput } from '../runSpecThroughput';
+import { RUNNER_DEFAULTS } from '../runnerDefaults';
+import { dirName, join } from '../../pathText';
 
 const CLOUDS = ['lambda', 'ec2', 'gcp'] as const;
 type Cloud = (typeof CLOUDS)[number];
@@ -29,6 +29,38 @@ function jsonlCounter(files: FileAccess | undefined): (abs: string) => number | 
     if (!files || !/\.jsonl$/i.test(abs)) return undefined;
     const text = textOf(files.read(abs));
     return text === undefined ? undefined : text.split('\n').filter((l) => l.trim()).length;
+  };
+}
+
+/**
+ * Training hours as the Start estimate counts them (core/runs/runLength.ts, which config may not import): optimizer
+ * steps (trainer.max_steps, or the local JSON Lines file's examples × epochs ÷ the global batch) × tokens per step ÷
+ * the throughput of the estimate's own shape (runSpecThroughput.ts). Unknown without a step count.
+ */
+function trainingLength(
+  root: DocNode,
+  fileName: string,
+  files: FileAccess | undefined,
+  e: RunSpecEstimate,
+): { readonly hours: number; readonly basis: string } | undefined {
+  const x = e.input;
+  const perStep = x.batch * e.accumulation * x.gpuCount;
+  let steps = positive(scalarAt(root, ['trainer', 'max_steps']));
+  let stepsBasis = `trainer.max_steps ${steps}`;
+  if (steps === undefined) {
+    const train = scalarAt(root, ['data', 'train']);
+    const examples = typeof train === 'string' ? jsonlCounter(files)(train.startsWith('/') ? train : join(dirName(fileName), train)) : undefined;
+    if (examples === undefined) return undefined;
+    const epochs = positive(scalarAt(root, ['trainer', 'epochs'])) ?? RUNNER_DEFAULTS.epochs;
+    // HF Trainer: batches per epoch on each process, then optimizer steps per epoch after accumulation.
+    steps = Math.ceil(Math.ceil(Math.ceil(examples / (x.batch * x.gpuCount)) / e.accumulation) * epochs);
+    stepsBasis = `${examples} examples × ${epochs} epochs`;
+  }
+  const t = runSpecThroughput(e);
+  const tokens = steps * perStep * x.seqLen;
+  return {
+    hours: tokens / t.tokensPerSecond / 3600,
+    basis: `${steps} steps (${stepsBasis}) × ${perStep * x.seqLen} tokens at ~${Math.round(t.tokensPerSecond)} tokens/s (${t.basis})`,
   };
 }
 
@@ -52,15 +84,8 @@ export function checkBudget(root: DocNode, fileName: string, files: FileAccess |
   if ((maxUsd === undefined && maxHours === undefined) || !estimate) return out;
   const spec = toValue(root) as Record<string, unknown>;
   const gpuCount = positive(scalarAt(root, ['target', 'gpu_count'])) ?? 1;
-  const length = runLength({
-    spec,
-    specDir: dirName(fileName),
-    gpu: estimate.gpu.id,
-    gpuCount,
-    params: estimate.model.params,
-    countExamples: jsonlCounter(files),
-  });
-  if (!length.known) return out;
+  const length = trainingLength(root, fileName, files, estimate);
+  if (!length) return out;
   // The wait for SSH and the setup bill as training does; the host counts them against the budget too.
   const ready = cloud ? readyWait(cloud, gpuCount, specReadyTimeout(spec)) : undefined;
   const overhead = ready ? ready.typicalMinutes / 60 + SETUP_HOURS : 0;
