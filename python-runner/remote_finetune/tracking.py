@@ -32,6 +32,10 @@ def tracking_settings(spec: Dict[str, Any], env: Dict[str, str], run_dir: str) -
     """Environment for the training child. Values the person set (the .env, the host) win."""
     asked = asked_trackers(spec)
     out: Dict[str, str] = {}
+    tags = (spec.get("wandb") or {}).get("tags")
+    if tags and not env.get("WANDB_TAGS"):
+        # wandb.init reads WANDB_TAGS (comma-separated) when transformers' WandbCallback starts the run.
+        out["WANDB_TAGS"] = ",".join(str(t).replace(",", " ") for t in tags)
     if "tensorboard" in asked and not env.get("TENSORBOARD_LOGGING_DIR"):
         out["TENSORBOARD_LOGGING_DIR"] = tensorboard_dir(run_dir)
     if "mlflow" in asked:

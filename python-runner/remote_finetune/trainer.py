@@ -136,8 +136,8 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     model_id = str(get(spec, "model.id"))
     fa2_ok, fa2_broken = flash_attn_usable()
     if fa2_broken:
-        run.warn("flash-attn is installed but does not load (%s); using sdpa attention" % fa2_broken, "fa2-broken")
-    attn = plan.choose_attention(spec, fa2_ok, capability, run.warn)
+        run.warn("flash-attn is installed but does not load (%s); not using FlashAttention-2" % fa2_broken, "fa2-broken")
+    attn = plan.choose_attention(spec, fa2_ok, capability, run.warn, attention_support(spec))
     kwargs: Dict[str, Any] = dict(_hub_kwargs(spec), attn_implementation=attn)
     kwargs[_dtype_kwarg(AutoModelForCausalLM.from_pretrained)] = getattr(torch, plan.model_dtype(spec))
     deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true" or bool(get(spec, "launcher.deepspeed"))
@@ -161,7 +161,9 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     gc = bool(get(spec, "trainer.gradient_checkpointing", True))
     if q is not None:
         from peft import prepare_model_for_kbit_training
-        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=gc, gradient_checkpointing_kwargs={"use_reentrant": False})
+        # Checkpointing is switched on by the Trainer from the arguments (activation_checkpointing where transformers
+        # has it): peft would call gradient_checkpointing_enable, which transformers 5 deprecates for removal in 6.
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     lk = plan.lora_kwargs(spec)
     if lk is not None:
         from peft import LoraConfig, get_peft_model
@@ -169,6 +171,23 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     if gc:
         model.config.use_cache = False  # the KV cache is useless in training and conflicts with checkpointing
     return model, attn
+
+
+def attention_support(spec: Dict[str, Any]) -> Optional[Dict[str, bool]]:
+    """Which attention kernels the model's causal-LM class accepts, from the class itself (`_supports_sdpa`,
+    `_supports_flash_attn` in transformers 5, `_supports_flash_attn_2` in 4.x), read from its config alone. None
+    when the class cannot be found this way (remote code): the plan then assumes both."""
+    try:
+        from transformers import AutoConfig
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+        config = AutoConfig.from_pretrained(str(get(spec, "model.id")), **_hub_kwargs(spec))
+        cls = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
+    except Exception:  # noqa: BLE001 - unknown model type or remote code: from_pretrained reports it itself
+        return None
+    fa2 = getattr(cls, "_supports_flash_attn", None)
+    if fa2 is None:
+        fa2 = getattr(cls, "_supports_flash_attn_2", False)
+    return {"flash_attention_2": bool(fa2), "sdpa": bool(getattr(cls, "_supports_sdpa", False))}
 
 
 def _load_local(loader: str, path: str) -> Any:
@@ -439,18 +458,15 @@ def training_arguments(spec: Dict[str, Any], output_dir: str, *, has_eval: bool,
     fields = [f.name for f in dataclasses.fields(Args)]
     kw = plan.training_args_kwargs(spec, output_dir, fields, has_eval=has_eval, report_to=report_targets(spec, run),
                                    bnb_installed=_installed("bitsandbytes"), warn=run.warn, optimizers=optimizers,
-                                   deepspeed=deepspeed_config(spec, run.workdir), pretokenized=not sft)
+                                   deepspeed=deepspeed_config(spec, run.workdir), pretokenized=not sft,
+                                   installed=_installed, args_class=Args.__name__)
     if "tensorboard" in kw["report_to"] and "logging_dir" in fields:
         kw["logging_dir"] = os.environ.get("TENSORBOARD_LOGGING_DIR") or tracking.tensorboard_dir(run.run_dir)  # transformers 4.x
     import torch
     if not torch.cuda.is_available() and "use_cpu" in fields:
         kw["use_cpu"] = True  # transformers 5 refuses bf16 without a GPU unless told the run is meant for the CPU
     if sft:
-        max_len = int(get(spec, "data.max_seq_length", 2048))
-        # trl 0.x: max_seq_length; trl >= 0.20 and 1.x: max_length. Only the name this version has is passed.
-        for name, value in (("dataset_text_field", "text"), ("max_seq_length", max_len), ("max_length", max_len), ("packing", False)):
-            if name in fields:
-                kw[name] = value
+        kw.update(plan.sft_kwargs(spec, fields))
     return Args(**kw)
 
 
@@ -513,10 +529,9 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         return 2
     capability = _capability()
     spec = plan.resolved_spec(spec, capability, run.warn)
-    sft = bool(get(spec, "trainer.use_sft_trainer", False))
-    if sft and not _installed("trl"):
+    sft = plan.uses_sft(spec, _installed("trl"))
+    if bool(get(spec, "trainer.use_sft_trainer", False)) and not sft:
         run.warn("trainer.use_sft_trainer is set but trl is not installed; using transformers' Trainer", "trl-missing")
-        sft = False
     trainset, evalset = load_raw_datasets(spec, workdir, run.run_dir)
     args = training_arguments(spec, ckpt_dir, has_eval=evalset is not None, sft=sft, run=run)
     tokenizer = load_tokenizer(spec)

@@ -58,6 +58,57 @@ RENAMED = {
     "gradient_accumulation": "gradient_accumulation_steps", "lr_scheduler": "lr_scheduler_type",
 }
 OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy", "report_to"}
+# Every trainer.* key of the run-spec schema (src/core/config/schemas/runSpec.ts; tests/test_spec_fields.py holds
+# the two equal). Any other key is not checked by the validator, so passing it on is said out loud.
+SPEC_TRAINER_KEYS = set(RENAMED) | OWN_KEYS | {
+    "max_steps", "learning_rate", "lr_scheduler_kwargs", "warmup_ratio", "warmup_steps", "weight_decay", "max_grad_norm",
+    "logging_steps", "eval_steps", "save_strategy", "save_steps", "save_total_limit", "load_best_model_at_end",
+    "metric_for_best_model", "seed",
+}
+# Pass-through keys that make TrainingArguments import a package: without it the run would end at start-up.
+KEY_PACKAGES = {"use_liger_kernel": "liger_kernel"}
+# Schedulers whose transformers factory has required arguments the type alone cannot give
+# (get_cosine_with_min_lr_schedule_with_warmup: min_lr or min_lr_rate; get_wsd_schedule: num_decay_steps).
+SCHEDULER_NEEDS = {"cosine_with_min_lr": (("min_lr", "min_lr_rate"),), "warmup_stable_decay": (("num_decay_steps",),)}
+
+
+class SpecRefused(ValueError):
+    """A spec the runner will not start: the message names the field and the fix."""
+
+
+def scheduler_problem(spec: Dict[str, Any], has_eval: bool) -> Optional[str]:
+    """Why the spec's scheduler cannot run, or None (the validator says the same before anything is billed)."""
+    t = spec.get("trainer") or {}
+    name = str(t.get("lr_scheduler", "linear"))
+    kwargs = t.get("lr_scheduler_kwargs") or {}
+    for alternatives in SCHEDULER_NEEDS.get(name, ()):
+        if not any(k in kwargs for k in alternatives):
+            return ("trainer.lr_scheduler %s needs trainer.lr_scheduler_kwargs.%s" % (name, " or ".join(alternatives)))
+    if name == "reduce_lr_on_plateau" and (not has_eval or str(t.get("eval_strategy", "no")) == "no"):
+        return ("trainer.lr_scheduler reduce_lr_on_plateau steps on the eval loss: set data.eval and "
+                "trainer.eval_strategy (steps or epoch), or pick another scheduler")
+    return None
+
+
+def uses_sft(spec: Dict[str, Any], trl_installed: bool) -> bool:
+    """TRL's SFTTrainer when asked for, and for data.packing (packing is TRL's: padding-free, with position ids)."""
+    if bool(get(spec, "data.packing", False)):
+        if not trl_installed:
+            raise SpecRefused("data.packing needs TRL (its SFTTrainer packs), which is not installed in the run's venv")
+        return True
+    return bool(get(spec, "trainer.use_sft_trainer", False)) and trl_installed
+
+
+def sft_kwargs(spec: Dict[str, Any], fields: List[str]) -> Dict[str, Any]:
+    """SFTConfig arguments beyond TrainingArguments'. trl 0.x named the length max_seq_length, trl >= 0.20
+    max_length; only names this version has are passed. Packing is best-fit-decreasing into padding-free rows
+    with position ids that restart at each example, so no example attends to another."""
+    max_len = int(get(spec, "data.max_seq_length", 2048))
+    packing = bool(get(spec, "data.packing", False))
+    kw: Dict[str, Any] = {"dataset_text_field": "text", "max_seq_length": max_len, "max_length": max_len, "packing": packing}
+    if packing:
+        kw.update(packing_strategy="bfd", padding_free=True)
+    return {k: v for k, v in kw.items() if k in fields}
 
 
 def model_dtype(spec: Dict[str, Any]) -> str:
@@ -72,30 +123,52 @@ def model_dtype(spec: Dict[str, Any]) -> str:
     return DTYPES.get(precision, "bfloat16")
 
 
-def choose_attention(spec: Dict[str, Any], fa2_installed: bool, capability: Optional[Tuple[int, int]], warn: Warn) -> str:
-    """flash_attention_2 only for 16-bit weights on Ampere+ with flash-attn installed; never with
-    4-bit weights (their uint8 storage is what broke the seed's A100 run); sdpa otherwise."""
+def choose_attention(spec: Dict[str, Any], fa2_installed: bool, capability: Optional[Tuple[int, int]], warn: Warn,
+                     supports: Optional[Dict[str, bool]] = None) -> str:
+    """`auto` (and an explicit flash_attention_2): flash_attention_2 when flash-attn is installed, the GPU is Ampere+,
+    the weights are 16-bit and the model class supports it; else sdpa where the class supports it; else eager.
+    `supports` ({"flash_attention_2": bool, "sdpa": bool}) is read from the model class (attention_support in
+    trainer.py); None when it could not be read, and then both are assumed. Gemma-2 and gpt-oss refuse sdpa at
+    load time, so asking them for it would end the run after the GPU is billed. Never FlashAttention-2 with 4-bit
+    weights (their uint8 storage is what broke the seed's A100 run)."""
     asked = str(get(spec, "model.attn_implementation", "auto"))
-    method = spec["method"]
+    has = dict({"flash_attention_2": True, "sdpa": True}, **(supports or {}))
     sixteen_bit = model_dtype(spec) in ("bfloat16", "float16")
     ampere = capability is not None and capability[0] >= 8
-    if asked in ("sdpa", "eager"):
+    fallback = "sdpa" if has["sdpa"] else "eager"
+    if asked == "eager":
         return asked
-    if method == "qlora":
+    if asked == "sdpa":
+        if not has["sdpa"]:
+            warn("this model class does not support sdpa attention; using eager (set model.attn_implementation: auto "
+                 "or eager to silence this)", "sdpa-unsupported")
+        return fallback
+    if quantization_kwargs(spec) is not None:
         if asked == "flash_attention_2":
-            warn("FlashAttention-2 is not used with 4-bit (QLoRA) weights; using sdpa. Use method lora-bf16 to keep FlashAttention-2.", "fa2-qlora")
-        return "sdpa"
-    if fa2_installed and ampere and sixteen_bit:
+            warn("FlashAttention-2 is not used with bitsandbytes (4-bit QLoRA or 8-bit) weights; using %s. Use method "
+                 "lora-bf16 to keep FlashAttention-2." % fallback, "fa2-qlora")
+        return fallback
+    if fa2_installed and ampere and sixteen_bit and has["flash_attention_2"]:
         return "flash_attention_2"
     if asked == "flash_attention_2":
-        why = "flash-attn is not installed" if not fa2_installed else ("this GPU is older than Ampere" if not ampere else "the weights are not 16-bit")
-        warn("FlashAttention-2 was asked for but %s; using sdpa" % why, "fa2-unavailable")
-    return "sdpa"
+        why = ("flash-attn is not installed" if not fa2_installed else "this GPU is older than Ampere" if not ampere
+               else "the weights are not 16-bit" if not sixteen_bit else "this model class does not support it")
+        warn("FlashAttention-2 was asked for but %s; using %s" % (why, fallback), "fa2-unavailable")
+    return fallback
 
 
 def quantization_kwargs(spec: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """BitsAndBytesConfig arguments (compute dtype by name), or None when not QLoRA."""
-    if spec["method"] != "qlora":
+    """BitsAndBytesConfig arguments (compute dtype by name), or None for a 16-bit base. qlora loads in 4-bit unless
+    quantization.load_in_4bit is false (then the base stays 16-bit: plain LoRA, as the validator's RFT812 says);
+    quantization.load_in_8bit loads an 8-bit base (LLM.int8()) under LoRA. (spec.py's defaults set load_in_4bit
+    true for every method, so under lora-bf16 it says nothing; the validator's RFT812 flags an explicit one.)"""
+    q = spec.get("quantization") or {}
+    if spec["method"] == "full":
+        return None
+    if q.get("load_in_8bit") is True:
+        return {"load_in_8bit": True}
+    four = q.get("load_in_4bit")
+    if four is False or spec["method"] != "qlora":
         return None
     return {
         "load_in_4bit": True,
@@ -122,23 +195,35 @@ def lora_kwargs(spec: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     targets = get(spec, "lora.target_modules", "all-linear")
     return {
         "r": int(get(spec, "lora.r", 16)),
-        "lora_alpha": int(get(spec, "lora.alpha", 32)),
+        "lora_alpha": _number(get(spec, "lora.alpha", 32)),  # 12.5 stays 12.5: the scale is alpha / r
         "lora_dropout": float(get(spec, "lora.dropout", 0.05)),
         "target_modules": targets if isinstance(targets, str) else list(targets),
         "bias": str(get(spec, "lora.bias", "none")),
         "task_type": "CAUSAL_LM",
+        **({"modules_to_save": list(get(spec, "lora.modules_to_save"))} if get(spec, "lora.modules_to_save") else {}),
     }
+
+
+def _number(value: Any) -> Any:
+    f = float(value)
+    return int(f) if f.is_integer() else f
 
 
 def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str], *, has_eval: bool, report_to: List[str],
                          bnb_installed: bool, warn: Warn, optimizers: Optional[List[str]] = None,
-                         deepspeed: Optional[str] = None, pretokenized: bool = True) -> Dict[str, Any]:
+                         deepspeed: Optional[str] = None, pretokenized: bool = True,
+                         installed: Optional[Callable[[str], bool]] = None, args_class: str = "TrainingArguments") -> Dict[str, Any]:
     """TrainingArguments keyword arguments, only with names this transformers version has (`fields`).
 
     `spec` is already resolved for the GPU (resolved_spec); `optimizers` are the `optim` names this
     transformers knows; `pretokenized`: our own tokenized columns (input_ids, attention_mask) only, where
-    remove_unused_columns must stay off. On the SFT path trl prepares the columns and its default applies."""
+    remove_unused_columns must stay off. On the SFT path trl prepares the columns and its default applies.
+    `installed`: whether a package can be imported (pass-through keys that need one); `args_class` names the
+    arguments class in the pass-through diagnostic. Raises SpecRefused for a scheduler that cannot run."""
     t = dict(spec.get("trainer") or {})
+    problem = scheduler_problem(spec, has_eval)
+    if problem:
+        raise SpecRefused(problem)
     kw: Dict[str, Any] = {"output_dir": output_dir, "report_to": report_to, "logging_first_step": True,
                           "save_safetensors": True}
     if pretokenized:
@@ -164,6 +249,13 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
                     warn("trainer.warmup_ratio %s is outside [0, 1); ignored" % value, "bad-warmup-ratio")
         elif key not in RENAMED:
             warn("trainer.%s is not a TrainingArguments field in this transformers version; ignored" % key, "unknown-trainer-key")
+        if key not in SPEC_TRAINER_KEYS and name in kw:
+            package = KEY_PACKAGES.get(key)
+            if package and value and installed is not None and not installed(package):
+                warn("trainer.%s needs %s, which is not installed in the run's venv; not passed on" % (key, package), "trainer-key-package-missing")
+                del kw[name]
+            else:
+                warn("trainer.%s is not a run-spec field: passed to %s as %s=%r unchecked" % (key, args_class, name, value), "trainer-key-passed-through")
     if "per_device_train_batch_size" in kw:
         kw["per_device_eval_batch_size"] = kw["per_device_train_batch_size"]
     precision = str(t.get("precision", "bf16"))
@@ -179,9 +271,12 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
         optim = "adamw_torch"
     kw["optim"] = optim
     if t.get("gradient_checkpointing", True):
-        kw["gradient_checkpointing"] = True
-        # Non-reentrant checkpointing works with frozen base weights (LoRA) without extra hooks.
-        kw["gradient_checkpointing_kwargs"] = {"use_reentrant": False}
+        # transformers 5 renamed gradient_checkpointing* to activation_checkpointing* (the old names are deprecated
+        # aliases, to be removed in 6); the name this version has is used. Non-reentrant checkpointing works with
+        # frozen base weights (LoRA) without extra hooks.
+        name = "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
+        kw[name] = True
+        kw[name + "_kwargs"] = {"use_reentrant": False}
     strategy = str(t.get("eval_strategy", "no"))
     if strategy != "no" and not has_eval:
         warn("trainer.eval_strategy is %s but data.eval is not set; not evaluating" % strategy, "no-eval-set")

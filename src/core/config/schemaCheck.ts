@@ -28,6 +28,8 @@ export interface SchemaCheckInput {
   readonly skipValue?: (n: DocNode) => boolean;
   /** A value worth proposing for a number out of range (2e-4 for a LoRA learning rate) instead of the bound. */
   readonly sensible?: (path: readonly PathSegment[]) => SensibleValue | undefined;
+  /** What happens to an unknown key under `path` where "it is ignored" would be false (the run spec's trainer). */
+  readonly unknownKeyFate?: (path: readonly PathSegment[]) => string | undefined;
 }
 
 export function code(base: number, offset: number): string {
@@ -88,13 +90,16 @@ function issueToDiagnostic(inp: SchemaCheckInput, issue: z.core.$ZodIssue, path:
         if (!pair) continue;
         const guess = closest(k, known);
         const where = path.length ? ` in ${field}` : '';
+        const fate = inp.unknownKeyFate?.(path);
         res.push({
           ...at(pair.key),
           severity: 'warning',
           code: code(codeBase, 0),
           message: guess
-            ? `Unknown key '${k}'${where}. Did you mean '${guess}'?`
-            : `Unknown key '${k}'${where}; it is ignored. Remove it or check the spelling.`,
+            ? `Unknown key '${k}'${where}. Did you mean '${guess}'?${fate ? ` ${fate}` : ''}`
+            : fate
+              ? `Unknown key '${k}'${where}. ${fate}`
+              : `Unknown key '${k}'${where}; it is ignored. Remove it or check the spelling.`,
           ...(guess ? { fixes: [{ title: `Rename to '${guess}'`, edits: [renameKey(pair.key, guess, syntax)], preferred: true }] } : {}),
         });
       }

@@ -14,7 +14,7 @@ import { extractFacts } from './rules/facts';
 import { checkSecrets, checkTrainingFacts } from './rules/crossChecks';
 import type { RuleContext } from './rules/crossChecks';
 import { checkAccelerate, checkDeepSpeedBatch, checkSweep } from './rules/kindRules';
-import { checkRunSpec } from './rules/runSpecRules';
+import { checkRunSpec, runSpecUnknownKeyFate } from './rules/runSpecRules';
 import { checkBudget } from './rules/budgetRules';
 import { checkDotenv } from './dotenv';
 import { dirName, join } from '../pathText';
@@ -158,7 +158,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
         syntax: parseSyntax,
         codeBase: info.codeBase,
         reportUnknown: info.reportUnknown,
-        ...(kind === 'runspec' ? {} : { skipValue: isInterpolation }),
+        ...(kind === 'runspec' ? { unknownKeyFate: runSpecUnknownKeyFate } : { skipValue: isInterpolation }),
         sensible: (path) => sensibleValue(kind, root, path, parseSyntax),
       }),
     );

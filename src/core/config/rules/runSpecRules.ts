@@ -1,6 +1,6 @@
 // Run-spec rules that look past the file: referenced accelerate/DeepSpeed/env files, the target's
 // GPU count, and whether the model fits the GPU at all.
-import type { DocNode } from '../ast';
+import type { DocNode, PathSegment } from '../ast';
 import { nodeAt, scalarAt } from '../ast';
 import type { ConfigDiagnostic, FileAccess, Fix } from '../types';
 import { textOf } from '../types';
@@ -16,6 +16,7 @@ import { estimateRunSpec, formatGb } from '../runSpecEstimate';
 import type { RunSpecEstimate } from '../runSpecEstimate';
 import { vramBandText } from '../../gpu/vramAccuracy';
 import { plural } from '../plainText';
+import { checkAttention, checkScheduler } from './runnerSupportRules';
 import { isRunnerProfile } from '../launcherSharding';
 
 const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
@@ -64,6 +65,8 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
       fixes: [{ title: 'Set load_in_4bit to true', edits: [replaceNode(n, true, inp.syntax)], preferred: true }],
     });
   }
+
+  out.push(...checkScheduler(inp), ...checkAttention(inp));
 
   const gpuCount = num(scalarAt(root, ['target', 'gpu_count'])) ?? 1;
   const machines = num(scalarAt(root, ['launcher', 'num_machines'])) ?? 1;
@@ -278,6 +281,13 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
   const estimate = estimateRunSpec(root, inp.fileName, inp.files);
   if (estimate) out.push(...vramDiagnostics(estimate, inp));
   return { diagnostics: out, estimate };
+}
+
+/** The built-in trainer hands a trainer key the schema lacks to TrainingArguments/SFTConfig when the installed
+ *  class has a field of that name (trainer_plan.training_args_kwargs), so "ignored" would be false there. */
+export function runSpecUnknownKeyFate(path: readonly PathSegment[]): string | undefined {
+  if (path.length !== 1 || path[0] !== 'trainer') return undefined;
+  return 'It is not checked here: the built-in trainer passes it to TrainingArguments (SFTConfig with TRL) unchanged when the installed version has a field of that name, and says so in the run log; otherwise it drops it with a warning.';
 }
 
 /** RFT901 does not fit (with the cheapest fixes), RFT903 fits with under 10% to spare. */

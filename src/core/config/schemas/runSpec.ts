@@ -15,7 +15,7 @@ export const runSpecModel = z.strictObject({
   revision: nonEmpty.optional().describe('Branch, tag or commit of the Hub model; default main.'),
   trust_remote_code: z.boolean().optional().describe('Allow the model repository to run its own Python code when loading (transformers trust_remote_code). Only for repositories you trust.'),
   attn_implementation: z.enum(['auto', 'flash_attention_2', 'sdpa', 'eager']).optional()
-    .describe('Attention kernel: flash_attention_2 needs an Ampere or newer GPU (A10G, L4, RTX 3090/4090, A100, H100, H200) and bf16/fp16 weights; auto picks sdpa.'),
+    .describe('Attention kernel. auto (default) asks the model class: flash_attention_2 when flash-attn is installed, the GPU is Ampere or newer and the weights are bf16/fp16 (never with 4-bit or 8-bit weights), else sdpa where the class supports it, else eager (Gemma-2 under transformers 5 and gpt-oss refuse sdpa). An explicit sdpa on such a class falls back to eager with a warning.'),
   config_path: relPath('Local path of the model\'s config.json (relative to this file); the VRAM estimate reads hidden size, layers and parameter count from it.').optional(),
   params_b: z.number().positive().max(2000).optional().describe('Parameter count in billions, when neither the model table nor config_path knows it (used only by the VRAM estimate).'),
 });
@@ -74,7 +74,7 @@ export const runSpecData = z.strictObject({
   text_field: nonEmpty.optional().describe('Column holding the text to train on; default text.'),
   chat_template: z.boolean().optional().describe('Render rows with the tokenizer\'s chat template: chat rows always are when the tokenizer has one; with this set, Alpaca rows become a user and an assistant turn too.'),
   max_seq_length: z.number().int().min(16).max(1048576).optional().describe('Tokens per example after truncation/packing (16 to 1,048,576). Activation memory grows with it.'),
-  packing: z.boolean().optional().describe('Pack several short examples into one sequence (TRL SFTTrainer).'),
+  packing: z.boolean().optional().describe('Pack several short examples into one sequence: the run uses TRL\'s SFTTrainer (best-fit packing, padding-free rows whose position ids restart at each example, so no example attends to another).'),
 });
 
 export const precisionEnum = z.enum(['bf16', 'fp16', 'fp32']);
@@ -88,7 +88,9 @@ export const runSpecTrainer = z.strictObject({
   per_device_batch_size: z.number().int().min(1).max(4096).optional().describe('Examples per GPU per forward pass (per_device_train_batch_size). Lower it and raise gradient_accumulation when memory is short.'),
   gradient_accumulation: z.number().int().min(1).max(65536).optional().describe('Forward passes per optimizer step (gradient_accumulation_steps). Effective batch = batch × accumulation × GPUs.'),
   learning_rate: z.number().min(1e-8).max(1).optional().describe('Peak learning rate, 1e-8 to 1. 2e-4 is usual for LoRA/QLoRA, 1e-5–5e-5 for full fine-tuning.'),
-  lr_scheduler: schedulerEnum.optional().describe('Learning-rate schedule (lr_scheduler_type).'),
+  lr_scheduler: schedulerEnum.optional().describe('Learning-rate schedule (lr_scheduler_type). cosine_with_min_lr needs lr_scheduler_kwargs.min_lr or min_lr_rate, warmup_stable_decay needs lr_scheduler_kwargs.num_decay_steps, reduce_lr_on_plateau needs data.eval and an eval_strategy.'),
+  lr_scheduler_kwargs: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional()
+    .describe('Extra arguments of the schedule, passed to transformers as lr_scheduler_kwargs, e.g. {min_lr_rate: 0.1} for cosine_with_min_lr or {num_decay_steps: 100} for warmup_stable_decay.'),
   warmup_ratio: z.number().min(0).max(1).optional().describe('Fraction of the steps spent warming up the learning rate, 0 to 1.'),
   warmup_steps: z.number().int().min(0).optional().describe('Warm-up steps; overrides warmup_ratio when > 0.'),
   weight_decay: z.number().min(0).max(1).optional().describe('AdamW weight decay, 0 to 1.'),
