@@ -168,8 +168,10 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     if lk is not None:
         from peft import LoraConfig, get_peft_model
         model = get_peft_model(model, LoraConfig(**lk))
-    if gc:
-        model.config.use_cache = False  # the KV cache is useless in training and conflicts with checkpointing
+    if gc or bool(get(spec, "data.packing", False)):
+        # The KV cache is useless in training and conflicts with checkpointing; and transformers 4.x builds the
+        # per-example mask of padding-free packed rows from their position ids only when no cache is made.
+        model.config.use_cache = False
     return model, attn
 
 

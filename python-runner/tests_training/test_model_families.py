@@ -79,7 +79,7 @@ class ModelFamilies(tt.Case):
         model = PeftModel.from_pretrained(base, adapter).eval()
         targeted = {n.split(".lora_A")[0].split(".")[-1] for n, _ in model.named_parameters() if "lora_A" in n}
         self.assertTrue(targeted, "all-linear put LoRA on no module")
-        ids = tokenizer("The capital of France is", return_tensors="pt")
+        ids = {k: v for k, v in tokenizer("The capital of France is", return_tensors="pt").items() if k in ("input_ids", "attention_mask")}
         with torch.no_grad():
             out = model.generate(**ids, max_new_tokens=4, min_new_tokens=4, do_sample=False, pad_token_id=tokenizer.pad_token_id)
         self.assertEqual(out.shape[1], ids["input_ids"].shape[1] + 4)

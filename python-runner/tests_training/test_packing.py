@@ -64,12 +64,15 @@ class Packing(unittest.TestCase):
         return total, count, rows
 
     def test_packed_loss_equals_unpacked_and_examples_stay_apart(self):
-        import torch
-        from transformers import AutoModelForCausalLM
-
+        from remote_finetune.spec import normalise
         tok = tiny.build_tokenizer(os.path.join(self.tmp, "tok"))
         model_dir = tiny.build_model(os.path.join(self.tmp, "model"), "llama", tok)
-        self.model = AutoModelForCausalLM.from_pretrained(model_dir, attn_implementation="sdpa", **{tt._dtype_name(): torch.float32}).eval()
+        # The model as the runner loads it for a packed run (LoRA adapters start at zero: the base model's outputs).
+        run = trainer.Run(os.path.join(self.tmp, "run-load"), self.tmp)
+        os.makedirs(run.run_dir, exist_ok=True)
+        self.model, attn = trainer.load_model(normalise(spec_for(model_dir, True)), tok, run, None)
+        self.model.eval()
+        self.assertEqual(attn, "sdpa")
 
         packed_t = self.trainer_for(model_dir, tok, True)
         self.assertTrue(packed_t.args.packing)
