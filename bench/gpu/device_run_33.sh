@@ -11,7 +11,7 @@
 #   command:   bash bench/gpu/device_run_33.sh 540
 #   carry:     [".gpu-wheels"]
 #   timeout_s: 580
-# then copies what comes back (throughput-<gpu>-<date>.json, vram-holdout-<gpu>-<date>.json, captures-33.tgz,
+# then copies what comes back (throughput-<gpu>-<date>.json, holdout-vram-<gpu>-<date>.json, captures-33.tgz,
 # device-run-33.log) into bench/gpu/, the captures into test/fixtures/nvidia-smi/real/ (with a SOURCES.md row naming
 # GPU, driver and date, and their expected.json entries), and the figures into the README. It must NOT refit the VRAM
 # estimate before the held-out errors are written down.
@@ -24,8 +24,8 @@
 #   bash bench/gpu/device_run_33.sh --pack-extras
 # (liger-kernel for the built-in fast path; unsloth without its desktop app, unsloth_zoo and the small dependencies
 # Unsloth's pins add: about 26 MiB, 35 MiB with .gpu-wheels, under the 64 MiB a call carries. xformers is not packed: it is large and built for one torch, so Unsloth's strict offline install is expected to
-# fail on it and is recorded as such (pip --dry-run); a --no-deps install into a folder of its own is then tried, and
-# Unsloth runs only if it imports.)
+# fail on it and is recorded as such (pip --dry-run, seconds); only when that passes, or with RFT_33_UNSLOTH_NODEPS=1,
+# are the wheels installed into a folder of their own, and Unsloth runs only if it then imports.)
 #
 # Steps, each inside the deadline (a step that would end after it is not started; every file is written after each case):
 # 1. the run venv with the packed wheels (bench/gpu/install_wheels.py), liger-kernel into it, and Unsloth's wheels tried
@@ -117,12 +117,19 @@ unsloth_try() { # unsloth_try PYTHON: Unsloth's packed wheels offline, beside (n
   rm -rf "$site"
   local links=(--find-links "$EXTRAS" --find-links "$EXTRAS/unsloth-deps" --find-links .gpu-wheels)
   # The issue's test: would pip install it offline, with its dependencies, next to what the machine has?
-  strict=$(timeout 120 "$vpy" -m pip install --dry-run --disable-pip-version-check --no-index "${links[@]}" unsloth unsloth_zoo 2>&1 | tail -n 4)
+  strict=$(timeout 60 "$vpy" -m pip install --dry-run --disable-pip-version-check --no-index "${links[@]}" unsloth unsloth_zoo 2>&1 | tail -n 4)
   strict_rc=$?
+  if [ "$strict_rc" != 0 ] && [ "${RFT_33_UNSLOTH_NODEPS:-0}" != 1 ]; then
+    # Not installable offline: recorded, and no lease time spent on an import that pip's resolver already refused.
+    "$vpy" -c 'import json, sys; json.dump({"strict_install_ok": False, "strict_install_output": sys.argv[2].strip()[-600:], "import_ok": False,
+      "site": None, "why": "not installable offline: pip --no-index with its dependencies: " + sys.argv[2].strip()[-400:]
+      + " (a --no-deps install is tried only with RFT_33_UNSLOTH_NODEPS=1)"}, open(sys.argv[1], "w"), indent=1)' "$UNSLOTH_STATUS" "$strict"
+    return
+  fi
   # shellcheck disable=SC2046
-  nodeps=$(timeout 180 "$vpy" -m pip install -q --disable-pip-version-check --no-index --no-deps --no-compile --target "$site" \
+  nodeps=$(timeout 90 "$vpy" -m pip install -q --disable-pip-version-check --no-index --no-deps --no-compile --target "$site" \
              $(ls "$EXTRAS"/unsloth*.whl "$EXTRAS"/unsloth-deps/*.whl) 2>&1 | tail -n 4)
-  imp=$(cd /tmp && PYTHONPATH=$site timeout 180 "$vpy" -c "import unsloth; print('unsloth', unsloth.__version__)" 2>&1 | tail -n 3) && ok=true
+  imp=$(cd /tmp && PYTHONPATH=$site HF_HUB_OFFLINE=1 timeout 60 "$vpy" -c "import unsloth; print('unsloth', unsloth.__version__)" 2>&1 | tail -n 3) && ok=true
   "$vpy" - "$UNSLOTH_STATUS" "$strict_rc" "$strict" "$nodeps" "$ok" "$imp" "$site" <<'EOF'
 import json, sys
 path, rc, strict, nodeps, ok, imp, site = sys.argv[1:]

@@ -15,7 +15,7 @@
 3. Every case records tokens/s, time to first step and model-load time (the cost model's GPU points).
 4. The first QLoRA case with a paged optimizer (the runner's default optimizer) runs with capture_smi.sh busy.
 
-Writes throughput-<gpu>-<date>.json and vram-holdout-<gpu>-<date>.json into --out-dir (and $OUT). A case that
+Writes throughput-<gpu>-<date>.json and holdout-vram-<gpu>-<date>.json into --out-dir (and $OUT). A case that
 would end past --deadline is not started and is recorded as not run. --cpu-dry-run: the same path on the CPU with
 tiny shapes of the same architectures; QLoRA and paged optimizers are replaced (no CUDA) and say so per case.
 """
@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -180,11 +180,12 @@ class Session:
             return "not started: about %.0f s needed (model build included), %.0f s left before the deadline" % (g, self.left())
         return None
 
-    def model(self, name: str) -> str:
+    def model(self, name: str) -> Tuple[str, float]:
+        """(model dir, seconds spent building it now: 0 when the Workspace had it already)."""
         path, _, _, build_s = self.ws.model(name)
         if name not in self.built:
             self.built = {name: build_s}  # Workspace keeps one model at a time
-        return path
+        return path, round(build_s, 1)
 
     def timeout(self) -> float:
         return max(10.0, min(self.a.case_timeout, self.left() - 5.0))
@@ -370,8 +371,7 @@ def run_anchors(s: Session, doc: Dict[str, Any], path: str, info: Dict[str, Any]
                 harness.write_json(path, doc)
                 continue
             if model_dir is None:
-                model_dir = s.model(anchor["model"])
-                entry["model_build_s"] = round(s.built.get(anchor["model"], 0.0), 1)
+                model_dir, entry["model_build_s"] = s.model(anchor["model"])
                 data = s.ws.data(anchor["seq_len"], anchor["steps"] * anchor["batch"] * anchor["gradient_accumulation"])
             assert data is not None
             run_id = "a33-%s-%s" % (anchor["anchor"], variant)
@@ -441,8 +441,7 @@ def run_holdout(s: Session, doc: Dict[str, Any], path: str, first: int, last: in
             harness.write_json(path, doc)
             continue
         over = dry_overrides(s.dry, c["method"])
-        model_dir = s.model(c["model"])
-        c["model_build_s"] = round(s.built.get(c["model"], 0.0), 1)
+        model_dir, c["model_build_s"] = s.model(c["model"])
         data = s.ws.data(c["seq_len"], HOLDOUT_STEPS * c["batch"])
         run_id = "h33-" + c["case"].replace("/", "_")
         spec_case = dict(c, dry_overrides=over)
@@ -521,7 +520,8 @@ def main(argv: List[str]) -> int:
     common = {"issue": 33, "dry_run": dry, "gpu": gpu, "date": harness.today(), "host": host, "started_at": harness.now_iso(),
               "deadline": harness.datetime.datetime.fromtimestamp(a.deadline, harness.datetime.timezone.utc).replace(microsecond=0).isoformat()}
     tpath = os.path.join(out_dir, "throughput-%s-%s.json" % (gpu, harness.today()))
-    hpath = os.path.join(out_dir, "vram-holdout-%s-%s.json" % (gpu, harness.today()))
+    # Not vram-*.json: bench/gpu/vramCheck.ts takes those as calibration data, and these cases are held out of it.
+    hpath = os.path.join(out_dir, "holdout-vram-%s-%s.json" % (gpu, harness.today()))
     tdoc = dict(common, kind="gpu-throughput", anchors=[],
                 note="tokens/s = batch x accumulation x sequence / median step time from step 2 on (step 1 is warm-up); every case "
                      "ran alone on the GPU, one after another; cuda_* peaks are the training process's own torch figures")

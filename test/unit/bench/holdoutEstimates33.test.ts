@@ -39,7 +39,7 @@ test('every held-out GPU case of issue33.py has a committed estimate, made for t
 
 test('a committed held-out measurement carries the committed estimates, recorded before its first case ran', () => {
   const est = committed();
-  const files = readdirSync(BENCH).filter((f) => /^vram-holdout-.+\.json$/.test(f));
+  const files = readdirSync(BENCH).filter((f) => /^holdout-vram-.+\.json$/.test(f));
   for (const f of files) {
     const doc = JSON.parse(readFileSync(join(BENCH, f), 'utf8')) as {
       dry_run: boolean;
@@ -54,7 +54,8 @@ test('a committed held-out measurement carries the committed estimates, recorded
     const by = new Map(est.cases.map((c) => [c.case, c.estimate_allocator_gib]));
     for (const c of doc.cases) {
       assert.equal(c.estimate_allocator_gib, by.get(c.case), `${f}: ${c.case}'s estimate is not the committed one`);
-      if (c.status !== 'not-run') assert.ok(c.measured_at && Date.parse(c.measured_at) >= recorded, `${f}: ${c.case} measured before its estimate was recorded`);
+      if (c.status !== 'not-run')
+        assert.ok(c.measured_at && Date.parse(c.measured_at) >= recorded, `${f}: ${c.case} measured before its estimate was recorded`);
     }
   }
 });
