@@ -75,6 +75,7 @@ def main_evaluate(run_dir: str, workdir: str, adapter: Optional[str]) -> int:
 
     from .events import EventWriter
     from .generate import load
+    from .outputs import find_adapter
     from .spec import get, load_spec
     from .trainer import load_raw_datasets
 
@@ -88,7 +89,10 @@ def main_evaluate(run_dir: str, workdir: str, adapter: Optional[str]) -> int:
         return 2
     out = str(get(spec, "outputs.dir", "outputs"))
     out_dir = out if os.path.isabs(out) else os.path.join(workdir, out)
-    adapter = adapter or os.path.join(out_dir, "adapter" if spec["method"] != "full" else "model")
+    if not adapter:
+        # The run's own adapter (<outputs.dir>/<run id>/), or the shared folder of a run from before that layout.
+        found = find_adapter(spec, workdir, 0.0, os.path.basename(run_dir))
+        adapter = os.path.join(workdir, found) if found else os.path.join(out_dir, "adapter" if spec["method"] != "full" else "model")
     model, tokenizer, _base, _device = load(adapter, None, "auto", bool(get(spec, "model.trust_remote_code", False)), None)
     _train, evalset = load_raw_datasets(spec, workdir)
     texts, templated = eval_texts(spec, tokenizer, evalset, lambda m, c: print("warning: " + m, file=sys.stderr))
