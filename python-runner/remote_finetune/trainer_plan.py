@@ -57,7 +57,8 @@ RENAMED = {
     "epochs": "num_train_epochs", "per_device_batch_size": "per_device_train_batch_size",
     "gradient_accumulation": "gradient_accumulation_steps", "lr_scheduler": "lr_scheduler_type",
 }
-OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy", "report_to"}
+# resume_from_checkpoint is ours too: resume_checkpoint decides it and trainer.train takes it (TrainingArguments ignores it).
+OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy", "report_to", "resume_from_checkpoint"}
 # Every trainer.* key of the run-spec schema (src/core/config/schemas/runSpec.ts; tests/test_spec_fields.py holds
 # the two equal). Any other key is not checked by the validator, so passing it on is said out loud.
 SPEC_TRAINER_KEYS = set(RENAMED) | OWN_KEYS | {

@@ -37,6 +37,7 @@ ACTS_ELSEWHERE = {
     "target": "the extension: provider, host(s), GPU and instance choice (src/core/providers, src/core/runs)",
     "env_file": "the extension writes its variables to the host's 0600 env file (src/core/runs)",
     "outputs.download": "the extension fetches these when the run ends (src/core/runs)",
+    "trainer.resume_from_checkpoint": "trainer_plan.resume_checkpoint picks where training starts (tests/test_run_outputs.py, tests_training/test_resume.py)",
     "outputs.upload": "run.py hands it to upload.py after training (tests/test_upload.py)",
     "outputs.checkpoints": "run.py's checkpoint_upload.py copies each checkpoint (tests/test_spot_checkpoints.py)",
     "teardown": "the extension's teardown policy and the watchdog it starts (src/core/runs, watchdog.py)",

@@ -104,6 +104,12 @@ export const runSpecTrainer = z.strictObject({
   save_strategy: z.enum(['no', 'steps', 'epoch', 'best']).optional().describe('When to save a checkpoint: no, steps (every save_steps), epoch or best.'),
   save_steps: z.number().int().min(1).optional().describe('Save every N steps when save_strategy is steps. With load_best_model_at_end it must be a multiple of eval_steps.'),
   save_total_limit: z.number().int().min(1).optional().describe('Keep at most N checkpoints on disk.'),
+  resume_from_checkpoint: z
+    .union([z.literal('latest'), nonEmpty])
+    .optional()
+    .describe(
+      "Start this run from a checkpoint another run left: a checkpoint-N folder on the host (relative to the synced folder, e.g. outputs/checkpoints/<run id>/checkpoint-500), or latest (the newest complete one under <outputs.dir>/checkpoints). The run's own newest checkpoint still comes first on a Resume; a folder that is not a complete checkpoint fails the run before the model loads.",
+    ),
   load_best_model_at_end: z.boolean().optional().describe('Reload the best checkpoint (by metric_for_best_model) when training ends. Needs eval and save strategies that match.'),
   metric_for_best_model: nonEmpty.optional().describe('Metric that picks the best checkpoint, e.g. eval_loss.'),
   seed: z.number().int().min(0).max(4294967295).optional().describe('Random seed, 0 to 2^32-1.'),
