@@ -505,11 +505,11 @@ def main(argv: List[str]) -> int:
         raise harness.HarnessError("a dry run is not a measurement: it never writes into bench/gpu")
     info = harness.probe(a.python)
     try:
-        r = subprocess.run([a.python, "-c", "import liger_kernel"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120,
-                           env=dict(os.environ, PYTHONPATH=""))
-        info["liger_kernel"] = r.returncode == 0
+        r = subprocess.run([a.python, "-c", "import liger_kernel, importlib.metadata as m; print(m.version('liger-kernel'))"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=""))
+        info["liger_kernel"] = r.stdout.strip() or None if r.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
-        info["liger_kernel"] = False
+        info["liger_kernel"] = None
     harness.require_host(info, dry)
     gpu = "cpu-dry-run" if dry else harness.slug(info.get("gpu_name") or "gpu")
     host = host_info(a, info)
