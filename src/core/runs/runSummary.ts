@@ -100,6 +100,9 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
     lines.push(`GPU${r.gpuIndices.length > 1 ? 's' : ''} ${r.gpuIndices.join(', ')} of the host (CUDA_VISIBLE_DEVICES)`);
   // One line per instance the run used: where, when, how it ended, what it cost.
   if (r.attempts && (r.attempts.length > 1 || r.maxAttempts)) for (const a of r.attempts) lines.push(describeAttempt(a, r.maxAttempts));
+  // Each Resume (runResume.ts): the same run went on from its checkpoint.
+  for (const x of r.resumes ?? [])
+    lines.push(`Resumed (was ${x.from})${x.fromStep !== undefined ? ` from checkpoint-${x.fromStep}` : ''} at ${new Date(x.at).toLocaleString()}`);
   // Estimated against measured VRAM, time and cost, with the error (issue 32.4).
   if (isTerminal(r.status)) lines.push(...estimateVsActualLines(r));
   if (r.artifactsDir) lines.push(`Adapter ${r.artifactsDir}`);

@@ -7,6 +7,7 @@ import type { RunRecord } from '../../../src/core/runs/runRecord';
 import { RunStore } from '../../../src/core/runs/runStore';
 import { afterReclaimAdvice, mayOfferResume, newestCheckpoint, relaunchStartNote, resumeCheck, runAgainChoices } from '../../../src/core/runs/runResume';
 import { runAdapterPath } from '../../../src/core/runs/runOutputs';
+import { runTooltipLines } from '../../../src/core/runs/runSummary';
 
 function rec(over: Partial<RunRecord> = {}): RunRecord {
   const now = new Date().toISOString();
@@ -110,4 +111,9 @@ test("outputs: a run's adapter is its own <outputs.dir>/<run id>/adapter unless 
   // A run from before the per-run folders reported the shared folder: it keeps working through that.
   const old = eventsDir([{ type: 'finished', status: 'completed', exit_code: 0, adapter_path: 'outputs/adapter' }]);
   assert.equal(runAdapterPath('outputs', 'rft-old', join(old, 'events.jsonl')), 'outputs/adapter');
+});
+
+test("the Runs view's tooltip says when the run was resumed, from which status and checkpoint", () => {
+  const lines = runTooltipLines(rec({ status: 'completed', resumes: [{ at: '2026-11-27T18:00:00.000Z', from: 'stopped', fromStep: 5 }] }));
+  assert.ok(lines.some((l) => l.startsWith('Resumed (was stopped) from checkpoint-5 at ')), lines.join('\n'));
 });
