@@ -50,7 +50,8 @@ const fixed: CodeInfo[] = [
   {
     code: 'RFT610',
     severity: 'error',
-    title: '.env: variable that controls the interpreter or the runner on the host (PYTHONHOME, PYTHONSTARTUP, PYTHONSAFEPATH, LD_PRELOAD, PATH, RFT_*, …): the run is refused',
+    title:
+      '.env: variable that controls the interpreter or the runner on the host (PYTHONHOME, PYTHONSTARTUP, PYTHONSAFEPATH, LD_PRELOAD, PATH, RFT_*, …): the run is refused',
   },
   { code: 'RFT801', severity: 'error', title: 'bf16 on a GPU without bf16 (T4, V100)' },
   { code: 'RFT802', severity: 'error', title: '4-bit loading with FlashAttention-2 without a 16-bit compute dtype (uint8 dtype failure)' },
@@ -75,7 +76,12 @@ const fixed: CodeInfo[] = [
   { code: 'RFT816', severity: 'error', title: 'fp8 on a GPU without fp8 (needs L4, RTX 4090, H100, H200)' },
   { code: 'RFT817', severity: 'warning', title: 'accelerate config: bare no/yes that YAML 1.1 (PyYAML) reads as a boolean' },
   { code: 'RFT818', severity: 'warning', title: 'Learning rate above 1e-2 with LoRA/QLoRA (2e-4 is usual)' },
-  { code: 'RFT850', severity: 'error', title: 'Local JSONL/JSON training data the trainer would stop on (first rows): no column it reads, a message without role/content, or a role no chat template renders' },
+  {
+    code: 'RFT850',
+    severity: 'error',
+    title:
+      'Local JSONL/JSON training data the trainer would stop on (first rows): no column it reads, a message without role/content, or a role no chat template renders',
+  },
   {
     code: 'RFT819',
     severity: 'error',
@@ -93,7 +99,12 @@ const fixed: CodeInfo[] = [
     title: 'The estimate (training, time to ready and setup) exceeds budget.max_usd or budget.max_hours: the host would stop the run early',
   },
   { code: 'RFT823', severity: 'warning', title: 'budget.max_usd on an own SSH host or this machine without budget.price_per_hour: the host cannot count it' },
-  { code: 'RFT840', severity: 'error', title: 'Learning-rate schedule that cannot run: cosine_with_min_lr or warmup_stable_decay without its lr_scheduler_kwargs, reduce_lr_on_plateau without evaluation' },
+  {
+    code: 'RFT840',
+    severity: 'error',
+    title:
+      'Learning-rate schedule that cannot run: cosine_with_min_lr or warmup_stable_decay without its lr_scheduler_kwargs, reduce_lr_on_plateau without evaluation',
+  },
   { code: 'RFT841', severity: 'warning', title: 'Attention kernel the model family refuses at load time (gpt-oss, Gemma-2 under transformers 5 with sdpa)' },
   { code: 'RFT830', severity: 'error', title: 'Multi-node spec without one SSH host per machine in target.hosts, or not torchrun/accelerate' },
   { code: 'RFT901', severity: 'error', title: 'Estimated peak GPU memory does not fit the target GPU (with the cheapest fixes)' },

@@ -96,7 +96,7 @@ export function afterReclaimAdvice(spec: Readonly<Record<string, unknown>> | und
   const dest = checkpointStore(spec);
   return dest
     ? `Its newest uploaded checkpoint stays in ${dest}/${runId}/; Run Again starts a new run from step 0.`
-    : 'Its checkpoints were on the reclaimed instance\'s disk; Run Again starts a new run from step 0.';
+    : "Its checkpoints were on the reclaimed instance's disk; Run Again starts a new run from step 0.";
 }
 
 /**
@@ -130,7 +130,12 @@ export async function resumeRun(
     workspaceDir: rec.workspaceDir,
     env: opts.env,
     ...(rec.envFileRel ? { envFileRel: rec.envFileRel } : {}),
-    target: { kind: 'ssh', host: rec.host!, ...(rec.provider === 'local' ? { provider: 'local' as const } : {}), ...(rec.identityFile ? { identityFile: rec.identityFile } : {}) },
+    target: {
+      kind: 'ssh',
+      host: rec.host!,
+      ...(rec.provider === 'local' ? { provider: 'local' as const } : {}),
+      ...(rec.identityFile ? { identityFile: rec.identityFile } : {}),
+    },
     ...(rec.gpu ? { gpu: rec.gpu } : {}),
     teardown: { policy: rec.teardownPolicy ?? 'keep', ...(rec.idleMinutes ? { idleMinutes: rec.idleMinutes } : {}) },
     ...(opts.progress ? { progress: opts.progress } : {}),

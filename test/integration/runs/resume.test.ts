@@ -75,7 +75,9 @@ function events(m: RunManager, id: string): Ev[] {
 const steps = (evs: readonly Ev[]): number[] => evs.filter((e) => e.type === 'metrics' && e.loss !== undefined).map((e) => e.step!);
 
 function digest(dir: string): string {
-  return createHash('sha256').update(readFileSync(join(dir, 'adapter_model.safetensors'))).digest('hex');
+  return createHash('sha256')
+    .update(readFileSync(join(dir, 'adapter_model.safetensors')))
+    .digest('hex');
 }
 
 /** The largest |a - b| over the two adapters' tensors, computed by the venv's torch; -1 when their names differ. */
@@ -107,7 +109,10 @@ test(
     const a = await m.start(req);
     const fa = await runFinished(m, a.id, 420_000);
     assert.equal(fa.record.status, 'completed', JSON.stringify(fa.failure));
-    assert.deepEqual(steps(events(m, a.id)), Array.from({ length: STEPS }, (_, i) => i + 1));
+    assert.deepEqual(
+      steps(events(m, a.id)),
+      Array.from({ length: STEPS }, (_, i) => i + 1),
+    );
     const adapterA = join(remoteWs(a.id), 'outputs', a.id, 'adapter');
     const digestA = digest(adapterA);
 
@@ -131,12 +136,18 @@ test(
     assert.equal(resumed.status, 'running');
     const fr = await done;
     assert.equal(fr.record.status, 'completed', JSON.stringify(fr.failure));
-    assert.deepEqual(fr.record.resumes?.map((r) => [r.from, r.fromStep]), [['stopped', k]]);
+    assert.deepEqual(
+      fr.record.resumes?.map((r) => [r.from, r.fromStep]),
+      [['stopped', k]],
+    );
     const after = events(m, b.id).slice(before.length);
     const afterSteps = steps(after);
     console.log(`stopped at step ${k}; after Resume the first logged step is ${afterSteps[0]}, the last ${afterSteps[afterSteps.length - 1]}`);
     assert.equal(afterSteps[0], k + 1);
-    assert.deepEqual(afterSteps, Array.from({ length: STEPS - k }, (_, i) => k + 1 + i));
+    assert.deepEqual(
+      afterSteps,
+      Array.from({ length: STEPS - k }, (_, i) => k + 1 + i),
+    );
     assert.equal(after[after.length - 1]?.adapter_path, `outputs/${b.id}/adapter`);
     const adapterB = join(remoteWs(b.id), 'outputs', b.id, 'adapter');
     const diff = maxDiff(adapterB, adapterA);

@@ -21,8 +21,7 @@ ${extra}target:
   host: gpu-box
 `;
 
-const sharegpt = (roles: [string, string][]): string =>
-  JSON.stringify({ conversations: roles.map(([from, value]) => ({ from, value })) }) + '\n';
+const sharegpt = (roles: [string, string][]): string => JSON.stringify({ conversations: roles.map(([from, value]) => ({ from, value })) }) + '\n';
 
 function check(files: Record<string, string>, train: string, extra = ''): { code: string; message: string }[] {
   const dir = mkdtempSync(join(tmpdir(), 'rft-data-'));
@@ -39,10 +38,18 @@ function check(files: Record<string, string>, train: string, extra = ''): { code
   }
 }
 
-const good = sharegpt([['human', 'What is the capital of Peru?'], ['gpt', 'Lima.']]);
+const good = sharegpt([
+  ['human', 'What is the capital of Peru?'],
+  ['gpt', 'Lima.'],
+]);
 
 test('a ShareGPT role no template renders names the row and column, and data.roles maps it', () => {
-  const file = good.repeat(3) + sharegpt([['human', 'Hi'], ['bot', 'Hello']]);
+  const file =
+    good.repeat(3) +
+    sharegpt([
+      ['human', 'Hi'],
+      ['bot', 'Hello'],
+    ]);
   const got = check({ 'data/chat.jsonl': file }, 'data/chat.jsonl');
   assert.equal(got.length, 1);
   assert.match(got[0]!.message, /data\/chat\.jsonl row 4, column 'conversations' message 2 has role 'bot'.*data\.roles/);
@@ -58,7 +65,13 @@ test('rows with no column the trainer reads, and a message without content; the 
   const [msg] = check({ 'data/train.json': `[${good.trim()}, ${noValue}]` }, 'data/train.json');
   assert.match(msg!.message, /row 2, column 'conversations' message 1 has neither role\/content nor from\/value/);
   const rows = [
-    { messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'assistant', content: 'a' }] },
+    {
+      messages: [
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: 'a' },
+      ],
+    },
     { instruction: 'i', input: '', output: 'o' },
     { prompt: 'p', completion: 'c' },
     { text: 't' },

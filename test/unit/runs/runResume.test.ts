@@ -115,5 +115,8 @@ test("outputs: a run's adapter is its own <outputs.dir>/<run id>/adapter unless 
 
 test("the Runs view's tooltip says when the run was resumed, from which status and checkpoint", () => {
   const lines = runTooltipLines(rec({ status: 'completed', resumes: [{ at: '2026-11-27T18:00:00.000Z', from: 'stopped', fromStep: 5 }] }));
-  assert.ok(lines.some((l) => l.startsWith('Resumed (was stopped) from checkpoint-5 at ')), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => l.startsWith('Resumed (was stopped) from checkpoint-5 at ')),
+    lines.join('\n'),
+  );
 });

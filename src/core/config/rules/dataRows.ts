@@ -16,9 +16,20 @@ export function plainOf(n: DocNode | undefined): unknown {
 
 /** ShareGPT's role names and their variants, as data_formats.SHAREGPT_ROLES. */
 const KNOWN_ROLES: Readonly<Record<string, string>> = {
-  human: 'user', user: 'user', gpt: 'assistant', assistant: 'assistant', model: 'assistant', chatgpt: 'assistant',
-  bard: 'assistant', bing: 'assistant', system: 'system', tool: 'tool', function_call: 'assistant', observation: 'tool',
-  function: 'tool', ipython: 'tool',
+  human: 'user',
+  user: 'user',
+  gpt: 'assistant',
+  assistant: 'assistant',
+  model: 'assistant',
+  chatgpt: 'assistant',
+  bard: 'assistant',
+  bing: 'assistant',
+  system: 'system',
+  tool: 'tool',
+  function_call: 'assistant',
+  observation: 'tool',
+  function: 'tool',
+  ipython: 'tool',
 };
 const TARGETS = new Set(['system', 'user', 'assistant', 'tool']);
 export const FIRST_ROWS = 20;
