@@ -12,6 +12,7 @@ import type { GpuId } from '../../src/core/gpu/catalog';
 import { findGpu, GPU_CATALOG } from '../../src/core/gpu/catalog';
 import { shapeFromConfigJson } from '../../src/core/gpu/models';
 import { FP32_FACTOR, PEAK_DENSE_16BIT_TFLOPS } from '../../src/core/gpu/throughput';
+import type { GpuFit } from '../../src/core/gpu/throughput';
 import type { MeasuredCase } from '../../src/core/gpu/throughputModel';
 import { LLAMA_LINEAR_MODULES, crossValidate } from '../../src/core/gpu/throughputModel';
 import type { VramFile } from './vramCheck';
@@ -112,17 +113,6 @@ export function measuredThroughputCases(): { measured: string[]; published: stri
 const round = (x: number, digits: number): number => Number(x.toPrecision(digits));
 const maxAbs = (xs: readonly number[]): number => round(Math.max(0, ...xs.map(Math.abs)), 4);
 
-export interface GpuFit {
-  /** measured: our own runs (bench/gpu/vram-*.json); published: a cited table. */
-  readonly basis: 'measured' | 'published';
-  readonly sources: string[];
-  readonly cases: number;
-  readonly models: number;
-  readonly mfuCeiling: number;
-  readonly secondsPerKernel: number;
-  readonly inSampleMaxAbs: number;
-  readonly heldOutMaxAbs: number;
-}
 
 export interface AccuracyReport {
   readonly _generated: string;

@@ -117,6 +117,19 @@ def _post(url: str, data: bytes, headers: Dict[str, str]) -> None:
         r.read(65536)
 
 
+def _deliver(kind: str, url: str, title: str, body: str, run: Dict[str, Any], tags: str, priority: str) -> None:
+    """One target as its kind wants it: a webhook gets JSON (Slack reads `text`, Discord `content`), ntfy a plain
+    body with the title, tags and priority in headers."""
+    if kind == "webhook":
+        payload = {"text": "%s: %s" % (title, body), "content": "%s: %s" % (title, body), "run": run}
+        _post(url, json.dumps(payload).encode("utf-8"), {"Content-Type": "application/json"})
+        return
+    # Header values must be latin-1: a run name in another script goes in the body only.
+    # Control characters (a run name is workspace text) would end the header early.
+    safe_title = re.sub(r"[\x00-\x1f\x7f]", " ", title).encode("latin-1", "replace").decode("latin-1")
+    _post(url, body.encode("utf-8"), {"Title": safe_title, "Tags": tags, "Priority": priority, "Content-Type": "text/plain; charset=utf-8"})
+
+
 def send_finished(run_dir: str, env: Dict[str, str], spec_name: Optional[str], finished: Dict[str, Any],
                   warn: Callable[[str], None]) -> List[str]:
     """Sends the notification to each target, just before the `finished` event is written (so a failure is
@@ -129,16 +142,8 @@ def send_finished(run_dir: str, env: Dict[str, str], spec_name: Optional[str], f
     title, body = message(s)
     for kind, url in goals:
         try:
-            if kind == "webhook":
-                payload = {"text": "%s: %s" % (title, body), "content": "%s: %s" % (title, body), "run": s}
-                _post(url, json.dumps(payload).encode("utf-8"), {"Content-Type": "application/json"})
-            else:
-                ok = s["status"] == "completed"
-                # Header values must be latin-1: a run name in another script goes in the body only.
-                # Control characters (a run name is workspace text) would end the header early.
-                safe_title = re.sub(r"[\x00-\x1f\x7f]", " ", title).encode("latin-1", "replace").decode("latin-1")
-                _post(url, body.encode("utf-8"), {"Title": safe_title, "Tags": "white_check_mark" if ok else "x",
-                                                  "Priority": "default" if ok else "high", "Content-Type": "text/plain; charset=utf-8"})
+            ok = s["status"] == "completed"
+            _deliver(kind, url, title, body, s, "white_check_mark" if ok else "x", "default" if ok else "high")
             sent.append(kind)
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = e.code if isinstance(e, urllib.error.HTTPError) else type(e).__name__
@@ -154,14 +159,8 @@ def send_note(run_dir: str, env: Dict[str, str], spec_name: Optional[str], what:
     title = "%s on %s: %s" % (spec_name or os.path.basename(run_dir), socket.gethostname(), what)
     for kind, url in targets(env):
         try:
-            if kind == "webhook":
-                payload = {"text": "%s: %s" % (title, body), "content": "%s: %s" % (title, body),
-                           "run": {"run_id": os.path.basename(run_dir), "name": spec_name or os.path.basename(run_dir), "note": what}}
-                _post(url, json.dumps(payload).encode("utf-8"), {"Content-Type": "application/json"})
-            else:
-                safe_title = re.sub(r"[\x00-\x1f\x7f]", " ", title).encode("latin-1", "replace").decode("latin-1")
-                _post(url, body.encode("utf-8"), {"Title": safe_title, "Tags": "money_with_wings" if urgent else "warning",
-                                                  "Priority": "high" if urgent else "default", "Content-Type": "text/plain; charset=utf-8"})
+            run = {"run_id": os.path.basename(run_dir), "name": spec_name or os.path.basename(run_dir), "note": what}
+            _deliver(kind, url, title, body, run, "money_with_wings" if urgent else "warning", "high" if urgent else "default")
             sent.append(kind)
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = e.code if isinstance(e, urllib.error.HTTPError) else type(e).__name__

@@ -42,7 +42,8 @@ export function precisionFactor(p: 'bf16' | 'fp16' | 'fp32'): number {
   return p === 'fp32' ? FP32_FACTOR : 1;
 }
 
-interface GpuFit {
+/** One GPU class's fitted throughput coefficients and how well they predict (written by scripts/gpu-accuracy.ts). */
+export interface GpuFit {
   readonly basis: 'measured' | 'published';
   readonly sources: readonly string[];
   readonly cases: number;
