@@ -1,9 +1,16 @@
 // Where the synced folder stood in git when a run started: the commit, whether the folder differed from it,
-// the diff and the untracked files (what the host received beyond the commit). Read with the git CLI on this
-// machine. The folder is the workspace's, so its repository config is untrusted: git would run a filter,
-// textconv or fsmonitor command the repository names while computing a status or a diff, and then only the
-// commit is recorded. .env files never appear in the diff (their values are secrets).
+// the diff and the untracked files (what the host received beyond the commit). The folder is the workspace's,
+// so its repository is untrusted: git would run a filter, textconv or fsmonitor command that any config scope
+// names (.git/config, its include.path/includeIf files, config.worktree, global, system) while computing a
+// status or a diff. So HEAD is read from the files, and git runs against a throwaway git dir whose only config
+// is ours: it borrows the repository's objects and index through GIT_OBJECT_DIRECTORY/GIT_INDEX_FILE, never
+// its config, and HOME/global/system config point at an empty file. .env files never appear in the diff.
 import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findGitDir } from '../config/gitIndex';
+import { commonGitDir, insideGitDir, readGitHead } from './gitHead';
 
 export interface GitState {
   /** False when the folder is in no git work tree (or git is missing: `error` says so). */
@@ -32,23 +39,29 @@ export const MAX_DIFF_BYTES = 4 * 1024 * 1024;
 /** Pathspecs that keep .env files (any folder) out of the diff. */
 export const ENV_EXCLUDES = [':(exclude,glob)**/.env', ':(exclude,glob)**/.env.*'];
 
-/** Repository config keys whose value is a command git may run during status or diff. */
-const COMMAND_KEYS = /^(filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|command)|diff\.external|core\.fsmonitor)$/i;
-
 interface GitResult {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
 }
 
-/** This process's environment without variables that would point git at another repository. */
+/** This process's environment without any GIT_* variable (they could name another repository or add config). */
 function gitFreeEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_CEILING_DIRECTORIES', 'GIT_EXTERNAL_DIFF']) delete env[k];
+  for (const k of Object.keys(env)) if (/^GIT_/i.test(k)) delete env[k];
   return env;
 }
 
-function git(cwd: string, args: readonly string[], signal?: AbortSignal): Promise<GitResult> {
+/** Where git runs: the throwaway git dir and the repository parts it borrows. */
+interface Sandbox {
+  readonly gitDir: string;
+  readonly workTree: string;
+  readonly objects: string;
+  readonly index: string;
+  readonly home: string;
+}
+
+function git(cwd: string, box: Sandbox, args: readonly string[], signal?: AbortSignal): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     execFile(
       'git',
@@ -58,7 +71,23 @@ function git(cwd: string, args: readonly string[], signal?: AbortSignal): Promis
         signal,
         maxBuffer: MAX_DIFF_BYTES + 64 * 1024,
         // No prompt, no optional lock (a status must not take the index lock while the person works), plain output.
-        env: { ...gitFreeEnv(), GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', GIT_PAGER: 'cat' },
+        // HOME/XDG point at the sandbox too, for a git older than GIT_CONFIG_GLOBAL (2.32).
+        env: {
+          ...gitFreeEnv(),
+          GIT_DIR: box.gitDir,
+          GIT_WORK_TREE: box.workTree,
+          GIT_OBJECT_DIRECTORY: box.objects,
+          GIT_INDEX_FILE: box.index,
+          GIT_CONFIG_NOSYSTEM: '1',
+          GIT_CONFIG_SYSTEM: join(box.home, 'empty'),
+          GIT_CONFIG_GLOBAL: join(box.home, 'empty'),
+          HOME: box.home,
+          XDG_CONFIG_HOME: box.home,
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_OPTIONAL_LOCKS: '0',
+          LC_ALL: 'C',
+          GIT_PAGER: 'cat',
+        },
         encoding: 'utf8',
         windowsHide: true,
       },
@@ -74,29 +103,60 @@ function git(cwd: string, args: readonly string[], signal?: AbortSignal): Promis
   });
 }
 
+/**
+ * A git dir of our own for the repository at `gitDir`: HEAD as read from the files, a config holding only the
+ * object format, the repository's info/exclude (patterns, never commands). Objects and the index are the
+ * repository's, read in place.
+ */
+function makeSandbox(gitDir: string, root: string, headText: string): Sandbox {
+  const common = commonGitDir(gitDir);
+  const home = mkdtempSync(join(tmpdir(), 'rft-gitbox-'));
+  const box = join(home, 'git');
+  mkdirSync(join(box, 'refs'), { recursive: true });
+  mkdirSync(join(box, 'info'));
+  writeFileSync(join(home, 'empty'), '');
+  writeFileSync(join(box, 'HEAD'), `${headText}\n`);
+  let sha256 = false;
+  try {
+    sha256 = /^\s*objectformat\s*=\s*sha256\s*$/im.test(readFileSync(join(common, 'config'), 'utf8'));
+  } catch {
+    /* no config: SHA-1 */
+  }
+  writeFileSync(
+    join(box, 'config'),
+    sha256 ? '[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n' : '[core]\n\trepositoryformatversion = 0\n',
+  );
+  try {
+    copyFileSync(join(common, 'info', 'exclude'), join(box, 'info', 'exclude'));
+  } catch {
+    /* none */
+  }
+  return { gitDir: box, workTree: root, objects: join(common, 'objects'), index: join(gitDir, 'index'), home };
+}
+
 /** The git state of `dir` and its diff against HEAD, never throwing: a folder outside git is `{ repo: false }`. */
 export async function gitSnapshot(dir: string, opts: { readonly excludes?: readonly string[]; readonly signal?: AbortSignal } = {}): Promise<GitSnapshot> {
+  let home: string | undefined;
   try {
-    const inside = await git(dir, ['rev-parse', '--is-inside-work-tree'], opts.signal);
-    if (inside.code !== 0 || inside.stdout.trim() !== 'true') return { state: { repo: false } };
-    const head = await git(dir, ['rev-parse', '--verify', '-q', 'HEAD'], opts.signal);
-    const commit = head.code === 0 && /^[0-9a-f]{40,64}$/.test(head.stdout.trim()) ? head.stdout.trim() : undefined;
-    const br = await git(dir, ['symbolic-ref', '-q', '--short', 'HEAD'], opts.signal);
-    const branch = br.code === 0 && br.stdout.trim() ? br.stdout.trim().slice(0, 256) : undefined;
+    // findGitDir walks up from a file's folder; a name inside `dir` makes it start at `dir` itself.
+    const found = findGitDir(join(dir, '.rft-probe'));
+    if (!found || insideGitDir(dir, found.gitDir)) return { state: { repo: false } };
+    const head = readGitHead(found.gitDir);
+    if (!head) return { state: { repo: true, error: 'HEAD names something this reader does not follow' } };
+    const { commit } = head;
+    const branch = head.branch ? head.branch.slice(0, 256) : undefined;
     const base = { repo: true, ...(commit ? { commit } : {}), ...(branch ? { branch } : {}) };
-    // Reading config runs nothing; the repository's own config (includes followed) decides whether status/diff may.
-    const cfg = await git(dir, ['config', '--local', '--includes', '--name-only', '--get-regexp', '.'], opts.signal);
-    const risky = cfg.stdout.split('\n').filter((k) => COMMAND_KEYS.test(k.trim()));
-    if (risky.length > 0)
-      return { state: { ...base, note: `diff not recorded: the repository's config names commands git would run (${risky.slice(0, 3).join(', ')})` } };
+    const box = makeSandbox(found.gitDir, found.root, commit ?? `ref: ${head.ref ?? 'refs/heads/main'}`);
+    home = box.home;
     const pathspec = ['--', '.', ...ENV_EXCLUDES, ...(opts.excludes ?? []).map((e) => `:(exclude,glob)${e.replace(/^\/+/, '')}`)];
-    const others = await git(dir, ['ls-files', '--others', '--exclude-standard', '-z', ...pathspec], opts.signal);
+    const others = await git(dir, box, ['ls-files', '--others', '--exclude-standard', '-z', ...pathspec], opts.signal);
     const untrackedAll = others.code === 0 ? others.stdout.split('\0').filter(Boolean) : [];
     const untracked = untrackedAll.slice(0, MAX_UNTRACKED);
     let diff = '';
     if (commit) {
-      const d = await git(dir, ['diff', 'HEAD', '--relative', '--no-ext-diff', '--no-textconv', '--no-color', '--binary', ...pathspec], opts.signal);
-      if (d.code === 0) diff = d.stdout;
+      const d = await git(dir, box, ['diff', 'HEAD', '--relative', '--no-ext-diff', '--no-textconv', '--no-color', '--binary', ...pathspec], opts.signal);
+      if (d.code !== 0) return { state: { ...base, note: `diff not recorded: ${d.stderr.trim().split('\n')[0]?.slice(0, 200) ?? 'git failed'}` } };
+      diff = d.stdout;
     }
     const cut = Buffer.byteLength(diff) > MAX_DIFF_BYTES;
     const text = cut ? `${Buffer.from(diff).subarray(0, MAX_DIFF_BYTES).toString('utf8')}\n[diff cut at ${MAX_DIFF_BYTES} bytes]\n` : diff;
@@ -112,5 +172,7 @@ export async function gitSnapshot(dir: string, opts: { readonly excludes?: reado
     };
   } catch (e) {
     return { state: { repo: false, error: e instanceof Error ? e.message : String(e) } };
+  } finally {
+    if (home) rmSync(home, { recursive: true, force: true });
   }
 }

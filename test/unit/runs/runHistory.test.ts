@@ -1,6 +1,6 @@
 // A run's history at its start, with the real git CLI on temp repositories: the commit and branch, a dirty
 // folder's diff and untracked files (the synced folder only, .env files never), a folder outside git, a
-// repository whose config names a command git would run (not run: only the commit is kept), and env values
+// repository whose config names a command git would run (never run), and env values
 // blanked out of the spec text and the diff. Final metrics from an events.jsonl.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,7 +65,7 @@ test('gitInfo: a folder outside any repository is recorded as such', async () =>
   assert.deepEqual(s.state, { repo: false });
 });
 
-test('gitInfo: a repository whose config names a command (filter, textconv, fsmonitor) gets its commit only; the command never runs', async () => {
+test('gitInfo: a repository whose config names a command (filter, textconv, fsmonitor): the command never runs, the diff is still taken', async () => {
   const d = repo();
   const marker = join(d, 'ran');
   execFileSync('git', ['config', 'filter.evil.clean', `sh -c 'touch ${marker}; cat'`], { cwd: d });
@@ -74,8 +74,8 @@ test('gitInfo: a repository whose config names a command (filter, textconv, fsmo
   writeFileSync(join(d, 'proj', 'train.py'), 'print("v3")\n');
   const s = await gitSnapshot(join(d, 'proj'));
   assert.equal(s.state.commit, head(d));
-  assert.match(s.state.note ?? '', /config names commands/);
-  assert.equal(s.diff, undefined);
+  assert.equal(s.state.dirty, true);
+  assert.match(s.diff ?? '', /^\+print\("v3"\)$/m);
   assert.equal(existsSync(marker), false, 'git ran no command the repository named');
 });
 
