@@ -18,6 +18,7 @@ import { fixForProblem, validateSettingValue } from '../../core/runs/targetFixes
 import type { TargetFix } from '../../core/runs/targetFixes';
 import { ADD_HOST_COMMAND } from '../hosts/addHostCommand';
 import { hostsOf, machinesOf, multiNodeProblem } from '../../core/runs/multiNode';
+import { confirmAndCheckHosts } from '../../core/runs/hostContactOrder';
 import { offersForTarget } from '../../core/runs/targetOffers';
 import type { TargetSpec } from '../../core/providers/targetSpec';
 import { runLength } from '../../core/runs/runLength';
@@ -321,7 +322,6 @@ export async function startTraining(
       ? { kind: 'ssh', host: again.host }
       : await chooseTarget(plan, gpus, sources, fitText);
   if (!choice) return undefined;
-  if (choice.kind === 'ssh' && !(await confirmHostGpu(sources, choice.host, gpus))) return undefined;
 
   // The user's own run of this case, when there is one, speaks before the model (issue 32.4); the estimate shown
   // is kept in the record to be set against what the host measures.
@@ -417,16 +417,22 @@ export async function startTraining(
       : `Start ${plan.name} on ${where}?`;
     return (await (held ? showWarningMessage : showInformationMessage)(title, { modal: true, detail }, button)) === button;
   };
-  const prepared = await confirmRunEnv(
-    {
-      ...(envRead ? { envFileText: envRead.text } : {}),
-      stored: await gatherSecrets(deps.context),
-      spec: plan.spec,
-      mlflowTrackingUri: setting('mlflow.trackingUri') ?? '',
-    },
-    deps.context.globalState,
-    confirmStart,
-  );
+  // A multi-node spec's hosts are reached (the GPU probe) only once the person confirmed the start naming them.
+  const prepared = await confirmAndCheckHosts({
+    hostsFromSpec: machineHosts !== undefined,
+    checkHosts: async () => choice.kind !== 'ssh' || (await confirmHostGpu(sources, choice.host, gpus)),
+    confirm: async () =>
+      await confirmRunEnv(
+        {
+          ...(envRead ? { envFileText: envRead.text } : {}),
+          stored: await gatherSecrets(deps.context),
+          spec: plan.spec,
+          mlflowTrackingUri: setting('mlflow.trackingUri') ?? '',
+        },
+        deps.context.globalState,
+        confirmStart,
+      ),
+  });
   if (!prepared) return undefined;
   const { env, dropped } = prepared;
   if (dropped.length > 0) deps.log.info(`${plan.name}: not sending ${dropped.join(', ')} (this run does not use ${dropped.length > 1 ? 'them' : 'it'})`);
