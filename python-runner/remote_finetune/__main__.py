@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bootstrap", help="choose a CUDA Python, build the venv, install requirements, pre-download")
     b.add_argument("--run-dir", default=None, help="read the method, model and dataset from this run's spec.json")
-    b.add_argument("--method", default=None, choices=["qlora", "lora-bf16", "full", "own-script"])
+    b.add_argument("--method", default=None, choices=["qlora", "lora-bf16", "full", "dpo", "orpo", "own-script"])
     b.add_argument("--workdir", default=None, help="the synced workspace (local dataset paths resolve here)")
     b.add_argument("--home", default=None)
     b.add_argument("--flash-attn", action="store_true", help="also try the optional flash-attn requirement")

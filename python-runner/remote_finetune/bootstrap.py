@@ -219,7 +219,7 @@ def venv_actions(venv_dir: str, base_python: str) -> List[List[str]]:
 def requirement_files(method: str, lock: str, wandb: bool = False, deepspeed: bool = False, trackers: Tuple[str, ...] = ()) -> List[str]:
     """The lock (transformers, peft, trl, datasets, accelerate, bitsandbytes: every built-in method) and the extras.
     `trackers`: report_to names (tensorboard, mlflow) whose requirement file goes in, pinned by tracking_constraints."""
-    if method not in ("qlora", "lora-bf16", "full"):
+    if method not in ("qlora", "lora-bf16", "full", "dpo", "orpo"):
         return []
     names = [lock] + [os.path.join(REQUIREMENTS_DIR, n) for n, on in (("wandb.txt", wandb), ("deepspeed.txt", deepspeed)) if on]
     names += [os.path.join(REQUIREMENTS_DIR, t + ".txt") for t in ("tensorboard", "mlflow") if t in trackers]

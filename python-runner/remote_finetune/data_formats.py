@@ -65,9 +65,11 @@ def role_map(override: Any) -> Dict[str, str]:
 
 
 def detect(row: Dict[str, Any], text_field: str = "text") -> str:
-    """The layout of one row: chat, prompt_completion, alpaca or text; '' when none fits."""
+    """The layout of one row: preference, chat, prompt_completion, alpaca or text; '' when none fits."""
     # A column whose value is None is absent: JSON and Parquet readers give every row every column of the file.
     has = lambda col: row.get(col) is not None  # noqa: E731
+    if has("chosen") and has("rejected"):
+        return "preference"  # before chat: conversational preference rows hold message lists too
     for col in CHAT_COLUMNS:
         if isinstance(row.get(col), list):
             return "chat"
@@ -127,6 +129,8 @@ def to_trl(row: Dict[str, Any], layout: str, *, chat: bool, roles: Dict[str, str
            index: int) -> Dict[str, Any]:
     """The row in the form TRL's SFTTrainer takes: {messages}, {prompt, completion} (strings or message lists) or
     {text}. `chat`: the tokenizer has a chat template (Alpaca rows then become conversational). `index`: 1-based."""
+    if layout == "preference":
+        return to_preference(row, roles, source, index)
     if layout == "chat":
         col = next(c for c in CHAT_COLUMNS if isinstance(row.get(c), list))
         return {"messages": convert_messages(row[col], roles, source, index, col)}
@@ -315,3 +319,24 @@ def train_sources(spec_train: Any) -> List[Dict[str, Any]]:
 
 
 Warn = Callable[[str, str], None]
+
+
+def to_preference(row: Dict[str, Any], roles: Dict[str, str], source: str, index: int) -> Dict[str, Any]:
+    """One preference row in TRL's form: chosen and rejected (strings, or message lists in OpenAI form), with the
+    prompt when the row has one. Without a prompt TRL takes the shared start of chosen and rejected as the prompt
+    (its implicit-prompt form); a conversational row may use ShareGPT's from/value, mapped as chat rows are."""
+    out: Dict[str, Any] = {}
+    for col in ("prompt", "chosen", "rejected"):
+        value = row.get(col)
+        if value is None:
+            if col == "prompt":
+                continue
+            raise DataError(source, index, col, "a preference row needs both chosen and rejected")
+        if isinstance(value, list):
+            value = convert_messages(value, roles, source, index, col)
+        elif not isinstance(value, str):
+            raise DataError(source, index, col, "expected text or a list of messages, not %s" % type(value).__name__)
+        out[col] = value
+    if len({isinstance(v, str) for v in out.values()}) > 1:
+        raise DataError(source, index, None, "prompt, chosen and rejected must all be text or all be messages (TRL reads one form per row)")
+    return out

@@ -17,7 +17,7 @@ EVENTS_SCHEMA_VERSION = 1
 MAX_SAFE_INTEGER = 2 ** 53 - 1
 
 EVENT_TYPES = ("queued", "assigned", "staging", "started", "metrics", "eval", "checkpoint", "warning", "error", "finished")
-METHODS = ("qlora", "lora-bf16", "full", "own-script")
+METHODS = ("qlora", "lora-bf16", "full", "dpo", "orpo", "own-script")
 FINISHED_STATUSES = ("completed", "failed", "interrupted", "stopped")
 
 Check = Callable[[Any], Optional[str]]

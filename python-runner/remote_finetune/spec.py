@@ -10,7 +10,8 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-METHODS = ("qlora", "lora-bf16", "full")
+METHODS = ("qlora", "lora-bf16", "full", "dpo", "orpo")
+BASE_METHODS = ("qlora", "lora-bf16")  # preference.base_method: the adapter a dpo/orpo run trains
 LAUNCHERS = ("python", "accelerate", "torchrun")
 PRECISIONS = ("bf16", "fp16", "fp32")
 ATTN = ("auto", "flash_attention_2", "sdpa", "eager")
@@ -92,6 +93,11 @@ def check_spec(raw: Any) -> List[str]:
     train = get(raw, "data.train")
     if isinstance(train, list) and not all(isinstance(t, str) or (isinstance(t, dict) and isinstance(t.get("path"), str)) for t in train):
         errs.append("data.train: expected paths, or {path, weight} objects")
+    if method in ("dpo", "orpo") and get(raw, "preference.base_method", "lora-bf16") not in BASE_METHODS:
+        errs.append("preference.base_method: expected %s" % "|".join(BASE_METHODS))
+    beta = get(raw, "preference.beta")
+    if beta is not None and (not _is_num(beta) or beta <= 0):
+        errs.append("preference.beta: expected a number > 0")
     if method == "qlora" and get(raw, "quantization.quant_type", "nf4") not in ("nf4", "fp4"):
         errs.append("quantization.quant_type: expected nf4|fp4")
     return errs

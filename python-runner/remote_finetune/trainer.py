@@ -292,6 +292,10 @@ def _converter(spec: Dict[str, Any], tokenizer: Any, source: Source, warn: Optio
     if not layout:
         raise data_formats.DataError(source.label, 1, None, data_formats.describe_columns(
             {k: v for k, v in first.items() if k != ROW_COLUMN}, text_field))
+    if layout == "preference":
+        # chosen/rejected pairs teach a preference, not a text: SFT on them would train on both answers alike.
+        raise data_formats.DataError(source.label, 1, None, "holds preference rows (chosen and rejected); train them with "
+                                     "method dpo or orpo, or give prompt/completion or chat rows for %s" % spec["method"])
     if layout == "chat" and not has_template and warn is not None:
         warn("%s holds conversations and the tokenizer has no chat template; joining 'role: content' lines" % source.label, "no-chat-template")
 
@@ -446,27 +450,39 @@ def deepspeed_config(spec: Dict[str, Any], workdir: str) -> Optional[str]:
     return path
 
 
-def training_arguments(spec: Dict[str, Any], output_dir: str, *, has_eval: bool, sft: bool, run: Run) -> Any:
-    """TrainingArguments (or trl's SFTConfig) for this library version, with the spec's names mapped."""
-    if sft:
-        from trl import SFTConfig as Args
-    else:
-        from transformers import TrainingArguments as Args
+def _args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str], args_class: str, *, has_eval: bool, pretokenized: bool,
+                 run: Run) -> Dict[str, Any]:
+    """Keyword arguments for TrainingArguments or one of trl's configs (`fields`: that class's dataclass fields)."""
     try:
         from transformers.training_args import OptimizerNames
         optimizers: Optional[List[str]] = [o.value for o in OptimizerNames]
     except ImportError:
         optimizers = None
-    fields = [f.name for f in dataclasses.fields(Args)]
     kw = plan.training_args_kwargs(spec, output_dir, fields, has_eval=has_eval, report_to=report_targets(spec, run),
                                    bnb_installed=_installed("bitsandbytes"), warn=run.warn, optimizers=optimizers,
-                                   deepspeed=deepspeed_config(spec, run.workdir), pretokenized=not sft,
-                                   installed=_installed, args_class=Args.__name__)
+                                   deepspeed=deepspeed_config(spec, run.workdir), pretokenized=pretokenized,
+                                   installed=_installed, args_class=args_class)
     if "tensorboard" in kw["report_to"] and "logging_dir" in fields:
         kw["logging_dir"] = os.environ.get("TENSORBOARD_LOGGING_DIR") or tracking.tensorboard_dir(run.run_dir)  # transformers 4.x
     import torch
     if not torch.cuda.is_available() and "use_cpu" in fields:
         kw["use_cpu"] = True  # transformers 5 refuses bf16 without a GPU unless told the run is meant for the CPU
+    return kw
+
+
+def training_arguments(spec: Dict[str, Any], output_dir: str, *, has_eval: bool, sft: bool, run: Run) -> Any:
+    """TrainingArguments (or trl's SFTConfig, DPOConfig, ORPOConfig) for this library version, with the spec's names mapped."""
+    if spec["method"] in plan.PREFERENCE_METHODS:
+        from . import preference
+        # trl prepares and tokenizes the preference columns itself, so its remove_unused_columns default stays.
+        return preference.arguments(spec, lambda fields, name: _args_kwargs(spec, output_dir, fields, name, has_eval=has_eval,
+                                                                            pretokenized=False, run=run))
+    if sft:
+        from trl import SFTConfig as Args
+    else:
+        from transformers import TrainingArguments as Args
+    fields = [f.name for f in dataclasses.fields(Args)]
+    kw = _args_kwargs(spec, output_dir, fields, Args.__name__, has_eval=has_eval, pretokenized=not sft, run=run)
     if sft:
         kw.update(plan.sft_kwargs(spec, fields))
     return Args(**kw)
@@ -474,6 +490,9 @@ def training_arguments(spec: Dict[str, Any], output_dir: str, *, has_eval: bool,
 
 def build_trainer(spec: Dict[str, Any], args: Any, model: Any, tokenizer: Any, train: Any, evalset: Optional[Any],
                   callbacks: List[Any], run: Run, sft: bool) -> Any:
+    if spec["method"] in plan.PREFERENCE_METHODS:
+        from . import preference
+        return preference.build(spec, args, model, tokenizer, train, evalset, callbacks)
     if sft:
         from trl import SFTTrainer
         params = inspect.signature(SFTTrainer.__init__).parameters
@@ -531,7 +550,11 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         return 2
     capability = _capability()
     spec = plan.resolved_spec(spec, capability, run.warn)
-    sft = plan.uses_sft(spec, _installed("trl"))
+    prefer = spec["method"] in plan.PREFERENCE_METHODS
+    if prefer and not _installed("trl"):
+        print("[remote-finetune] method %s needs trl, which is not installed in the run's venv" % spec["method"], file=sys.stderr, flush=True)
+        return 2
+    sft = not prefer and plan.uses_sft(spec, _installed("trl"))
     if bool(get(spec, "trainer.use_sft_trainer", False)) and not sft:
         run.warn("trainer.use_sft_trainer is set but trl is not installed; using transformers' Trainer", "trl-missing")
     trainset, evalset = load_raw_datasets(spec, workdir, run.run_dir)
@@ -539,7 +562,12 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     tokenizer = load_tokenizer(spec)
     raw_eval = evalset
     try:
-        trainset, evalset = prepare_datasets(spec, tokenizer, trainset, evalset, run)
+        if prefer:
+            from . import preference
+            trainset = preference.rows(spec, trainset, ROW_COLUMN)
+            evalset = preference.rows(spec, evalset, ROW_COLUMN) if evalset else None
+        else:
+            trainset, evalset = prepare_datasets(spec, tokenizer, trainset, evalset, run)
     except data_formats.DataError as e:
         # Before the model loads: data that teaches nothing must not become a "completed" run with loss 0.
         print("[remote-finetune] data error: %s" % e, file=sys.stderr, flush=True)
@@ -552,7 +580,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     # machines only DDP's broadcast from rank 0 would hide it.
     from transformers import set_seed
     set_seed(int(get(spec, "trainer.seed", 42)))
-    model, _attn = load_model(spec, tokenizer, run, capability)
+    model, _attn = load_model(plan.base_spec(spec), tokenizer, run, capability)
     if stop.set:
         print("[remote-finetune] stop signal during model load; nothing to save yet", flush=True)
         return 0
@@ -568,14 +596,14 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         run.warn(resume_why + "; starting at step 0", "no-checkpoint")
     trainer.train(resume_from_checkpoint=resume)
     # LoRA: the adapter alone; full: the whole model, in this run's own folder. save_model gathers ZeRO-3 shards itself.
-    final = plan.final_model_dir(output_dir, run.run_id, spec["method"])
+    final = plan.final_model_dir(output_dir, run.run_id, plan.base_method(spec))
     trainer.save_model(final)
     if trainer.is_world_process_zero():
         tokenizer.save_pretrained(final)
         check = os.environ.get("RFT_SELFCHECK_LOGITS")
         if check:
             write_selfcheck(check, trainer.model, tokenizer)
-    if raw_eval is not None and not stop.set:
+    if raw_eval is not None and not stop.set and not prefer:  # a preference run's eval is TRL's (rewards on data.eval)
         final_perplexity(spec, trainer, tokenizer, raw_eval, run)
     if stop.set:
         print("[remote-finetune] stopped by signal %d after saving a checkpoint at step %d" % (stop.signum, trainer.state.global_step), flush=True)

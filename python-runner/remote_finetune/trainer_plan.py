@@ -73,6 +73,37 @@ KEY_PACKAGES = {"use_liger_kernel": "liger_kernel"}
 SCHEDULER_NEEDS = {"cosine_with_min_lr": (("min_lr", "min_lr_rate"),), "warmup_stable_decay": (("num_decay_steps",),)}
 
 
+# Preference methods train a LoRA adapter on a base chosen by preference.base_method: lora-bf16 (16-bit base, the
+# default) or qlora (4-bit base). The reference model is that base with the adapter switched off, so no second copy
+# of the weights is loaded.
+PREFERENCE_METHODS = ("dpo", "orpo")
+
+
+def base_method(spec: Dict[str, Any]) -> str:
+    """The method that decides weights and adapter: the spec's own, or a preference run's preference.base_method."""
+    method = str(spec.get("method", "qlora"))
+    if method in PREFERENCE_METHODS:
+        return str(get(spec, "preference.base_method", "lora-bf16"))
+    return method
+
+
+def base_spec(spec: Dict[str, Any]) -> Dict[str, Any]:
+    """The spec as the model loader, LoRA and quantisation helpers read it (method = base_method)."""
+    base = base_method(spec)
+    return spec if base == spec.get("method") else dict(spec, method=base)
+
+
+def preference_kwargs(spec: Dict[str, Any], fields: List[str]) -> Dict[str, Any]:
+    """DPOConfig / ORPOConfig arguments beyond TrainingArguments', only the names this trl has. beta is TRL's
+    (DPO: KL strength, default 0.1; ORPO: odds-ratio weight, default 0.1); data.max_seq_length bounds prompt plus
+    answer as it bounds an SFT row."""
+    kw: Dict[str, Any] = {"max_length": int(get(spec, "data.max_seq_length", 2048))}
+    beta = get(spec, "preference.beta")
+    if beta is not None:
+        kw["beta"] = float(beta)
+    return {k: v for k, v in kw.items() if k in fields}
+
+
 class SpecRefused(ValueError):
     """A spec the runner will not start: the message names the field and the fix."""
 

@@ -61,7 +61,7 @@ class SchemaRules(unittest.TestCase):
         self.assertIn("exit_code", self.ok(type="finished", status="failed"))
         self.assertIn("status", self.ok(type="finished", status="crashed", exit_code=1))
         self.assertIn("trainable_pct", self.ok(type="started", model="m", method="qlora", trainable_pct=101))
-        self.assertIn("method", self.ok(type="started", model="m", method="dpo"))
+        self.assertIn("method", self.ok(type="started", model="m", method="ppo"))
         self.assertIn("extra", self.ok(type="metrics", step=1, extra={"a": "x"}))
         self.assertIn("ts", events.validate_event({"v": 1, "ts": -1, "type": "warning", "message": "m"}))
         self.assertIn("v", events.validate_event({"ts": 1, "type": "warning", "message": "m"}))

@@ -53,7 +53,7 @@ class Checks(TempDirTest):
     def test_problems_are_returned_never_raised(self):
         self.assertIn("not JSON", self.load("{nope")[1][0])
         self.assertIn("cannot read", specmod.load_spec(self.path("missing.json"))[1][0])
-        _, errs = self.load({"version": 2, "method": "dpo", "launcher": {"type": "slurm", "num_machines": 2, "machine_rank": 2}})
+        _, errs = self.load({"version": 2, "method": "ppo", "launcher": {"type": "slurm", "num_machines": 2, "machine_rank": 2}})
         joined = "\n".join(errs)
         for frag in ("version", "model.id", "method", "launcher.type", "launcher.machine_rank", "main_process_ip"):
             self.assertIn(frag, joined)

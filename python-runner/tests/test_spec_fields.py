@@ -51,7 +51,7 @@ SAMPLES: Dict[str, Any] = {
     "trainer.lr_scheduler_kwargs": {"min_lr_rate": 0.1}, "trainer.report_to": ["tensorboard"],
     "launcher.config_file": "acc.yaml", "launcher.deepspeed": "ds.json", "launcher.main_process_ip": "10.0.0.2",
     "command": "python train.py", "name": "other-name", "wandb.run_name": "wb-name",
-    "model.attn_implementation": "eager", "wandb.enabled": False, "data.roles": {"bot": "assistant"},  # W&B is on when a key is present unless turned off
+    "model.attn_implementation": "eager", "preference.base_method": "qlora", "wandb.enabled": False, "data.roles": {"bot": "assistant"},  # W&B is on when a key is present unless turned off
 }
 CONTEXT: Dict[str, Dict[str, Any]] = {
     "trainer.eval_strategy": {"data.eval": "data/eval.jsonl"},
@@ -64,6 +64,9 @@ CONTEXT: Dict[str, Dict[str, Any]] = {
     "launcher.main_process_ip": {"launcher.type": "torchrun", "launcher.num_machines": 2, "launcher.num_processes": 2},
     "launcher.main_process_port": {"launcher.type": "torchrun", "launcher.num_machines": 2, "launcher.num_processes": 2},
     "wandb.run_name": {"name": "spec-name"},
+    # Preference settings act under a preference method only.
+    "preference.base_method": {"method": "dpo"},
+    "preference.beta": {"method": "dpo"},
     # The host counts dollars only at a known price, and a start time only against a limit.
     "budget.max_usd": {"budget.price_per_hour": 2.5},
     "budget.price_per_hour": {"budget.max_usd": 10},
@@ -166,8 +169,9 @@ class Built:
                      else launchers.builtin_argv(resolved, self.run_dir, "python3", self.workdir)),
             "model": {"id": resolved["model"]["id"], "hub": {k: v for k, v in trainer._hub_kwargs(resolved).items() if k != "token"},
                       "attention": plan.choose_attention(resolved, False, (8, 0), warn), "dtype": plan.model_dtype(resolved),
-                      "quantization": plan.quantization_kwargs(resolved)},
-            "lora": plan.lora_kwargs(resolved),
+                      "quantization": plan.quantization_kwargs(plan.base_spec(resolved))},
+            "lora": plan.lora_kwargs(plan.base_spec(resolved)),
+            "preference": plan.preference_kwargs(resolved, ["beta", "max_length"]) if resolved.get("method") in plan.PREFERENCE_METHODS else None,
             "args": args, "sft": sft, "sft_args": plan.sft_kwargs(resolved, SFT_FIELDS),
             "data": {"sources": sources, "eval": plan.source_of(str(evalref), self.workdir, {}, "train") if evalref else None,
                      "has_eval": has_eval, "roles": roles, "rows": rows},

@@ -5,6 +5,12 @@ import type { ActionMessage, EmptyStateMessage, ReadyMessage } from './common';
 /** The curves the panel always charts; anything else a run logs is listed by name. */
 export const METRIC_KEYS = ['loss', 'eval_loss', 'learning_rate', 'grad_norm', 'tokens_per_second'] as const;
 export type MetricKey = (typeof METRIC_KEYS)[number];
+/** Curves charted once a run logs them: the reward margin and accuracy TRL's DPO and ORPO trainers log
+ *  (the runner's metrics events carry them in `extra`; W&B has them as train/rewards/…). */
+export const PREFERENCE_METRIC_KEYS = ['rewards/margins', 'rewards/accuracies'] as const;
+export type ChartKey = MetricKey | (typeof PREFERENCE_METRIC_KEYS)[number];
+/** Every curve that has a chart: the metrics events' own fields, then the preference ones. */
+export const CHART_KEYS: readonly ChartKey[] = [...METRIC_KEYS, ...PREFERENCE_METRIC_KEYS];
 
 /** The key of the run the panel follows (its events.jsonl); compared runs have keys of their own. */
 export const PRIMARY_RUN = 'primary';

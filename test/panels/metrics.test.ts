@@ -97,7 +97,7 @@ test('placeholders before data; then latest values on top, integer step ticks, a
   await p.page.waitForSelector('figure[data-metric="loss"]');
   // No blank boxes: every chart says why it is empty, and draws no canvas.
   const empty = await p.page.evaluate(() =>
-    [...document.querySelectorAll('figure.chart')].map((f) => ({
+    [...document.querySelectorAll('figure.chart:not([hidden])')].map((f) => ({
       text: (f.querySelector('.placeholder') as HTMLElement | null)?.innerText ?? '',
       canvases: f.querySelectorAll('canvas').length,
     })),
@@ -145,11 +145,13 @@ test('placeholders before data; then latest values on top, integer step ticks, a
     ['table.latest', 'div.toolbar'],
   );
   assert.deepEqual((await plotted(p, 'eval_loss'))?.x, [20, 50]);
-  assert.equal(await p.page.evaluate(() => document.querySelectorAll('figure.chart canvas').length), 5);
+  assert.equal(await p.page.evaluate(() => document.querySelectorAll('figure.chart:not([hidden]) canvas').length), 5);
+  // An SFT run logs no rewards: the preference charts stay out of sight rather than sit empty.
+  assert.equal(await p.page.isHidden('figure[data-metric="rewards/margins"]'), true);
 
   // Every tick label of every step axis names a whole step, and the axis is titled.
   await new Promise((r) => setTimeout(r, 200));
-  const ticks = await p.page.evaluate(() => [...document.querySelectorAll('figure.chart')].map((f) => f.getAttribute('data-x-ticks') ?? ''));
+  const ticks = await p.page.evaluate(() => [...document.querySelectorAll('figure.chart:not([hidden])')].map((f) => f.getAttribute('data-x-ticks') ?? ''));
   for (const t of ticks) {
     assert.ok(t.length > 0, 'the step axis has labels');
     for (const label of t.split(' ')) assert.match(label, /^\d{1,3}(,\d{3})*$/, `tick "${label}" of "${t}" is not a whole step`);
@@ -158,6 +160,28 @@ test('placeholders before data; then latest values on top, integer step ticks, a
   assert.deepEqual(p.cspViolations, []);
   assert.deepEqual(p.pageErrors, []);
   src.dispose();
+  await p.close();
+});
+
+test('a dpo run charts the reward margin and accuracy TRL logs (issue 31.8), not as loose numbers under the charts', { skip }, async () => {
+  const p = await openPanel(browser, 'metrics', { state: { wandb: [], smoothing: 0 } });
+  await p.post({
+    type: 'run',
+    info: { key: 'primary', source: 'events', name: 'dpo_run', state: 'running' },
+    reset: true,
+    points: fixturePoints('dpo_run.jsonl'),
+  });
+  await p.page.waitForFunction(() => Number(document.querySelector('[data-points]')?.getAttribute('data-points') ?? 0) === 3);
+  assert.equal(await p.page.isVisible('figure[data-metric="rewards/margins"]'), true);
+  const margins = await plotted(p, 'rewards/margins');
+  assert.deepEqual(margins?.x, [1, 2, 3]);
+  assert.deepEqual(margins?.series[0]?.values, [0, 0.3047, 0.6659]);
+  assert.deepEqual((await plotted(p, 'rewards/accuracies'))?.series[0]?.values, [0, 1, 1]);
+  const others = await p.page.evaluate(() => document.querySelector('.others')?.textContent ?? '');
+  assert.doesNotMatch(others, /rewards\/margins/, 'charted, so not repeated among the other metrics');
+  assert.match(others, /rewards\/chosen/, 'the other values TRL logs are still listed');
+  await p.page.screenshot({ path: join(SHOTS, 'metrics-dpo.png'), fullPage: true });
+  assert.deepEqual(p.pageErrors, []);
   await p.close();
 });
 

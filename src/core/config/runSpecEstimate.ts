@@ -1,4 +1,5 @@
 // From a parsed run spec to an estimate: which model shape, which GPU, which training settings.
+import { preferenceBase, preferenceSequencesPerExample } from './preferenceMethod';
 import type { DocNode } from './ast';
 import { nodeAt, scalarAt } from './ast';
 import type { FileAccess } from './types';
@@ -71,7 +72,9 @@ export function estimateRunSpecOrWhy(
   // Unset fields take the runner's defaults (runnerDefaults.ts): what the host will train.
   // As trainer_plan.quantization_kwargs decides: QLoRA with load_in_4bit false keeps a 16-bit base, and
   // load_in_4bit true under lora-bf16 loads in 4 bits.
-  const asked: Method = m === 'qlora' || m === 'full' || m === 'lora-bf16' ? m : RUNNER_DEFAULTS.method;
+  // dpo/orpo: the base method's memory (preferenceMethod.ts), with chosen and rejected in one batch.
+  const pref = preferenceBase(m, scalarAt(root, ['preference', 'base_method']));
+  const asked: Method = pref ?? (m === 'qlora' || m === 'full' || m === 'lora-bf16' ? m : RUNNER_DEFAULTS.method);
   const fourBit = scalarAt(root, ['quantization', 'load_in_4bit']);
   const method: Method = asked === 'qlora' && fourBit === false ? 'lora-bf16' : asked === 'lora-bf16' && fourBit === true ? 'qlora' : asked;
   const tm = nodeAt(root, ['lora', 'target_modules']);
@@ -103,7 +106,7 @@ export function estimateRunSpecOrWhy(
     weightBytes: precision === 'fp32' ? 4 : 2,
     loraR: n(['lora', 'r'], RUNNER_DEFAULTS.loraR),
     loraTargets: targets,
-    batch: n(['trainer', 'per_device_batch_size'], launcher.microBatch ?? RUNNER_DEFAULTS.perDeviceBatch),
+    batch: n(['trainer', 'per_device_batch_size'], launcher.microBatch ?? RUNNER_DEFAULTS.perDeviceBatch) * preferenceSequencesPerExample(m),
     seqLen: n(['data', 'max_seq_length'], RUNNER_DEFAULTS.maxSeqLength),
     gradientCheckpointing: bool(['trainer', 'gradient_checkpointing'], RUNNER_DEFAULTS.gradientCheckpointing),
     optimizer: String(scalarAt(root, ['trainer', 'optimizer']) ?? RUNNER_DEFAULTS.optimizer),

@@ -40,7 +40,7 @@ export function trainsAdapter(kind: ConfigKind, root: DocNode | undefined): bool
   switch (kind) {
     case 'runspec': {
       const m = scalarAt(root, ['method']);
-      if (m === 'qlora' || m === 'lora-bf16') return true;
+      if (m === 'qlora' || m === 'lora-bf16' || m === 'dpo' || m === 'orpo') return true; // dpo/orpo train a LoRA adapter
       if (m === 'full') return false;
       return nodeAt(root, ['lora']) !== undefined ? true : undefined;
     }

@@ -4,6 +4,7 @@
 // python-runner's defaults (config/runnerDefaults.ts: the runner's own defaults.json), since that is what the host
 // will run. When the length cannot be known (an own command, a Hub dataset without max_steps, no model size) it
 // says why instead of guessing.
+import { preferenceBase, preferenceComputeFactor } from '../config/preferenceMethod';
 import { isAbsolute, join } from 'node:path';
 import { isGpuId } from '../gpu/catalog';
 import { trainingThroughput } from '../gpu/throughput';
@@ -51,7 +52,10 @@ export function runLength(x: RunLengthInput): RunLength {
   if (!isGpuId(x.gpu)) return { known: false, reason: `no throughput figure for ${x.gpu}` };
   if (!x.params) return { known: false, reason: 'the model size is unknown (set model.config_path or model.params_b)' };
   const m = at(x.spec, 'method');
-  const method = m === 'full' || m === 'lora-bf16' || m === 'qlora' ? m : RUNNER_DEFAULTS.method;
+  const method =
+    preferenceBase(m, at(x.spec, 'preference', 'base_method')) ?? (m === 'full' || m === 'lora-bf16' || m === 'qlora' ? m : RUNNER_DEFAULTS.method);
+  // dpo/orpo: two sequences per example, and DPO's reference pass (preferenceMethod.ts).
+  const compute = preferenceComputeFactor(m);
   const batch = positive(at(x.spec, 'trainer', 'per_device_batch_size'), RUNNER_DEFAULTS.perDeviceBatch);
   const accum = positive(at(x.spec, 'trainer', 'gradient_accumulation'), RUNNER_DEFAULTS.gradientAccumulation);
   const seq = positive(at(x.spec, 'data', 'max_seq_length'), RUNNER_DEFAULTS.maxSeqLength);
@@ -89,15 +93,15 @@ export function runLength(x: RunLengthInput): RunLength {
     gradientCheckpointing: typeof ckpt === 'boolean' ? ckpt : RUNNER_DEFAULTS.gradientCheckpointing,
     precision: prec === 'fp16' || prec === 'fp32' || prec === 'bf16' ? prec : RUNNER_DEFAULTS.precision,
   });
-  const hours = (steps * tokensPerStep) / t.tokensPerSecond / 3600;
+  const hours = (compute * steps * tokensPerStep) / t.tokensPerSecond / 3600;
   return {
     known: true,
     hours,
-    hoursLow: (steps * tokensPerStep) / t.high / 3600,
-    hoursHigh: (steps * tokensPerStep) / t.low / 3600,
+    hoursLow: (compute * steps * tokensPerStep) / t.high / 3600,
+    hoursHigh: (compute * steps * tokensPerStep) / t.low / 3600,
     steps,
     tokensPerStep,
     tokensPerSecond: t.tokensPerSecond,
-    basis: `${steps} steps (${stepsBasis}) × ${tokensPerStep} tokens at ~${Math.round(t.tokensPerSecond)} tokens/s (${Math.round(t.low)}–${Math.round(t.high)}, ±${Math.ceil(t.band * 100)}%; ${t.basis})`,
+    basis: `${steps} steps (${stepsBasis}) × ${tokensPerStep} tokens${compute !== 1 ? ` × ${compute.toFixed(2)} (${String(m)}: chosen and rejected${m === 'dpo' ? ', reference pass' : ''})` : ''} at ~${Math.round(t.tokensPerSecond)} tokens/s (${Math.round(t.low)}–${Math.round(t.high)}, ±${Math.ceil(t.band * 100)}%; ${t.basis})`,
   };
 }

@@ -48,7 +48,7 @@ export const startedEvent = z.object({
   type: z.literal('started'),
   run_id: z.string().optional(),
   model: z.string(),
-  method: z.enum(['qlora', 'lora-bf16', 'full', 'own-script']),
+  method: z.enum(['qlora', 'lora-bf16', 'full', 'dpo', 'orpo', 'own-script']),
   total_params: z.number().int().nonnegative().optional(),
   trainable_params: z.number().int().nonnegative().optional(),
   trainable_pct: finite.min(0).max(100).optional(),

@@ -335,6 +335,8 @@ export const WANDB_METRIC_KEYS: Readonly<Record<string, readonly string[]>> = {
   learning_rate: ['train/learning_rate', 'learning_rate', 'lr'],
   grad_norm: ['train/grad_norm', 'grad_norm'],
   tokens_per_second: ['train/tokens_per_second', 'tokens_per_second', 'train/train_tokens_per_second'],
+  'rewards/margins': ['train/rewards/margins', 'rewards/margins'],
+  'rewards/accuracies': ['train/rewards/accuracies', 'rewards/accuracies'],
 };
 
 /** Rows → {step, values} with our curve names; other numeric keys keep their W&B names. */

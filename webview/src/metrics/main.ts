@@ -1,8 +1,8 @@
 // Training metrics, read the way W&B and TensorBoard are read: the latest values of every run at the top,
 // then one chart per metric with all runs overlaid (the followed run, runs of this extension and W&B runs
 // added with "Compare…"), smoothed with TensorBoard's EMA when the slider says so.
-import type { MetricKey, MetricsFromWebview, MetricsToWebview, MetricsViewState, RunSeriesInfo, WandbRunRef } from '../../../src/protocol/metrics';
-import { METRIC_KEYS, PRIMARY_RUN, wandbKey } from '../../../src/protocol/metrics';
+import type { ChartKey, MetricsFromWebview, MetricsToWebview, MetricsViewState, RunSeriesInfo, WandbRunRef } from '../../../src/protocol/metrics';
+import { CHART_KEYS, PRIMARY_RUN, PREFERENCE_METRIC_KEYS, wandbKey } from '../../../src/protocol/metrics';
 import { createBridge } from '../shared/vscodeApi';
 import { el, formatNumber, renderEmpty } from '../shared/dom';
 import { registerToolkit } from '../shared/toolkit';
@@ -29,24 +29,30 @@ const emptyHost = document.createElement('div');
 const appHost = document.createElement('div');
 root.replaceChildren(emptyHost, appHost);
 
-const TITLES: Record<MetricKey, string> = {
+const TITLES: Record<ChartKey, string> = {
   loss: 'Training loss',
   eval_loss: 'Eval loss',
   learning_rate: 'Learning rate',
   grad_norm: 'Gradient norm',
   tokens_per_second: 'Tokens / s',
+  'rewards/margins': 'Reward margin (chosen − rejected)',
+  'rewards/accuracies': 'Reward accuracy (chosen ranked above rejected)',
 };
-const EMPTY_TEXT: Record<MetricKey, string> = {
+/** Shown only when some run logs them: an SFT run has no rewards, and an empty chart there would only mislead. */
+const WHEN_LOGGED = new Set<ChartKey>(PREFERENCE_METRIC_KEYS);
+const EMPTY_TEXT: Record<ChartKey, string> = {
   loss: 'No data yet: the loss appears after the first logging step.',
   eval_loss: 'No eval loss yet: the runner logs it at each evaluation when the run has an eval set (data.eval).',
   learning_rate: 'No data yet: the learning rate appears after the first logging step.',
   grad_norm: 'No data yet: the gradient norm appears after the first logging step.',
   tokens_per_second: 'No data yet: throughput appears after the first logging step.',
+  'rewards/margins': 'No data yet: the reward margin appears after the first logging step of a dpo or orpo run.',
+  'rewards/accuracies': 'No data yet: the reward accuracy appears after the first logging step of a dpo or orpo run.',
 };
 
 class MetricsApp {
   private readonly runs = new Map<string, RunSeries>();
-  private readonly charts = new Map<MetricKey, OverlayChart>();
+  private readonly charts = new Map<ChartKey, OverlayChart>();
   private readonly latest = el('table', { class: 'latest', 'aria-label': 'Latest values' });
   private readonly others = el('div', { class: 'others', 'aria-label': 'Other metrics' });
   private readonly chartsEl = el('div', { class: 'charts' });
@@ -76,7 +82,7 @@ class MetricsApp {
       el('label', { for: 'smoothing', class: 'smoothing', title: 'Exponential moving average, as TensorBoard smooths: 0 is raw' }, 'Smoothing', slider, shown),
       this.compare.toggle,
     );
-    for (const k of METRIC_KEYS) {
+    for (const k of CHART_KEYS) {
       const ch = new OverlayChart(k, TITLES[k], EMPTY_TEXT[k]);
       this.charts.set(k, ch);
       this.chartsEl.append(ch.root);
@@ -143,7 +149,7 @@ class MetricsApp {
   }
 
   plotted(metric: string): Plotted | undefined {
-    return this.charts.get(metric as MetricKey)?.plotted;
+    return this.charts.get(metric as ChartKey)?.plotted;
   }
 
   private draw(): void {
@@ -156,13 +162,14 @@ class MetricsApp {
       },
     });
     for (const [k, ch] of this.charts) {
+      const lines = runs.map((r) => {
+        const { xs, ys } = r.column(k);
+        return { key: r.info.key, name: r.info.name, color: r.color, xs, raw: ys, ...(view.smoothing > 0 ? { smoothed: smooth(ys, view.smoothing) } : {}) };
+      });
+      ch.root.hidden = WHEN_LOGGED.has(k) && !lines.some((l) => l.xs.length > 0);
+      if (ch.root.hidden) continue;
       ch.resize(ch.root.clientWidth - 4);
-      ch.update(
-        runs.map((r) => {
-          const { xs, ys } = r.column(k);
-          return { key: r.info.key, name: r.info.name, color: r.color, xs, raw: ys, ...(view.smoothing > 0 ? { smoothed: smooth(ys, view.smoothing) } : {}) };
-        }),
-      );
+      ch.update(lines);
     }
     this.others.replaceChildren(
       ...runs

@@ -1,12 +1,12 @@
 // One run's metrics as the panel keeps them: the steps it logged, a column per metric, the latest value
 // of each. Bounded: a long run is thinned to every other step once it passes MAX_POINTS.
 import type { MetricPoint, RunSeriesInfo } from '../../../src/protocol/metrics';
-import { METRIC_KEYS } from '../../../src/protocol/metrics';
+import { CHART_KEYS } from '../../../src/protocol/metrics';
 
 const MAX_POINTS = 20000;
 /** Names of other metrics kept per run: a run that logs thousands of keys must not grow the page forever. */
 const MAX_OTHER_KEYS = 40;
-const CHARTED = new Set<string>(METRIC_KEYS);
+const CHARTED = new Set<string>(CHART_KEYS);
 
 export class RunSeries {
   steps: number[] = [];

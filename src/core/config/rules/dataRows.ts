@@ -57,6 +57,8 @@ function present(row: Record<string, unknown>, col: string): boolean {
 }
 
 function layout(row: Record<string, unknown>, textField: string): string {
+  // First, as data_formats.detect: conversational preference rows hold message lists too.
+  if (present(row, 'chosen') && present(row, 'rejected')) return 'preference';
   if (Array.isArray(row['messages']) || Array.isArray(row['conversations'])) return 'chat';
   if (present(row, 'prompt') && present(row, 'completion')) return 'prompt_completion';
   if (present(row, 'instruction') && present(row, 'output')) return 'alpaca';
@@ -106,7 +108,7 @@ function firstRows(text: string, json: boolean): unknown[] | undefined {
 }
 
 /** The first problem the trainer would stop on among the first rows, or undefined (also when unreadable). */
-export function firstRowProblem(text: string, opts: { json: boolean; textField: string; roles: unknown }): RowProblem | undefined {
+export function firstRowProblem(text: string, opts: { json: boolean; textField: string; roles: unknown; method?: unknown }): RowProblem | undefined {
   const rows = firstRows(text, opts.json);
   if (!rows || rows.length === 0) return undefined;
   const roles = roleMap(opts.roles);
@@ -120,6 +122,17 @@ export function firstRowProblem(text: string, opts: { json: boolean; textField: 
       message: `has no column the trainer reads (it has ${cols}): expected messages or conversations (chat), prompt + completion, instruction + output (Alpaca), or ${opts.textField} (text; data.text_field names another)`,
     };
   }
+  // dpo/orpo read chosen/rejected rows and nothing else; the SFT methods refuse them (trainer._converter).
+  const preference = opts.method === 'dpo' || opts.method === 'orpo';
+  if (preference && kind !== 'preference') {
+    const cols = Object.keys(first).sort().join(', ');
+    return {
+      row: 1,
+      message: `has no chosen and rejected columns (it has ${cols}): method ${String(opts.method)} trains on preference rows (prompt, chosen, rejected)`,
+    };
+  }
+  if (!preference && kind === 'preference')
+    return { row: 1, message: 'holds preference rows (chosen and rejected): train them with method dpo or orpo, or give chat or prompt/completion rows' };
   if (kind !== 'chat') return undefined;
   for (const [i, r] of rows.entries()) {
     if (!r || typeof r !== 'object') continue;

@@ -1,5 +1,6 @@
 // Run-spec rules that look past the file: referenced accelerate/DeepSpeed/env files, the target's
 // GPU count, and whether the model fits the GPU at all.
+import { preferenceBase } from '../preferenceMethod';
 import type { DocNode, PathSegment } from '../ast';
 import { nodeAt, scalarAt } from '../ast';
 import type { ConfigDiagnostic, FileAccess, Fix } from '../types';
@@ -37,12 +38,13 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
           ...range(anchorFor(root, [k])),
           severity: 'error',
           code: 'RFT101',
-          message: `Missing required key '${k}' in the top level: the built-in trainer needs ${k === 'model' ? 'model.id' : k === 'method' ? 'method (qlora, lora-bf16 or full)' : 'data.train'}. Add it, or set command to run your own script.`,
+          message: `Missing required key '${k}' in the top level: the built-in trainer needs ${k === 'model' ? 'model.id' : k === 'method' ? 'method (qlora, lora-bf16, full, dpo or orpo)' : 'data.train'}. Add it, or set command to run your own script.`,
         });
       }
     }
   }
-  const method = scalarAt(root, ['method']);
+  // dpo/orpo load their base as preference.base_method says: the 4-bit rules below are that method's.
+  const method = preferenceBase(scalarAt(root, ['method']), scalarAt(root, ['preference', 'base_method'])) ?? scalarAt(root, ['method']);
   const quant = nodeAt(root, ['quantization']);
   const l4 = scalarAt(root, ['quantization', 'load_in_4bit']);
   if (quant && method !== undefined && method !== 'qlora' && l4 === true) {
@@ -51,8 +53,22 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
       ...range(mNode),
       severity: 'warning',
       code: 'RFT812',
-      message: `quantization.load_in_4bit is true but method is ${String(method)}; 4-bit loading is QLoRA. Set method to qlora or remove the quantization section.`,
-      fixes: [{ title: 'Set method to qlora', edits: [replaceNode(mNode, 'qlora', inp.syntax)], preferred: true }],
+      ...(preferenceBase(scalarAt(root, ['method']), undefined)
+        ? {
+            // A dpo/orpo run keeps its method: its base is what loads in 4 bits.
+            message: `quantization.load_in_4bit is true but preference.base_method is ${String(method)}; a 4-bit base is qlora. Set preference.base_method to qlora or remove the quantization section.`,
+            fixes: [
+              {
+                title: 'Set preference.base_method to qlora',
+                edits: [setValue(inp, ['preference', 'base_method'], 'qlora')].filter((e) => e !== undefined),
+                preferred: true,
+              },
+            ],
+          }
+        : {
+            message: `quantization.load_in_4bit is true but method is ${String(method)}; 4-bit loading is QLoRA. Set method to qlora or remove the quantization section.`,
+            fixes: [{ title: 'Set method to qlora', edits: [replaceNode(mNode, 'qlora', inp.syntax)], preferred: true }],
+          }),
     });
   }
   if (method === 'qlora' && l4 === false) {
@@ -179,6 +195,7 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
               json: /\.json$/i.test(dataNode.value),
               textField: String(scalarAt(root, ['data', 'text_field']) ?? 'text'),
               roles: rolesNode ? plainOf(rolesNode) : undefined,
+              method: scalarAt(root, ['method']),
             });
       if (problem) {
         out.push({

@@ -180,12 +180,20 @@ export const runSpecBudget = z.strictObject({
   billed_since: z.number().positive().optional().describe('Written by the extension at start (Unix seconds of the instance launch); leave it out.'),
 });
 
+// dpo/orpo train a LoRA adapter; its base is 16-bit or 4-bit as for the SFT methods. The reference model of DPO
+// is that base with the adapter switched off (TRL's PEFT path), so no second copy of the weights is loaded.
+export const runSpecPreference = z.strictObject({
+  base_method: z.enum(['lora-bf16', 'qlora']).optional().describe('The adapter a dpo/orpo run trains: lora-bf16 (16-bit base, the default) or qlora (4-bit base, bitsandbytes settings from quantization).'),
+  beta: z.number().positive().max(100).optional().describe("TRL's beta: for dpo the strength of the pull towards the reference model (TRL's default 0.1), for orpo the weight of the odds-ratio loss (TRL's default 0.1)."),
+});
+
 export const runSpecSchema = z.strictObject({
   version: z.literal(RUN_SPEC_VERSION).describe('Run spec format version; 1.'),
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" and "-", at most 64, starting with a letter or digit').optional()
     .describe('Run name (also the W&B run name unless wandb.run_name is set): letters, digits, ".", "_", "-".'),
   model: runSpecModel.optional().describe('The base model. Required unless `command` runs your own script.'),
-  method: z.enum(['qlora', 'lora-bf16', 'full']).optional().describe('qlora (4-bit base + LoRA), lora-bf16 (16-bit base + LoRA) or full fine-tuning. Required unless `command` is given.'),
+  method: z.enum(['qlora', 'lora-bf16', 'full', 'dpo', 'orpo']).optional().describe('qlora (4-bit base + LoRA), lora-bf16 (16-bit base + LoRA), full fine-tuning, or preference tuning with TRL: dpo or orpo (a LoRA adapter on the base preference.base_method names; data rows with chosen and rejected). Required unless `command` is given.'),
+  preference: runSpecPreference.optional().describe('Preference tuning settings (method dpo or orpo).'),
   quantization: runSpecQuantization.optional().describe('bitsandbytes settings for the base model (qlora).'),
   lora: runSpecLora.optional().describe('LoRA adapter settings (peft LoraConfig).'),
   data: runSpecData.optional().describe('Training and evaluation data. Required unless `command` is given.'),
