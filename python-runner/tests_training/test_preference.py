@@ -2,8 +2,10 @@
 user's run goes: method dpo and orpo with prompt/chosen/rejected rows (plain text, and conversational with the
 Llama 3 template), a LoRA adapter through TRL's own trainers; the metrics events carry the reward margins TRL
 logs, a checkpoint is written, and the same run started again in its run dir resumes from that checkpoint.
-QLoRA's 4-bit base needs bitsandbytes' CPU kernels: run where they load, else the plan's settings are checked."""
+DPO on a QLoRA base (preference.base_method: qlora) trains the same way on a 4-bit base: bitsandbytes quantises
+on the CPU since 0.48, which both locks have."""
 
+import json
 import os
 from typing import Any, Dict, List
 
@@ -42,9 +44,9 @@ class PreferenceTrains(Case):
                                   "lr_scheduler": "constant", "logging_steps": 1, "save_steps": 2, "precision": "bf16",
                                   "optimizer": "adamw_torch", "gradient_checkpointing": False, "seed": 7}, **over)
 
-    def check(self, model: str, method: str, rows: List[Dict[str, Any]], reward_key: str) -> None:
+    def check(self, model: str, method: str, rows: List[Dict[str, Any]], reward_key: str, **over: Any) -> List[Dict[str, Any]]:
         write_jsonl(os.path.join(self.workdir, "data/pref.jsonl"), rows)
-        spec = self.spec(model, method)
+        spec = self.spec(model, method, **over)
         rc, events = self.run_spec(spec)
         tail = self.output()[-4000:]
         self.assertEqual(rc, 0, tail)
@@ -66,6 +68,7 @@ class PreferenceTrains(Case):
         self.assertEqual(rc, 0, self.output()[-4000:])
         self.assertIn("resumed", [e.get("code") for e in again if e["type"] == "warning"])
         self.assertEqual([e["step"] for e in _metrics(again)], [STEPS + 1, STEPS + 2], self.output()[-4000:])
+        return metrics
 
     def test_dpo_lora_plain(self):
         self.check(tiny_model("llama"), "dpo", plain_rows(), "rewards/margins")
@@ -73,9 +76,18 @@ class PreferenceTrains(Case):
     def test_dpo_lora_conversational(self):
         self.check(llama3_model(), "dpo", chat_rows(), "rewards/margins")
 
+    def test_dpo_qlora_plain(self):
+        import bitsandbytes  # noqa: F401  (CPU 4-bit quantisation since bitsandbytes 0.48)
+        self.check(tiny_model("llama"), "dpo", plain_rows(), "rewards/margins", preference={"base_method": "qlora"},
+                   quantization={"load_in_4bit": True, "quant_type": "nf4", "double_quant": True, "compute_dtype": "bfloat16"})
+        self.assertIn("(qlora, attn_implementation=sdpa, dtype=bfloat16)", self.output())
+        with open(os.path.join(self.workdir, "outputs", os.path.basename(self.run_dir), "adapter", "adapter_config.json")) as f:
+            self.assertEqual(json.load(f)["peft_type"], "LORA")
+
     def test_orpo_lora_plain(self):
         # ORPO logs its own rewards (beta-scaled log-probabilities) and their margin under the same names.
-        self.check(tiny_model("llama"), "orpo", plain_rows(), "rewards/margins")
+        metrics = self.check(tiny_model("llama"), "orpo", plain_rows(), "rewards/margins")
+        self.assertTrue(all("log_odds_ratio" in e["extra"] for e in metrics), metrics)
 
     def test_sft_method_refuses_preference_rows(self):
         write_jsonl(os.path.join(self.workdir, "data/pref.jsonl"), plain_rows())
