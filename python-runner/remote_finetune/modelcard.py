@@ -106,7 +106,9 @@ def model_card(spec: Dict[str, Any], events: List[Dict[str, Any]], facts: Dict[s
     method = str(spec.get("method") or "own-script")
     summary = run_summary(events)
     hub_base = base if is_hub_id(base) else None
-    tags = ["remote-finetune", method] + (["lora", "peft"] if method in ("qlora", "lora-bf16") else []) + (["merged"] if what == "merged" else [])
+    # dpo/orpo train a LoRA adapter too (on preference.base_method's base).
+    lora = method in ("qlora", "lora-bf16", "dpo", "orpo")
+    tags = ["remote-finetune", method] + (["lora", "peft"] if lora else []) + (["merged"] if what == "merged" else [])
     meta = []
     if hub_base:
         meta.append("base_model: " + _q(hub_base))
@@ -128,7 +130,7 @@ def model_card(spec: Dict[str, Any], events: List[Dict[str, Any]], facts: Dict[s
         lines += ["## Use", "", "```python", "from transformers import AutoModelForCausalLM",
                   "model = AutoModelForCausalLM.from_pretrained(%s)" % json.dumps(repo_id), "```", ""]
     rows: List[List[Any]] = [["Base model", hub_base or "(local model)"], ["Method", method]]
-    if method in ("qlora", "lora-bf16"):
+    if lora:
         rows += [["LoRA r / alpha / dropout", "%s / %s / %s" % (get(spec, "lora.r"), get(spec, "lora.alpha"), get(spec, "lora.dropout"))],
                  ["LoRA target modules", get(spec, "lora.target_modules")]]
     for label, key in (("Learning rate", "trainer.learning_rate"), ("LR scheduler", "trainer.lr_scheduler"), ("Epochs", "trainer.epochs"),

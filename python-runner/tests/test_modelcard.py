@@ -29,6 +29,13 @@ class ModelCard(unittest.TestCase):
         self.assertNotIn("Max steps", card, "max_steps -1 means 'use epochs' and is not shown")
         self.assertNotIn("train.jsonl", card, "a local dataset path is not published")
 
+    def test_a_dpo_adapter_is_tagged_and_described_as_lora(self):
+        card = model_card(dict(SPEC, method="dpo", preference={"base_method": "qlora"}), [], {}, "adapter", "alice/demo-dpo")
+        fm = front_matter(card)
+        self.assertIn('- "dpo"', fm)
+        self.assertIn('- "lora"', fm)
+        self.assertIn("LoRA r / alpha / dropout", card)
+
     def test_merged_model_is_transformers_with_a_license_when_known(self):
         fm = front_matter(model_card(SPEC, [], {}, "merged", "alice/demo-merged", license="llama3.1"))
         self.assertIn("library_name: transformers", fm)
