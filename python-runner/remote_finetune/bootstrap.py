@@ -417,7 +417,9 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
         with open(stamp, "w", encoding="utf-8") as f:
             f.write(digest + "\n")
         result["installed"].append(os.path.basename(argv[-1] if argv[-1].endswith(".txt") else argv[-2]))
-    if flash_attn and want_flash_attn(method, info):
+    # dpo/orpo: flash-attn as for the base the adapter trains on (preference.base_method, lora-bf16 by default).
+    base = str(((spec or {}).get("preference") or {}).get("base_method", "lora-bf16")) if method in ("dpo", "orpo") else method
+    if flash_attn and want_flash_attn(base, info):
         for argv, stamp, digest in install_actions(venv_dir, base, [os.path.join(REQUIREMENTS_DIR, "flash-attn.txt")]):
             if runner(argv) == 0:
                 with open(stamp, "w", encoding="utf-8") as f:

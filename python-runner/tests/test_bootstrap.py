@@ -209,6 +209,17 @@ class VenvAndRequirements(TempDirTest):
         self.assertFalse(bs.want_flash_attn("qlora", CUDA), "never 4-bit with FlashAttention-2")
         self.assertFalse(bs.want_flash_attn("lora-bf16", dict(CUDA, capability=[7, 5])), "T4 has no FA2")
 
+    def installed_names(self):
+        return [os.path.basename(c[-1]) if c[-1].endswith(".txt") else os.path.basename(c[-2]) for c in self.calls[1:]]
+
+    def test_dpo_installs_the_lock_and_flash_attn_as_its_16_bit_base_would(self):
+        self.boot("dpo", spec={}, flash_attn=True)
+        self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt", "flash-attn.txt"])
+
+    def test_orpo_on_a_4_bit_base_installs_the_lock_without_flash_attn(self):
+        self.boot("orpo", spec={"preference": {"base_method": "qlora"}}, flash_attn=True)
+        self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt"])
+
     def test_report_to_tensorboard_and_mlflow_install_their_extras_pinned_by_the_lock(self):
         self.boot("qlora", spec={"trainer": {"report_to": ["tensorboard", "mlflow"]}})
         extras = [c for c in self.calls[1:] if c[-1].endswith(("tensorboard.txt", "mlflow.txt"))]
