@@ -13,6 +13,8 @@ import type { SshSession } from '../ssh/session';
 import { shellCommand, shellQuote } from '../ssh/quote';
 import { runAdapterPath } from './runOutputs';
 import { RUNNER_ENTRY, runnerEntry } from './runnerEntry';
+import { DEFAULT_COMMAND_OUTPUT_BYTES, DEFAULT_STREAM_IDLE_MS, noAnswerError, tooMuchOutputError } from '../ssh/commandLimits';
+import type { HostCommandError } from '../ssh/commandLimits';
 
 export interface GenerateParams {
   readonly prompt: string;
@@ -67,6 +69,8 @@ export interface LinePipe {
   onLine(cb: (line: string) => void): void;
   /** The process ended; stderrTail holds its last output there (a Python traceback when loading failed). */
   onExit(cb: (code: number | null, stderrTail: string) => void): void;
+  /** Every chunk of stdout or stderr, by size: what the generator's idle limit and output cap count. */
+  onBytes?(cb: (n: number) => void): void;
 }
 
 function lineSplitter(onLine: (line: string) => void, onOverflow: () => void): (chunk: Buffer) => void {
@@ -106,12 +110,17 @@ function pipeOf(
 ): LinePipe {
   const lineCbs: ((l: string) => void)[] = [];
   const exitCbs: ((c: number | null, t: string) => void)[] = [];
+  const byteCbs: ((n: number) => void)[] = [];
   const errTail = tailKeeper();
-  stdout.on(
-    'data',
-    lineSplitter((l) => lineCbs.forEach((cb) => cb(l)), kill),
-  );
-  stderr.on('data', (b: Buffer) => errTail.push(b));
+  const split = lineSplitter((l) => lineCbs.forEach((cb) => cb(l)), kill);
+  stdout.on('data', (b: Buffer) => {
+    byteCbs.forEach((cb) => cb(b.length));
+    split(b);
+  });
+  stderr.on('data', (b: Buffer) => {
+    byteCbs.forEach((cb) => cb(b.length));
+    errTail.push(b);
+  });
   // A write after the far end went away raises EPIPE on the stream; the exit callback reports the end instead.
   stdin.on('error', () => undefined);
   onProcessExit((code) => exitCbs.forEach((cb) => cb(code, errTail.text())));
@@ -121,6 +130,7 @@ function pipeOf(
     kill,
     onLine: (cb) => void lineCbs.push(cb),
     onExit: (cb) => void exitCbs.push(cb),
+    onBytes: (cb) => void byteCbs.push(cb),
   };
 }
 
@@ -156,6 +166,24 @@ interface Pending {
   reject(e: Error): void;
 }
 
+/**
+ * Bounds on the generate process, which runs on an untrusted host: while this side waits for an answer (the
+ * load, a prompt's tokens) nothing from the process for the idle limit fails it, and so does output past the
+ * cap within one load or one prompt. Between prompts it may be as quiet as it likes.
+ */
+export interface GeneratorLimits {
+  /** Where it runs, for messages: the host's alias, or "this machine". */
+  readonly host?: string;
+  /** Quiet for this long while loading the model and adapter (downloads and loading print little): default 10 min. */
+  readonly loadIdleMs?: number;
+  /** Quiet for this long while a prompt is being answered: default DEFAULT_STREAM_IDLE_MS. */
+  readonly idleMs?: number;
+  /** Bytes of stdout and stderr within one load or one prompt: default DEFAULT_COMMAND_OUTPUT_BYTES. */
+  readonly maxOutputBytes?: number;
+}
+
+const DEFAULT_LOAD_IDLE_MS = 10 * 60_000;
+
 /** The generate process seen from here: one load, then any number of prompts, one at a time. */
 export class AdapterGenerator {
   private readonly readyPromise: Promise<GeneratorInfo>;
@@ -163,23 +191,41 @@ export class AdapterGenerator {
   private queue: Promise<unknown> = Promise.resolve();
   private seq = 0;
   private exited: Error | undefined;
+  private loaded = false;
+  private idle: NodeJS.Timeout | undefined;
+  private bytes = 0;
+  private readonly rejectReady: (e: Error) => void;
 
-  constructor(private readonly pipe: LinePipe) {
+  constructor(
+    private readonly pipe: LinePipe,
+    private readonly limits: GeneratorLimits = {},
+  ) {
     let resolveReady!: (i: GeneratorInfo) => void;
     let rejectReady!: (e: Error) => void;
     this.readyPromise = new Promise<GeneratorInfo>((res, rej) => {
       resolveReady = res;
       rejectReady = rej;
     });
+    this.rejectReady = rejectReady;
     // Nobody may be awaiting yet; the rejection is still delivered to whoever awaits ready().
     this.readyPromise.catch(() => undefined);
+    const max = limits.maxOutputBytes ?? DEFAULT_COMMAND_OUTPUT_BYTES;
+    pipe.onBytes?.((n) => {
+      this.idle?.refresh();
+      this.bytes += n;
+      if (this.bytes > max) this.trip(tooMuchOutputError(this.host, this.what(), max));
+    });
+    this.waitForAnswer(limits.loadIdleMs ?? DEFAULT_LOAD_IDLE_MS);
     pipe.onLine((raw) => {
       const line = raw.trim();
       if (!line) return;
       const m = parseOutLine(line);
       if (!m) return;
-      if (m.type === 'ready') resolveReady({ base: m.base, adapter: m.adapter, device: m.device, chatTemplate: m.chat_template });
-      else if (m.type === 'error' && m.fatal) {
+      if (m.type === 'ready') {
+        this.loaded = true;
+        this.answered();
+        resolveReady({ base: m.base, adapter: m.adapter, device: m.device, chatTemplate: m.chat_template });
+      } else if (m.type === 'error' && m.fatal) {
         this.fail(new Error(m.message));
         rejectReady(new Error(m.message));
       } else this.dispatch(m);
@@ -191,6 +237,8 @@ export class AdapterGenerator {
           .split('\n')
           .filter((l) => l.trim())
           .pop() ?? '';
+      this.answered();
+      if (this.exited) return;
       const err = new Error(`the generate process ended (exit ${code ?? 'unknown'})${lastLine ? `: ${lastLine.slice(0, 500)}` : ''}`);
       this.exited = err;
       rejectReady(err);
@@ -221,6 +269,7 @@ export class AdapterGenerator {
         this.pending = { id, onToken, resolve, reject };
       });
       const cancel = (): void => this.pipe.write(`${JSON.stringify({ type: 'cancel', id })}\n`);
+      this.waitForAnswer(this.limits.idleMs ?? DEFAULT_STREAM_IDLE_MS);
       this.pipe.write(`${JSON.stringify(requestLine(id, params))}\n`);
       if (signal?.aborted) cancel();
       else signal?.addEventListener('abort', cancel, { once: true });
@@ -229,6 +278,7 @@ export class AdapterGenerator {
       } finally {
         signal?.removeEventListener('abort', cancel);
         this.pending = undefined;
+        this.answered();
       }
     };
     const p = this.queue.then(run, run);
@@ -253,6 +303,38 @@ export class AdapterGenerator {
 
   private fail(err: Error): void {
     this.pending?.reject(err);
+  }
+
+  private get host(): string {
+    return this.limits.host ?? 'the generate host';
+  }
+
+  private what(): string {
+    return this.loaded ? 'generating with the adapter' : 'loading the model and adapter to try';
+  }
+
+  /** Starts the idle limit and the output count for one load or one prompt. */
+  private waitForAnswer(ms: number): void {
+    this.answered();
+    this.bytes = 0;
+    this.idle = setTimeout(() => this.trip(noAnswerError(this.host, this.what(), ms)), ms);
+    // The process or channel keeps the extension alive while it runs; the limit alone never should.
+    this.idle.unref?.();
+  }
+
+  private answered(): void {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = undefined;
+  }
+
+  /** A limit passed: the process is stopped and whoever waits gets the error naming the host. */
+  private trip(e: HostCommandError): void {
+    if (this.exited) return;
+    this.answered();
+    this.exited = e;
+    this.pipe.kill();
+    this.rejectReady(e);
+    this.fail(e);
   }
 }
 
@@ -316,9 +398,13 @@ export function remoteGenerateCommand(t: RemoteGenerateTarget): string {
   ].join('\n');
 }
 
-export async function openRemoteGenerator(session: SshSession, target: RemoteGenerateTarget): Promise<AdapterGenerator> {
+export async function openRemoteGenerator(
+  session: SshSession,
+  target: RemoteGenerateTarget,
+  limits: Omit<GeneratorLimits, 'host'> = {},
+): Promise<AdapterGenerator> {
   const ch = await session.execStream(remoteGenerateCommand(target));
-  return new AdapterGenerator(channelPipe(ch, session));
+  return new AdapterGenerator(channelPipe(ch, session), { host: session.resolved.alias, ...limits });
 }
 
 export interface LocalGenerateTarget {
@@ -339,7 +425,7 @@ export function openLocalGenerator(t: LocalGenerateTarget): AdapterGenerator {
     env: { ...process.env, ...(t.env ?? {}), PYTHONPATH: t.runnerDir, PYTHONSAFEPATH: '1', TOKENIZERS_PARALLELISM: 'false' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  return new AdapterGenerator(childPipe(cp));
+  return new AdapterGenerator(childPipe(cp), { host: 'this machine' });
 }
 
 /**

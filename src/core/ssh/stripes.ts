@@ -7,6 +7,8 @@ import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import type { SshSession } from './session';
 import { shellQuote } from './quote';
+import { ChannelGuard } from './channelGuard';
+import type { StreamLimits } from './channelGuard';
 
 export const STRIPE_BLOCK = 1024 * 1024;
 
@@ -60,26 +62,49 @@ export async function inPool<T>(items: readonly T[], concurrency: number, fn: (i
   if (failure) throw failure.error;
 }
 
-/** Sends one piece of `localPath` into `remotePath` at its offset. */
-export async function sendPiece(session: SshSession, localPath: string, remotePath: string, piece: Piece, signal?: AbortSignal): Promise<void> {
+/**
+ * Sends one piece of `localPath` into `remotePath` at its offset, within `limits`: a host that stops taking the
+ * bytes or never says how dd ended, or prints without end, fails it with an error naming the host.
+ */
+export async function sendPiece(
+  session: SshSession,
+  localPath: string,
+  remotePath: string,
+  piece: Piece,
+  signal?: AbortSignal,
+  limits?: StreamLimits,
+): Promise<void> {
   const q = shellQuote(remotePath);
   const dir = remotePath.slice(0, remotePath.lastIndexOf('/')) || '/';
   // dd prints its record counts on stderr even on success: kept back unless it fails (a full disk, say).
   const ch = await session.execStream(
     `mkdir -p ${shellQuote(dir)} && { e=$(dd of=${q} bs=${STRIPE_BLOCK} seek=${piece.offset / STRIPE_BLOCK} conv=notrunc 2>&1 >/dev/null) || { printf '%s\\n' "$e" >&2; exit 1; }; }`,
   );
+  const guard = new ChannelGuard(ch, session.resolved.alias, `uploading ${remotePath} (bytes from ${piece.offset})`, limits);
   const exit = session.exitOf(ch);
   const err: Buffer[] = [];
-  ch.stderr.on('data', (d: Buffer) => err.push(d));
+  let errBytes = 0;
+  ch.stderr.on('data', (d: Buffer) => {
+    // Only the start is shown; the guard's cap ends a host that goes on.
+    if (errBytes < 4096) err.push(d);
+    errBytes += d.length;
+  });
   ch.on('data', () => undefined);
   const source =
     piece.length > 0 ? createReadStream(localPath, { start: piece.offset, end: piece.offset + piece.length - 1, highWaterMark: STRIPE_BLOCK }) : [];
-  await pipeline(source, ch, ...(signal ? [{ signal }] : []));
-  const st = await exit;
-  if (!st || st.code !== 0)
-    throw new Error(
-      `writing ${remotePath} at ${piece.offset} on the host failed (${st ? (st.code ?? st.signal) : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`,
-    );
+  guard.watch();
+  try {
+    await guard.race(pipeline(source, guard.meter(), ch, ...(signal ? [{ signal }] : [])));
+    const st = await guard.race(exit);
+    if (!st || st.code !== 0)
+      throw new Error(
+        `writing ${remotePath} at ${piece.offset} on the host failed (${st ? (st.code ?? st.signal) : 'connection lost'}): ${Buffer.concat(err).toString('utf8').trim().slice(0, 500)}`,
+      );
+  } catch (e) {
+    throw guard.tripped ?? e;
+  } finally {
+    guard.pause();
+  }
 }
 
 /** Gives a striped file the mode and mtime tar would have given it (the next sync compares the mtime). */

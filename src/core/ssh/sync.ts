@@ -19,6 +19,9 @@ import { PACK_END } from './packFormat';
 import type { ArchiveEntry } from './archiveStream';
 import { finishCommand, inPool, planPieces, sendPiece } from './stripes';
 import type { StripeFile } from './stripes';
+import { ChannelGuard } from './channelGuard';
+import { HostCommandError } from './commandLimits';
+import type { StreamLimits } from './channelGuard';
 
 export interface SyncOptions {
   readonly localRoot: string;
@@ -44,6 +47,11 @@ export interface SyncOptions {
    * over a long link one channel is capped by its window, whatever the link's speed. 1 sends them in the archive.
    */
   readonly stripes?: number;
+  /**
+   * Bounds on every channel of the sync (the apply command, the extractors, the stripes): the host that stops
+   * taking bytes or answering for idleMs, or prints more than maxOutputBytes, fails the sync naming it.
+   */
+  readonly limits?: StreamLimits;
 }
 
 export type LargeContentAnswer = boolean | 'exclude';
@@ -89,21 +97,19 @@ export async function syncWorkspace(session: SshSession, options: SyncOptions): 
   // changes costs one round trip of latency instead of two. With nothing to send it gets an empty archive.
   const parent = remoteDir.slice(0, remoteDir.lastIndexOf('/')) || '/';
   const stage = `${parent}/.${basename(remoteDir)}.rft-stage-${randomBytes(6).toString('hex')}`;
-  const applying = openChannel(session, applyCommand(remoteDir, stage, manifestPathFor(remoteDir)));
+  const applying = openChannel(session, applyCommand(remoteDir, stage, manifestPathFor(remoteDir)), `syncing to ${remoteDir} (applying)`, options.limits);
   applying.catch(() => undefined);
   const cached = readHashCache(options.cacheFile);
   const streams = Math.max(1, Math.min(8, options.streams ?? defaultStreams(session.rttMs)));
   // With no hash cache this workspace was never sent from here: most likely a first sync of every file, so
   // the extra stream channels are opened now, beside the state read, instead of a round trip or two after it.
   // A sync that turns out small ends them with an empty archive.
-  const early = Object.keys(cached).length === 0 ? Array.from({ length: streams - 1 }, (_, k) => openExtractor(session, stage, k + 1)) : [];
+  const early = Object.keys(cached).length === 0 ? Array.from({ length: streams - 1 }, (_, k) => openExtractor(session, stage, k + 1, options.limits)) : [];
   early.forEach((p) => p.catch(() => undefined));
   const finishEmpty = async (): Promise<void> => {
     // The extractors first: each creates the stage, which the apply command removes when it ends.
     await Promise.all(early.map(async (p) => endEmpty(await p)));
-    const a = await applying;
-    a.ch.end(PACK_END);
-    await a.exit;
+    await endEmpty(await applying);
   };
   const scanning = scanWorkspace(options.localRoot, {
     cache: cached,
@@ -220,6 +226,7 @@ interface Applier {
   readonly ch: Awaited<ReturnType<SshSession['execStream']>>;
   readonly exit: ReturnType<SshSession['exitOf']>;
   readonly stderr: Buffer[];
+  readonly guard: ChannelGuard;
 }
 
 /**
@@ -236,24 +243,36 @@ export function defaultStreams(rttMs: number | undefined): number {
 const LONG_LINK_RTT_MS = 10;
 
 /** A channel running extra extractor `k` (1, 2, …) into the stage; the apply command's channel is stream 0. */
-function openExtractor(session: SshSession, stage: string, k: number): Promise<Applier> {
-  return openChannel(session, extractorCommand(stage, k));
+function openExtractor(session: SshSession, stage: string, k: number, limits: StreamLimits | undefined): Promise<Applier> {
+  return openChannel(session, extractorCommand(stage, k), `syncing to ${stage} (extracting stream ${k})`, limits);
 }
 
-/** A command's channel that takes an archive on stdin: its stderr kept for the error, its stdout drained. */
-function openChannel(session: SshSession, command: string): Promise<Applier> {
+/** What of stderr is kept for a failure's message; the guard's cap ends a host that prints on. */
+const KEPT_STDERR = 8 * 1024;
+
+/**
+ * A command's channel that takes an archive on stdin: its stderr's start kept for the error, its stdout drained,
+ * both counted against the output cap. Its idle limit starts when the channel is used (ChannelGuard.watch).
+ */
+function openChannel(session: SshSession, command: string, what: string, limits: StreamLimits | undefined): Promise<Applier> {
   return session.execStream(command).then((ch) => {
     const stderr: Buffer[] = [];
-    ch.stderr.on('data', (d: Buffer) => stderr.push(d));
+    let kept = 0;
+    ch.stderr.on('data', (d: Buffer) => {
+      if (kept >= KEPT_STDERR) return;
+      stderr.push(d);
+      kept += d.length;
+    });
     ch.on('data', () => undefined);
-    return { ch, exit: session.exitOf(ch), stderr };
+    return { ch, exit: session.exitOf(ch), stderr, guard: new ChannelGuard(ch, session.resolved.alias, what, limits) };
   });
 }
 
 /** Ends an extractor that got nothing to extract: an empty archive, then its exit. */
 async function endEmpty(x: Applier): Promise<void> {
+  x.guard.watch();
   x.ch.end(PACK_END);
-  await x.exit;
+  await x.guard.race(x.exit);
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -357,21 +376,22 @@ async function sendPrepared(
   // apply command waits on the host for those extractors (syncRemote.ts), so the renames see every file.
   const extractors = Math.max(groups.length - 1, c.early.length);
   const outs = Array.from({ length: extractors }, (_, k) => {
-    const opened = c.early[k] ?? openExtractor(session, stage, k + 1);
+    const opened = c.early[k] ?? openExtractor(session, stage, k + 1, options.limits);
     const group = groups[k + 1];
     const sent = opened.then(async (x) => {
-      if (group) await pipeline(Readable.from(archiveChunks(group, options.signal)), x.ch);
+      x.guard.watch();
+      if (group) await x.guard.race(pipeline(Readable.from(archiveChunks(group, options.signal)), x.guard.meter(), x.ch));
       else x.ch.end(PACK_END);
     });
     const exited = sent.then(async () => {
       const x = await opened;
-      const st = await x.exit;
+      const st = await x.guard.race(x.exit);
       if (!st || st.code !== 0)
         throw new Error(
           `remote extract failed (${st ? (st.code ?? st.signal) : 'connection lost'}): ${Buffer.concat(x.stderr).toString('utf8').trim().slice(0, 500)}`,
         );
     });
-    return { sent, exited };
+    return { opened, sent, exited };
   });
   // Striped pieces are written by commands of their own, with no marker for the host to wait on: their
   // completion is known here, when the command that sets their modes exits.
@@ -381,7 +401,7 @@ async function sendPrepared(
     const stripedDone = (async () => {
       const files: StripeFile[] = striped.map((f) => ({ path: f.path, size: f.size, mode: f.mode, mtime: Math.floor(f.mtimeMs / 1000) }));
       await inPool(planPieces(files, lanes), lanes, (p) =>
-        sendPiece(session, join(options.localRoot, p.file.path), `${stage}/f/${p.file.path}`, p, options.signal),
+        sendPiece(session, join(options.localRoot, p.file.path), `${stage}/f/${p.file.path}`, p, options.signal, options.limits),
       );
       const fin = await session.exec(files.map((f) => finishCommand(`${stage}/f/${f.path}`, f)).join(' && '), {
         what: 'setting the mode and time of striped files',
@@ -393,10 +413,13 @@ async function sendPrepared(
   }
   [...ready, ...done].forEach((p) => p.catch(() => undefined));
   const waitList = Buffer.from(outs.map((_, k) => k + 1).join(' '), 'latin1');
-  const { ch, exit, stderr } = c.applier;
+  const { ch, exit, stderr, guard } = c.applier;
   async function* applyStream(): AsyncGenerator<Buffer, void, undefined> {
     yield* archiveChunks(groups[0] ?? [], options.signal, { terminate: false });
+    // The other streams and the stripes have limits of their own; this channel is quiet meanwhile.
+    guard.pause();
     await Promise.all(ready);
+    guard.watch();
     yield* archiveChunks([{ name: '.rft-wait', size: waitList.length, mtime: now, mode: 0o600, source: waitList }, ...closing], options.signal);
   }
   // A dropped connection surfaces as a stream error ("Premature close") or a missing exit status; say what
@@ -407,19 +430,49 @@ async function sendPrepared(
         'Nothing was half-written (each file is renamed into place whole); sync again to finish.',
       err === undefined ? {} : { cause: err },
     );
-  await pipeline(Readable.from(applyStream()), ch, { end: true }).catch((err: unknown) => {
+  // A limit passed on one channel ends them all: the extractors and the apply command wait on each other.
+  const closeAll = (): void => {
     ch.close();
+    for (const o of outs)
+      o.opened.then(
+        (x) => x.ch.close(),
+        () => undefined,
+      );
+  };
+  // Whichever channel passes a limit first decides: the others may be waiting on it (or already gone).
+  const never = new Promise<never>(() => undefined);
+  const anyTripped = Promise.race([
+    guard.failed,
+    ...outs.map((o) =>
+      o.opened.then(
+        (x) => x.guard.failed,
+        () => never,
+      ),
+    ),
+  ]);
+  anyTripped.catch(() => undefined);
+  const bounded = <T>(p: Promise<T>): Promise<T> => Promise.race([p, anyTripped]);
+  guard.watch();
+  await bounded(pipeline(Readable.from(applyStream()), guard.meter(), ch, { end: true })).catch((err: unknown) => {
+    closeAll();
+    if (guard.tripped) throw guard.tripped;
     throw session.closed || /premature close|ECONNRESET|not connected|no response/i.test(String(err)) ? lost(err) : err;
   });
   // An extractor's own failure says more than the apply command's "did not extract".
-  const [status, streamFailure] = await Promise.all([
-    exit,
-    Promise.all(done).then(
-      () => undefined,
-      (e: unknown) => e,
-    ),
-  ]);
-  if (streamFailure) throw session.closed ? lost(streamFailure) : streamFailure;
+  const [status, streamFailure] = await bounded(
+    Promise.all([
+      exit,
+      Promise.all(done).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    ]),
+  ).catch((err: unknown) => {
+    closeAll();
+    throw err;
+  });
+  if (streamFailure instanceof HostCommandError) closeAll();
+  if (streamFailure) throw session.closed && !(streamFailure instanceof HostCommandError) ? lost(streamFailure) : streamFailure;
   if (!status && session.closed) throw lost();
   if (!status || status.code !== 0) {
     throw new Error(
