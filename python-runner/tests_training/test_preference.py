@@ -33,6 +33,14 @@ def chat_rows(n: int = 24) -> List[Dict[str, Any]]:
             for r in plain_rows(n)]
 
 
+def implicit_prompt_rows(n: int = 24) -> List[Dict[str, Any]]:
+    """Anthropic HH's layout: no prompt column, the whole conversation in chosen and in rejected (TRL takes their
+    shared start as the prompt)."""
+    return [{"chosen": [{"role": "user", "content": r["prompt"].strip()}, {"role": "assistant", "content": r["chosen"]}],
+             "rejected": [{"role": "user", "content": r["prompt"].strip()}, {"role": "assistant", "content": r["rejected"]}]}
+            for r in plain_rows(n)]
+
+
 def _metrics(events: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return [e for e in events if e["type"] == "metrics" and "loss" in e]
 
@@ -75,6 +83,9 @@ class PreferenceTrains(Case):
 
     def test_dpo_lora_conversational(self):
         self.check(llama3_model(), "dpo", chat_rows(), "rewards/margins")
+
+    def test_dpo_lora_implicit_prompt(self):
+        self.check(llama3_model(), "dpo", implicit_prompt_rows(), "rewards/margins")
 
     def test_dpo_qlora_plain(self):
         import bitsandbytes  # noqa: F401  (CPU 4-bit quantisation since bitsandbytes 0.48)
