@@ -267,8 +267,15 @@ class BuiltInTrainer(Case):
     def test_training_arguments_exist_before_the_model_loads(self):
         # ZeRO-3 (zero3_init) needs the HfDeepSpeedConfig that TrainingArguments create before from_pretrained.
         order_log = os.path.join(self.tmp, "order.log")
-        spy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "order_spy")
-        self.extra_env = {"RFT_TEST_ORDER_LOG": order_log, "PYTHONPATH": spy + os.pathsep + RUNNER_DIR}
+        spy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "order_spy", "sitecustomize.py")
+        # The built-in trainer's PYTHONPATH is the runner's own folder and nothing else (control_env.py), so the spy
+        # goes beside a copy of the runner, which then runs as the runner does.
+        runner = os.path.join(self.tmp, "runner-with-spy")
+        shutil.copytree(os.path.join(RUNNER_DIR, "remote_finetune"), os.path.join(runner, "remote_finetune"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(os.path.join(RUNNER_DIR, "remote_finetune_entry.py"), runner)
+        shutil.copy(spy, runner)
+        self.extra_env = {"RFT_TEST_ORDER_LOG": order_log, "PYTHONPATH": runner}
         self.data("text-jsonl", "data/train.jsonl")
         rc, events = self.run_spec(base_spec(tiny_model("llama"), trainer={"max_steps": 2, "save_steps": 2}))
         self.assertEqual(rc, 0, self.output()[-3000:])
