@@ -550,6 +550,10 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         return 2
     capability = _capability()
     spec = plan.resolved_spec(spec, capability, run.warn)
+    # TrainingArguments start from ACCELERATE_MIXED_PRECISION and only raise it: one exported on the host, or left
+    # by a library (trl 0.x's SFTConfig writes bf16 there), would train an fp32 spec under bf16 autocast. The spec
+    # decides; under `accelerate launch` the launcher sets the same value from --mixed_precision.
+    os.environ["ACCELERATE_MIXED_PRECISION"] = {"bf16": "bf16", "fp16": "fp16"}.get(str(get(spec, "trainer.precision", "bf16")), "no")
     prefer = spec["method"] in plan.PREFERENCE_METHODS
     if prefer and not _installed("trl"):
         print("[remote-finetune] method %s needs trl, which is not installed in the run's venv" % spec["method"], file=sys.stderr, flush=True)

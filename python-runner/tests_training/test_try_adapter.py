@@ -28,6 +28,9 @@ def env_for(tmp: str) -> Dict[str, str]:
     env.update(PYTHONPATH=RUNNER_DIR, PYTHONSAFEPATH="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                HF_HOME=os.path.join(tmp, "hf"), WANDB_DISABLED="true", TOKENIZERS_PARALLELISM="false")
     env.pop("WANDB_API_KEY", None)
+    # As a host may export it (and trl 0.x's SFTConfig leaves it in a process that built one): the fp32 spec must
+    # still train and evaluate in fp32, or the in-memory model's figure drifts from the saved adapter's.
+    env["ACCELERATE_MIXED_PRECISION"] = "bf16"
     return env
 
 
