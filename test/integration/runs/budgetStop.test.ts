@@ -15,17 +15,14 @@ import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { testRunManager } from '../../support/runHosts';
-import { GcpProvider } from '../../../src/core/providers/gcp';
-import { serviceAccountTokenSource } from '../../../src/core/providers/gcpAuth';
+import { gcpOnSshd, isolatedConnectOptions } from '../../support/gcpOnSshd';
 import type { Offer } from '../../../src/core/providers/types';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
-import { GcpEmulator } from '../../emulators/gcp';
 
 const REPO = resolve(__dirname, '../../..');
 const PRICE = 3600;
 const BUDGET_USD = 14;
 let sshd: Sshd;
-let base: string;
 let connectOptions: ConnectOptions;
 
 // A training loop standing in for the Trainer: the runner's real callback core and SIGTERM StopFlag, checked
@@ -52,14 +49,7 @@ print("trained all 1200 steps", flush=True)
 
 before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
-  base = mkdtempSync(join(tmpdir(), 'rft-budget-'));
-  writeFileSync(join(base, 'known_hosts'), '');
-  connectOptions = {
-    hostKeyStore: join(base, 'store_known_hosts'),
-    knownHostsFiles: [join(base, 'known_hosts')],
-    agentSocket: null,
-    sshConfigPath: join(base, 'no_ssh_config'),
-  };
+  connectOptions = isolatedConnectOptions('rft-budget-');
 });
 after(async () => {
   await sshd?.stop();
@@ -88,20 +78,8 @@ test('budget: with VS Code closed the host warns at 80% and at 100% saves a chec
   });
   await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
   const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook-s3cret`;
-  const emu = await new GcpEmulator({ bootMs: 1500 }).start();
-  emu.guestHostKeys = [sshd.knownHostsLine.split(' ').slice(1).join(' ')];
+  const { emu, provider } = await gcpOnSshd(sshd);
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
-  const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
-  const provider = new GcpProvider({
-    project: emu.project,
-    zone: 'us-central1-a',
-    auth: serviceAccountTokenSource(key),
-    baseUrl: `${emu.url}/compute/v1`,
-    sshPort: sshd.port,
-    sshUser: sshd.user,
-    operationPollMs: 20,
-    callerIp: async () => '203.0.113.9',
-  });
   const m = testRunManager(storage, connectOptions, { providerFor: () => provider, notifyEnv: () => ({ RFT_NOTIFY_WEBHOOK: hookUrl }) });
   let disposed = false;
   try {

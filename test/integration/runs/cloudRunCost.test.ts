@@ -7,57 +7,35 @@
 // Compute Engine's one-minute minimum does not hide the seconds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import type { RunFinished } from '../../../src/core/runs/runManager';
 import { testRunManager } from '../../support/runHosts';
-import { GcpProvider } from '../../../src/core/providers/gcp';
-import { serviceAccountTokenSource } from '../../../src/core/providers/gcpAuth';
+import { gcpOnSshd, isolatedConnectOptions } from '../../support/gcpOnSshd';
 import { runningCost } from '../../../src/core/providers/cost';
 import type { Offer } from '../../../src/core/providers/types';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
-import { GcpEmulator } from '../../emulators/gcp';
 
 const REPO = resolve(__dirname, '../../..');
 const AHEAD_MS = 3_600_000;
 const PRICE = 3600; // USD per hour: a dollar a second, so seconds show in cents.
 let sshd: Sshd;
-let base: string;
 let connectOptions: ConnectOptions;
 
 before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
-  base = mkdtempSync(join(tmpdir(), 'rft-cloudcost-'));
-  writeFileSync(join(base, 'known_hosts'), '');
-  connectOptions = {
-    hostKeyStore: join(base, 'store_known_hosts'),
-    knownHostsFiles: [join(base, 'known_hosts')],
-    agentSocket: null,
-    sshConfigPath: join(base, 'no_ssh_config'),
-  };
+  connectOptions = isolatedConnectOptions('rft-cloudcost-');
 });
 after(async () => {
   await sshd?.stop();
 });
 
 test('cloud run: the cost so far counts from the launch call and follows the clock; the instance is deleted at the end', { timeout: 180_000 }, async () => {
-  const emu = await new GcpEmulator({ bootMs: 1500 }).start();
-  emu.guestHostKeys = [sshd.knownHostsLine.split(' ').slice(1).join(' ')];
+  const { emu, provider } = await gcpOnSshd(sshd);
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
-  const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
-  const provider = new GcpProvider({
-    project: emu.project,
-    zone: 'us-central1-a',
-    auth: serviceAccountTokenSource(key),
-    baseUrl: `${emu.url}/compute/v1`,
-    sshPort: sshd.port,
-    sshUser: sshd.user,
-    operationPollMs: 20,
-    callerIp: async () => '203.0.113.9',
-  });
   const clock = (): number => Date.now() + AHEAD_MS;
   const m = testRunManager(storage, connectOptions, { providerFor: () => provider, costIntervalMs: 100, now: clock });
   try {

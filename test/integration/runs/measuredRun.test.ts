@@ -15,18 +15,15 @@ import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { runFinished, testRunManager } from '../../support/runHosts';
-import { GcpProvider } from '../../../src/core/providers/gcp';
-import { serviceAccountTokenSource } from '../../../src/core/providers/gcpAuth';
+import { gcpOnSshd, isolatedConnectOptions } from '../../support/gcpOnSshd';
 import type { Offer } from '../../../src/core/providers/types';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 import { runTooltipLines } from '../../../src/core/runs/runSummary';
 import { measuredMatch, withMeasuredThroughput } from '../../../src/core/runs/estimateVsActual';
 import type { RunEstimated } from '../../../src/core/runs/runMeasuredSchema';
-import { GcpEmulator } from '../../emulators/gcp';
 
 const REPO = resolve(__dirname, '../../..');
 let sshd: Sshd;
-let base: string;
 let connectOptions: ConnectOptions;
 
 // 31.2 GiB reserved, as a Llama-3-8B QLoRA run on an A100 might; 2048 tokens a step.
@@ -51,34 +48,15 @@ os.makedirs("outputs/adapter", exist_ok=True)
 
 before(async () => {
   sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
-  base = mkdtempSync(join(tmpdir(), 'rft-measured-'));
-  writeFileSync(join(base, 'known_hosts'), '');
-  connectOptions = {
-    hostKeyStore: join(base, 'store_known_hosts'),
-    knownHostsFiles: [join(base, 'known_hosts')],
-    agentSocket: null,
-    sshConfigPath: join(base, 'no_ssh_config'),
-  };
+  connectOptions = isolatedConnectOptions('rft-measured-');
 });
 after(async () => {
   await sshd?.stop();
 });
 
 test('measured: the record keeps what the host measured beside the estimate; the next estimate of the case uses it', { timeout: 180_000 }, async () => {
-  const emu = await new GcpEmulator({ bootMs: 1500 }).start();
-  emu.guestHostKeys = [sshd.knownHostsLine.split(' ').slice(1).join(' ')];
+  const { emu, provider } = await gcpOnSshd(sshd);
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
-  const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
-  const provider = new GcpProvider({
-    project: emu.project,
-    zone: 'us-central1-a',
-    auth: serviceAccountTokenSource(key),
-    baseUrl: `${emu.url}/compute/v1`,
-    sshPort: sshd.port,
-    sshUser: sshd.user,
-    operationPollMs: 20,
-    callerIp: async () => '203.0.113.9',
-  });
   const m = testRunManager(storage, connectOptions, { providerFor: () => provider });
   try {
     const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
