@@ -15,6 +15,8 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from remote_finetune import __version__
+
 WEBHOOK = "RFT_NOTIFY_WEBHOOK"
 NTFY = "RFT_NOTIFY_NTFY_URL"
 NAMES = (WEBHOOK, NTFY)
@@ -111,8 +113,13 @@ def message(s: Dict[str, Any]) -> Tuple[str, str]:
     return title, body
 
 
+# Discord's front refuses urllib's default "Python-urllib/3.x" (403, error code 1010) before the webhook is
+# even read, so every POST names the runner.
+USER_AGENT = "RemoteFineTune-Runner/%s (+notifications)" % __version__
+
+
 def _post(url: str, data: bytes, headers: Dict[str, str]) -> None:
-    req = urllib.request.Request(url, data=data, method="POST", headers=headers)
+    req = urllib.request.Request(url, data=data, method="POST", headers={**headers, "User-Agent": USER_AGENT})
     with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:  # noqa: S310 (the URL is the user's own setting)
         r.read(65536)
 

@@ -26,9 +26,11 @@ os.makedirs("out/adapter", exist_ok=True)
 
 
 class Receiver:
-    """A loopback HTTP server recording each POST (path, headers, body); answers with `status`."""
+    """A loopback HTTP server recording each POST (path, headers, body); answers with `status`. With
+    refuse_python_ua it refuses Python's default User-Agent as Discord's front (Cloudflare) does: 403 with
+    "error code: 1010", the request not recorded; it stands in for Slack's the same way."""
 
-    def __init__(self, status=200):
+    def __init__(self, status=200, refuse_python_ua=False):
         self.posts = []
         self.status = status
         outer = self
@@ -36,7 +38,16 @@ class Receiver:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
-                outer.posts.append((self.path, dict(self.headers.items()), self.rfile.read(n)))
+                body = self.rfile.read(n)
+                ua = self.headers.get("User-Agent") or ""
+                if refuse_python_ua and (not ua or ua.startswith("Python-urllib")):
+                    msg = b"error code: 1010"
+                    self.send_response(403)
+                    self.send_header("Content-Length", str(len(msg)))
+                    self.end_headers()
+                    self.wfile.write(msg)
+                    return
+                outer.posts.append((self.path, dict(self.headers.items()), body))
                 self.send_response(outer.status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -51,6 +62,28 @@ class Receiver:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+class UserAgent(TempDirTest):
+    def test_every_post_carries_a_user_agent_that_discord_and_slack_fronts_accept(self):
+        discord, slack, ntfy = Receiver(refuse_python_ua=True), Receiver(refuse_python_ua=True), Receiver(refuse_python_ua=True)
+        self.addCleanup(discord.close)
+        self.addCleanup(slack.close)
+        self.addCleanup(ntfy.close)
+        run_dir = self.path("run")
+        os.makedirs(run_dir)
+        warnings = []
+        for hook in (discord.url + "/api/webhooks/1/tok", slack.url + "/services/T/B/x"):
+            env = {"RFT_NOTIFY_WEBHOOK": hook, "RFT_NOTIFY_NTFY_URL": ntfy.url + "/topic"}
+            self.assertEqual(notify.send_finished(run_dir, env, "llama-ft", {"status": "completed"}, warnings.append), ["webhook", "ntfy"], warnings)
+            self.assertEqual(notify.send_note(run_dir, env, "llama-ft", "80% of budget", "spent 8 of 10", False, warnings.append), ["webhook", "ntfy"], warnings)
+        self.assertEqual(warnings, [])
+        for r in (discord, slack):
+            self.assertEqual(len(r.posts), 2)
+        self.assertEqual(len(ntfy.posts), 4)
+        for r in (discord, slack, ntfy):
+            for _, headers, _ in r.posts:
+                self.assertRegex(headers["User-Agent"], r"^RemoteFineTune-Runner/\d")
 
 
 class NotifyRun(TempDirTest):

@@ -25,7 +25,7 @@ export class WandbEmulator {
   readonly apiKey: string;
   readonly projects = new Map<string, EmulatedWandbRun[]>();
   readonly faults: WandbFault[] = [];
-  /** Operation names in request order ("Run", "SampledHistory", "HistoryPage", "Runs", or "unauthorized"). */
+  /** Operation names in request order ("Run", "SampledHistory", "RunHistoryKeys", "HistoryPage", "Runs", or "unauthorized"). */
   readonly calls: string[] = [];
   /** Arrival times of requests, for backoff assertions. */
   readonly times: number[] = [];
@@ -114,6 +114,15 @@ export class WandbEmulator {
           return rows.filter((_, i) => i % stride === 0).map((h) => Object.fromEntries(Object.entries(h).filter(([k]) => spec.keys.includes(k))));
         });
         return send(200, { data: { project: { run: { sampledHistory: out } } } });
+      }
+      case 'RunHistoryKeys': {
+        // historyKeys as W&B answers it: lastStep is the highest _step logged, not the number of lines.
+        if (!run) return send(200, { data: { project: { run: null } } });
+        const steps = run.history.map((h) => Number(h._step)).filter((n) => Number.isFinite(n));
+        const keys = Object.fromEntries(
+          [...new Set(run.history.flatMap((h) => Object.keys(h)))].map((k) => [k, { typeCounts: [{ type: 'number', count: 1 }] }]),
+        );
+        return send(200, { data: { project: { run: { historyKeys: steps.length ? { lastStep: Math.max(...steps), keys } : { keys } } } } });
       }
       case 'HistoryPage': {
         if (!run) return send(200, { data: { project: { run: null } } });

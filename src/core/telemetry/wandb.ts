@@ -222,8 +222,10 @@ export class WandbClient {
     signal?: AbortSignal,
   ): Promise<HistoryRow[]> {
     const pageSize = opts.pageSize ?? 1000;
-    const run = await this.run(ref, signal);
-    const end = run.historyLineCount ?? Number.MAX_SAFE_INTEGER;
+    // Steps, not lines: a run logged with explicit steps (every 10th, or resumed past a gap) has fewer lines
+    // than its last step, and bounding by historyLineCount dropped everything after that count. The SDK's
+    // scan_history stops at lastHistoryStep + 1.
+    const end = (await this.lastHistoryStep(ref, signal)) + 1;
     const rows: HistoryRow[] = [];
     for (let min = opts.minStep ?? 0; min < end && rows.length < (opts.maxRows ?? 100_000); min += pageSize) {
       const data = await this.query<{ project: { run: { history?: unknown } | null } | null }>(
@@ -241,9 +243,24 @@ export class WandbClient {
           // One undecodable row is skipped, like the SDK does.
         }
       }
-      if (page.length === 0 && run.historyLineCount === null) break;
     }
     return rows;
+  }
+
+  /**
+   * The run's last logged step: the SDK's Run.lastHistoryStep, historyKeys.lastStep, or -1 when the run has no
+   * history (or the server names no last step).
+   */
+  async lastHistoryStep(ref: WandbRunPath, signal?: AbortSignal): Promise<number> {
+    const data = await this.query<{ project: { run: { historyKeys?: unknown } | null } | null }>(
+      'query RunHistoryKeys($entity: String!, $project: String!, $name: String!) { project(name: $project, entityName: $entity) { run(name: $name) { historyKeys } } }',
+      { entity: ref.entity, project: ref.project, name: ref.runId },
+      signal,
+    );
+    if (!data.project?.run) throw new WandbError('notFound', `W&B run ${ref.entity}/${ref.project}/${ref.runId} not found`);
+    const keys = data.project.run.historyKeys;
+    const lastStep = typeof keys === 'object' && keys !== null ? (keys as { lastStep?: unknown }).lastStep : undefined;
+    return typeof lastStep === 'number' && Number.isFinite(lastStep) ? lastStep : -1;
   }
 
   /** Runs of a project, newest first, following the cursor until `maxRuns`. */

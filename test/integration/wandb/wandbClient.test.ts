@@ -122,7 +122,24 @@ test('pages through runs with the cursor', async () => {
 test('scans the full history page by page over step ranges', async () => {
   const rows = await client().scanHistory(ref, { pageSize: 1000 });
   assert.equal(rows.length, 2500);
-  assert.deepEqual(emu.calls, ['Run', 'HistoryPage', 'HistoryPage', 'HistoryPage']);
+  assert.deepEqual(emu.calls, ['RunHistoryKeys', 'HistoryPage', 'HistoryPage', 'HistoryPage']);
+});
+
+test('scanHistory is bounded by the last logged step + 1, as the SDK does, not by the number of history lines', async () => {
+  // Logged every 10th step: 300 lines whose steps run to 2990. Bounding by historyLineCount (300) read 30 rows.
+  emu.addRun('acme', 'qlora', {
+    name: 'sparse1',
+    displayName: 'sparse',
+    state: 'finished',
+    history: Array.from({ length: 300 }, (_, i) => ({ _step: i * 10, loss: 3 - i / 200 })),
+  });
+  const rows = await client().scanHistory({ ...ref, runId: 'sparse1' }, { pageSize: 1000 });
+  assert.equal(rows.length, 300, `read ${rows.length} of 300 rows`);
+  assert.equal(rows.at(-1)?._step, 2990);
+  assert.deepEqual(emu.calls, ['RunHistoryKeys', 'HistoryPage', 'HistoryPage', 'HistoryPage']);
+  emu.calls.length = 0;
+  assert.deepEqual(await client().scanHistory({ entity: 'acme', project: 'sweep', runId: 'r0' }), []);
+  assert.deepEqual(emu.calls, ['RunHistoryKeys']);
 });
 
 test('429 with Retry-After waits that long, then succeeds', async () => {
