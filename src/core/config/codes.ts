@@ -98,6 +98,11 @@ const fixed: CodeInfo[] = [
     severity: 'warning',
     title: 'The estimate (training, time to ready and setup) exceeds budget.max_usd or budget.max_hours: the host would stop the run early',
   },
+  {
+    code: 'RFT824',
+    severity: 'error',
+    title: 'target.instance_type cannot hold target.gpu (GCP N1 vs A2/A3/G2, EC2 families), or has another GPU count (Lambda: warning)',
+  },
   { code: 'RFT823', severity: 'warning', title: 'budget.max_usd on an own SSH host or this machine without budget.price_per_hour: the host cannot count it' },
   {
     code: 'RFT840',

@@ -9,11 +9,12 @@ import type { GpuInfo } from '../gpu/catalog';
 import { findGpu } from '../gpu/catalog';
 import type { ModelShape } from '../gpu/models';
 import { lookupModel, shapeFromConfigJson, shapeFromName } from '../gpu/models';
-import type { Estimate, EstimateInput, FitAdvice, Method } from '../gpu/estimate';
+import type { Estimate, EstimateInput, FitAdvice, GpuPrice, Method } from '../gpu/estimate';
 import { estimateMemory, fitAdvice } from '../gpu/estimate';
 import { launcherSettings } from './launcherSharding';
 import { RUNNER_DEFAULTS } from './runnerDefaults';
 import { vramBandText } from '../gpu/vramAccuracy';
+import { providerGpuPrice, provisionedProvider } from './rules/providerGpu';
 
 export interface RunSpecEstimate {
   readonly gpu: GpuInfo;
@@ -118,7 +119,11 @@ export function estimateRunSpecOrWhy(
   const estimate = estimateMemory(input);
   const accumulation = n(['trainer', 'gradient_accumulation'], launcher.accumulation ?? RUNNER_DEFAULTS.gradientAccumulation);
   const fits = estimate.totalGib <= gpu.vramGb;
-  return { gpu, gpuNode: nodeAt(root, ['target', 'gpu']), model, input, estimate, accumulation, advice: fits ? [] : fitAdvice(input, gpu, accumulation), fits };
+  // A cloud spec's fixes are that cloud's machines at its prices; an own host's are the list prices.
+  const provider = gpuOverride ? undefined : provisionedProvider(scalarAt(root, ['target', 'provider']));
+  const price: GpuPrice | undefined = provider ? (g, n) => providerGpuPrice(provider, g, n) : undefined;
+  const advice = fits ? [] : fitAdvice(input, gpu, accumulation, ...(price ? [price] : []));
+  return { gpu, gpuNode: nodeAt(root, ['target', 'gpu']), model, input, estimate, accumulation, advice, fits };
 }
 
 export function formatGb(gib: number): string {

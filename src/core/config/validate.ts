@@ -26,6 +26,7 @@ import { sensibleValue } from './sensibleValues';
 import { checkLearningRate } from './rules/learningRate';
 import { checkProviderGpu } from './rules/providerGpu';
 import { checkTargetNames } from './rules/targetNames';
+import { checkInstanceFit } from './rules/instanceFit';
 
 export interface ValidateOptions {
   /** Path (absolute for cross-file checks) or just a name; decides the kind with the content. */
@@ -184,6 +185,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
       suggestCatalogGpu(root, out, parseSyntax);
       out.push(...checkProviderGpu(ctx));
       out.push(...checkTargetNames(ctx));
+      out.push(...checkInstanceFit(ctx));
       const r = checkRunSpec({ ...ctx, fileName: opts.fileName, files: opts.files });
       out.push(...r.diagnostics);
       out.push(...checkBudget(root, opts.fileName, opts.files, r.estimate));

@@ -219,6 +219,12 @@ export interface FitAdvice {
   readonly cpuGib?: number;
 }
 
+/** USD per GPU-hour of this GPU in a machine of `perNode` of them, or undefined where none is sold (a provider's catalog). */
+export type GpuPrice = (gpu: GpuInfo, perNode: number) => number | undefined;
+
+/** Without a provider: the catalog's indicative list price, any count. */
+const listPrice: GpuPrice = (gpu) => gpu.pricePerHourUsd;
+
 // A machine of more GPUs than this is rare to rent; 8 is the usual largest node (p4d/p5, a2-highgpu-8g, 8× H100).
 const MAX_GPUS_PER_NODE = 8;
 
@@ -227,7 +233,7 @@ const MAX_GPUS_PER_NODE = 8;
  * GPUs the run already has (ZeRO-3, then offload to the CPU, which costs speed but no money), QLoRA (a different
  * method), then more GPUs or a larger GPU, whichever costs less per hour.
  */
-export function fitAdvice(x: EstimateInput, gpu: GpuInfo, accumulation: number): FitAdvice[] {
+export function fitAdvice(x: EstimateInput, gpu: GpuInfo, accumulation: number, price: GpuPrice = listPrice): FitAdvice[] {
   const out: FitAdvice[] = [];
   const fits = (e: Estimate): boolean => e.totalGib <= gpu.vramGb;
   const s = shardingOf(x);
@@ -299,21 +305,28 @@ export function fitAdvice(x: EstimateInput, gpu: GpuInfo, accumulation: number):
       const t = zero3({ gpusPerNode: n, source: `${name} over ${n * s.nodes} GPUs` });
       const e = withSharding(t);
       if (!fits(e)) continue;
-      const perHour = n * s.nodes * gpu.pricePerHourUsd;
+      const each = price(gpu, n);
+      // The provider sells no machine of n of this GPU: no offer would match.
+      if (each === undefined) continue;
+      const perHour = n * s.nodes * each;
       const nodes = s.nodes > 1 ? ` on each of ${s.nodes} nodes` : '';
       paid.push({ title: `${n} × ${gpu.id}${nodes} with ${name} (~$${perHour.toFixed(2)}/h)`, totalGib: e.totalGib, change: 'gpus', sharding: t, perHour });
       break;
     }
   }
   const need = estimateMemory(x).totalGib;
-  const bigger = gpusWithAtLeast(need).find((g) => g.vramGb > gpu.vramGb);
+  const bigger = gpusWithAtLeast(need)
+    .filter((g) => g.vramGb > gpu.vramGb)
+    .map((g) => ({ g, each: price(g, s.gpusPerNode) }))
+    .filter((c): c is { g: GpuInfo; each: number } => c.each !== undefined)
+    .sort((a, b) => a.each - b.each)[0];
   if (bigger)
     paid.push({
-      title: `a larger GPU: ${bigger.id} (${bigger.vramGb} GB, ~$${bigger.pricePerHourUsd.toFixed(2)}/h${world > 1 ? ' each' : ''})`,
+      title: `a larger GPU: ${bigger.g.id} (${bigger.g.vramGb} GB, ~$${bigger.each.toFixed(2)}/h${world > 1 ? ' each' : ''})`,
       totalGib: need,
       change: 'gpu',
-      gpu: bigger,
-      perHour: bigger.pricePerHourUsd * world,
+      gpu: bigger.g,
+      perHour: bigger.each * world,
     });
   paid.sort((a, b) => a.perHour - b.perHour);
   for (const { perHour: _perHour, ...a } of paid) out.push(a);

@@ -11,26 +11,57 @@ import { GPU_CATALOG, findGpu } from '../../gpu/catalog';
 import { EC2_GPU_TYPES } from '../../providers/ec2Catalog';
 import { GCP_GPU_SHAPES } from '../../providers/gcpCatalog';
 import { LAMBDA_INSTANCE_TYPE_NAMES, lambdaGpuOf } from '../../providers/lambdaCatalog';
+import { instanceTypeEditsFor } from './instanceFit';
 
 export type ProvisionedProvider = 'lambda' | 'ec2' | 'gcp';
 
 const NAMES: Readonly<Record<ProvisionedProvider, string>> = { lambda: 'Lambda', ec2: 'EC2', gcp: 'GCP' };
 
+/** One machine a provider launches, named as a spec's target.instance_type names it (GCP: the machine type). */
+export interface ProviderMachine {
+  readonly instanceType: string;
+  readonly gpu: string;
+  readonly gpuCount: number;
+  /** USD per hour for the machine; Lambda's live prices are not in the project, so its GPUs' list price. */
+  readonly perHour: number;
+}
+
+export function providerMachines(p: ProvisionedProvider): readonly ProviderMachine[] {
+  if (p === 'ec2') return EC2_GPU_TYPES.map((t) => ({ instanceType: t.instanceType, gpu: t.gpu, gpuCount: t.gpuCount, perHour: t.onDemandPerHour }));
+  if (p === 'gcp') return GCP_GPU_SHAPES.map((s) => ({ instanceType: s.machineType, gpu: s.gpu, gpuCount: s.gpuCount, perHour: s.onDemandPerHour }));
+  return LAMBDA_INSTANCE_TYPE_NAMES.map((name) => {
+    const g = lambdaGpuOf({ name, price_cents_per_hour: 0 });
+    const known = findGpu(g.gpu);
+    return { instanceType: name, gpu: g.gpu, gpuCount: g.count, perHour: (known?.id === g.gpu ? known.pricePerHourUsd : 0) * g.count };
+  });
+}
+
+/** The cheapest machine of this provider with exactly `count` of this GPU. */
+export function cheapestMachine(p: ProvisionedProvider, gpu: GpuId, count: number): ProviderMachine | undefined {
+  return providerMachines(p)
+    .filter((m) => m.gpu === gpu && m.gpuCount === count)
+    .sort((a, b) => a.perHour - b.perHour || a.instanceType.localeCompare(b.instanceType))[0];
+}
+
+/** Per GPU-hour on this provider for a machine of `count` of this GPU; undefined when it sells no such machine. */
+export function providerGpuPrice(p: ProvisionedProvider, gpu: GpuInfo, count: number): number | undefined {
+  const m = cheapestMachine(p, gpu.id, count);
+  return m ? m.perHour / count : undefined;
+}
+
+export function provisionedProvider(v: unknown): ProvisionedProvider | undefined {
+  return v === 'lambda' || v === 'ec2' || v === 'gcp' ? v : undefined;
+}
+
 /** Catalog GPU → the GPU counts one machine of this provider has. */
 export function providerGpus(p: ProvisionedProvider): ReadonlyMap<GpuId, readonly number[]> {
-  const rows: Array<{ gpu: string; count: number }> =
-    p === 'ec2'
-      ? EC2_GPU_TYPES.map((t) => ({ gpu: t.gpu, count: t.gpuCount }))
-      : p === 'gcp'
-        ? GCP_GPU_SHAPES.map((s) => ({ gpu: s.gpu, count: s.gpuCount }))
-        : LAMBDA_INSTANCE_TYPE_NAMES.map((name) => lambdaGpuOf({ name, price_cents_per_hour: 0 }));
   const out = new Map<GpuId, number[]>();
-  for (const r of rows) {
+  for (const r of providerMachines(p)) {
     const g = findGpu(r.gpu);
     // Only exact catalog names: A10 is not A10G.
     if (!g || g.id !== r.gpu) continue;
     const counts = out.get(g.id) ?? [];
-    if (!counts.includes(r.count)) counts.push(r.count);
+    if (!counts.includes(r.gpuCount)) counts.push(r.gpuCount);
     out.set(
       g.id,
       counts.sort((a, b) => a - b),
@@ -55,8 +86,16 @@ export function checkProviderGpu(ctx: RuleContext): ConfigDiagnostic[] {
   // Lambda's sizes come from its live list, which this one may lag: only the static catalogs' sizes are certain.
   if (counts) return provider === 'lambda' ? [] : checkGpuCount(ctx, gpu.id, counts, name, severity);
   const ids = [...offered.keys()];
-  const alt = cheapestLike(gpu, ids);
-  const fixes: Fix[] = alt ? [{ title: `Change to ${alt.id} (offered on ${name})`, edits: [replaceNode(gpuNode, alt.id, ctx.syntax)], preferred: true }] : [];
+  const alt = cheapestLike(provider, gpu, ids);
+  const fixes: Fix[] = alt
+    ? [
+        {
+          title: `Change to ${alt.id} (offered on ${name})`,
+          edits: [replaceNode(gpuNode, alt.id, ctx.syntax), ...instanceTypeEditsFor(ctx, provider, alt.id)],
+          preferred: true,
+        },
+      ]
+    : [];
   return [
     {
       ...range(gpuNode),
@@ -93,8 +132,14 @@ function checkGpuCount(ctx: RuleContext, gpu: GpuId, counts: readonly number[], 
   return [{ start: at.start, end: Math.max(at.end, at.start + 1), severity, code: 'RFT819', message, fixes }];
 }
 
-/** The cheapest offered GPU with at least this one's memory (and bf16 when it has bf16). */
-function cheapestLike(g: GpuInfo, ids: readonly GpuId[]): GpuInfo | undefined {
+/** The offered GPU with at least this one's memory (and bf16 when it has bf16) that is cheapest per GPU on this provider. */
+function cheapestLike(p: ProvisionedProvider, g: GpuInfo, ids: readonly GpuId[]): GpuInfo | undefined {
+  const perGpu = (c: GpuInfo): number =>
+    Math.min(
+      ...providerMachines(p)
+        .filter((m) => m.gpu === c.id)
+        .map((m) => m.perHour / m.gpuCount),
+    );
   const cands = ids.map((id) => GPU_CATALOG[id]).filter((c) => c.vramGb >= g.vramGb && (!g.bf16 || c.bf16));
-  return cands.sort((a, b) => a.pricePerHourUsd - b.pricePerHourUsd)[0];
+  return cands.sort((a, b) => perGpu(a) - perGpu(b))[0];
 }

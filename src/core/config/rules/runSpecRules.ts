@@ -3,7 +3,7 @@
 import { preferenceBase } from '../preferenceMethod';
 import type { DocNode, PathSegment } from '../ast';
 import { nodeAt, scalarAt } from '../ast';
-import type { ConfigDiagnostic, FileAccess, Fix } from '../types';
+import type { ConfigDiagnostic, FileAccess, Fix, TextEdit } from '../types';
 import { textOf } from '../types';
 import { firstRowProblem, plainOf } from './dataRows';
 import type { RuleContext } from './crossChecks';
@@ -19,6 +19,8 @@ import { vramBandText } from '../../gpu/vramAccuracy';
 import { plural } from '../plainText';
 import { checkAttention, checkScheduler } from './runnerSupportRules';
 import { isRunnerProfile } from '../launcherSharding';
+import type { GpuId } from '../../gpu/catalog';
+import { instanceTypeEditsFor, specProvider } from './instanceFit';
 
 const range = (n: { start: number; end: number }): { start: number; end: number } => ({ start: n.start, end: Math.max(n.end, n.start + 1) });
 
@@ -326,7 +328,7 @@ export function vramDiagnostics(e: RunSpecEstimate, inp: RunSpecRuleInput): Conf
           : a.change === 'batch'
             ? [setValue(inp, ['trainer', 'per_device_batch_size'], a.batch!), setValue(inp, ['trainer', 'gradient_accumulation'], a.accumulation!)]
             : a.change === 'gpu' && e.gpuNode
-              ? [replaceNode(e.gpuNode, a.gpu!.id, inp.syntax)]
+              ? [replaceNode(e.gpuNode, a.gpu!.id, inp.syntax), ...instanceEdits(inp, a.gpu!.id)]
               : a.change === 'qlora'
                 ? [setValue(inp, ['method'], 'qlora'), setValue(inp, ['trainer', 'gradient_checkpointing'], true)]
                 : [];
@@ -358,6 +360,12 @@ export function vramDiagnostics(e: RunSpecEstimate, inp: RunSpecRuleInput): Conf
     ];
   }
   return [];
+}
+
+/** A fix that changes the GPU keeps target.instance_type a machine that holds it. */
+function instanceEdits(inp: RunSpecRuleInput, gpu: GpuId): TextEdit[] {
+  const p = specProvider(inp);
+  return p ? instanceTypeEditsFor(inp, p, gpu) : [];
 }
 
 /** The RFT803 fix: keep ZeRO-3 and load the base model in 16-bit instead of 4-bit. */
