@@ -139,17 +139,23 @@ def start_watch(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], em
     the training script never sees), the stop as SIGTERM to this runner (as the spot notice does)."""
     import signal
 
-    from . import notify
-
     budget = budget_of(spec, started_at)
     if budget is None:
         return None
+    note = rank0_note(run_dir, spec, file_env, emit)
+    return BudgetWatcher(budget, emit, note, stop or (lambda: os.kill(os.getpid(), signal.SIGTERM)), interval_s=interval_s(budget)).start()
+
+
+def rank0_note(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], emit: Callable[..., Any]) -> Callable[[str, str, bool], None]:
+    """A during-the-run notification (notify.send_note) for the run's watches. Every machine of a multi-node run
+    stops its own ranks, but the person hears it once: from machine rank 0."""
+    from . import notify
+
     name = spec.get("name") if isinstance(spec.get("name"), str) else None
-    # Every machine of a multi-node run stops its own ranks, but the person hears it once: from machine rank 0.
     rank = get(spec, "launcher.machine_rank", 0)
 
     def note(what: str, body: str, urgent: bool) -> None:
         if rank in (0, None):
             notify.send_note(run_dir, file_env, name, what, body, urgent, lambda m: emit("warning", code="notify", message=m))
 
-    return BudgetWatcher(budget, emit, note, stop or (lambda: os.kill(os.getpid(), signal.SIGTERM)), interval_s=interval_s(budget)).start()
+    return note

@@ -57,6 +57,7 @@ class EventsCallbackCore:
         # all-reduces the local flag (identity on one process).
         self.agree = agree or (lambda flag: flag)
         self.marker_dir = marker_dir
+        self._progress_at = float("-inf")
         # Every rank's own GPU peaks and first step (measured.py): what the next estimate of this case uses.
         self.recorder = recorder
         self._last = None  # (time, step, tokens_seen)
@@ -122,10 +123,15 @@ class EventsCallbackCore:
         if is_main:
             self.w.emit("checkpoint", step=step, path=path)
 
-    def step_end(self) -> bool:
+    def step_end(self, step: Optional[int] = None) -> bool:
         """True when training must save now and stop (a stop signal reached any rank)."""
         if self.recorder:
             self.recorder.step()
+        if step is not None and self.marker_dir and self.clock() - self._progress_at >= 1.0 and os.environ.get("RANK", "0") in ("", "0"):
+            # The runner's stall watch (stall.py) sees every optimizer step here, not only the logged ones.
+            from .stall import write_progress
+            self._progress_at = self.clock()
+            write_progress(self.marker_dir, step)
         return self.agree(bool(self.stop and self.stop.set))
 
     def warn(self, is_main: bool, message: str, code: str) -> None:
@@ -218,7 +224,7 @@ def events_callback(run_dir: Optional[str] = None, *, model: str = "", method: s
                 self.core.save(state.is_world_process_zero, state.global_step, relpath(path))
 
         def on_step_end(self, args, state, control, **kw):  # noqa: ANN001
-            if self.core and self.core.step_end():
+            if self.core and self.core.step_end(state.global_step):
                 control.should_save = True
                 control.should_training_stop = True
             return control

@@ -16,9 +16,14 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 EVENTS_SCHEMA_VERSION = 1
 MAX_SAFE_INTEGER = 2 ** 53 - 1
 
-EVENT_TYPES = ("queued", "assigned", "staging", "started", "metrics", "eval", "checkpoint", "warning", "error", "finished")
+EVENT_TYPES = ("queued", "assigned", "staging", "started", "metrics", "eval", "checkpoint", "warning", "error", "stalled", "resumed",
+               "finished")
 METHODS = ("qlora", "lora-bf16", "full", "dpo", "orpo", "own-script")
-FINISHED_STATUSES = ("completed", "failed", "interrupted", "stopped")
+# One word per end: preempted (the cloud's reclaim notice), stalled (watchdog.on_stall: stop), budget-stopped (the
+# spec's budget), stopped (a person's Stop), interrupted (a signal of no known cause), failed, completed.
+FINISHED_STATUSES = ("completed", "failed", "interrupted", "stopped", "preempted", "stalled", "budget-stopped")
+STALL_ACTIONS = ("notify", "stop")
+RESUME_REASONS = ("host-restart",)
 
 Check = Callable[[Any], Optional[str]]
 
@@ -185,6 +190,20 @@ SCHEMA: Dict[str, List[Tuple[str, Check, bool]]] = {
         ("message", _string, True),
         ("signature", _string, False),
         ("hint", _string, False),
+    ],
+    "stalled": [
+        ("stalled_s", _nonneg, True),
+        ("threshold_s", _nonneg, True),
+        ("action", _enum(STALL_ACTIONS), True),
+        ("last_step", _nonneg_int, False),
+        ("step_time_s", _nonneg, False),
+        ("gpu_util_pct", _pct, False),
+        ("process_state", _string, False),
+    ],
+    "resumed": [
+        ("reason", _enum(RESUME_REASONS), True),
+        ("from_step", _nonneg_int, False),
+        ("interrupted_at", _nonneg, False),
     ],
     "finished": [
         ("status", _enum(FINISHED_STATUSES), True),

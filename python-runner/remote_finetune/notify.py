@@ -137,6 +137,19 @@ def _deliver(kind: str, url: str, title: str, body: str, run: Dict[str, Any], ta
     _post(url, body.encode("utf-8"), {"Title": safe_title, "Tags": tags, "Priority": priority, "Content-Type": "text/plain; charset=utf-8"})
 
 
+# ntfy tags (shown as emoji) and priority per end, one word each as in the events: a preempted or stalled run must not
+# read as failed or completed on a phone either.
+END_TAGS = {
+    "completed": ("white_check_mark", "default"),
+    "failed": ("x", "high"),
+    "stopped": ("stop_sign", "default"),
+    "interrupted": ("pause_button", "default"),
+    "preempted": ("cloud", "default"),
+    "stalled": ("hourglass", "high"),
+    "budget-stopped": ("money_with_wings", "default"),
+}
+
+
 def send_finished(run_dir: str, env: Dict[str, str], spec_name: Optional[str], finished: Dict[str, Any],
                   warn: Callable[[str], None]) -> List[str]:
     """Sends the notification to each target, just before the `finished` event is written (so a failure is
@@ -149,8 +162,8 @@ def send_finished(run_dir: str, env: Dict[str, str], spec_name: Optional[str], f
     title, body = message(s)
     for kind, url in goals:
         try:
-            ok = s["status"] == "completed"
-            _deliver(kind, url, title, body, s, "white_check_mark" if ok else "x", "default" if ok else "high")
+            tags, priority = END_TAGS.get(s["status"], ("x", "high"))
+            _deliver(kind, url, title, body, s, tags, priority)
             sent.append(kind)
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = e.code if isinstance(e, urllib.error.HTTPError) else type(e).__name__

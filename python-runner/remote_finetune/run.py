@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import control_env, control_key, envfile, gpuqueue, launchers, notify, spot_notice, tracking
+from . import control_env, control_key, envfile, gpuqueue, launchers, notify, spot_notice, stall, tracking
 from .budget import start_watch as start_budget_watch
 from .measured import collect as collect_measured
 from .checkpoint_restore import restore_latest
@@ -193,12 +193,23 @@ def _restore_checkpoint(run_dir: str, workdir: str, spec: Dict[str, Any], env: D
     resumes from the newest uploaded checkpoint: fetched into this run's checkpoint folder, where the built-in
     trainer's resume looks, and named to an own script in RFT_RESUME_CHECKPOINT."""
     dest = get(spec, "outputs.checkpoints")
-    if not isinstance(dest, str) or not dest:
-        return
     ckpt_dir = checkpoint_dir(outputs_root(spec, workdir)[1], os.path.basename(run_dir))
-    local = find_resume_checkpoint(ckpt_dir) or restore_latest(dest, os.path.basename(run_dir), ckpt_dir, env, events.emit)
+    # The local disk first (a host restarted by itself, boot_resume.py, still holds them), then the bucket.
+    local = find_resume_checkpoint(ckpt_dir)
+    if not local and isinstance(dest, str) and dest:
+        local = restore_latest(dest, os.path.basename(run_dir), ckpt_dir, env, events.emit)
     if local:
         env["RFT_RESUME_CHECKPOINT"] = local
+
+
+def _stopped_by(stall_stop: bool, budget_stop: bool, spot_notice_seen: bool) -> str:
+    """The word for a run ended by a signal: what sent it, when this runner sent it itself; else interrupted (the
+    extension's Stop is told apart by the extension, which knows it asked)."""
+    if stall_stop:
+        return "stalled"
+    if budget_stop:
+        return "budget-stopped"
+    return "preempted" if spot_notice_seen else "interrupted"
 
 
 def _take_gpus(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], env: Dict[str, str], events: EventWriter,
@@ -307,6 +318,14 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
         sampler.start()
     uploader, upload_watch, notice = _start_checkpoint_safety(run_dir, workdir, spec, env, events, started_at)
     budget_watch = start_budget_watch(run_dir, spec, file_env, events.emit, started_at)
+    train_pid: Dict[str, int] = {}
+    stall_watch = stall.start_watch(run_dir, spec, file_env, events.emit, lambda: train_pid.get("pid"),
+                                    lambda: os.kill(os.getpid(), signal.SIGTERM))
+
+    def on_start(pid: int) -> None:
+        train_pid["pid"] = pid
+        _write_train_pgid(run_dir, pid)
+
     watcher = None
     if mode == "own-script":
         # An own script's checkpoints are found on disk, unless it added our callback (which reports them itself).
@@ -314,7 +333,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
                                     active=lambda: not os.path.exists(marker)).start()
     try:
         res = run_captured(argv, os.path.join(run_dir, "output.log"), cwd=workdir, env=env, on_line=on_line,
-                           redactor=redactor, grace_s=grace_s, on_start=lambda pid: _write_train_pgid(run_dir, pid))
+                           redactor=redactor, grace_s=grace_s, on_start=on_start)
     except OSError as e:
         events.emit("error", message="could not start %s: %s" % (argv[0], e.strerror))
         events.emit("finished", status="failed", exit_code=127, runtime_s=time.time() - started_at)
@@ -328,6 +347,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
             notice.stop()
         if budget_watch:
             budget_watch.stop()
+        stall_watch.stop()
         if upload_watch:
             upload_watch.stop()  # its last scan submits the checkpoint saved on the way out
         if uploader and not uploader.drain(UPLOAD_DRAIN_AFTER_NOTICE_S if notice and notice.noticed else UPLOAD_DRAIN_S):
@@ -339,7 +359,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
     rc = res.returncode
     exit_code = rc if rc >= 0 else 128 - rc  # as a shell reports a signal death
     if res.signalled is not None:
-        status = "interrupted"
+        status = _stopped_by(stall_watch.stopped, bool(budget_watch and budget_watch.stopped), bool(notice and notice.noticed))
     elif rc == 0:
         status = "completed"
     else:

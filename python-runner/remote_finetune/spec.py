@@ -81,7 +81,7 @@ def check_spec(raw: Any) -> List[str]:
         errs.append("launcher.main_process_ip: required when num_machines > 1")
     # budget.price_per_hour and budget.billed_since are written by the extension at start (budget.py reads them).
     for key in ("trainer.learning_rate", "teardown.idle_minutes", "lora.dropout", "budget.max_usd", "budget.max_hours",
-                "budget.price_per_hour", "budget.billed_since"):
+                "budget.price_per_hour", "budget.billed_since", "watchdog.stall_minutes"):
         v = get(raw, key)
         if v is not None and (not _is_num(v) or v < 0):
             errs.append("%s: expected a number >= 0" % key)

@@ -174,13 +174,13 @@ class TinyBudgetRun(TempDirTest):
         self.assertRegex(log, r"stopped by signal 15 at step \d+ after saving out/checkpoint-\d+")
         self.assertNotIn("trained all 3000 steps", log)
         self.assertEqual(evs[-1]["type"], "finished")
-        self.assertEqual(evs[-1]["status"], "interrupted", msg)
+        self.assertEqual(evs[-1]["status"], "budget-stopped", msg)
         # The 80% warning and the stop reached the host notification; the end-of-run one follows.
         texts = [json.loads(b)["text"] for _, _, b in hook.posts]
         self.assertEqual(len(texts), 3, texts)
         self.assertRegex(texts[0], r"^budget-ft on .+: budget \d+% used: budget \d+% used: \$0\.0\d+ of \$0\.10")
         self.assertRegex(texts[1], r"^budget-ft on .+: budget reached, stopping: budget reached: ")
-        self.assertRegex(texts[2], r"^budget-ft interrupted on ")
+        self.assertRegex(texts[2], r"^budget-ft budget-stopped on ")
         for where in (log, read(os.path.join(run_dir, "events.jsonl"))):
             self.assertNotIn("hook-s3cret", where)
 

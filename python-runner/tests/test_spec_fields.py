@@ -11,7 +11,7 @@ import tempfile
 import unittest
 from typing import Any, Dict, List, Optional, Tuple
 
-from remote_finetune import budget, data_formats, launchers, outputs, run, tracking
+from remote_finetune import budget, data_formats, launchers, outputs, run, stall, tracking
 from remote_finetune import trainer
 from remote_finetune import trainer_plan as plan
 from remote_finetune.spec import get, mode_of, normalise
@@ -51,6 +51,7 @@ SAMPLES: Dict[str, Any] = {
     "trainer.lr_scheduler_kwargs": {"min_lr_rate": 0.1}, "trainer.report_to": ["tensorboard"],
     "launcher.config_file": "acc.yaml", "launcher.deepspeed": "ds.json", "launcher.main_process_ip": "10.0.0.2",
     "command": "python train.py", "name": "other-name", "wandb.run_name": "wb-name",
+    "watchdog.on_stall": "stop",  # notify is the default
     "model.attn_implementation": "eager", "preference.base_method": "qlora", "wandb.enabled": False, "data.roles": {"bot": "assistant"},  # W&B is on when a key is present unless turned off
 }
 CONTEXT: Dict[str, Dict[str, Any]] = {
@@ -177,6 +178,7 @@ class Built:
                      "has_eval": has_eval, "roles": roles, "rows": rows},
             "outputs": outputs.outputs_root(resolved, self.workdir),
             "budget": vars(b) if (b := budget.budget_of(resolved, 1e10)) else None,
+            "stall": stall.settings(resolved),
             "env": dict(run.wandb_settings(resolved, {"WANDB_API_KEY": "k"}, self.run_dir),
                         **tracking.tracking_settings(resolved, {}, self.run_dir)),
         }

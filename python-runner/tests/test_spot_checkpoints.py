@@ -244,7 +244,7 @@ class SpotRunUploads(TempDirTest):
         self.assertEqual(len(notice), 1, out)
         self.assertIn("EC2 will terminate this spot instance at 2026-11-25T18:00:00Z", notice[0]["message"])
         self.assertEqual(evs[-1]["type"], "finished")
-        self.assertEqual(evs[-1]["status"], "interrupted")
+        self.assertEqual(evs[-1]["status"], "preempted")
         saved = int(read(os.path.join(run_dir, "output.log")).split("SIGTERM: saving checkpoint-")[1].split()[0])
         uploaded = [e for e in evs if e["type"] == "checkpoint" and e.get("uploaded_to")]
         self.assertEqual(uploaded[-1]["step"], saved, "the checkpoint saved on the notice was not the last one uploaded")

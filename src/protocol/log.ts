@@ -40,7 +40,7 @@ export interface LogStatusMessage {
   readonly text: string;
   readonly state: 'live' | 'ended' | 'unreachable';
   /** With state 'ended': how the run ended, so the page can style the final status (from `finished`). */
-  readonly outcome?: 'completed' | 'failed' | 'interrupted' | 'stopped';
+  readonly outcome?: 'completed' | 'failed' | 'interrupted' | 'stopped' | 'preempted' | 'stalled' | 'budget-stopped';
 }
 
 export type LogToWebview = EmptyStateMessage | LogInitMessage | LogChunkMessage | LogStatusMessage;

@@ -8,13 +8,17 @@ const NEXT: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   connecting: ['syncing', 'running', 'cancelled', 'failed'],
   syncing: ['bootstrapping', 'running', 'cancelled', 'failed'],
   bootstrapping: ['running', 'cancelled', 'failed'],
-  // A reattached run may learn its end from the host; interrupted covers spot reclaims and SIGTERM.
-  running: ['completed', 'failed', 'stopped', 'interrupted'],
+  // A reattached run may learn its end from the host: each way it can end has its own word (events.ts FINISHED_STATUSES).
+  running: ['completed', 'failed', 'stopped', 'interrupted', 'preempted', 'stalled', 'budget-stopped'],
   completed: [],
-  // Resume (runResume.ts) starts a stopped, failed or interrupted run again in its own folder, as the same run.
+  // Resume (runResume.ts) starts a run that did not complete again in its own folder, as the same run; a
+  // preempted or interrupted one may need a new instance first.
   failed: ['connecting'],
   stopped: ['connecting'],
+  stalled: ['connecting'],
+  'budget-stopped': ['connecting'],
   interrupted: ['provisioning', 'connecting'],
+  preempted: ['provisioning', 'connecting'],
   cancelled: [],
 };
 

@@ -50,8 +50,10 @@ export function runOutcome(
   const stopped = ctx.isStopping(rec.id);
   let status: RunStatus = finished?.status ?? (exitCode === 0 ? 'completed' : 'failed');
   if (stopped && status !== 'completed') status = 'stopped';
+  // Only a failure (or a signal of no known cause) carries an error: a preempted, stalled or budget-stopped run
+  // ended the way its word says, and its first warning-like error is not what ended it.
   const failure =
-    status === 'completed' || status === 'stopped'
+    status !== 'failed' && status !== 'interrupted'
       ? undefined
       : firstError
         ? {
@@ -113,7 +115,7 @@ export async function finishRun(ctx: RunManagerContext, runId: string, rank0Ende
   const out = machinesOutcome(ctx, runId, runOutcome(ctx, rec, st.exitCode), rank0EndedAt);
   // The runner stopped on the cloud's reclaim notice (it saved and uploaded a checkpoint): the instance is about
   // to go, and the run goes on elsewhere. The attempt's instance is ended now rather than at the cloud's time.
-  if (out.status === 'interrupted' && out.spotNotice && rec.maxAttempts) {
+  if ((out.status === 'preempted' || out.status === 'interrupted') && out.spotNotice && rec.maxAttempts) {
     const provider = ctx.deps.providerFor?.(rec);
     if (provider && rec.instanceId) await terminateRun(provider, rec.id, rec.instanceId, 120_000, (l) => ctx.deps.log?.(`[${rec.id}] ${l}`));
     ctx.reclaimed(runId, { firstLook: false, detail: out.spotNotice });
@@ -197,6 +199,9 @@ async function teardownRun(ctx: RunManagerContext, rec: RunRecord): Promise<RunR
 }
 
 function attemptEndOf(status: RunStatus): AttemptEnd | 'interrupted' {
+  if (status === 'preempted') return 'reclaimed';
+  // The host stopped the run itself (its stall or budget limit): the instance ended as on a Stop, not in a failure.
+  if (status === 'stalled' || status === 'budget-stopped') return 'stopped';
   return status === 'completed' || status === 'failed' || status === 'stopped' || status === 'cancelled' || status === 'interrupted' ? status : 'failed';
 }
 

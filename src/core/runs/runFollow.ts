@@ -108,6 +108,14 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
                 const attempts = cur?.attempts;
                 if (step && attempts?.length) patch.attempts = [...attempts.slice(0, -1), { ...attempts[attempts.length - 1]!, resumedFromStep: Number(step) }];
               }
+              // The host restarted the run by itself after a reboot (boot_resume.py): kept like a Resume from here.
+              if (e.type === 'resumed') {
+                const cur = store.get(runId);
+                patch.resumes = [
+                  ...(patch.resumes ?? cur?.resumes ?? []),
+                  { at: new Date(e.ts * 1000).toISOString(), from: 'interrupted', by: 'host', ...(e.from_step !== undefined ? { fromStep: e.from_step } : {}) },
+                ];
+              }
               if (e.type === 'started' && e.wandb_run_id) {
                 patch.wandbRunId = e.wandb_run_id;
                 if (e.wandb_url) patch.wandbUrl = e.wandb_url;

@@ -14,11 +14,23 @@ export const RUN_STATUSES = [
   'failed',
   'stopped',
   'interrupted',
+  'preempted',
+  'stalled',
+  'budget-stopped',
   'cancelled',
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'stopped', 'interrupted', 'cancelled']);
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set([
+  'completed',
+  'failed',
+  'stopped',
+  'interrupted',
+  'preempted',
+  'stalled',
+  'budget-stopped',
+  'cancelled',
+]);
 
 export const tailOffsetsSchema = z.object({
   output_log: z.number().int().nonnegative(),
@@ -155,7 +167,15 @@ export const runRecordSchema = z.object({
   attempts: z.array(runAttemptSchema).max(32).optional(),
   /** Each Resume of the run (runResume.ts): when, from which status, and the checkpoint step it went on from. */
   resumes: z
-    .array(z.object({ at: z.string(), from: z.enum(RUN_STATUSES), fromStep: z.number().int().nonnegative().optional() }))
+    .array(
+      z.object({
+        at: z.string(),
+        from: z.enum(RUN_STATUSES),
+        fromStep: z.number().int().nonnegative().optional(),
+        /** host: the host restarted the run by itself after a reboot (its `resumed` event); absent: Resume here. */
+        by: z.enum(['host']).optional(),
+      }),
+    )
     .max(1000)
     .optional(),
   /** How many instances the run may use in all (the spec's target.max_attempts on a spot target). */

@@ -14,7 +14,7 @@ import { rootOf } from './runPaths';
 import { volumeOf } from './runVolume';
 import type { RunManagerContext, StartRequest } from './runTypes';
 
-const RESUMABLE: ReadonlySet<RunStatus> = new Set<RunStatus>(['stopped', 'failed', 'interrupted']);
+const RESUMABLE: ReadonlySet<RunStatus> = new Set<RunStatus>(['stopped', 'failed', 'interrupted', 'preempted', 'stalled', 'budget-stopped']);
 
 export interface Checkpoint {
   readonly step: number;
@@ -43,7 +43,7 @@ export type ResumeCheck = { readonly ok: true; readonly checkpoint: Checkpoint }
  * kept. A terminated instance took its disk with it.
  */
 export function resumeCheck(rec: RunRecord, checkpoint: Checkpoint | undefined, hasSpec: boolean): ResumeCheck {
-  if (!RESUMABLE.has(rec.status)) return { ok: false, why: `it is ${rec.status}; only a stopped, failed or interrupted run resumes` };
+  if (!RESUMABLE.has(rec.status)) return { ok: false, why: `it is ${rec.status}; only a run that did not complete resumes` };
   if (!rec.remoteDir || !rec.host) return { ok: false, why: 'it never started on a host' };
   if (rec.machines?.length) return { ok: false, why: 'it ran on several machines, which Resume does not start again yet' };
   if (rec.instanceId && rec.finishedAction !== 'kept')

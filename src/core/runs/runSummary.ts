@@ -61,7 +61,18 @@ function statusWords(r: RunRecord): string {
     const gb = (n: number): string => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : `${(n / 1e6).toFixed(0)} MB`);
     return `staging data ${gb(r.staging.bytesDone)}${r.staging.bytesTotal !== undefined ? ` of ${gb(r.staging.bytesTotal)}` : ''}`;
   }
+  // A failure the runner recognised is named with the word, so a glance tells an OOM from a crash.
+  if (r.status === 'failed' && r.failure?.signature) return `failed (${r.failure.signature})`;
   return r.status;
+}
+
+/**
+ * The run's ends and restarts in order, one word each: "interrupted → resumed → completed" for a run its host
+ * restarted by itself, "stopped → resumed → running" for one resumed by hand. Undefined for a run that never resumed.
+ */
+export function endStatesLine(r: Pick<RunRecord, 'resumes' | 'status'>): string | undefined {
+  if (!r.resumes?.length) return undefined;
+  return [...r.resumes.flatMap((x) => [x.from, 'resumed']), r.status].join(' → ');
 }
 
 export function runDescription(r: RunRecord, now: number = Date.now()): string {
@@ -102,7 +113,11 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
   if (r.attempts && (r.attempts.length > 1 || r.maxAttempts)) for (const a of r.attempts) lines.push(describeAttempt(a, r.maxAttempts));
   // Each Resume (runResume.ts): the same run went on from its checkpoint.
   for (const x of r.resumes ?? [])
-    lines.push(`Resumed (was ${x.from})${x.fromStep !== undefined ? ` from checkpoint-${x.fromStep}` : ''} at ${new Date(x.at).toLocaleString()}`);
+    lines.push(
+      `Resumed${x.by === 'host' ? ' by the host after a restart' : ''} (was ${x.from})${x.fromStep !== undefined ? ` from checkpoint-${x.fromStep}` : ''} at ${new Date(x.at).toLocaleString()}`,
+    );
+  const history = endStatesLine(r);
+  if (history) lines.push(`History: ${history}`);
   // Estimated against measured VRAM, time and cost, with the error (issue 32.4).
   if (isTerminal(r.status)) lines.push(...estimateVsActualLines(r));
   if (r.artifactsDir) lines.push(`Adapter ${r.artifactsDir}`);
@@ -128,6 +143,9 @@ const END_ICONS: Partial<Record<RunStatus, string>> = {
   failed: '$(error)',
   stopped: '$(debug-stop)',
   interrupted: '$(debug-pause)',
+  preempted: '$(cloud)',
+  stalled: '$(watch)',
+  'budget-stopped': '$(credit-card)',
   cancelled: '$(circle-slash)',
 };
 
@@ -169,6 +187,17 @@ export interface FinishedSummary {
   readonly failure?: { readonly signature?: string; readonly message: string; readonly hint?: string };
 }
 
+const END_WORDS: Partial<Record<RunStatus, string>> = {
+  preempted: 'the cloud took the instance back',
+  stalled: 'no training step for the stall limit, so the host stopped it',
+  'budget-stopped': 'the budget was reached, so the host stopped it',
+  interrupted: 'it was ended by a signal',
+};
+
+function step(r: RunRecord): string {
+  return r.lastStep !== undefined ? ` at step ${r.lastStep}` : '';
+}
+
 /** One sentence for the end of a run: outcome, recognised failure and fix, cost, what became of the instance. */
 export function finishedMessage(f: FinishedSummary, extraAdvice?: string): { text: string; error: boolean } {
   const r = f.record;
@@ -177,6 +206,9 @@ export function finishedMessage(f: FinishedSummary, extraAdvice?: string): { tex
   if (r.status === 'completed')
     return { text: `${r.name} completed${r.artifactsDir ? `; adapter downloaded to ${r.artifactsDir}` : ''}.${cost}${teardown}`, error: false };
   if (r.status === 'stopped') return { text: `${r.name} stopped.${cost}${teardown}`, error: false };
+  // Neither failed nor completed: the words say what ended it and that its checkpoint is there to resume from.
+  const ended = END_WORDS[r.status];
+  if (ended) return { text: `${r.name} ${r.status}: ${ended}${step(r)}.${cost}${teardown}`, error: r.status === 'stalled' };
   const why = f.failure ? ` ${f.failure.message.slice(0, 300)}` : '';
   const fix = f.failure?.hint ? ` Fix: ${f.failure.hint}` : '';
   const advice = extraAdvice ? ` ${extraAdvice}` : '';

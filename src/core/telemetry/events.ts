@@ -109,10 +109,43 @@ export const errorEvent = z.object({
   hint: z.string().optional(),
 });
 
+/**
+ * How a run can end, one word each everywhere (events, run record, Runs view, notifications, history): preempted
+ * (the cloud's reclaim notice), stalled (watchdog.on_stall: stop), budget-stopped (the spec's budget), stopped (a
+ * person's Stop), interrupted (a signal of no known cause), failed, completed.
+ */
+export const FINISHED_STATUSES = ['completed', 'failed', 'interrupted', 'stopped', 'preempted', 'stalled', 'budget-stopped'] as const;
+export type FinishedStatus = (typeof FINISHED_STATUSES)[number];
+
+/** No optimizer step for the stall threshold while the training process lives (python-runner stall.py). */
+export const stalledEvent = z.object({
+  ...base,
+  type: z.literal('stalled'),
+  stalled_s: finite.nonnegative(),
+  threshold_s: finite.nonnegative(),
+  /** notify: the run goes on; stop: the runner stops it (its end is then `stalled`). */
+  action: z.enum(['notify', 'stop']),
+  last_step: z.number().int().nonnegative().optional(),
+  step_time_s: finite.nonnegative().optional(),
+  gpu_util_pct: finite.min(0).max(100).optional(),
+  /** The training process's state as /proc tells it (running, sleeping, disk-sleep, stopped, zombie). */
+  process_state: z.string().optional(),
+});
+
+/** The host restarted the run by itself (python-runner boot_resume.py): same run id, from its newest checkpoint. */
+export const resumedEvent = z.object({
+  ...base,
+  type: z.literal('resumed'),
+  reason: z.enum(['host-restart']),
+  from_step: z.number().int().nonnegative().optional(),
+  /** The run's last sign of life before the interruption (its heartbeat), seconds since the epoch. */
+  interrupted_at: finite.nonnegative().optional(),
+});
+
 export const finishedEvent = z.object({
   ...base,
   type: z.literal('finished'),
-  status: z.enum(['completed', 'failed', 'interrupted', 'stopped']),
+  status: z.enum(FINISHED_STATUSES),
   exit_code: z.number().int().nullable(),
   runtime_s: finite.nonnegative().optional(),
   adapter_path: z.string().optional(),
@@ -150,6 +183,8 @@ export const runEvent = z.discriminatedUnion('type', [
   checkpointEvent,
   warningEvent,
   errorEvent,
+  stalledEvent,
+  resumedEvent,
   finishedEvent,
 ]);
 

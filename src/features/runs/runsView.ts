@@ -26,6 +26,9 @@ const ICONS: Readonly<Record<RunStatus, string>> = {
   failed: 'error',
   stopped: 'debug-stop',
   interrupted: 'debug-pause',
+  preempted: 'cloud',
+  stalled: 'watch',
+  'budget-stopped': 'credit-card',
   cancelled: 'circle-slash',
 };
 

@@ -155,7 +155,7 @@ test('budget: with VS Code closed the host warns at 80% and at 100% saves a chec
     assert.match(log, /stopped by signal 15 at step \d+/);
     assert.doesNotMatch(log, /trained all 1200 steps/);
     assert.equal(events.at(-1)!.type, 'finished');
-    assert.equal(events.at(-1)!.status, 'interrupted', why);
+    assert.equal(events.at(-1)!.status, 'budget-stopped', why);
     assert.ok(ckpt.step! < 1200);
     // The stop came BUDGET_USD seconds after the launch call (boot and the SSH wait billed too), not after
     // the runner started.
@@ -166,7 +166,7 @@ test('budget: with VS Code closed the host warns at 80% and at 100% saves a chec
     assert.equal(texts.length, 3, JSON.stringify(texts));
     assert.match(texts[0]!, /^budget-run on .+: budget 8\d% used: /);
     assert.match(texts[1]!, /^budget-run on .+: budget reached, stopping: /);
-    assert.match(texts[2]!, /^budget-run interrupted on /);
+    assert.match(texts[2]!, /^budget-run budget-stopped on /);
     assert.doesNotMatch(readFileSync(eventsPath, 'utf8') + log, /hook-s3cret/);
   } finally {
     if (!disposed) await m.dispose();

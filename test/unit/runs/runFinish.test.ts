@@ -185,3 +185,19 @@ test('finish: a finished line appended after the runner\'s (a forged "completed"
   assert.equal(s.store.get(s.id)!.status, 'failed');
   assert.equal(s.tries(), 0, 'no adapter download for a run that failed');
 });
+
+test('finish: preempted, stalled and budget-stopped runs keep their own word, with no failure attached, and a stalled one is never failed', async () => {
+  const firstError = { v: 1, ts: 1, type: 'error', message: 'NCCL watchdog: collective timed out' };
+  for (const status of ['preempted', 'stalled', 'budget-stopped'] as const) {
+    const s = setup(0, { events: [firstError, { v: 1, ts: 2, type: 'finished', status, exit_code: 143 }], exitCode: 143 });
+    await finishRun(s.ctx, s.id);
+    const rec = s.store.get(s.id)!;
+    assert.equal(rec.status, status);
+    assert.equal(rec.failure, undefined, `${status}: an error line is not what ended it`);
+    assert.equal(s.finished[0]!.record.status, status);
+  }
+  // A preempted spot run with relaunch rules goes to the relaunch, as an interrupted one did.
+  const spot = setup(0, { events: [notice, { v: 1, ts: 2, type: 'finished', status: 'preempted', exit_code: 143 }], patch: spotRun, exitCode: 143 });
+  await finishRun(spot.ctx, spot.id);
+  assert.deepEqual(spot.reclaims, [`${spot.id}: ${notice.message}`]);
+});

@@ -173,6 +173,21 @@ export const runSpecTeardown = z.strictObject({
   idle_minutes: z.number().int().min(1).max(1440).optional().describe('The on-host watchdog shuts an idle instance down after this many minutes, 1 to 1440.'),
 });
 
+export const runSpecWatchdog = z.strictObject({
+  stall_minutes: z
+    .number()
+    .positive()
+    .max(10_080)
+    .optional()
+    .describe(
+      'The host calls the run stalled when no optimizer step is logged for this many minutes while the training process lives (fractions allowed). Default: 20 steps of the measured step time, at least 10 minutes.',
+    ),
+  on_stall: z
+    .enum(['notify', 'stop'])
+    .optional()
+    .describe('What a stall does: notify (a stalled event and the host notification; the default) or stop (also saves what it can and ends the run as stalled, so the idle watchdog and teardown apply).'),
+});
+
 export const runSpecBudget = z.strictObject({
   max_usd: z.number().positive().max(1_000_000).optional().describe('Spend limit in US dollars for the whole run, provisioning wait included. The GPU host enforces it with VS Code closed: a warning and a notification at 80%, and at 100% it saves a checkpoint and stops training (the teardown policy then applies). Needs a price: a cloud offer\'s, or price_per_hour on your own SSH host.'),
   max_hours: z.number().positive().max(8760).optional().describe('Time limit in hours for the whole run, counted from the instance launch; enforced by the host like max_usd.'),
@@ -206,4 +221,5 @@ export const runSpecSchema = z.strictObject({
   outputs: runSpecOutputs.optional().describe('Where outputs go and what comes back.'),
   teardown: runSpecTeardown.optional().describe('Instance teardown when the run ends or idles.'),
   budget: runSpecBudget.optional().describe('A spend or time limit the GPU host enforces by itself (max_usd and/or max_hours).'),
+  watchdog: runSpecWatchdog.optional().describe('Stall detection on training progress, enforced by the GPU host with VS Code closed.'),
 });
