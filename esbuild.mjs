@@ -2,39 +2,13 @@
 import * as esbuild from 'esbuild';
 import { existsSync, readdirSync, statSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { lazyExternal, nodeCommon, vendorBuild } from './esbuild.options.mjs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
+const out = 'dist';
 
-// Heavy libraries are bundled on their own and required only when first used, so activation
-// parses a small file. Source code reaches them through dynamic import() only.
-const lazyVendors = {
-  ssh2: 'ssh2',
-  'client-ec2': '@aws-sdk/client-ec2',
-  'client-ssm': '@aws-sdk/client-ssm',
-};
-const lazyExternal = {
-  name: 'lazy-vendors',
-  setup(build) {
-    for (const [file, spec] of Object.entries(lazyVendors)) {
-      const filter = new RegExp(`^${spec.replace(/[/@-]/g, (c) => `\\${c}`)}$`);
-      build.onResolve({ filter }, () => ({ path: `./vendor/${file}.js`, external: true }));
-    }
-  },
-};
-
-const nodeCommon = {
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  sourcemap: !production,
-  minify: production,
-  logLevel: 'warning',
-  // ssh2 probes for optional native addons and falls back to pure JS when they are absent.
-  external: ['vscode', 'cpu-features', './crypto/build/Release/sshcrypto.node'],
-  metafile: true,
-};
+const nodeCommonOptions = nodeCommon(production);
 
 const webviewDir = 'webview/src';
 const webviewEntries = existsSync(webviewDir)
@@ -45,9 +19,14 @@ const webviewEntries = existsSync(webviewDir)
 
 const builds = [
   // configWorker: the full check of big configs off the extension host's thread (backgroundValidator.ts).
-  { ...nodeCommon, entryPoints: { extension: 'src/extension.ts', configWorker: 'src/core/config/validateWorker.ts' }, outdir: 'dist', plugins: [lazyExternal] },
-  { ...nodeCommon, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist', plugins: [lazyExternal], banner: { js: '#!/usr/bin/env node' } },
-  { ...nodeCommon, entryPoints: Object.fromEntries(Object.entries(lazyVendors).map(([f, s]) => [f, s])), outdir: 'dist/vendor' },
+  {
+    ...nodeCommonOptions,
+    entryPoints: { extension: 'src/extension.ts', configWorker: 'src/core/config/validateWorker.ts' },
+    outdir: out,
+    plugins: [lazyExternal],
+  },
+  { ...nodeCommonOptions, entryPoints: { cli: 'src/cli/main.ts' }, outdir: out, plugins: [lazyExternal], banner: { js: '#!/usr/bin/env node' } },
+  vendorBuild(production, out),
 ];
 if (webviewEntries.length > 0) {
   builds.push({
@@ -59,7 +38,7 @@ if (webviewEntries.length > 0) {
     minify: production,
     logLevel: 'warning',
     entryPoints: webviewEntries,
-    outdir: 'dist/webview',
+    outdir: `${out}/webview`,
     loader: { '.css': 'css', '.ttf': 'file', '.woff2': 'file' },
     metafile: true,
   });
@@ -79,8 +58,8 @@ function printSizes(results) {
 }
 
 // A production build starts from an empty dist/, so no stale source map or bundle can ship.
-if (production) rmSync('dist', { recursive: true, force: true });
-mkdirSync('dist', { recursive: true });
+if (production) rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
 if (watch) {
   for (const b of builds) {
     const ctx = await esbuild.context(b);
@@ -90,5 +69,5 @@ if (watch) {
 } else {
   const results = await Promise.all(builds.map((b) => esbuild.build(b)));
   printSizes(results);
-  if (!statSync('dist/extension.js').isFile()) process.exit(1);
+  if (!statSync(`${out}/extension.js`).isFile()) process.exit(1);
 }

@@ -6,9 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, makeRandomFile, runTool, ssh2NativeCrypto } from './lib/sshBench';
+import { SSH_CODE, commandLine, startBenchHost, makeRandomFile, runTool } from './lib/sshBench';
 import { wanLink } from './lib/wan';
-import { downloadFolder } from '../src/core/runs/artifacts';
 
 async function main(): Promise<void> {
   const mb = Number(process.env.RFT_BENCH_DOWNLOAD_MB ?? 1024);
@@ -22,6 +21,7 @@ async function main(): Promise<void> {
   const bytes = statSync(join(remote, 'model.safetensors')).size;
   const local = mkdtempSync(join(tmpdir(), 'rft-bench-down-'));
   let n = 0;
+  let refCommand = '';
   try {
     const check = (dir: string): void => {
       if (statSync(join(dir, 'model.safetensors')).size !== bytes) throw new Error(`short download into ${dir}`);
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
         const dest = join(local, `ours-${n++}`);
         const host = bench.newHost();
         const ms = await timeMs(async () => {
-          await downloadFolder(await host.session(), remote, dest);
+          await bench.shipped.downloadFolder(await host.session(), remote, dest);
         });
         host.close();
         check(dest);
@@ -41,7 +41,9 @@ async function main(): Promise<void> {
       },
       async () => {
         const dest = join(local, `scp-${n}`);
-        const ms = await timeMs(() => runTool('scp', ['-r', ...bench.scpArgv(), `${bench.dest}:${remote}`, dest]));
+        const args = ['-r', ...bench.scpArgv(), `${bench.dest}:${remote}`, dest];
+        refCommand = commandLine('scp', args);
+        const ms = await timeMs(() => runTool('scp', args));
         check(dest);
         rmSync(dest, { recursive: true, force: true });
         return bytes / 1048576 / (ms / 1000);
@@ -59,7 +61,10 @@ async function main(): Promise<void> {
       ours: median(result.ours),
       reference: median(result.reference),
       goal: '>= 2.0',
-      extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs },
+      samples: result,
+      covers: [...SSH_CODE, 'src/core/runs/artifacts.ts', 'src/core/runs/stripedDownload.ts', 'src/core/runs/safeUntar.ts'],
+      referenceCommand: refCommand,
+      extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ...bench.shippedFields, size_mib: mb, pairs },
     });
   } finally {
     rmSync(local, { recursive: true, force: true });

@@ -5,8 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, makeTree, runTool, treeFilePath, ssh2NativeCrypto } from './lib/sshBench';
-import { syncWorkspace } from '../src/core/ssh/sync';
+import { SSH_CODE, commandLine, startBenchHost, makeTree, runTool, treeFilePath } from './lib/sshBench';
 
 async function main(): Promise<void> {
   const files = Number(process.env.RFT_BENCH_FILES ?? 10_000);
@@ -22,13 +21,14 @@ async function main(): Promise<void> {
     const host = bench.newHost();
     let sent = -1;
     const ms = await timeMs(async () => {
-      sent = (await syncWorkspace(await host.session(), { localRoot: local, remoteDir: oursDir, cacheFile })).uploaded;
+      sent = (await bench.shipped.syncWorkspace(await host.session(), { localRoot: local, remoteDir: oursDir, cacheFile })).uploaded;
     });
     host.close();
     if (sent !== expect) throw new Error(`sent ${sent} files, expected ${expect}`);
     return ms;
   };
-  const rsync = (): Promise<number> => timeMs(() => runTool('rsync', ['-a', '-e', bench.rsyncRsh(), `${local}/`, `${bench.dest}:${rsyncDir}/`]));
+  const rsyncArgs = ['-a', '-e', bench.rsyncRsh(), `${local}/`, `${bench.dest}:${rsyncDir}/`];
+  const rsync = (): Promise<number> => timeMs(() => runTool('rsync', rsyncArgs));
   try {
     await ours(files);
     await rsync();
@@ -68,9 +68,12 @@ async function main(): Promise<void> {
       ours: median(worse.ours),
       reference: median(worse.reference),
       goal: '<= 1.0',
+      samples: worse,
+      covers: SSH_CODE,
+      referenceCommand: commandLine('rsync', rsyncArgs),
       extra: {
         cipher: bench.cipher,
-        ssh2_native_crypto: ssh2NativeCrypto(),
+        ...bench.shippedFields,
         unchanged_ratio: Math.round(rU * 1000) / 1000,
         edited_ratio: Math.round(rE * 1000) / 1000,
         files,

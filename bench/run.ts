@@ -12,11 +12,11 @@ if (!name || !existsSync(join(__dirname, `${name}.ts`))) {
   console.error(`usage: npm run bench -- <name>\navailable: ${available.join(', ')}`);
   process.exit(2);
 }
-// RFT_BENCH_NATIVE_CRYPTO=0: without ssh2's optional native addon, as the VSIX runs in VS Code (see lib/noNativeCrypto.cjs).
-const preload = process.env.RFT_BENCH_NATIVE_CRYPTO === '0' ? ['--require', join(__dirname, 'lib', 'noNativeCrypto.cjs')] : [];
+// ssh2 only from the shipped vendor bundle (lib/shipped.ts), never node_modules' copy with its native addon.
+const BENCH_PRELOAD = ['--require', join(__dirname, 'lib', 'noNodeModulesSsh2.cjs')];
 // Output goes through as it comes; the last line, the verdict, is also recorded in bench/results/latest.jsonl
 // (the README's figures are made from that file), unless RFT_BENCH_RECORD=0 (trial runs at small sizes).
-const child = spawn(process.execPath, [...preload, '--import', 'tsx', '--expose-gc', join(__dirname, `${name}.ts`), ...process.argv.slice(3)], {
+const child = spawn(process.execPath, [...BENCH_PRELOAD, '--import', 'tsx', '--expose-gc', join(__dirname, `${name}.ts`), ...process.argv.slice(3)], {
   stdio: ['inherit', 'pipe', 'inherit'],
 });
 let tail = '';

@@ -7,8 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync, openSync, writeSync, closeSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measurePairs, median, percentile, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, runTool, ssh2NativeCrypto } from './lib/sshBench';
-import { tailFile } from '../src/core/ssh/tail';
+import { SSH_CODE, commandLine, startBenchHost, runTool } from './lib/sshBench';
 
 function makeLog(path: string, mb: number): number {
   const fd = openSync(path, 'w');
@@ -56,7 +55,7 @@ async function main(): Promise<void> {
         const host = bench.newHost();
         let got = 0;
         const ms = await timeMs(async () => {
-          for await (const item of tailFile(host, log)) if (item.kind === 'data') got += item.data.length;
+          for await (const item of bench.shipped.tailFile(host, log)) if (item.kind === 'data') got += item.data.length;
         });
         host.close();
         if (got !== bytes) throw new Error(`tail got ${got} of ${bytes}`);
@@ -83,7 +82,7 @@ async function main(): Promise<void> {
     const latencies: number[] = [];
     let liveBytes = 0;
     const t0 = Date.now();
-    for await (const item of tailFile(host, live, { untilPid: writer.pid! })) {
+    for await (const item of bench.shipped.tailFile(host, live, { untilPid: writer.pid! })) {
       if (item.kind !== 'data') continue;
       const now = Date.now();
       liveBytes += item.data.length;
@@ -117,7 +116,10 @@ async function main(): Promise<void> {
       reference: median(ingest.reference),
       goal: '>= 0.8',
       checks: [{ name: 'p95 line latency ms at 5 MB/s', value: p95, goal: '< 250' }],
-      extra: { cipher: bench.cipher, ssh2_native_crypto: ssh2NativeCrypto(), live_lines: latencies.length, pairs },
+      samples: ingest,
+      covers: SSH_CODE,
+      referenceCommand: commandLine('ssh', [...bench.sshArgv(), `cat ${log}`]),
+      extra: { cipher: bench.cipher, ...bench.shippedFields, live_lines: latencies.length, pairs },
     });
   } finally {
     rmSync(work, { recursive: true, force: true });

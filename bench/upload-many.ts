@@ -4,8 +4,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import { benchTreeRoot, startBenchHost, makeTree, runTool, ssh2NativeCrypto } from './lib/sshBench';
-import { syncWorkspace } from '../src/core/ssh/sync';
+import { SSH_CODE, benchTreeRoot, commandLine, startBenchHost, makeTree, runTool } from './lib/sshBench';
 import type { ShapingOptions } from '../test/support/shapingProxy';
 
 /**
@@ -25,6 +24,7 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
   // Trees sent stay until the end (in memory, (2 x pairs + 1) x 100 MB): a deletion between runs would leave
   // work for the next run of either tool on a disk-backed root.
   let n = 0;
+  let refCommand = '';
   try {
     const result = await measurePairs(
       pairs,
@@ -32,7 +32,7 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
         const dir = join(trees.path, `ours-${n++}`);
         const host = bench.newHost();
         const ms = await timeMs(async () => {
-          const r = await syncWorkspace(await host.session(), { localRoot: local, remoteDir: dir });
+          const r = await bench.shipped.syncWorkspace(await host.session(), { localRoot: local, remoteDir: dir });
           if (r.uploaded !== files) throw new Error(`sent ${r.uploaded} of ${files}`);
         });
         host.close();
@@ -40,7 +40,9 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
       },
       async () => {
         const dir = join(trees.path, `rsync-${n}`);
-        const ms = await timeMs(() => runTool('rsync', ['-a', '-e', bench.rsyncRsh(), `${local}/`, `${bench.dest}:${dir}/`]));
+        const args = ['-a', '-e', bench.rsyncRsh(), `${local}/`, `${bench.dest}:${dir}/`];
+        refCommand = commandLine('rsync', args);
+        const ms = await timeMs(() => runTool('rsync', args));
         return ms;
       },
     );
@@ -69,10 +71,13 @@ export async function uploadManyBench(opts: { name: string; wan?: ShapingOptions
       ours: median(result.ours),
       reference: median(result.reference),
       goal: opts.goal,
+      samples: result,
+      covers: SSH_CODE,
+      referenceCommand: refCommand,
       extra: {
         cipher: bench.cipher,
         ...(bench.link ? { link: bench.link } : {}),
-        ssh2_native_crypto: ssh2NativeCrypto(),
+        ...bench.shippedFields,
         trees: trees.where,
         scp_r_ms: Math.round(scpMs),
         [scpTimedOut ? 'scp_r_ratio_at_most' : 'scp_r_ratio']: Math.round((median(result.ours) / scpMs) * 1000) / 1000,

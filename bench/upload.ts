@@ -5,8 +5,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import { startBenchHost, makeRandomFile, runTool, ssh2NativeCrypto } from './lib/sshBench';
-import { syncWorkspace } from '../src/core/ssh/sync';
+import { SSH_CODE, commandLine, startBenchHost, makeRandomFile, runTool } from './lib/sshBench';
 import type { ShapingOptions } from '../test/support/shapingProxy';
 
 /** The upload bench on loopback (`upload`) or through the shaped link (`upload-wan`, see lib/wan.ts). */
@@ -19,6 +18,7 @@ export async function uploadBench(opts: { name: string; wan?: ShapingOptions; go
   makeRandomFile(file, mb);
   const bytes = statSync(file).size;
   let n = 0;
+  let refCommand = '';
   try {
     const result = await measurePairs(
       pairs,
@@ -27,7 +27,7 @@ export async function uploadBench(opts: { name: string; wan?: ShapingOptions; go
         const host = bench.newHost();
         const ms = await timeMs(async () => {
           // RFT_BENCH_STRIPES: a trial knob to compare stripe counts; unset, the sync decides as it does for users.
-          await syncWorkspace(await host.session(), {
+          await bench.shipped.syncWorkspace(await host.session(), {
             localRoot: local,
             remoteDir: dir,
             ...(process.env.RFT_BENCH_STRIPES ? { stripes: Number(process.env.RFT_BENCH_STRIPES) } : {}),
@@ -40,7 +40,9 @@ export async function uploadBench(opts: { name: string; wan?: ShapingOptions; go
       },
       async () => {
         const target = join(bench.sshd.home, `scp-${n}.bin`);
-        const ms = await timeMs(() => runTool('scp', [...bench.scpArgv(), file, `${bench.dest}:${target}`]));
+        const args = [...bench.scpArgv(), file, `${bench.dest}:${target}`];
+        refCommand = commandLine('scp', args);
+        const ms = await timeMs(() => runTool('scp', args));
         if (statSync(target).size !== bytes) throw new Error('short scp');
         rmSync(target, { force: true });
         return bytes / 1048576 / (ms / 1000);
@@ -58,7 +60,10 @@ export async function uploadBench(opts: { name: string; wan?: ShapingOptions; go
       ours: median(result.ours),
       reference: median(result.reference),
       goal: opts.goal,
-      extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ssh2_native_crypto: ssh2NativeCrypto(), size_mib: mb, pairs },
+      samples: result,
+      covers: SSH_CODE,
+      referenceCommand: refCommand,
+      extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ...bench.shippedFields, size_mib: mb, pairs },
     });
   } finally {
     rmSync(local, { recursive: true, force: true });

@@ -1,13 +1,14 @@
 // `npm run bench:readme`: rewrites the README's benchmark table from bench/results/latest.jsonl (which
 // `npm run bench -- <name>` updates with each bench's verdict line). `--check` only says whether it is current.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { readResults, renderTable, withTable } from '../bench/lib/results';
+import { readResults, renderTable, staleVerdicts, withTable } from '../bench/lib/results';
 
 function main(): number {
   const readme = readFileSync('README.md', 'utf8');
   let next: string;
   try {
-    next = withTable(readme, renderTable(readResults()));
+    const results = readResults();
+    next = withTable(readme, renderTable(results, staleVerdicts(results)));
   } catch (e) {
     console.error(`bench:readme: ${(e as Error).message}`);
     return 2;

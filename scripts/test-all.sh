@@ -11,7 +11,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 
 has_script() { node -e "process.exit(require('./package.json').scripts[process.argv[1]] ? 0 : 1)" "$1"; }
 
-suites=(typecheck lint test:unit test:runner test:training test:integration test:providers test:panels test:vscode test:e2e test:leftovers)
+suites=(typecheck lint test:unit test:runner test:training test:integration test:providers test:panels test:vscode test:e2e test:leftovers bench:stale)
 failed_suites=()
 for s in "${suites[@]}"; do
   if ! has_script "$s"; then echo "== $s: not defined, skipped =="; continue; fi

@@ -1,5 +1,7 @@
 // Shared measuring discipline for every benchmark: ours and the reference alternate (A B A B …) in one
-// process so machine noise hits both alike; the figure reported is the ratio of medians.
+// process so machine noise hits both alike; the figure reported is the ratio of medians, and the verdict keeps
+// every pair's values, each side's spread, the reference's command line and the commit measured.
+import { execFileSync } from 'node:child_process';
 
 export interface PairResult {
   readonly ours: number[];
@@ -52,6 +54,34 @@ export interface Verdict {
   /** Further goals (a p95 latency, say), each part of `pass`: value compared with its goal ("< 250"). */
   readonly checks?: ReadonlyArray<{ readonly name: string; readonly value: number; readonly goal: string }>;
   readonly extra?: Record<string, number | string | boolean>;
+  /** Each side's value per pair, in the units of ours/reference, as measured. */
+  readonly samples?: PairResult;
+  /** Repository paths (files or folders) of the code this bench measures: a later change there makes it stale. */
+  readonly covers?: readonly string[];
+  /** The reference side as run (program and arguments), so "like for like" can be checked. */
+  readonly referenceCommand?: string;
+}
+
+export interface Spread {
+  readonly min: number;
+  readonly median: number;
+  readonly max: number;
+}
+
+export function spreadOf(xs: readonly number[]): Spread {
+  const round = (n: number): number => Math.round(n * 10000) / 10000;
+  return { min: round(Math.min(...xs)), median: round(median(xs)), max: round(Math.max(...xs)) };
+}
+
+/** The commit the working tree is at, and whether any covered path differs from it (then the figure is of no commit). */
+export function measuredCommit(covers: readonly string[]): { commit: string; dirty: boolean } {
+  try {
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = covers.length > 0 && execFileSync('git', ['status', '--porcelain', '--', ...covers], { encoding: 'utf8' }).trim() !== '';
+    return { commit, dirty };
+  } catch {
+    return { commit: 'unknown', dirty: true };
+  }
 }
 
 /** Whether `value` meets `goal` ("<= 0.5", ">= 1.0", "< 250", "> 0"). */
@@ -80,6 +110,8 @@ export function printVerdict(v: Verdict): boolean {
   const round = (n: number): number => Math.round(n * 10000) / 10000;
   const checks = (v.checks ?? []).map((c) => ({ name: c.name, value: round(c.value), goal: c.goal, pass: meets(c.value, c.goal) }));
   const pass = meets(ratio, v.goal) && checks.every((c) => c.pass);
+  const at = measuredCommit(v.covers ?? []);
+  const round4 = (xs: readonly number[]): number[] => xs.map(round);
   console.log(
     JSON.stringify({
       bench: v.bench,
@@ -91,6 +123,16 @@ export function printVerdict(v: Verdict): boolean {
       pass,
       ...(checks.length > 0 ? { checks } : {}),
       date: new Date().toISOString().slice(0, 10),
+      ...(v.samples
+        ? {
+            samples: { ours: round4(v.samples.ours), reference: round4(v.samples.reference) },
+            spread: { ours: spreadOf(v.samples.ours), reference: spreadOf(v.samples.reference) },
+          }
+        : {}),
+      ...(v.referenceCommand ? { reference_command: v.referenceCommand } : {}),
+      ...(v.covers ? { covers: v.covers } : {}),
+      commit: at.commit,
+      ...(at.dirty ? { dirty: true } : {}),
       ...(v.extra ?? {}),
     }),
   );

@@ -13,22 +13,18 @@ import { startSshd, opensshArgs } from '../../test/support/sshd';
 import type { Sshd } from '../../test/support/sshd';
 import { clientFor } from '../../test/support/sshClient';
 import type { ClientSetup } from '../../test/support/sshClient';
-import { SshHost } from '../../src/core/ssh/reconnect';
+import type { SshHost } from '../../src/core/ssh/reconnect';
+import { loadShipped, shippedFields } from './shipped';
+import type { Shipped, ShippedBuild } from './shipped';
 import { startShapingProxyProcess } from '../../test/support/shapingProxy';
 import type { ShapingOptions } from '../../test/support/shapingProxy';
 
-/** Whether ssh2 runs with its optional native crypto addon (false under RFT_BENCH_NATIVE_CRYPTO=0, as in the VSIX). */
-export function ssh2NativeCrypto(): boolean {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require('ssh2/lib/protocol/crypto.js') as { bindingAvailable: boolean }).bindingAvailable;
-  } catch {
-    return false;
-  }
-}
-
 export interface BenchHost {
   readonly sshd: Sshd;
+  /** The code measured, built as the VSIX ships it (bench/lib/shipped.ts). */
+  readonly shipped: Shipped;
+  /** The verdict fields naming that build (ssh2 bundle hash, no native addon). */
+  readonly shippedFields: Record<string, string | boolean>;
   readonly client: ClientSetup;
   /** A fresh SshHost (its own connection), as a new extension window would open. */
   newHost(): SshHost;
@@ -47,6 +43,14 @@ export interface BenchHost {
   stop(): Promise<void>;
 }
 
+/** The code every SSH bench measures (with the ssh2 bundle, whose hash each verdict records). */
+export const SSH_CODE: readonly string[] = ['src/core/ssh', 'esbuild.options.mjs'];
+
+/** A command line as a user would type it (arguments with spaces or quotes single-quoted), for the verdict. */
+export function commandLine(cmd: string, args: readonly string[]): string {
+  return [cmd, ...args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
 export const BENCH_CIPHER = process.env.RFT_BENCH_CIPHER ?? 'aes128-gcm@openssh.com';
 
 /**
@@ -54,6 +58,8 @@ export const BENCH_CIPHER = process.env.RFT_BENCH_CIPHER ?? 'aes128-gcm@openssh.
  * shapingProxy.ts) by both tools alike: same port, same known_hosts, same cipher.
  */
 export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promise<BenchHost> {
+  const build: ShippedBuild = await loadShipped();
+  const ShippedHost = build.code.SshHost;
   const sshd = await startSshd();
   const proxy = opts.wan ? await startShapingProxyProcess({ host: '127.0.0.1', port: sshd.port }, opts.wan) : undefined;
   const cipher = BENCH_CIPHER;
@@ -63,11 +69,13 @@ export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promi
   const dest = `${sshd.user}@127.0.0.1`;
   const host: BenchHost = {
     sshd,
+    shipped: build.code,
+    shippedFields: shippedFields(build),
     client,
     dest,
     cipher,
     verifyCipher: async () => {
-      const h = new SshHost({ host: client.alias }, client.options);
+      const h = new ShippedHost({ host: client.alias }, client.options);
       const ours = (await h.session()).cipher;
       h.close();
       // Asynchronously: the shaping proxy runs in this process, and a blocking spawn would stall it.
@@ -84,7 +92,7 @@ export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promi
         throw new Error(`cipher not pinned: ours negotiated ${ours ?? '?'}, OpenSSH ${theirs ?? '?'}, wanted ${cipher}`);
       console.log(`cipher: ${cipher} on both sides (checked in each tool's handshake)`);
     },
-    newHost: () => new SshHost({ host: client.alias }, client.options),
+    newHost: (): SshHost => new ShippedHost({ host: client.alias }, client.options),
     sshArgv: () => [...base, `${sshd.user}@127.0.0.1`],
     scpArgv: () => ['-q', ...base.map((a) => (a === '-p' ? '-P' : a))],
     rsyncRsh: () => ['ssh', ...base].join(' '),
