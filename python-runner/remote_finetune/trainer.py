@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import tracking
 from . import data_formats
+from . import speed
 from . import trainer_plan as plan
 from .callback import StopFlag, events_callback
 from .events import EventWriter
@@ -175,14 +176,22 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     return model, attn
 
 
+def model_config(spec: Dict[str, Any]) -> Any:
+    """The model's config (config.json alone), or None when it cannot be read this way (remote code, no files)."""
+    try:
+        from transformers import AutoConfig
+        return AutoConfig.from_pretrained(str(get(spec, "model.id")), **_hub_kwargs(spec))
+    except Exception:  # noqa: BLE001 - from_pretrained of the model reports it itself
+        return None
+
+
 def attention_support(spec: Dict[str, Any]) -> Optional[Dict[str, bool]]:
     """Which attention kernels the model's causal-LM class accepts, from the class itself (`_supports_sdpa`,
     `_supports_flash_attn` in transformers 5, `_supports_flash_attn_2` in 4.x), read from its config alone. None
     when the class cannot be found this way (remote code): the plan then assumes both."""
     try:
-        from transformers import AutoConfig
         from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
-        config = AutoConfig.from_pretrained(str(get(spec, "model.id")), **_hub_kwargs(spec))
+        config = model_config(spec)
         cls = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
     except Exception:  # noqa: BLE001 - unknown model type or remote code: from_pretrained reports it itself
         return None
@@ -509,6 +518,45 @@ def build_trainer(spec: Dict[str, Any], args: Any, model: Any, tokenizer: Any, t
                    data_collator=CausalCollator(tokenizer), callbacks=callbacks, **tk)
 
 
+def speed_host(spec: Dict[str, Any], capability: Optional[Tuple[int, int]]) -> speed.Host:
+    """What the speed plan needs to know about this host and model (speed.Host)."""
+    import torch
+    installed = {m: _installed(m) for m in ("liger_kernel", "unsloth", "bitsandbytes")}
+    liger_families = None
+    if installed["liger_kernel"]:
+        try:  # liger-kernel's own table of the families it patches; it imports triton, so a CPU host may fail here
+            from liger_kernel.transformers.monkey_patch import MODEL_TYPE_TO_APPLY_LIGER_FN
+            liger_families = frozenset(MODEL_TYPE_TO_APPLY_LIGER_FN)
+        except Exception:  # noqa: BLE001
+            installed["liger_kernel"] = False
+    config = model_config(spec)
+    family = getattr(config, "model_type", None)
+    version = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    return speed.Host(capability is not None, capability, str(family) if family else None, installed, liger_families,
+                      int(os.environ.get("WORLD_SIZE", "1")), (version[0], version[1]))
+
+
+def speed_plan(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], run: Run) -> Dict[str, Any]:
+    """The spec with speed.py's choices written in; what was chosen and why goes to the log and, as one of the run's
+    first events, to events.jsonl (a `warning` with code speed-plan and the choices in `speed`). Raises SpecRefused."""
+    chosen = speed.plan(spec, speed_host(spec, capability))
+    out = speed.apply(spec, chosen)
+    base = plan.base_spec(out)
+    fa2_ok, _broken = flash_attn_usable()
+    support = attention_support(base) or {}
+    attn = plan.choose_attention(base, fa2_ok, capability, lambda message, code: None, support)
+    why = speed.attention_reason(attn, fa2_ok, capability, plan.quantization_kwargs(base) is not None,
+                                 plan.model_dtype(base) in ("bfloat16", "float16"), support.get("flash_attention_2", True))
+    if str(get(spec, "model.attn_implementation", "auto")) != "auto":
+        why = "model.attn_implementation is %s" % get(spec, "model.attn_implementation")
+    line = speed.describe(chosen, attn, why)
+    print("[remote-finetune] " + line, flush=True)
+    if _is_main():
+        run.events.emit("warning", message=line, code="speed-plan",
+                        speed=dict({k: v for k, v in chosen.items() if k != "why"}, attention=attn))
+    return out
+
+
 def _capability() -> Optional[Tuple[int, int]]:
     import torch
     if not torch.cuda.is_available():
@@ -550,6 +598,13 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         return 2
     capability = _capability()
     spec = plan.resolved_spec(spec, capability, run.warn)
+    try:
+        spec = speed_plan(spec, capability, run)
+    except plan.SpecRefused as e:
+        print("[remote-finetune] SpecRefused: %s" % e, file=sys.stderr, flush=True)
+        if _is_main():
+            run.events.emit("error", message=str(e), signature="spec-refused")
+        return 2
     # TrainingArguments start from ACCELERATE_MIXED_PRECISION and only raise it: one exported on the host, or left
     # by a library (trl 0.x's SFTConfig writes bf16 there), would train an fp32 spec under bf16 autocast. The spec
     # decides; under `accelerate launch` the launcher sets the same value from --mixed_precision.

@@ -58,7 +58,9 @@ RENAMED = {
     "gradient_accumulation": "gradient_accumulation_steps", "lr_scheduler": "lr_scheduler_type",
 }
 # resume_from_checkpoint is ours too: resume_checkpoint decides it and trainer.train takes it (TrainingArguments ignores it).
-OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy", "report_to", "resume_from_checkpoint"}
+# liger, compile and backend are the speed plan's (speed.py): liger and compile become use_liger_kernel and torch_compile.
+OWN_KEYS = {"precision", "optimizer", "use_sft_trainer", "gradient_checkpointing", "eval_strategy", "report_to", "resume_from_checkpoint",
+            "liger", "compile", "backend"}
 # Every trainer.* key of the run-spec schema (src/core/config/schemas/runSpec.ts; tests/test_spec_fields.py holds
 # the two equal). Any other key is not checked by the validator, so passing it on is said out loud.
 SPEC_TRAINER_KEYS = set(RENAMED) | OWN_KEYS | {
@@ -302,6 +304,10 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
         warn("optimizer %s needs bitsandbytes, which is not installed; using adamw_torch" % asked, "bnb-missing")
         optim = "adamw_torch"
     kw["optim"] = optim
+    if t.get("liger"):
+        kw["use_liger_kernel"] = True  # the Trainer patches the model (its PEFT base model too) with Liger's kernels
+    if t.get("compile"):
+        kw["torch_compile"] = True
     if t.get("gradient_checkpointing", True):
         # transformers 5 renamed gradient_checkpointing* to activation_checkpointing* (the old names are deprecated
         # aliases, to be removed in 6); the name this version has is used. Non-reentrant checkpointing works with

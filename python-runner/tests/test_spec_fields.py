@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from remote_finetune import budget, data_formats, launchers, outputs, run, stall, tracking
 from remote_finetune import trainer
+from remote_finetune import speed
 from remote_finetune import trainer_plan as plan
 from remote_finetune.spec import get, mode_of, normalise
 
@@ -52,6 +53,7 @@ SAMPLES: Dict[str, Any] = {
     "launcher.config_file": "acc.yaml", "launcher.deepspeed": "ds.json", "launcher.main_process_ip": "10.0.0.2",
     "command": "python train.py", "name": "other-name", "wandb.run_name": "wb-name",
     "watchdog.on_stall": "stop",  # notify is the default
+    "trainer.backend": "unsloth", "speed": "off",  # the first enum value of each is what an absent field means
     "model.attn_implementation": "eager", "preference.base_method": "qlora", "wandb.enabled": False, "data.roles": {"bot": "assistant"},  # W&B is on when a key is present unless turned off
 }
 CONTEXT: Dict[str, Dict[str, Any]] = {
@@ -150,6 +152,9 @@ class Built:
         warnings: List[Tuple[str, str]] = []
         warn = lambda message, code: warnings.append((code, message))  # noqa: E731
         resolved = plan.resolved_spec(spec, (8, 0), warn)
+        # The speed plan on a CUDA host with every speed package: what it turns on is written into trainer.*.
+        chosen = speed.plan(resolved, speed.Host(True, (8, 0), "llama", {"liger_kernel": True, "unsloth": True, "bitsandbytes": True}))
+        resolved = speed.apply(resolved, chosen)
         # As trainer.load_raw_datasets reads the data: each training source, the eval set or a held-out share.
         split, config = str(get(resolved, "data.split", "train")), get(resolved, "data.config")
         sources = [dict(plan.source_of(r["path"], self.workdir, {}, str(r.get("split") or split), r.get("config") or config),
@@ -173,7 +178,7 @@ class Built:
                       "quantization": plan.quantization_kwargs(plan.base_spec(resolved))},
             "lora": plan.lora_kwargs(plan.base_spec(resolved)),
             "preference": plan.preference_kwargs(resolved, ["beta", "max_length"]) if resolved.get("method") in plan.PREFERENCE_METHODS else None,
-            "args": args, "sft": sft, "sft_args": plan.sft_kwargs(resolved, SFT_FIELDS),
+            "args": args, "sft": sft, "speed": chosen, "sft_args": plan.sft_kwargs(resolved, SFT_FIELDS),
             "data": {"sources": sources, "eval": plan.source_of(str(evalref), self.workdir, {}, "train") if evalref else None,
                      "has_eval": has_eval, "roles": roles, "rows": rows},
             "outputs": outputs.outputs_root(resolved, self.workdir),

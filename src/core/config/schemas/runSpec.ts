@@ -115,6 +115,9 @@ export const runSpecTrainer = z.strictObject({
   seed: z.number().int().min(0).max(4294967295).optional().describe('Random seed, 0 to 2^32-1.'),
   use_sft_trainer: z.boolean().optional().describe('Use TRL\'s SFTTrainer when TRL is installed on the host.'),
   report_to: z.array(z.enum(['wandb', 'tensorboard', 'mlflow', 'none'])).optional().describe('Where the trainer reports metrics; wandb is added when wandb.enabled is true.'),
+  liger: z.boolean().optional().describe("Liger's Triton kernels (RMSNorm, RoPE, SwiGLU, fused linear cross-entropy) through transformers' use_liger_kernel: less memory, more tokens/s. CUDA GPUs and the families liger-kernel patches only; refused before the model loads elsewhere. speed: auto turns it on where it can run."),
+  compile: z.boolean().optional().describe('torch.compile the model (torch_compile): faster steps after minutes of compilation at the first step and at each new sequence length. Never chosen by speed: auto.'),
+  backend: z.enum(['builtin', 'unsloth']).optional().describe("builtin (transformers/peft/trl) or unsloth (Unsloth's FastLanguageModel for qlora/lora-bf16 on one CUDA GPU, families Unsloth supports); unsloth is refused with the reason elsewhere."),
 });
 
 export const runSpecLauncher = z.strictObject({
@@ -136,7 +139,19 @@ export const runSpecTarget = z.strictObject({
   gpu_count: z.number().int().min(1).max(16).optional().describe('GPUs on the machine, 1 to 16; default 1.'),
   spot: z.boolean().optional().describe('Use a spot/preemptible instance (cheaper, may be reclaimed; checkpoints are uploaded so the run can resume).'),
   region: nonEmpty.optional().describe('Cloud region, e.g. us-east-1 or us-central1.'),
-  zone: nonEmpty.optional().describe('Cloud zone, e.g. us-east-1a or us-central1-a.'),
+  zone: nonEmpty.optional().describe('Cloud zone, e.g. us-east-1a or us-central1-a. Named here, the launch stays in it; otherwise a capacity refusal in one zone tries the other zones that offer the type.'),
+  regions: z
+    .array(nonEmpty)
+    .min(1)
+    .max(8)
+    .optional()
+    .describe('GCP: regions whose zones a launch may try, in order, once the first region\'s zones have refused for capacity or quota, e.g. [us-central1, us-east1]. EC2 tries the zones of target.region only.'),
+  iam_instance_profile: nonEmpty
+    .optional()
+    .describe('EC2: the IAM instance profile (name or ARN) the instance runs as. The host then reads and writes S3 (checkpoints, staged data, outputs) with the role\'s credentials, which do not expire inside a long run; preferred over shipping AWS keys.'),
+  service_account: nonEmpty
+    .optional()
+    .describe('GCP: the service account email the VM runs as, with the Cloud Storage read/write scope. Default: the project\'s default compute service account. The host reads its token from the metadata server for gs:// checkpoints, staged data and outputs.'),
   instance_type: nonEmpty.optional().describe('Instance type override, e.g. g4dn.xlarge, p4d.24xlarge, gpu_1x_a100.'),
   volume: z
     .strictObject({
@@ -222,4 +237,5 @@ export const runSpecSchema = z.strictObject({
   teardown: runSpecTeardown.optional().describe('Instance teardown when the run ends or idles.'),
   budget: runSpecBudget.optional().describe('A spend or time limit the GPU host enforces by itself (max_usd and/or max_hours).'),
   watchdog: runSpecWatchdog.optional().describe('Stall detection on training progress, enforced by the GPU host with VS Code closed.'),
+  speed: z.enum(['auto', 'off']).optional().describe("auto (default): the fast paths known to train the same for this model family and GPU (FlashAttention-2, Liger kernels, fused AdamW); the run's first event says what was chosen and why. off: exactly what the spec says."),
 });
