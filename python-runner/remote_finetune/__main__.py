@@ -4,6 +4,7 @@
   train      the built-in trainer (started by `run` under the spec's launcher)
   bootstrap  find a CUDA Python, build the venv, install pinned requirements, pre-download
   watchdog   the host's idle watchdog (started by `run` once per host)
+  boot-resume  start again every run a host restart interrupted (what the boot-time unit calls)
   generate   the Try Adapter panel's generator: base + adapter, prompts on stdin, tokens on stdout
   evaluate   perplexity of a run's adapter on the spec's eval split (an `eval` event)
   plan       print the command line `run` would start, as JSON, without starting it
@@ -62,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--grace-seconds", type=float, default=120.0)
     w.add_argument("--poweroff-cmd", default=os.environ.get("RFT_POWEROFF_CMD"), help="JSON argv (default: shutdown -h now)")
 
+    br = sub.add_parser("boot-resume", help="resume the runs a restart interrupted, from their newest checkpoints (the boot-time unit runs it)")
+    br.add_argument("--root", default=None)
+
     g = sub.add_parser("generate", help="serve prompts (JSON lines on stdin) with the base model + adapter, streaming tokens")
     g.add_argument("--adapter", required=True, help="the adapter folder (or a full model saved by method full)")
     g.add_argument("--base", default=None, help="base model id or folder (default: the adapter's base_model_name_or_path)")
@@ -108,7 +112,13 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         def start_watchdog(spec: dict) -> None:
             # Power-off is armed from the extension's launch record only, never from the spec's target.
-            ensure_watchdog(_root_of(args.run_dir), float(get(spec, "teardown.idle_minutes", 30)), read_launch_record(args.run_dir))
+            launch = read_launch_record(args.run_dir)
+            ensure_watchdog(_root_of(args.run_dir), float(get(spec, "teardown.idle_minutes", 30)), launch)
+            if launch is not None:
+                # An instance we launched may be stopped and started again (EC2 spot, a reboot): runs resume by themselves.
+                from .boot_resume import install_boot_unit, log_line
+                how, what = install_boot_unit(_root_of(args.run_dir))
+                log_line(_root_of(args.run_dir), "boot unit (%s): %s" % (how, what))
 
         return run(args.run_dir, args.workdir, args.python, sample_gpu=not args.no_gpu_sampler,
                    gpu_interval_ms=args.gpu_interval_ms, grace_s=args.grace_seconds,
@@ -125,6 +135,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.cmd == "watchdog":
         from .watchdog import main_watchdog
         return main_watchdog(args.root or _home(), args.idle_minutes, args.poll_seconds, args.grace_seconds, args.poweroff_cmd)
+    if args.cmd == "boot-resume":
+        from .boot_resume import log_line, main_boot_resume
+        root = args.root or _home()
+        return main_boot_resume(root, lambda m: log_line(root, m))
     if args.cmd == "merge":
         from .merge import main_merge
         return main_merge(args.run_dir, args.workdir, args.adapter, args.out, args.dtype, args.device)

@@ -87,6 +87,16 @@ def _mtime(path: str) -> Optional[float]:
         return None
 
 
+def run_dirs_under(root: str) -> List[str]:
+    """The run folders under a runner root (~/.remote-finetune/runs/*)."""
+    runs = os.path.join(root, "runs")
+    try:
+        names = sorted(os.listdir(runs))
+    except OSError:
+        return []
+    return [os.path.join(runs, n) for n in names if os.path.isdir(os.path.join(runs, n))]
+
+
 class Watchdog:
     def __init__(self, root: str, idle_s: float = DEFAULT_IDLE_MINUTES * 60, poweroff_argv: Optional[List[str]] = None,
                  grace_s: float = 120.0, poll_s: float = 30.0, clock: Callable[[], float] = time.time,
@@ -102,12 +112,7 @@ class Watchdog:
         self.started_at = clock()
 
     def run_dirs(self) -> List[str]:
-        runs = os.path.join(self.root, "runs")
-        try:
-            names = sorted(os.listdir(runs))
-        except OSError:
-            return []
-        return [os.path.join(runs, n) for n in names if os.path.isdir(os.path.join(runs, n))]
+        return run_dirs_under(self.root)
 
     def run_pid(self, run_dir: str) -> Optional[int]:
         """The live process of a run: the wrapper's `pid`, else the runner's own `runner.pid`."""
