@@ -44,10 +44,18 @@ export class GcpEmulator extends EmulatorBase {
   /** Firewall rules by name, as inserted (compute#firewall bodies). */
   readonly firewalls = new Map<string, Record<string, unknown>>();
   private readonly requestIds = new Map<string, string>();
+  /** Zones whose acceleratorTypes list the catalog's GPUs (the aggregated listing's scopes). */
+  acceleratorZones = ['us-central1-a', 'us-central1-b', 'us-central1-c', 'us-east1-c', 'us-east1-d', 'europe-west4-a'];
+  /** Every insert as asked (zone, name, requestId), refused ones included. */
+  readonly inserts: Array<{ zone: string; name: string; requestId: string }> = [];
   /** Public images (the Deep Learning VM project's families), as images.getFromFamily sees them. */
   readonly images: GceImage[] = [...GCE_IMAGES];
   /** Milliseconds an operation stays RUNNING. */
   opMs = 20;
+  /** Milliseconds a deleted VM is still there (STOPPING, then TERMINATED); 0: gone at once. */
+  deleteLingerMs = 0;
+  /** Deletes under way: STOPPING until stoppedAt, TERMINATED until goneAt, then gone. */
+  private readonly deleting = new Map<string, { stoppedAt: number; goneAt: number }>();
   /** Token requests refused because the JWT did not verify. */
   get badAssertions(): number {
     return this.oauth.badAssertions;
@@ -92,6 +100,7 @@ export class GcpEmulator extends EmulatorBase {
     const rest = path.replace(/^\/compute\/v1\/projects\/[^/]+/, '');
     if (rest === '') return 'project-get';
     if (/^\/zones\/[^/]+\/acceleratorTypes$/.test(rest)) return 'accelerators';
+    if (rest === '/aggregated/acceleratorTypes') return 'aggregated-accelerators';
     if (/^\/zones\/[^/]+\/instances\/[^/]+\/testIamPermissions$/.test(rest)) return 'instance-test-permissions';
     if (/^\/zones\/[^/]+\/instances$/.test(rest)) return req.method === 'POST' ? 'insert' : 'list';
     if (/^\/zones\/[^/]+\/instances\/[^/]+\/stop$/.test(rest)) return 'stop';
@@ -292,6 +301,25 @@ export class GcpEmulator extends EmulatorBase {
         json(200, { permissions: asked.filter((x) => !/^compute\.instances\.os(Admin)?Login$/.test(x) || mayLogin) });
         return;
       }
+      case 'aggregated-accelerators': {
+        // Keyed by zone as Compute Engine answers it; the filter is `name = "<accelerator>"`.
+        const wanted = /name\s*=\s*"?([a-z0-9-]+)"?/.exec(url.searchParams.get('filter') ?? '')?.[1];
+        const items: Record<string, unknown> = {};
+        for (const z of this.acceleratorZones) {
+          const names = GCP_ZONE_ACCELERATORS.filter((n) => !wanted || n === wanted);
+          items[`zones/${z}`] = names.length
+            ? {
+                acceleratorTypes: names.map((name) => ({
+                  kind: 'compute#acceleratorType',
+                  name,
+                  zone: `${this.url}/compute/v1/projects/${this.project}/zones/${z}`,
+                })),
+              }
+            : { warning: { code: 'NO_RESULTS_ON_PAGE', message: 'There are no results for scope' } };
+        }
+        json(200, { kind: 'compute#acceleratorTypeAggregatedList', items });
+        return;
+      }
       case 'accelerators':
         json(200, { kind: 'compute#acceleratorTypeList', items: GCP_ZONE_ACCELERATORS.map((name) => ({ kind: 'compute#acceleratorType', name, zone })) });
         return;
@@ -304,8 +332,9 @@ export class GcpEmulator extends EmulatorBase {
           disks?: Array<{ initializeParams?: { sourceImage?: string; diskSizeGb?: string } }>;
         };
         const requestId = url.searchParams.get('requestId');
+        this.inserts.push({ zone, name: input.name, requestId: requestId ?? '' });
         const prior = requestId ? this.requestIds.get(requestId) : undefined;
-        if (prior) return json(200, this.opJson(this.operations.find((o) => o.name === prior)!));
+        if (prior) return this.withheld(fault, res) ? undefined : json(200, this.opJson(this.operations.find((o) => o.name === prior)!));
         if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(input.name))
           return this.err(res, 400, 'invalid', `Invalid value for field 'resource.name': '${input.name}'.`);
         if (input.scheduling?.onHostMaintenance !== 'TERMINATE')

@@ -13,6 +13,8 @@ import { EC2_GPU_TYPES, ec2TypeInfo } from './ec2Catalog';
 import { DLAMI_NAME_PATTERN, DLAMI_SSM_PREFIX, dlamiParameterNames, dlamiSupports } from './ec2Dlami';
 import { matchesQuery } from './offers';
 import { sleep } from './abort';
+import { launchWithFailover } from './zoneFailover';
+import type { ZoneChoice } from './zoneFailover';
 import { waitForSshViaDescribe } from './sshProbe';
 import { attachNamedVolume, findVolume } from './ec2Volume';
 import type { AttachedVolume, VolumeSpec } from './ec2Volume';
@@ -20,6 +22,11 @@ import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, un
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
 type Sdk = typeof Ec2Sdk;
+
+interface SpotQuote {
+  readonly price: number;
+  readonly at: number;
+}
 
 export interface Ec2Options {
   readonly region: string;
@@ -238,24 +245,10 @@ export class Ec2Provider implements Provider {
       }
     }
     if (query.spot !== false) {
-      const history = await this.send<{ SpotPriceHistory?: Array<{ InstanceType?: string; AvailabilityZone?: string; SpotPrice?: string; Timestamp?: Date }> }>(
-        (sdk) =>
-          new sdk.DescribeSpotPriceHistoryCommand({
-            InstanceTypes: types as _InstanceType[],
-            ProductDescriptions: ['Linux/UNIX'],
-            StartTime: new Date(Date.now() - 3600_000),
-          }),
-        signal,
-      );
+      const prices = await this.spotPrices(types, query.zone, signal);
       for (const c of candidates) {
         // The latest price per zone, then the cheapest zone.
-        const latest = new Map<string, { price: number; at: number }>();
-        for (const h of history.SpotPriceHistory ?? []) {
-          if (h.InstanceType !== c.instanceType || !h.AvailabilityZone || !h.SpotPrice || (query.zone && h.AvailabilityZone !== query.zone)) continue;
-          const at = h.Timestamp?.getTime() ?? 0;
-          const prev = latest.get(h.AvailabilityZone);
-          if (!prev || at > prev.at) latest.set(h.AvailabilityZone, { price: Number(h.SpotPrice), at });
-        }
+        const latest = prices.get(c.instanceType) ?? new Map<string, SpotQuote>();
         const best = [...latest.entries()].sort((a, b) => a[1].price - b[1].price)[0];
         if (best)
           offers.push({
@@ -549,8 +542,76 @@ export class Ec2Provider implements Provider {
   /** The DLAMIs are Ubuntu with cloud-init: the user-data's host key becomes the instance's. */
   readonly deliversHostKey = true;
 
+  /**
+   * Launches in the request's zone; a capacity refusal there tries the region's other zones that offer the type
+   * (DescribeInstanceTypeOfferings), cheapest spot price first, each with its own ClientToken. The SDK client is
+   * bound to one region: target.regions is for providers that address zones across regions (GCP).
+   */
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     if (request.zone) requireCloudName('ec2', 'ec2-zone', 'target.zone', request.zone);
+    const region = this.options.region;
+    const { result, placement } = await launchWithFailover({
+      provider: 'ec2',
+      instanceType: request.instanceType,
+      first: { region, ...(request.zone ? { zone: request.zone } : {}) },
+      pinned: request.zonePinned === true,
+      candidates: () => this.zoneCandidates(request.instanceType, request.spot, signal),
+      attempt: (c, suffix) =>
+        this.launchIn({ ...request, ...(c.zone ? { zone: c.zone } : {}), ...(suffix ? { launchKey: `${request.launchKey ?? ''}${suffix}` } : {}) }, signal),
+      // Capacity is a zone's; the account's vCPU or spot limits are the region's and no zone of it cures them.
+      scope: (err) => (err.code === 'capacity' ? 'zone' : undefined),
+      ...(request.progress ? { progress: request.progress } : {}),
+    });
+    return placement.refused.length
+      ? { ...result, placement, ...(placement.pricePerHour !== undefined ? { pricePerHour: placement.pricePerHour } : {}) }
+      : result;
+  }
+
+  /** The region's zones that offer the type; for spot, with each zone's latest spot price, cheapest first. */
+  private async zoneCandidates(instanceType: string, spot: boolean, signal?: AbortSignal): Promise<ZoneChoice[]> {
+    const region = this.options.region;
+    const offered = await this.send<{ InstanceTypeOfferings?: Array<{ Location?: string }> }>(
+      (sdk) =>
+        new sdk.DescribeInstanceTypeOfferingsCommand({ LocationType: 'availability-zone', Filters: [{ Name: 'instance-type', Values: [instanceType] }] }),
+      signal,
+    );
+    const zones = [...new Set((offered.InstanceTypeOfferings ?? []).map((o) => o.Location).filter((z): z is string => !!z))].sort();
+    if (!spot) return zones.map((zone) => ({ region, zone }));
+    const prices = await this.spotPrices([instanceType], undefined, signal);
+    const of = (z: string): SpotQuote | undefined => prices.get(instanceType)?.get(z);
+    return zones
+      .map((zone): ZoneChoice => {
+        const q = of(zone);
+        return { region, zone, ...(q ? { pricePerHour: q.price, priceSource: `DescribeSpotPriceHistory ${zone} ${new Date(q.at).toISOString()}` } : {}) };
+      })
+      .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
+  }
+
+  /** The latest Linux spot price per type and zone (the last hour's DescribeSpotPriceHistory). */
+  private async spotPrices(types: readonly string[], zone: string | undefined, signal?: AbortSignal): Promise<Map<string, Map<string, SpotQuote>>> {
+    const history = await this.send<{ SpotPriceHistory?: Array<{ InstanceType?: string; AvailabilityZone?: string; SpotPrice?: string; Timestamp?: Date }> }>(
+      (sdk) =>
+        new sdk.DescribeSpotPriceHistoryCommand({
+          InstanceTypes: types as _InstanceType[],
+          ProductDescriptions: ['Linux/UNIX'],
+          StartTime: new Date(Date.now() - 3600_000),
+          ...(zone ? { AvailabilityZone: zone } : {}),
+        }),
+      signal,
+    );
+    const out = new Map<string, Map<string, SpotQuote>>();
+    for (const h of history.SpotPriceHistory ?? []) {
+      if (!h.InstanceType || !h.AvailabilityZone || !h.SpotPrice || (zone && h.AvailabilityZone !== zone)) continue;
+      const at = h.Timestamp?.getTime() ?? 0;
+      const perZone = out.get(h.InstanceType) ?? new Map<string, SpotQuote>();
+      const prev = perZone.get(h.AvailabilityZone);
+      if (!prev || at > prev.at) perZone.set(h.AvailabilityZone, { price: Number(h.SpotPrice), at });
+      out.set(h.InstanceType, perZone);
+    }
+    return out;
+  }
+
+  private async launchIn(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const ami = await this.findAmi(request.instanceType, signal);
     const keyName = await this.ensureKeyPair(request.sshPublicKey, signal);
     const net = await this.network(request.instanceType, request.zone, signal);
@@ -595,6 +656,14 @@ export class Ec2Provider implements Provider {
                   Ebs: { VolumeSize: request.diskGiB ?? this.options.rootVolumeGiB ?? 200, VolumeType: 'gp3', DeleteOnTermination: true, Encrypted: true },
                 },
               ],
+              // The host reads S3 (checkpoints, staged data, outputs) as this role through IMDS: no keys shipped, none expiring.
+              ...(request.iamInstanceProfile
+                ? {
+                    IamInstanceProfile: request.iamInstanceProfile.startsWith('arn:')
+                      ? { Arn: request.iamInstanceProfile }
+                      : { Name: request.iamInstanceProfile },
+                  }
+                : {}),
               // IMDSv2 only: a process on the instance (or an SSRF in a notebook) cannot read credentials with one GET.
               MetadataOptions: { HttpTokens: 'required', HttpEndpoint: 'enabled', HttpPutResponseHopLimit: 1 },
               ...(request.hostKey ? { UserData: Buffer.from(cloudInitHostKey(request.hostKey)).toString('base64') } : {}),

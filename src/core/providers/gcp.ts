@@ -5,9 +5,12 @@ import { createHash } from 'node:crypto';
 import { sleep } from './abort';
 import { codeForStatus, DEFAULT_RETRY, requestJson } from './http';
 import type { HttpErrorDetail, RetryPolicy } from './http';
-import { DLVM_IMAGE_FAMILY, DLVM_IMAGE_PROJECT, GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from './gcpCatalog';
+import { DLVM_IMAGE_FAMILY, DLVM_IMAGE_PROJECT, GCP_GPU_SHAPES, GCP_PRICE_SOURCE, gcpOfferName, gcpShapeOf } from './gcpCatalog';
+import type { GcpGpuShape } from './gcpCatalog';
 import type { TokenSource } from './gcpToken';
 import { matchesQuery } from './offers';
+import { launchWithFailover } from './zoneFailover';
+import type { ZoneChoice } from './zoneFailover';
 import { waitForSshViaDescribe } from './sshProbe';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
 import { callerIpv4 } from './callerIp';
@@ -17,6 +20,7 @@ import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provide
 
 const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
 const RUN_LABEL = 'remote-finetune-run';
+const GCS_READ_WRITE_SCOPE = 'https://www.googleapis.com/auth/devstorage.read_write';
 /** Where the default zone comes from: a spec's target.zone replaces the setting (providerSelection.ts). */
 const ZONE_FIELD = 'target.zone (or the remoteFinetune.gcp.zone setting)';
 
@@ -111,11 +115,29 @@ function uuidFrom(text: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+function regionOf(zone: string): string {
+  return zone.replace(/-[a-z]$/, '');
+}
+
+/** What one insert needs that does not depend on the zone: made once, before the first zone is tried. */
+interface InsertPrep {
+  readonly shape: GcpGpuShape;
+  readonly image: { readonly source: string };
+  readonly diskGb: number;
+  readonly login: { user: string; osLogin: false } | { user: string; osLogin: true; account: string };
+  readonly sshTag: string;
+}
+
 function tail(url: string | undefined): string {
   return (url ?? '').split('/').pop() ?? '';
 }
 
 /** GCP labels: lowercase letters, digits, - and _, at most 63 characters. */
+/** A replacement's name is its own: the reclaimed VM of the same run may still be being deleted under the first name. */
+function vmNameFor(request: LaunchRequest): string {
+  return instanceNameFor(request.launchKey ? `${request.runId}-${request.launchKey}` : request.runId);
+}
+
 function labelValue(s: string): string {
   return s
     .toLowerCase()
@@ -347,12 +369,18 @@ export class GcpProvider implements Provider {
     );
   }
 
+  /**
+   * Inserts in the request's zone (or the configured one); a capacity refusal there tries the region's other
+   * zones that have the accelerator, then those of target.regions, each VM under its own name and requestId (a
+   * reused requestId would answer with the refused operation). A regional quota skips the rest of its region.
+   */
   async launch(request: LaunchRequest, signal?: AbortSignal): Promise<Instance> {
     const shape = gcpShapeOf(request.instanceType);
     if (!shape) throw new ProviderError('invalid', `unknown GCP GPU shape ${request.instanceType}`, 'gcp');
     // Before the first request: a bad zone found at the insert would leave a firewall rule made for nothing.
     this.checkProject();
     const zone = requireCloudName('gcp', 'gcp-zone', request.zone ? 'target.zone' : ZONE_FIELD, request.zone ?? this.options.zone);
+    for (const r of request.regions ?? []) requireCloudName('gcp', 'gcp-region', 'target.regions', r);
     const image = await this.bootImage(signal);
     const diskGb = request.diskGiB ?? Math.max(200, image.diskSizeGb);
     if (diskGb < image.diskSizeGb)
@@ -363,8 +391,48 @@ export class GcpProvider implements Provider {
       );
     const login = await this.loginFor(request.sshPublicKey, signal);
     const sshTag = await this.ensureFirewall(signal);
-    // A replacement's name is its own: the reclaimed VM of the same run may still be being deleted under the first name.
-    const name = instanceNameFor(request.launchKey ? `${request.runId}-${request.launchKey}` : request.runId);
+    const price = (z: string): ZoneChoice => ({
+      region: regionOf(z),
+      zone: z,
+      pricePerHour: request.spot ? shape.spotPerHour : shape.onDemandPerHour,
+      priceSource: GCP_PRICE_SOURCE,
+    });
+    const { result, placement } = await launchWithFailover({
+      provider: 'gcp',
+      instanceType: request.instanceType,
+      first: price(zone),
+      pinned: request.zonePinned === true,
+      candidates: async () => (await this.acceleratorZones(shape.accelerator, [regionOf(zone), ...(request.regions ?? [])], signal)).map(price),
+      attempt: (c, suffix) =>
+        this.insertIn(
+          { ...request, ...(suffix ? { launchKey: `${request.launchKey ? `${request.launchKey}-` : ''}${c.zone ?? zone}` } : {}) },
+          c.zone ?? zone,
+          { shape, image, diskGb, login, sshTag },
+          signal,
+        ),
+      scope: (err) => (err.code === 'capacity' ? 'zone' : err.code === 'quota' ? 'region' : undefined),
+      ...(request.progress ? { progress: request.progress } : {}),
+    });
+    return { ...result, placement };
+  }
+
+  /**
+   * Zones of these regions that have the accelerator (aggregated acceleratorTypes filtered by name), the regions
+   * in the order given, zones by name within each.
+   */
+  private async acceleratorZones(accelerator: string, regions: readonly string[], signal?: AbortSignal): Promise<string[]> {
+    const res = (await this.call('GET', `/aggregated/acceleratorTypes?filter=${encodeURIComponent(`name = "${accelerator}"`)}`, undefined, signal)) as
+      { items?: Record<string, { acceleratorTypes?: ReadonlyArray<{ name?: string; zone?: string }> }> } | undefined;
+    const zones = new Set<string>();
+    for (const [scope, v] of Object.entries(res?.items ?? {}))
+      for (const a of v.acceleratorTypes ?? []) if (a.name === accelerator) zones.add(tail(a.zone) || scope.replace(/^zones\//, ''));
+    const order = [...new Set(regions)];
+    return [...zones].filter((z) => order.includes(regionOf(z))).sort((a, b) => order.indexOf(regionOf(a)) - order.indexOf(regionOf(b)) || a.localeCompare(b));
+  }
+
+  private async insertIn(request: LaunchRequest, zone: string, prep: InsertPrep, signal?: AbortSignal): Promise<Instance> {
+    const { shape, image, diskGb, login, sshTag } = prep;
+    const name = vmNameFor(request);
     const body = {
       name,
       machineType: `zones/${zone}/machineTypes/${shape.machineType}`,
@@ -378,6 +446,9 @@ export class GcpProvider implements Provider {
       ],
       networkInterfaces: [{ network: 'global/networks/default', accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],
       tags: { items: [sshTag] },
+      // The host's storage client (checkpoints, staged data, outputs on gs://) takes its token from the metadata
+      // server, which has one only for a VM with a service account; read/write on Cloud Storage is all it is given.
+      serviceAccounts: [{ email: request.serviceAccount ?? 'default', scopes: [GCS_READ_WRITE_SCOPE] }],
       // GPUs cannot live-migrate: maintenance must terminate. Spot VMs are deleted on preemption so nothing bills after.
       scheduling: request.spot
         ? { provisioningModel: 'SPOT', instanceTerminationAction: 'DELETE', onHostMaintenance: 'TERMINATE', automaticRestart: false }

@@ -2,6 +2,9 @@
 // 2025; spot prices move, these are typical). N1 takes attached T4/V100 accelerators; G2, A2 and A3 have
 // their GPUs built in. VRAM is per GPU.
 
+/** Where these prices come from and when, shown beside every GCP price. */
+export const GCP_PRICE_SOURCE = 'GCP catalog list prices, us-central1, as of 2025 (approximate; spot moves)';
+
 export interface GcpGpuShape {
   readonly machineType: string;
   readonly gpu: string;

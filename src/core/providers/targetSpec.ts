@@ -12,4 +12,10 @@ export interface TargetSpec {
   readonly instance_type?: string;
   /** Boot disk of a provisioned instance, GB. */
   readonly disk_gb?: number;
+  /** More regions whose zones a launch may try once the first region's have refused. */
+  readonly regions?: readonly string[];
+  /** EC2: the instance profile (name or ARN) the instance runs as. */
+  readonly iam_instance_profile?: string;
+  /** GCP: the service account email the VM runs as (default: the project's default compute account). */
+  readonly service_account?: string;
 }

@@ -59,6 +59,33 @@ export interface LaunchRequest {
    * capacity refusal): it goes into the idempotency token, which would otherwise hand back the first instance.
    */
   readonly launchKey?: string;
+  /** The spec names the zone (or a volume lives there): a refusal there is final, no other zone is tried. */
+  readonly zonePinned?: boolean;
+  /** More regions whose zones may be tried after this region's have refused (the spec's target.regions). */
+  readonly regions?: readonly string[];
+  /** Progress lines while launching (a zone refused, the next one tried). */
+  readonly progress?: (line: string) => void;
+  /** EC2: the instance profile (name or ARN) the instance gets, so the host reads S3 with a role, not shipped keys. */
+  readonly iamInstanceProfile?: string;
+  /** GCP: the service account the VM runs as (default: the project's default compute account), with storage read/write scope. */
+  readonly serviceAccount?: string;
+}
+
+export interface ZoneRefusal {
+  readonly region: string;
+  readonly zone: string;
+  /** The ProviderError code (capacity, quota). */
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Where a launch landed, at what price, and which zones refused it first. */
+export interface Placement {
+  readonly region: string;
+  readonly zone?: string;
+  readonly refused: readonly ZoneRefusal[];
+  readonly pricePerHour?: number;
+  readonly priceSource?: string;
 }
 
 export type InstanceState = 'pending' | 'running' | 'stopping' | 'stopped' | 'terminating' | 'terminated' | 'unknown';
@@ -88,6 +115,8 @@ export interface Instance {
   readonly hostKeys?: readonly string[];
   /** The owner id the instance was launched with (LaunchRequest.ownerId), when the cloud keeps it. */
   readonly ownerId?: string;
+  /** Set by launch: where it landed and what was refused where (zone failover). */
+  readonly placement?: Placement;
 }
 
 export interface WaitForSshOptions {

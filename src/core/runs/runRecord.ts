@@ -58,6 +58,13 @@ export const runAttemptSchema = z.object({
   mirrorBase: tailOffsetsSchema,
   /** The checkpoint step the attempt resumed from (the runner's checkpoint-restored warning). */
   resumedFromStep: z.number().int().nonnegative().optional(),
+  /** Zones that refused this launch before it landed (zone failover), with the provider's words. */
+  refused: z
+    .array(z.object({ region: z.string(), zone: z.string(), code: z.string(), message: z.string().max(500) }))
+    .max(32)
+    .optional(),
+  /** Where pricePerHour comes from and when (a price list, a spot price history, a catalog). */
+  priceSource: z.string().max(300).optional(),
 });
 export type RunAttempt = z.infer<typeof runAttemptSchema>;
 

@@ -17,6 +17,7 @@ import { isTerminal } from './runRecord';
 import { newRunId } from './runId';
 import type { DownloadItem, RunOutputs } from './artifactPlan';
 import { launchRequestFor } from './targetOffers';
+import { placementSummary } from '../providers/zoneFailover';
 import { withoutNotifyTargets } from './hostNotify';
 import { controlVariablesRefusal } from '../config/controlVariables';
 import { newControlKey } from '../telemetry/eventAuth';
@@ -176,6 +177,9 @@ export async function launchAttempt(
       ...(hostKey ? { hostKey } : {}),
       ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
       ...(a.launchKey ? { launchKey: a.launchKey } : {}),
+      // A volume's zone is where the instance must go: no other zone is tried.
+      ...(volumeZone ? { zonePinned: true } : {}),
+      progress: (line: string) => say('provisioning', line),
     },
     pricePerHour: a.pricePerHour,
     // An 8-GPU instance may take half an hour to answer SSH: the wait scales with it (or the spec's own).
@@ -185,6 +189,10 @@ export async function launchAttempt(
     // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
     bootstrap: async (instance, signal, launchedAt) => {
       const cur = store.get(id)!;
+      // Landed elsewhere than asked (zone failover): that zone's price, and the refusals, go in the record.
+      const placed = instance.placement;
+      const price = placed?.pricePerHour ?? a.pricePerHour;
+      if (placed?.refused.length) say('provisioning', placementSummary(placed));
       // The mirror's sizes now are where this attempt's files (which start at 0 on the new host) append.
       const attempt: RunAttempt = {
         n: a.n,
@@ -193,7 +201,9 @@ export async function launchAttempt(
         region: instance.region || target.offer.region,
         ...((instance.zone ?? a.zone) ? { zone: instance.zone ?? a.zone } : {}),
         spot: a.spot,
-        pricePerHour: a.pricePerHour,
+        pricePerHour: price,
+        ...(placed?.priceSource ? { priceSource: placed.priceSource } : {}),
+        ...(placed?.refused.length ? { refused: placed.refused.map((r) => ({ ...r, message: r.message.slice(0, 500) })) } : {}),
         startedAt: launchedAt,
         mirrorBase: localOffsets(cur.localDir ?? ctx.localDirOf(id)),
       };
@@ -206,9 +216,10 @@ export async function launchAttempt(
         launchedAt,
         // SSH answered just now: launchedAt to readyAt is this instance's provisioning wait (issue 32.4).
         readyAt: Date.now(),
-        pricePerHour: a.pricePerHour,
+        pricePerHour: price,
+        ...((instance.region || target.offer.region) !== target.offer.region ? { region: instance.region } : {}),
         pinnedHostKeys: pins.length || instance.hostKeys?.length ? [...pins, ...(instance.hostKeys ?? [])] : undefined,
-        ...(a.spot || a.n > 1 || cur.maxAttempts ? { attempts: [...(cur.attempts ?? []), attempt] } : {}),
+        ...(a.spot || a.n > 1 || cur.maxAttempts || placed?.refused.length ? { attempts: [...(cur.attempts ?? []), attempt] } : {}),
       });
       if (volume && provider.attachVolume) {
         attached = await provider.attachVolume(instance, volume, signal);

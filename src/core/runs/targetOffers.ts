@@ -74,5 +74,10 @@ export function launchRequestFor(runId: string, offer: Offer, target: Partial<Ta
     spot: offer.spot,
     sshPublicKey,
     ...(target?.disk_gb ? { diskGiB: target.disk_gb } : {}),
+    // A zone the spec names is where the person wants it: a refusal there is final.
+    ...(cloudOf(target) && target?.zone ? { zonePinned: true } : {}),
+    ...(cloudOf(target) && target?.regions?.length ? { regions: target.regions } : {}),
+    ...(target?.provider === 'ec2' && target.iam_instance_profile ? { iamInstanceProfile: target.iam_instance_profile } : {}),
+    ...(target?.provider === 'gcp' && target.service_account ? { serviceAccount: target.service_account } : {}),
   };
 }

@@ -120,7 +120,8 @@ test('gcp: pool exhaustion in the operation is a capacity error; a preempted spo
   try {
     emu.inject('insert', { kind: 'capacity' });
     await assert.rejects(
-      provider.launch({ runId: 'cap-1', instanceType: 'a2-highgpu-1g', region: 'us-central1', spot: false, sshPublicKey: pub }),
+      // The zone pinned: another zone would be tried otherwise (zoneFailover.test.ts).
+      provider.launch({ runId: 'cap-1', instanceType: 'a2-highgpu-1g', region: 'us-central1', spot: false, sshPublicKey: pub, zonePinned: true }),
       (e: unknown) => e instanceof ProviderError && e.code === 'capacity' && /ZONE_RESOURCE_POOL_EXHAUSTED/.test(e.message),
     );
     assert.equal(emu.instances.size, 0);
