@@ -40,6 +40,11 @@ const fixed: CodeInfo[] = [
   { code: 'RFT605', severity: 'error', title: '.env: CUDA_VISIBLE_DEVICES syntax' },
   { code: 'RFT606', severity: 'error', title: '.env: PYTORCH_CUDA_ALLOC_CONF syntax' },
   { code: 'RFT607', severity: 'warning', title: '.env with real-looking tokens is tracked by git' },
+  {
+    code: 'RFT611',
+    severity: 'warning',
+    title: ".env: token or key that is still an example's placeholder (hf_your_token_here, <your-key>, xxx, changeme, …)",
+  },
   { code: 'RFT608', severity: 'warning', title: '.env: name with a dot, which a shell cannot export (left out of the run environment)' },
   {
     code: 'RFT609',
@@ -103,6 +108,7 @@ const fixed: CodeInfo[] = [
     severity: 'error',
     title: 'target.instance_type cannot hold target.gpu (GCP N1 vs A2/A3/G2, EC2 families), or has another GPU count (Lambda: warning)',
   },
+  { code: 'RFT825', severity: 'warning', title: 'DeepSpeed offload_param (accelerate: offload_param_device) below ZeRO stage 3, where DeepSpeed ignores it' },
   { code: 'RFT823', severity: 'warning', title: 'budget.max_usd on an own SSH host or this machine without budget.price_per_hour: the host cannot count it' },
   {
     code: 'RFT840',

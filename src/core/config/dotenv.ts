@@ -3,7 +3,7 @@
 // The syntax is python-dotenv's: KEY=value, `export`, # comments, and '…' / "…" values that may span
 // lines (a PEM key, a JSON blob); single quotes are literal, double quotes read \n \" \\ and the like.
 import type { ConfigDiagnostic, FileAccess, Fix } from './types';
-import { looksLikePlaceholder, tokenKind } from './secrets';
+import { isSecretKey, looksLikeExamplePlaceholder, looksLikePlaceholder, tokenKind } from './secrets';
 import { baseName } from './kinds';
 import { dirName, join } from '../pathText';
 import { endpointDiagnostics } from './dotenvEndpoints';
@@ -281,6 +281,16 @@ export function checkDotenv(text: string, ctx: DotenvContext): ConfigDiagnostic[
     }
     seen.set(e.key, e);
     if (tokenKind(e.value, e.key)) realTokens.push(e);
+    // RFT611: a key copied from .env.example and never filled in reaches the host as that text, and the Hub or W&B
+    // answers 401 minutes into a paid run; the empty value (RFT602) at least says nothing is there.
+    if (!isExample && isSecretKey(e.key) && looksLikeExamplePlaceholder(e.value)) {
+      out.push({
+        ...at(e, 'value'),
+        severity: 'warning',
+        code: 'RFT611',
+        message: `${e.key} looks like an example's placeholder, not a real ${HF_TOKENS.includes(e.key) ? 'token' : 'value'}: the run would send it and fail to authenticate. Paste the real one, or store it with Fine-Tune: Set Secret and remove the line.`,
+      });
+    }
 
     if (!isExample && HF_TOKENS.includes(e.key) && e.value.trim() === '') {
       out.push({

@@ -27,6 +27,7 @@ import { checkLearningRate } from './rules/learningRate';
 import { checkProviderGpu } from './rules/providerGpu';
 import { checkTargetNames } from './rules/targetNames';
 import { checkInstanceFit } from './rules/instanceFit';
+import { checkOffloadParamStage } from './rules/deepSpeedOffload';
 
 export interface ValidateOptions {
   /** Path (absolute for cross-file checks) or just a name; decides the kind with the content. */
@@ -174,9 +175,11 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
   switch (kind) {
     case 'accelerate':
       out.push(...checkAccelerate(ctx));
+      out.push(...checkOffloadParamStage(ctx, 'accelerate'));
       break;
     case 'deepspeed':
       out.push(...checkDeepSpeedBatch(ctx, undefined));
+      out.push(...checkOffloadParamStage(ctx, 'deepspeed'));
       break;
     case 'sweep':
       out.push(...checkSweep(ctx));

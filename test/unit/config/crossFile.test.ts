@@ -90,7 +90,8 @@ test('.env: real-looking tokens in a file git tracks give RFT607; untracked or p
     assert.deepEqual(codes(dir, '.env', 'HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n'), []);
     execFileSync('git', ['add', '.env', 'other/.env'], { cwd: dir });
     assert.deepEqual(codes(dir, '.env', 'HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n'), ['RFT607']);
-    assert.deepEqual(codes(dir, 'other/.env', 'HF_TOKEN=hf_your_token_here\n'), []);
+    // A placeholder is no token to leak (no RFT607), but it is a token never filled in (RFT611, issue 39.8).
+    assert.deepEqual(codes(dir, 'other/.env', 'HF_TOKEN=hf_your_token_here\n'), ['RFT611']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -118,9 +119,10 @@ test("the seeds' own configs (accelerate, sweep, .env, hyperparameters, LoRA, bi
   ]) {
     const r = validateText(readFileSync(join(dir, rel), 'utf8'), { fileName: join(dir, rel), files: nodeFiles });
     assert.ok(r.kind, rel);
+    // The seed's .env is its README's example as copied (hf_your_token_here): its two tokens are warned (RFT611).
     assert.deepEqual(
-      r.diagnostics.map((d) => `${d.code} ${d.message}`),
-      [],
+      r.diagnostics.map((d) => `${d.code} ${d.message.split(' ')[0]}`),
+      rel === '.env' ? ['RFT611 HUGGINGFACE_TOKEN', 'RFT611 WANDB_API_KEY'] : [],
       rel,
     );
   }
