@@ -1,6 +1,7 @@
 // The words a run is shown with (Runs view, status bar, end-of-run notification). Pure, so tested
 // without VS Code.
 import type { RunRecord, RunStatus } from './runRecord';
+import type { RunEvent } from '../telemetry/events';
 import { isTerminal } from './runRecord';
 import { describeAttempt } from './runAttempts';
 import { estimateVsActualLines } from './estimateVsActual';
@@ -213,6 +214,19 @@ export function finishedMessage(f: FinishedSummary, extraAdvice?: string): { tex
   const fix = f.failure?.hint ? ` Fix: ${f.failure.hint}` : '';
   const advice = extraAdvice ? ` ${extraAdvice}` : '';
   return { text: `${r.name} ${r.status}.${why}${fix}${advice}${cost}${teardown}`, error: true };
+}
+
+/** The warning for a `stalled` event (python-runner stall.py): what the host saw and what it does about it. */
+export function stalledMessage(r: Pick<RunRecord, 'name'>, e: Extract<RunEvent, { type: 'stalled' }>): string {
+  const seen = [
+    ...(e.process_state ? [`the training process is ${e.process_state}`] : []),
+    ...(e.gpu_util_pct !== undefined ? [`GPU ${Math.round(e.gpu_util_pct)}% busy`] : []),
+  ];
+  const what = e.action === 'stop' ? 'the host is saving what it can and stopping the run' : 'the run goes on (watchdog.on_stall: stop would end it)';
+  return (
+    `${r.name} stalled${e.last_step !== undefined ? ` at step ${e.last_step}` : ''}: no optimizer step for ` +
+    `${formatDuration(e.stalled_s * 1000)} (limit ${formatDuration(e.threshold_s * 1000)})${seen.length ? `; ${seen.join(', ')}` : ''}; ${what}.`
+  );
 }
 
 /** One line for the extension log when a run ends: outcome, step, loss, length, cost and where the adapter went. */

@@ -4,9 +4,9 @@
 // notification is gone once dismissed.
 import * as vscode from 'vscode';
 import { isAbsolute, relative } from 'node:path';
-import { showErrorMessage, showInformationMessage } from '../notify';
+import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import type { RunServices } from './runServices';
-import { endLogLine, finishedMessage } from '../../core/runs/runSummary';
+import { endLogLine, finishedMessage, stalledMessage } from '../../core/runs/runSummary';
 import type { RunRecord } from '../../core/runs/runRecord';
 import { oomAdvice } from '../../core/runs/runPlan';
 import { editorFiles } from '../config/configFiles';
@@ -36,6 +36,15 @@ async function revealAdapter(dir: string): Promise<void> {
   await vscode.commands.executeCommand(inWorkspace ? 'revealInExplorer' : 'revealFileInOS', uri);
 }
 
+/** A notification whose one button opens the run's logs. */
+function offerLogs(show: typeof showInformationMessage, text: string, runId: string, log: Pick<vscode.LogOutputChannel, 'warn'>): void {
+  void show(text, END_ACTIONS.showLogs)
+    .then(async (choice) => {
+      if (choice === END_ACTIONS.showLogs) await vscode.commands.executeCommand(RUN_COMMANDS.showLogs, runId);
+    })
+    .then(undefined, (err: unknown) => log.warn(`[${runId}] ${String((err as Error)?.message ?? err)}`));
+}
+
 export function registerRunNotifications(
   runs: Pick<RunServices, 'manager'>,
   log: Pick<vscode.LogOutputChannel, 'info' | 'warn'>,
@@ -56,19 +65,27 @@ export function registerRunNotifications(
       })
       .then(undefined, (err: unknown) => log.warn(`[${r.id}] ${String((err as Error)?.message ?? err)}`));
   });
+  // The host saw no training step for its stall limit (the host notification went out too): said once per event.
+  const stalls = runs.manager.onEvents((runId, events) => {
+    const r = runs.manager.store.get(runId);
+    for (const e of events) {
+      if (e.type !== 'stalled' || !r) continue;
+      const text = stalledMessage(r, e);
+      log.warn(`[${runId}] ${text}`);
+      last = { runId, text, error: true, buttons: [END_ACTIONS.showLogs] };
+      offerLogs(showWarningMessage, text, runId, log);
+    }
+  });
   // A spot run moved to a replacement instance: said once, at activation too (the reclaim happened while closed).
   const relaunched = runs.manager.onRelaunched((r) => {
     log.info(`[${r.record.id}] ${r.message}`);
     last = { runId: r.record.id, text: r.message, error: false, buttons: [END_ACTIONS.showLogs] };
-    void showInformationMessage(r.message, END_ACTIONS.showLogs)
-      .then(async (choice) => {
-        if (choice === END_ACTIONS.showLogs) await vscode.commands.executeCommand(RUN_COMMANDS.showLogs, r.record.id);
-      })
-      .then(undefined, (err: unknown) => log.warn(`[${r.record.id}] ${String((err as Error)?.message ?? err)}`));
+    offerLogs(showInformationMessage, r.message, r.record.id, log);
   });
   return Object.assign(
     new vscode.Disposable(() => {
       sub.dispose();
+      stalls.dispose();
       relaunched.dispose();
     }),
     { last: () => last },

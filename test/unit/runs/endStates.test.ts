@@ -8,7 +8,7 @@ import { FINISHED_STATUSES, parseEventLine } from '../../../src/core/telemetry/e
 import { RUN_STATUSES, isTerminal, runRecordSchema } from '../../../src/core/runs/runRecord';
 import type { RunRecord, RunStatus } from '../../../src/core/runs/runRecord';
 import { canTransition } from '../../../src/core/runs/lifecycle';
-import { endStatesLine, finishedMessage, runDescription, runTooltipLines, statusBarState } from '../../../src/core/runs/runSummary';
+import { endStatesLine, finishedMessage, runDescription, runTooltipLines, stalledMessage, statusBarState } from '../../../src/core/runs/runSummary';
 import { mayOfferResume } from '../../../src/core/runs/runResume';
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
@@ -84,4 +84,30 @@ test('end states: a run its host restarted by itself shows interrupted → resum
   assert.ok(lines.includes('History: interrupted → resumed → completed'));
   assert.equal(endStatesLine(rec('completed')), undefined);
   for (const s of ['preempted', 'stalled', 'budget-stopped'] as const) assert.equal(mayOfferResume(rec(s)), true, s);
+});
+
+test('stall: the warning says the last step, how long and the limit, what the host saw and what it does', () => {
+  const line = JSON.stringify({
+    v: 1,
+    ts: 1,
+    type: 'stalled',
+    stalled_s: 725,
+    threshold_s: 600,
+    action: 'stop',
+    last_step: 812,
+    process_state: 'sleeping',
+    gpu_util_pct: 0,
+  });
+  const p = parseEventLine(line);
+  assert.ok(p.ok && p.event.type === 'stalled');
+  assert.equal(
+    stalledMessage({ name: 'ft' }, p.event),
+    'ft stalled at step 812: no optimizer step for 12m 05s (limit 10m 00s); the training process is sleeping, GPU 0% busy; the host is saving what it can and stopping the run.',
+  );
+  const bare = parseEventLine(JSON.stringify({ v: 1, ts: 1, type: 'stalled', stalled_s: 3, threshold_s: 3, action: 'notify' }));
+  assert.ok(bare.ok && bare.event.type === 'stalled');
+  assert.equal(
+    stalledMessage({ name: 'ft' }, bare.event),
+    'ft stalled: no optimizer step for 3s (limit 3s); the run goes on (watchdog.on_stall: stop would end it).',
+  );
 });
