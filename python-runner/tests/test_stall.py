@@ -13,15 +13,8 @@ import unittest
 from remote_finetune import stall
 from remote_finetune.events import parse_event_line
 from tests.helpers import FIXTURES, PYTHON, RUNNER_DIR, TempDirTest, read, runner_env
+from tests.test_budget import Clock
 from tests.test_notify import Receiver
-
-
-class Clock:
-    def __init__(self, t: float) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 class Threshold(unittest.TestCase):

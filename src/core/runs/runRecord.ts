@@ -2,35 +2,15 @@
 // itself. It holds no secret: only where the run is and how far each tail has read.
 import { z } from 'zod';
 import { runEstimatedSchema, runMeasuredSchema } from './runMeasuredSchema';
+import { FINISHED_STATUSES } from '../telemetry/events';
 
-export const RUN_STATUSES = [
-  'planned',
-  'provisioning',
-  'connecting',
-  'syncing',
-  'bootstrapping',
-  'running',
-  'completed',
-  'failed',
-  'stopped',
-  'interrupted',
-  'preempted',
-  'stalled',
-  'budget-stopped',
-  'cancelled',
-] as const;
+const LIVE_STATUSES = ['planned', 'provisioning', 'connecting', 'syncing', 'bootstrapping', 'running'] as const;
+/** The ends are the runner's words for how a run ended (events.ts), and cancelled: stopped before it ran. */
+const END_STATUSES = [...FINISHED_STATUSES, 'cancelled'] as const;
+export const RUN_STATUSES = [...LIVE_STATUSES, ...END_STATUSES] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set([
-  'completed',
-  'failed',
-  'stopped',
-  'interrupted',
-  'preempted',
-  'stalled',
-  'budget-stopped',
-  'cancelled',
-]);
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(END_STATUSES);
 
 export const tailOffsetsSchema = z.object({
   output_log: z.number().int().nonnegative(),
