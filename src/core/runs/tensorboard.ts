@@ -34,7 +34,11 @@ export function tensorboardStartScript(remoteRunDir: string, workspaceDir: strin
     `cd ${shellQuote(remoteRunDir)} || exit 4`,
     TB_PID,
     `if [ -n "$tb_pid" ] && [ -s tensorboard.port ] && kill -0 "$tb_pid" 2>/dev/null; then echo "RFT_TB_PORT $(cat tensorboard.port)"; exit 0; fi`,
-    `logdir=${shellQuote(dirs.run)}; [ -d "$logdir" ] || logdir=${shellQuote(dirs.workspace)}`,
+    // Only a folder that holds event files: TensorBoard over a run that never logged to it is an empty page, and over
+    // the whole workspace a slow one. The runner's folder first (report_to tensorboard), then the workspace (own scripts).
+    `tb_events() { find "$1" -maxdepth 8 -type f -name 'events.out.tfevents.*' 2>/dev/null | head -n 1; }`,
+    `logdir=${shellQuote(dirs.run)}`,
+    `if [ -z "$(tb_events "$logdir")" ]; then logdir=${shellQuote(dirs.workspace)}; [ -n "$(tb_events "$logdir")" ] || { echo RFT_TB_NONE; exit 7; }; fi`,
     `py=''`,
     `for c in "$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' bootstrap.json 2>/dev/null)" ${shellQuote(venvPython)} "\${RFT_PYTHON:-}" python3; do`,
     `  [ -n "$c" ] || continue`,
@@ -67,6 +71,24 @@ export function tensorboardStopScript(remoteRunDir: string): string {
   ].join('\n');
 }
 
+/** Why Open TensorBoard cannot work for this run before any host is asked, or undefined when it may. */
+export function tensorboardUnavailable(rec: Pick<RunRecord, 'name' | 'remoteDir' | 'host' | 'finishedAction' | 'instanceId'>): string | undefined {
+  if (!rec.remoteDir || !rec.host) return `${rec.name} never reached a host, so there is nothing for TensorBoard to show.`;
+  if (rec.instanceId && rec.finishedAction === 'terminated')
+    return `${rec.name}'s instance was terminated when the run ended, and its TensorBoard event files went with it.`;
+  return undefined;
+}
+
+/** The run wrote no TensorBoard event files: nothing to show, and the message says how to turn it on. */
+export class TensorboardNotLoggedError extends Error {
+  constructor() {
+    super(
+      'this run did not log to TensorBoard (no event files in its run folder or its workspace on the host). To turn it on for the next run: add tensorboard to trainer.report_to in the run spec (the built-in trainer then writes to the run folder and installs the package), or have your own script write TensorBoard event files (SummaryWriter, report_to="tensorboard") under its folder.',
+    );
+    this.name = 'TensorboardNotLoggedError';
+  }
+}
+
 /** Reads the start script's answer; throws a message that says what to do. */
 export function parseTensorboardStart(stdout: string): number {
   const port = /RFT_TB_PORT (\d+)/.exec(stdout);
@@ -74,6 +96,7 @@ export function parseTensorboardStart(stdout: string): number {
     const n = Number(port[1]);
     if (n > 0 && n < 65536) return n;
   }
+  if (stdout.includes('RFT_TB_NONE')) throw new TensorboardNotLoggedError();
   if (stdout.includes('RFT_TB_MISSING'))
     throw new Error(
       'No Python on the host has the tensorboard package: add tensorboard to trainer.report_to (the runner then installs it), or pip install tensorboard on the host.',

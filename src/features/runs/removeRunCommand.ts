@@ -15,7 +15,7 @@ export const REMOVE_RUN_COMMAND = 'remoteFinetune.removeRunFromHistory';
 
 export function registerRemoveRun(deps: FeatureDeps, runs: RunServices): vscode.Disposable {
   return registerCommand(deps.log, REMOVE_RUN_COMMAND, async (arg: unknown) => {
-    const r = await runOf(runs, arg, (x) => isTerminal(x.status));
+    const r = await runOf(runs, arg, (x) => isTerminal(x.status), 'No finished run to remove: a running run is stopped first.');
     if (!r) return;
     if (!isTerminal(r.status)) {
       void showWarningMessage(`${r.name} is ${r.status}: stop it before removing it from the history.`);

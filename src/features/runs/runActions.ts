@@ -19,6 +19,7 @@ import type { StartAgain } from './startTraining';
 import { askResumeOrFresh, resumeWithProgress } from './resumeCommand';
 import { mayOfferResume } from '../../core/runs/runResume';
 import { runAdapterPath } from '../../core/runs/runOutputs';
+import { TensorboardNotLoggedError, tensorboardUnavailable } from '../../core/runs/tensorboard';
 
 export const RUN_COMMANDS = {
   select: 'remoteFinetune.selectRun',
@@ -36,12 +37,17 @@ export const RUN_COMMANDS = {
   openTensorBoard: 'remoteFinetune.run.openTensorBoard',
 } as const;
 
-export async function runOf(runs: RunServices, arg: unknown, filter: (r: RunRecord) => boolean = () => true): Promise<RunRecord | undefined> {
+export async function runOf(
+  runs: RunServices,
+  arg: unknown,
+  filter: (r: RunRecord) => boolean = () => true,
+  none = 'No run fits this action.',
+): Promise<RunRecord | undefined> {
   if (typeof arg === 'string') return runs.store.get(arg);
   if (typeof arg === 'object' && arg !== null && (arg as RunsNode).kind === 'run') return runs.store.get((arg as { record: RunRecord }).record.id);
   const candidates = runs.store.all().filter(filter);
   if (candidates.length === 0) {
-    void showInformationMessage('No run fits this action.');
+    void showInformationMessage(none);
     return undefined;
   }
   const pick = await showQuickPick(
@@ -73,7 +79,12 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.showLogs, showPanel(runs, PANEL_COMMANDS.logs)),
     reg(RUN_COMMANDS.showRankLogs, async (arg: unknown) => {
       // Rank 0 drives the panels; the other machines' logs are mirrored beside its files, one click away.
-      const r = await runOf(runs, arg, (x) => (x.machines?.length ?? 0) > 0);
+      const r = await runOf(
+        runs,
+        arg,
+        (x) => (x.machines?.length ?? 0) > 0,
+        'No multi-node run: per-machine logs exist for runs on several machines (target.hosts).',
+      );
       if (!r?.machines?.length || !r.localDir) {
         if (r) void showInformationMessage(`${r.name} ran on one machine: its log is in the log panel.`);
         return;
@@ -93,8 +104,18 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
     reg(RUN_COMMANDS.showGpu, showPanel(runs, PANEL_COMMANDS.gpu)),
     reg(RUN_COMMANDS.showMetrics, showPanel(runs, PANEL_COMMANDS.metrics)),
     reg(RUN_COMMANDS.openTensorBoard, async (arg: unknown) => {
-      const r = await runOf(runs, arg, (x) => !!x.remoteDir && !!x.host);
+      const r = await runOf(
+        runs,
+        arg,
+        (x) => tensorboardUnavailable(x) === undefined,
+        'No run can open TensorBoard: it needs a run whose folder is still on its host (add tensorboard to trainer.report_to in the run spec to log there).',
+      );
       if (!r) return;
+      const why = tensorboardUnavailable(r);
+      if (why) {
+        void showInformationMessage(`TensorBoard: ${why}`);
+        return;
+      }
       try {
         const url = await withProgress(
           { location: vscode.ProgressLocation.Notification, title: `Starting TensorBoard for ${r.name} on ${r.host ?? 'the host'}…`, cancellable: true },
@@ -107,11 +128,18 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
         await vscode.commands.executeCommand('simpleBrowser.show', url);
       } catch (err) {
         deps.log.warn(`[${r.id}] TensorBoard: ${(err as Error).message}`);
+        if (err instanceof TensorboardNotLoggedError) {
+          // Not a failure: the run did not ask for TensorBoard. Say how to, next to the spec that would.
+          const open = 'Open Run Spec';
+          const pick = await showInformationMessage(`TensorBoard for ${r.name}: ${err.message}`, open);
+          if (pick === open) await vscode.window.showTextDocument(vscode.Uri.file(r.specPath));
+          return;
+        }
         void showErrorMessage(`TensorBoard for ${r.name}: ${(err as Error).message}`);
       }
     }),
     reg(RUN_COMMANDS.stop, async (arg: unknown) => {
-      const r = await runOf(runs, arg, (x) => !isTerminal(x.status));
+      const r = await runOf(runs, arg, (x) => !isTerminal(x.status), 'No run is running: there is nothing to stop.');
       if (!r) return;
       const ok = await showWarningMessage(
         `Stop ${r.name}? It gets SIGTERM (the runner saves a checkpoint), then SIGKILL after 2 minutes.`,
@@ -128,7 +156,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       });
     }),
     reg(RUN_COMMANDS.download, async (arg: unknown) => {
-      const r = await runOf(runs, arg, (x) => !!x.remoteDir);
+      const r = await runOf(runs, arg, (x) => !!x.remoteDir, 'No run has a folder on a host to download from.');
       if (!r) return;
       // The run's own folders, not the workspace's shared outputs (another run's adapter or checkpoints).
       const adapter = runAdapterPath(r.outputs?.dir, r.id, join(r.localDir ?? runs.manager.localDirOf(r.id), 'events.jsonl'));
@@ -172,7 +200,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       );
     }),
     reg(RUN_COMMANDS.terminate, async (arg: unknown) => {
-      const r = await runOf(runs, arg, (x) => !!x.instanceId && x.finishedAction !== 'terminated');
+      const r = await runOf(runs, arg, (x) => !!x.instanceId && x.finishedAction !== 'terminated', 'No run has a cloud instance left to terminate.');
       if (!r) return;
       const ok = await showWarningMessage(`Terminate ${r.provider} instance ${r.instanceId}? Its disk is deleted.`, { modal: true }, 'Terminate');
       if (ok !== 'Terminate') return;
@@ -196,7 +224,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       await vscode.commands.executeCommand(START_COMMAND, vscode.Uri.file(r.specPath), again);
     }),
     reg(RUN_COMMANDS.resume, async (arg: unknown) => {
-      const r = await runOf(runs, arg, mayOfferResume);
+      const r = await runOf(runs, arg, mayOfferResume, 'No run can be resumed: that needs a run that ended early with a checkpoint on its host.');
       if (r) await resumeWithProgress(runs, r);
     }),
     // A host named by the caller (a view action, a test) skips the prompt.

@@ -35,7 +35,12 @@ export function registerTryAdapter(deps: FeatureDeps, runs: RunServices): vscode
   const runnerDir = join(deps.context.extensionPath, 'python-runner');
   return vscode.Disposable.from(
     registerCommand(deps.log, TRY_ADAPTER_COMMAND, async (arg: unknown) => {
-      const r = await runOf(runs, arg, (x) => !!x.remoteDir || !!downloadedAdapter(x));
+      const r = await runOf(
+        runs,
+        arg,
+        (x) => !!x.remoteDir || !!downloadedAdapter(x),
+        'No run has an adapter to try: one appears when a run saves it, on its host or downloaded.',
+      );
       if (!r) return;
       const existing = open.get(r.id);
       if (existing) {
