@@ -133,11 +133,16 @@ function isHubRef(v: unknown): boolean {
   return /^[\w.-]+\/[\w.-]+$/.test(v);
 }
 
+/** What makes the host's AWS SDKs use keys from the environment instead of the instance's role. */
+const AWS_KEY_NAMES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_SECURITY_TOKEN', 'AWS_CREDENTIAL_EXPIRATION', 'AWS_PROFILE'];
+
 /**
  * Secrets go to a host only where the run uses them: the W&B key not when `wandb.enabled: false`, a Hugging
  * Face token only when something is fetched from or pushed to the Hub (a hub model or dataset, an hf://
- * upload) or the user's own script runs (it may download anything).
+ * upload) or the user's own script runs (it may download anything), AWS keys not to an EC2 instance that has
+ * target.iam_instance_profile.
  */
+
 export function dropUnneededSecrets(
   env: Readonly<Record<string, string>>,
   spec: Readonly<Record<string, unknown>>,
@@ -146,10 +151,13 @@ export function dropUnneededSecrets(
     path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
   const wandbOff = at('wandb', 'enabled') === false;
   const hubUsed = typeof spec.command === 'string' || [at('model', 'id'), at('data', 'train'), at('data', 'eval'), at('outputs', 'upload')].some(isHubRef);
+  // An EC2 instance with a role reads S3 through IMDS: shipped keys would win over the role (the SDKs' chain
+  // reads the environment first) and expire inside a long run.
+  const roleOnHost = at('target', 'provider') === 'ec2' && typeof at('target', 'iam_instance_profile') === 'string';
   const out: Record<string, string> = {};
   const dropped: string[] = [];
   for (const [k, v] of Object.entries(env)) {
-    if ((k === 'WANDB_API_KEY' && wandbOff) || (HF_TOKEN_NAMES.includes(k) && !hubUsed)) dropped.push(k);
+    if ((k === 'WANDB_API_KEY' && wandbOff) || (HF_TOKEN_NAMES.includes(k) && !hubUsed) || (roleOnHost && AWS_KEY_NAMES.includes(k))) dropped.push(k);
     else out[k] = v;
   }
   return { env: out, dropped };

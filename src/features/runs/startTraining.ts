@@ -34,6 +34,7 @@ import { billedResources } from '../../core/runs/billedResources';
 import { redirectLines } from '../../core/runs/runEnv';
 import type { RunEnv } from '../../core/runs/runEnv';
 import { confirmRunEnv } from '../../core/runs/startGate';
+import { sessionCredentialsWarning } from '../../core/runs/awsSessionCredentials';
 import type { RunPlan } from '../../core/runs/runPlan';
 import { editorFiles } from '../config/configFiles';
 import { GPU_IDS } from '../../core/gpu/catalog';
@@ -408,6 +409,7 @@ export async function startTraining(
       ...(choice.kind === 'cloud' ? billedResources({ offer: choice.offer, spec: plan.spec, teardown: plan.teardown, canStop: choice.provider.canStop }) : []),
       `The folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).`,
       ...(envRead ? [`The variables of ${envName} are written to the host as a 0600 file (never on a command line).`] : []),
+      ...[sessionCredentialsWarning(r.env, plan.spec, estimated?.hours)].filter((w): w is string => w !== undefined),
       ...redirectLines(r, envName),
       ...outputDestinations(plan.spec),
       ...(held ? [`${button} remembers ${hosts.length > 1 ? 'these hosts' : 'this host'} for your ${tokens}. Without it nothing starts.`] : []),

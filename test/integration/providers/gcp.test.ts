@@ -243,3 +243,19 @@ test('gcp: 403 quotaExceeded is a quota error (not auth, not retried); 403 rateL
     await emu.stop();
   }
 });
+
+test('gcp: the VM runs as a service account with Cloud Storage read/write (the default one, or target.service_account), so the host has a metadata token for gs://', async () => {
+  const { emu, provider } = await setup();
+  try {
+    const base = { instanceType: 'n1-standard-8+nvidia-tesla-t4x1', region: 'us-central1', spot: true, sshPublicKey: pub };
+    const a = await provider.launch({ ...base, runId: 'sa-1' });
+    const b = await provider.launch({ ...base, runId: 'sa-2', serviceAccount: 'trainer@p.iam.gserviceaccount.com' });
+    const sa = (id: string): unknown =>
+      ([...emu.instances.values()].find((i) => `${i.zone}/${i.name}` === id)!.request as { serviceAccounts?: unknown }).serviceAccounts;
+    const scopes = ['https://www.googleapis.com/auth/devstorage.read_write'];
+    assert.deepEqual(sa(a.id), [{ email: 'default', scopes }]);
+    assert.deepEqual(sa(b.id), [{ email: 'trainer@p.iam.gserviceaccount.com', scopes }]);
+  } finally {
+    await emu.stop();
+  }
+});
