@@ -315,6 +315,12 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
         name = "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
         kw[name] = True
         kw[name + "_kwargs"] = {"use_reentrant": False}
+    else:
+        # Off under every name this version has: TRL's SFTConfig (and DPO/ORPO's) default it to True, so leaving the
+        # field out trained the SFT path with checkpointing on, recomputing every layer's activations in the backward
+        # pass (the TRL path against a plain TRL script in bench/trainer-overhead).
+        for name in ("activation_checkpointing", "gradient_checkpointing"):
+            kw[name] = False
     strategy = str(t.get("eval_strategy", "no"))
     if strategy != "no" and not has_eval:
         warn("trainer.eval_strategy is %s but data.eval is not set; not evaluating" % strategy, "no-eval-set")

@@ -58,6 +58,24 @@ class Refusals(tt.Case):
         self.assertIn("trainer.backend unsloth: Unsloth runs on CUDA GPUs only; this host has none", err["message"])
 
 
+class TrlPathCheckpointing(unittest.TestCase):
+    """TRL's configs default gradient checkpointing to on; the spec's `false` must reach SFTConfig as off (it did not:
+    the TRL path recomputed every activation, the cause of its 0.68x of a plain TRL script in bench/trainer-overhead)."""
+
+    def test_the_spec_s_checkpointing_reaches_sft_config(self):
+        from remote_finetune.spec import normalise
+        tmp = tempfile.mkdtemp(prefix="rft-speed-trl-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        run = trainer.Run(os.path.join(tmp, "run"), tmp)
+        os.makedirs(run.run_dir)
+        for on in (False, True):
+            spec = normalise(tt.base_spec("/nonexistent", trainer={"use_sft_trainer": True, "gradient_checkpointing": on}))
+            args = trainer.training_arguments(spec, os.path.join(tmp, "out"), has_eval=False, sft=True, run=run)
+            self.assertEqual(type(args).__name__, "SFTConfig")
+            got = (args.gradient_checkpointing, getattr(args, "activation_checkpointing", args.gradient_checkpointing))
+            self.assertEqual(got, (on, on), "trainer.gradient_checkpointing %s" % on)
+
+
 class SameTraining(unittest.TestCase):
     """The same tiny LoRA run, in process, with and without an option; losses step by step."""
 
