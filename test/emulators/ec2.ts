@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
 import { SsmParameters } from './ssm';
 import { Ec2Networks } from './ec2Network';
+import { Ec2SpotRequests } from './ec2SpotRequests';
 import type { EmulatedInstance, EmulatorOptions, Fault } from './server';
 
 const NS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
@@ -100,6 +101,8 @@ export class Ec2Emulator extends EmulatorBase {
   readonly ssm: SsmParameters;
   /** VPCs, subnets and route tables; a default VPC unless a test removes it. */
   readonly net: Ec2Networks;
+  /** Spot requests: persistent ones stop on an interruption and start the same instance again (ec2SpotRequests.ts). */
+  readonly spotRequests = new Ec2SpotRequests(this.instances, (i) => this.refresh(i));
   private tokens = new Map<string, string>();
   /** Milliseconds a new instance, group or key pair stays invisible to the calls that follow its creation. */
   consistencyMs: number;
@@ -183,6 +186,10 @@ export class Ec2Emulator extends EmulatorBase {
       (r.get('@subnet') ? `<subnetId>${r.get('@subnet')}</subnetId><vpcId>${r.get('@vpc') ?? ''}</vpcId>` : '') +
       (i.state === 'running' && i.ip ? `<ipAddress>${i.ip}</ipAddress>` : '') +
       (i.spot ? '<instanceLifecycle>spot</instanceLifecycle>' : '') +
+      (this.spotRequests.idOf(i.id) ? `<spotInstanceRequestId>${this.spotRequests.idOf(i.id)!}</spotInstanceRequestId>` : '') +
+      (this.spotRequests.stateReasonOf(i.id)
+        ? '<stateReason><code>Server.SpotInstanceShutdown</code><message>Server.SpotInstanceShutdown: Spot instance shutdown</message></stateReason>'
+        : '') +
       (i.reclaimed
         ? '<stateReason><code>Server.SpotInstanceTermination</code><message>Server.SpotInstanceTermination: Spot instance termination</message></stateReason>'
         : '') +
@@ -415,6 +422,8 @@ export class Ec2Emulator extends EmulatorBase {
           if ((g.vpcId ?? 'vpc-0default') !== subnet.vpcId)
             return this.error(res, 400, 'InvalidParameter', `Security group ${gid} and subnet ${subnet.id} belong to different networks.`);
         }
+        const spotRefusal = p.get('InstanceMarketOptions.MarketType') === 'spot' ? Ec2SpotRequests.refusal(p) : undefined;
+        if (spotRefusal) return this.error(res, 400, 'InvalidParameterCombination', spotRefusal);
         if (fault?.kind === 'capacity') return this.writeFault(op, fault, res);
         // A public address only when asked for or when the subnet hands them out; reachable only through an internet gateway.
         const wantsPublic =
@@ -443,6 +452,7 @@ export class Ec2Emulator extends EmulatorBase {
           launchedAt: Date.now(),
           request: p,
         });
+        if (this.instances.get(id)!.spot) this.spotRequests.open(this.instances.get(id)!, p);
         if (token) this.tokens.set(token, id);
         this.visibleAt.set(id, Date.now() + this.consistencyMs);
         if (this.withheld(fault, res)) return;
@@ -494,10 +504,14 @@ export class Ec2Emulator extends EmulatorBase {
         const items = ids.map((id) => {
           const i = this.instances.get(id)!;
           const prev = i.state;
-          if (op === 'TerminateInstances' && i.state !== 'terminated') i.state = 'terminating';
+          if (op === 'TerminateInstances' && i.state !== 'terminated') {
+            i.state = 'terminating';
+            this.spotRequests.terminated(id);
+          }
           if (op === 'StopInstances') {
-            if (i.spot) return undefined;
+            if (i.spot && !this.spotRequests.stopsOnInterruption(id)) return undefined;
             if (i.state === 'running' || i.state === 'pending') i.state = 'stopping';
+            this.spotRequests.stoppedByUser(id);
           }
           return `<item><instanceId>${id}</instanceId><currentState><code>${STATE_CODE[i.state]}</code><name>${STATE_NAME[i.state]}</name></currentState><previousState><code>${STATE_CODE[prev]}</code><name>${STATE_NAME[prev]}</name></previousState></item>`;
         });
@@ -505,6 +519,14 @@ export class Ec2Emulator extends EmulatorBase {
           return this.error(res, 400, 'UnsupportedOperation', "You can't stop the Spot Instance because it is a one-time Spot Instance request.");
         if (this.withheld(fault, res)) return;
         this.ok(res, op, `<instancesSet>${items.join('')}</instancesSet>`);
+        return;
+      }
+      case 'DescribeSpotInstanceRequests':
+      case 'CancelSpotInstanceRequests': {
+        const ids = list(p, 'SpotInstanceRequestId');
+        const out = op === 'CancelSpotInstanceRequests' ? this.spotRequests.cancel(ids) : this.spotRequests.describe(ids, f);
+        if (out.error) return this.error(res, 400, out.error.code, out.error.message);
+        this.ok(res, op, out.body ?? '');
         return;
       }
       default:
@@ -517,6 +539,19 @@ export class Ec2Emulator extends EmulatorBase {
     const i = this.instances.get(id);
     if (!i || i.state === 'terminated') return;
     i.state = (i.request as Params).get('InstanceInitiatedShutdownBehavior') === 'terminate' ? 'terminated' : 'stopped';
+    if (i.state === 'terminated') this.spotRequests.terminated(id);
+    else this.spotRequests.stoppedByUser(id);
+  }
+
+  /** A spot interruption: a persistent request with stop/hibernate stops the instance, any other ends it. */
+  override reclaim(id: string): void {
+    if (this.spotRequests.stopsOnInterruption(id)) this.spotRequests.interrupt(id);
+    else super.reclaim(id);
+  }
+
+  /** Spot capacity is back in the zone: EC2 starts the interrupted instance again (same id, same volume). */
+  capacityReturns(id: string): boolean {
+    return this.spotRequests.capacityReturns(id);
   }
 
   /** Whether the security group ingress opened port 22 to exactly this /32 and nothing else. */

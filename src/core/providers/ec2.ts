@@ -17,6 +17,7 @@ import { launchWithFailover } from './zoneFailover';
 import type { ZoneChoice } from './zoneFailover';
 import { waitForSshViaDescribe } from './sshProbe';
 import { attachNamedVolume, findVolume } from './ec2Volume';
+import { cancelSpotRequest, opensPersistentRequest, spotLaunchOptions } from './ec2SpotRecovery';
 import type { AttachedVolume, VolumeSpec } from './ec2Volume';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
@@ -158,6 +159,8 @@ export class Ec2Provider implements Provider {
 
   /** Ids this provider launched, with when: a NotFound for them inside the window is lag, not absence. */
   private readonly launchedAt = new Map<string, number>();
+  /** Each instance seen here: its spot request id, or null for none (no lookup needed before terminating it). */
+  private readonly spotRequestOf = new Map<string, string | null>();
 
   private get consistencyWindowMs(): number {
     return this.options.consistency?.windowMs ?? 300_000;
@@ -617,6 +620,8 @@ export class Ec2Provider implements Provider {
     const net = await this.network(request.instanceType, request.zone, signal);
     const groupId = await this.ensureSecurityGroup(net.vpcId, signal);
     const name = instanceNameFor(request.runId);
+    const market = spotLaunchOptions(request);
+    if (market.note) request.progress?.(market.note);
     const tags = [
       { Key: 'Name', Value: name },
       { Key: OWNER_TAG, Value: 'true' },
@@ -648,8 +653,9 @@ export class Ec2Provider implements Provider {
                 .update(request.runId + (request.launchKey ? `#${request.launchKey}` : ''))
                 .digest('hex')
                 .slice(0, 64),
-              // The on-host watchdog powers off; with this, power-off ends billing instead of leaving a stopped instance.
-              InstanceInitiatedShutdownBehavior: 'terminate',
+              // The on-host watchdog powers off; with terminate, power-off ends billing instead of leaving a stopped
+              // instance (a persistent spot request stops instead: ec2SpotRecovery.ts says why).
+              InstanceInitiatedShutdownBehavior: market.InstanceInitiatedShutdownBehavior,
               BlockDeviceMappings: [
                 {
                   DeviceName: ami.rootDevice,
@@ -670,11 +676,12 @@ export class Ec2Provider implements Provider {
               TagSpecifications: [
                 { ResourceType: 'instance', Tags: tags },
                 { ResourceType: 'volume', Tags: tags },
+                // The request carries the run too, so a request left open is seen for what it is.
+                ...(opensPersistentRequest(request) ? [{ ResourceType: 'spot-instances-request' as const, Tags: tags }] : []),
               ],
               Placement: request.zone && !net.subnetId ? { AvailabilityZone: request.zone } : undefined,
-              InstanceMarketOptions: request.spot
-                ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', InstanceInterruptionBehavior: 'terminate' } }
-                : undefined,
+              InstanceMarketOptions: market.InstanceMarketOptions,
+              ...(market.HibernationOptions ? { HibernationOptions: market.HibernationOptions } : {}),
             }),
           signal,
         ),
@@ -690,6 +697,7 @@ export class Ec2Provider implements Provider {
     const tags = new Map((i.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
     const type = String(i.InstanceType ?? '');
     const spot = i.InstanceLifecycle === 'spot';
+    if (i.InstanceId) this.spotRequestOf.set(i.InstanceId, i.SpotInstanceRequestId ?? null);
     return {
       provider: 'ec2',
       id: i.InstanceId ?? '',
@@ -706,7 +714,8 @@ export class Ec2Provider implements Provider {
       spot,
       pricePerHour: spot ? undefined : ec2TypeInfo(type)?.onDemandPerHour,
       launchedAt: i.LaunchTime?.getTime(),
-      interrupted: i.StateReason?.Code === 'Server.SpotInstanceTermination',
+      // Shutdown: stopped by a spot interruption, for EC2 to start again (target.spot_recovery: cloud).
+      interrupted: i.StateReason?.Code === 'Server.SpotInstanceTermination' || i.StateReason?.Code === 'Server.SpotInstanceShutdown',
     };
   }
 
@@ -745,6 +754,7 @@ export class Ec2Provider implements Provider {
     const max = this.options.consistency?.maxMs ?? 30_000;
     for (let attempt = 0; ; attempt++) {
       try {
+        await this.cancelSpotRequestOf(instanceId, signal);
         await this.send((sdk) => new sdk.TerminateInstancesCommand({ InstanceIds: [instanceId] }), signal);
         return;
       } catch (err) {
@@ -764,6 +774,26 @@ export class Ec2Provider implements Provider {
       this.consistencyRetries++;
       await sleep(Math.min(max, base * 2 ** attempt), signal);
     }
+  }
+
+  /**
+   * Cancels the instance's spot request before it is terminated: under a persistent request EC2 would launch
+   * a new instance in its place. An instance not seen here is looked up once (DescribeInstances names its request).
+   */
+  private async cancelSpotRequestOf(instanceId: string, signal?: AbortSignal): Promise<void> {
+    let requestId = this.spotRequestOf.get(instanceId);
+    if (requestId === undefined) {
+      const res = await this.send<{ Reservations?: Array<{ Instances?: SdkInstance[] }> }>(
+        (sdk) => new sdk.DescribeInstancesCommand({ InstanceIds: [instanceId] }),
+        signal,
+      ).catch((err: unknown) => {
+        if (awsCode(err) === 'InvalidInstanceID.NotFound') return undefined;
+        throw err;
+      });
+      const i = res?.Reservations?.flatMap((r) => r.Instances ?? [])[0];
+      requestId = i?.SpotInstanceRequestId;
+    }
+    if (requestId) await cancelSpotRequest((make, sig) => this.send(make, sig), requestId, signal);
   }
 
   async stop(instanceId: string, signal?: AbortSignal): Promise<void> {

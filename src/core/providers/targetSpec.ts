@@ -18,4 +18,7 @@ export interface TargetSpec {
   readonly iam_instance_profile?: string;
   /** GCP: the service account email the VM runs as (default: the project's default compute account). */
   readonly service_account?: string;
+  /** EC2 spot: who brings a reclaimed run back, the extension (a replacement instance) or EC2 itself (same instance). */
+  readonly spot_recovery?: 'extension' | 'cloud';
+  readonly spot_hibernate?: boolean;
 }

@@ -69,6 +69,13 @@ export interface LaunchRequest {
   readonly iamInstanceProfile?: string;
   /** GCP: the service account the VM runs as (default: the project's default compute account), with storage read/write scope. */
   readonly serviceAccount?: string;
+  /**
+   * EC2 spot: 'cloud' opens a persistent request that stops the instance on an interruption and has EC2 start
+   * it again when capacity returns (ec2SpotRecovery.ts); absent or 'extension': one-time, relaunched by us.
+   */
+  readonly spotRecovery?: 'extension' | 'cloud';
+  /** EC2 spot with spotRecovery cloud: hibernate instead of stop where the instance type can. */
+  readonly spotHibernate?: boolean;
 }
 
 export interface ZoneRefusal {

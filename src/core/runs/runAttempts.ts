@@ -14,6 +14,8 @@ export interface RelaunchPolicy {
   readonly onDemandAfter?: number;
   /** The spec names a zone: replacements stay in it. */
   readonly zonePinned: boolean;
+  /** EC2 starts the same instance again itself (target.spot_recovery: cloud): the extension never replaces it. */
+  readonly byCloud?: true;
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
@@ -24,8 +26,9 @@ const CLOUDS = new Set(['lambda', 'ec2', 'gcp']);
 export function relaunchPolicyOf(spec: Readonly<Record<string, unknown>>): RelaunchPolicy | undefined {
   const t = spec.target;
   if (!t || typeof t !== 'object') return undefined;
-  const { provider, spot, max_attempts, on_demand_after, zone } = t as Record<string, unknown>;
+  const { provider, spot, max_attempts, on_demand_after, zone, spot_recovery } = t as Record<string, unknown>;
   if (typeof provider !== 'string' || !CLOUDS.has(provider) || spot !== true) return undefined;
+  if (provider === 'ec2' && spot_recovery === 'cloud') return { maxAttempts: 1, zonePinned: true, byCloud: true };
   const int = (v: unknown, min: number): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= min ? v : undefined);
   const onDemandAfter = int(on_demand_after, 0);
   return {
@@ -47,6 +50,8 @@ export function decideRelaunch(end: AttemptEnd, attempts: readonly RunAttempt[],
   if (end !== 'reclaimed')
     return { relaunch: false, why: `the run ${end === 'failed' ? 'failed' : `was ${end}`} on its instance; only a reclaim by the cloud is relaunched` };
   if (!policy) return { relaunch: false, why: 'the spec does not ask for spot (target.spot), so nothing relaunches it' };
+  if (policy.byCloud)
+    return { relaunch: false, why: 'EC2 restarts the same instance itself (target.spot_recovery: cloud), the extension launches no replacement' };
   if (attempts.length >= policy.maxAttempts)
     return { relaunch: false, why: `all ${policy.maxAttempts} attempt${policy.maxAttempts === 1 ? '' : 's'} the spec allows (target.max_attempts) are used` };
   return { relaunch: true, attempt: attempts.length + 1 };

@@ -79,5 +79,8 @@ export function launchRequestFor(runId: string, offer: Offer, target: Partial<Ta
     ...(cloudOf(target) && target?.regions?.length ? { regions: target.regions } : {}),
     ...(target?.provider === 'ec2' && target.iam_instance_profile ? { iamInstanceProfile: target.iam_instance_profile } : {}),
     ...(target?.provider === 'gcp' && target.service_account ? { serviceAccount: target.service_account } : {}),
+    ...(target?.provider === 'ec2' && offer.spot && target.spot_recovery === 'cloud'
+      ? { spotRecovery: 'cloud' as const, ...(target.spot_hibernate ? { spotHibernate: true } : {}) }
+      : {}),
   };
 }

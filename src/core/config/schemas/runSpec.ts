@@ -165,6 +165,16 @@ export const runSpecTarget = z.strictObject({
   disk_gb: z.number().int().min(30).max(65536).optional().describe('Boot disk of a provisioned instance in GB, 30 to 65536 (EC2 gp3 root volume, GCP boot disk); default 200. It must hold the image (about 100 GB for the GCP PyTorch image), the model cache and checkpoints.'),
   max_attempts: z.number().int().min(1).max(10).optional().describe('Spot only: instances the run may use in all, 1 to 10; default 3. After a reclaim the extension launches a replacement (same type and region, another zone when the spec names none and the zone has no capacity), which resumes from the newest checkpoint in outputs.checkpoints. 1 never relaunches.'),
   on_demand_after: z.number().int().min(0).max(10).optional().describe('Spot only: after this many reclaims or spot capacity refusals the replacement is an on-demand instance (billed at the on-demand price); 0 relaunches on-demand at once. Absent: replacements stay spot.'),
+  spot_recovery: z
+    .enum(['extension', 'cloud'])
+    .optional()
+    .describe(
+      'Spot only: who brings a reclaimed run back. extension (default): the extension launches a replacement instance (every cloud; VS Code must be open). cloud (EC2 only): a persistent spot request that stops the instance on an interruption and has EC2 start the same instance, root disk intact, when capacity returns, with VS Code closed; the host then resumes the run from its checkpoint.',
+    ),
+  spot_hibernate: z
+    .boolean()
+    .optional()
+    .describe('EC2 with spot_recovery: cloud: hibernate instead of stop on an interruption where EC2 can (no GPU family can today; those are stopped).'),
   ready_timeout_min: z.number().int().min(1).max(240).optional().describe('Provisioned instances: minutes to wait for SSH before the instance is terminated, 1 to 240. Default: 15 for one GPU, growing with the GPU count (8 GPUs: 45 on Lambda and EC2, 30 on GCP), since large instances commonly take 10–30 minutes to answer.'),
 });
 
