@@ -14,12 +14,15 @@ import { gatherSecrets } from './runSecrets';
 import type { TargetChoice, TargetSources } from './targets';
 import { gpuMatches, hostGpuWarning, probedGpuNames } from '../../core/hosts/gpuCheck';
 import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
-import { fixForProblem, validateSettingValue } from '../../core/runs/targetFixes';
+import { setupRows, validateSettingValue } from '../../core/runs/targetFixes';
+import type { GcpSetupState } from '../../core/runs/targetFixes';
+import { resolveCloudSettings } from '../../core/providers/providerSelection';
+import { applicationDefaultCredentialsPresent } from '../../core/providers/gcpAuth';
 import type { TargetFix } from '../../core/runs/targetFixes';
 import { ADD_HOST_COMMAND } from '../hosts/addHostCommand';
 import { hostsOf, machinesOf, multiNodeProblem } from '../../core/runs/multiNode';
 import { confirmAndCheckHosts } from '../../core/runs/hostContactOrder';
-import { offersForTarget } from '../../core/runs/targetOffers';
+import { cloudOf, offersForTarget } from '../../core/runs/targetOffers';
 import type { TargetSpec } from '../../core/providers/targetSpec';
 import { runLength } from '../../core/runs/runLength';
 import { launchCost } from '../../core/runs/launchCost';
@@ -37,7 +40,7 @@ import { confirmRunEnv } from '../../core/runs/startGate';
 import { sessionCredentialsWarning } from '../../core/runs/awsSessionCredentials';
 import type { RunPlan } from '../../core/runs/runPlan';
 import { editorFiles } from '../config/configFiles';
-import { GPU_IDS } from '../../core/gpu/catalog';
+import { GPU_IDS, isGpuId } from '../../core/gpu/catalog';
 import { ensureCloudKey } from '../../core/runs/cloudKey';
 import type { RunTarget } from '../../core/runs/runManager';
 import { PANEL_COMMANDS } from '../panels/registerPanels';
@@ -165,12 +168,10 @@ async function pickTarget(
           choice: { kind: 'cloud', provider, offer },
         });
       }
-      const all2 = [...problems, ...more];
-      const fixes = all2.map((p) => ({ p, fix: fixForProblem(p) }));
-      if (fixes.some((f) => f.fix)) all.push({ label: 'Clouds to set up', kind: vscode.QuickPickItemKind.Separator });
-      for (const { fix } of fixes)
-        if (fix) all.push({ label: `$(key) ${fix.label}`, detail: fix.detail, alwaysShow: true, action: { kind: 'fix', fix: fix.fix } });
-      for (const { p, fix } of fixes) if (!fix) all.push({ label: `$(warning) ${p}`, alwaysShow: true });
+      const { fixes, notes } = setupRows([...problems, ...more], cloudOf(target), gcpSetupState());
+      if (fixes.length > 0) all.push({ label: 'Clouds to set up', kind: vscode.QuickPickItemKind.Separator });
+      for (const fix of fixes) all.push({ label: `$(key) ${fix.label}`, detail: fix.detail, alwaysShow: true, action: { kind: 'fix', fix: fix.fix } });
+      for (const p of notes) all.push({ label: `$(warning) ${p}`, alwaysShow: true });
       const keep = qp.activeItems[0];
       qp.items = all;
       if (keep && all.includes(keep)) qp.activeItems = [keep];
@@ -196,7 +197,19 @@ async function pickTarget(
   return picked;
 }
 
+/** GCP's two settings, each its own setup row: the project (settings or environment) and the sign-in. */
+function gcpSetupState(): GcpSetupState {
+  const project = resolveCloudSettings({ gcpProject: setting('gcp.project') }).gcpProject !== undefined;
+  return { project, credentials: applicationDefaultCredentialsPresent() };
+}
+
 async function applyFix(fix: TargetFix): Promise<void> {
+  if (fix.kind === 'terminal') {
+    const t = vscode.window.createTerminal({ name: fix.name });
+    t.show();
+    t.sendText(fix.command);
+    return;
+  }
   if (fix.kind === 'command') {
     await vscode.commands.executeCommand(fix.command);
     return;
@@ -292,6 +305,9 @@ export async function startTraining(
   let gpus: readonly string[] = A100;
   if (!a100 && again?.gpu) {
     gpus = [again.gpu];
+  } else if (!a100 && typeof plan.target.gpu === 'string' && isGpuId(plan.target.gpu)) {
+    // The spec names its GPU: asking again would only echo it ("on A100", or an edit of target.gpu, picks another).
+    gpus = [plan.target.gpu];
   } else if (!a100) {
     const current = typeof plan.target.gpu === 'string' ? plan.target.gpu : undefined;
     const pick = await pickGpu(current);

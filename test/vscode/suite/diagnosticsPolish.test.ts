@@ -110,7 +110,7 @@ suite('diagnostics polish (issue 18.6)', () => {
     assert.match(ds.find((d) => codeOf(d) === 'RFT805')?.message ?? '', /has 1 GPU:/);
   });
 
-  test('the VRAM CodeLens is on line 0 and on the gpu: line; it opens a breakdown that shows small parts in MB', async () => {
+  test('the VRAM CodeLens is on line 0 and on the gpu: line; it opens a rendered breakdown that shows small parts in MB and follows edits', async () => {
     const doc = await open(spec('qlora', '2e-4', 'ssh', 'T4').replace('precision: bf16', 'precision: fp16'));
     const gpuLine = doc
       .getText()
@@ -138,10 +138,18 @@ suite('diagnostics polish (issue 18.6)', () => {
     assert.match(text, /^# GPU memory estimate: finetune\.yaml/);
     assert.match(text, /\| LoRA adapters \\\(r=16\\\) \| \d+(\.\d)? MB \|/);
     assert.match(text, /\| \*\*Total\*\* \| \*\*\d+\.\d GB\*\* \| of 16 GB on T4 \|/);
-    assert.ok(
-      vscode.window.visibleTextEditors.some((e) => e.document === view),
-      'shown beside the spec',
-    );
+    // Issue 39.7: rendered (the Markdown preview, not the source with its escapes), and it follows edits.
+    const previewTab = (): vscode.Tab | undefined =>
+      vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && /markdown\.preview/.test(t.input.viewType));
+    for (let i = 0; i < 50 && !previewTab(); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(previewTab(), `the breakdown is shown rendered: tabs ${vscode.window.tabGroups.all.flatMap((g) => g.tabs.map((t) => t.label)).join(', ')}`);
+    assert.ok(!vscode.window.visibleTextEditors.some((e) => e.document === view), 'not as raw markdown');
+    const edit = new vscode.WorkspaceEdit();
+    const at = doc.getText().indexOf('gpu: T4') + 'gpu: '.length;
+    edit.replace(doc.uri, new vscode.Range(doc.positionAt(at), doc.positionAt(at + 2)), 'L4');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    for (let i = 0; i < 100 && !/of 24 GB on L4/.test(view.getText()); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(view.getText(), /\| of 24 GB on L4 \|/, 'the breakdown follows the edit to the spec');
   });
 
   test('hardware per provider: Lambda offers no T4, and the message names the GPUs it does offer', async () => {

@@ -154,11 +154,9 @@ export function specText(name: string, target: readonly string[], teardown: read
   ].join('\n');
 }
 
-/** Accepts the GPU picker's highlighted item (the spec's GPU). */
-async function acceptSpecGpu(qp: FakeQuickPick): Promise<void> {
-  assert.equal(qp.title, 'Which GPU?');
-  assert.equal(qp.activeItems[0]?.label, 'A100-40GB', "the spec's GPU is highlighted");
-  qp.accept(qp.activeItems[0]!);
+/** Issue 39.7: a spec that names its GPU is not asked "Which GPU?" again; the first picker is the target. */
+function noGpuQuestion(qp: FakeQuickPick): void {
+  assert.notEqual(qp.title, 'Which GPU?', 'the spec names its GPU (A100-40GB): no GPU picker');
 }
 
 suite('host pickers and GPU checks (real sshd)', function () {
@@ -193,6 +191,7 @@ suite('host pickers and GPU checks (real sshd)', function () {
     for (const [folder, target, teardown] of [
       ['hosts-suite', ['  provider: ssh', '  host: suite-nogpu'], ['  policy: keep', '  idle_minutes: 30']],
       ['hosts-suite-lambda', ['  provider: lambda', '  region: us-east-1'], ['  policy: terminate']],
+      ['hosts-suite-gcp', ['  provider: gcp', '  zone: us-central1-a'], ['  policy: terminate']],
     ] as const) {
       mkdirSync(join(ws, folder), { recursive: true });
       cpSync(join(ws, 'demo-host-own-script', 'train.py'), join(ws, folder, 'train.py'));
@@ -212,9 +211,9 @@ suite('host pickers and GPU checks (real sshd)', function () {
     const { result, seen } = await withAnswers(
       {
         async pick(qp, n) {
-          if (n === 0) return acceptSpecGpu(qp);
+          noGpuQuestion(qp);
           await qp.settled();
-          if (n === 1) {
+          if (n === 0) {
             const labels = qp.labels();
             const hostRows = labels.slice(0, labels.indexOf('$(add) Add SSH host…') + 1);
             assert.deepEqual(
@@ -237,7 +236,7 @@ suite('host pickers and GPU checks (real sshd)', function () {
       () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', specUri),
     );
     assert.equal(result, undefined);
-    assert.equal(seen.pickers.length, 3, 'GPU picker, target picker, target picker again');
+    assert.equal(seen.pickers.length, 2, 'target picker, target picker again');
     assert.deepEqual(seen.inputs, ['Lambda Cloud API Key']);
   });
 
@@ -245,8 +244,8 @@ suite('host pickers and GPU checks (real sshd)', function () {
     const { seen } = await withAnswers(
       {
         async pick(qp, n) {
-          if (n === 0) return acceptSpecGpu(qp);
-          if (n === 1) {
+          noGpuQuestion(qp);
+          if (n === 0) {
             assert.deepEqual(
               qp.labels().filter((l) => /suite-|SSH host/.test(l)),
               ['-- SSH hosts', '$(server) suite-nogpu', '$(server) suite-t4', '$(add) Add SSH host…'],
@@ -263,15 +262,44 @@ suite('host pickers and GPU checks (real sshd)', function () {
       },
       () => vscode.commands.executeCommand('remoteFinetune.startTraining', lambdaSpecUri),
     );
-    assert.equal(seen.pickers.length, 3);
+    assert.equal(seen.pickers.length, 2);
     await vscode.commands.executeCommand('remoteFinetune.removeHost', { kind: 'host', host: { host: 'suite-t4' } });
+  });
+
+  test('target picker for a GCP spec: one row per missing GCP setting, no other cloud, no GCP row twice', async () => {
+    const project = cfg().inspect<string>('gcp.project')?.globalValue;
+    await cfg().update('gcp.project', undefined, vscode.ConfigurationTarget.Global);
+    try {
+      const { seen } = await withAnswers(
+        {
+          async pick(qp) {
+            noGpuQuestion(qp);
+            await qp.settled();
+            const setup = qp.labels().filter((l) => l.startsWith('$(key)') || l.startsWith('$(warning)'));
+            assert.equal(setup.filter((l) => l === '$(key) GCP: set project…').length, 1, `one project row: ${JSON.stringify(setup)}`);
+            assert.ok(!setup.some((l) => /Lambda|AWS|EC2|lambda|ec2/.test(l)), `only the spec's cloud: ${JSON.stringify(setup)}`);
+            assert.ok(setup.filter((l) => /GCP: sign in/.test(l)).length <= 1);
+            assert.ok(!setup.some((l) => /not configured/.test(l)), 'the setup row says it already');
+            qp.hide();
+          },
+        },
+        () =>
+          vscode.commands.executeCommand(
+            'remoteFinetune.startTraining',
+            vscode.Uri.file(join(process.env.RFT_TEST_WORKSPACE!, 'hosts-suite-gcp', 'finetune.yaml')),
+          ),
+      );
+      assert.equal(seen.pickers.length, 1);
+    } finally {
+      await cfg().update('gcp.project', project, vscode.ConfigurationTarget.Global);
+    }
   });
 
   test('a host without an NVIDIA GPU: "suite-nogpu has no NVIDIA GPU — start anyway?", and Cancel starts nothing', async () => {
     const { result, seen } = await withAnswers(
       {
-        async pick(qp, n) {
-          if (n === 0) return acceptSpecGpu(qp);
+        async pick(qp) {
+          noGpuQuestion(qp);
           qp.accept(qp.item('$(server) suite-nogpu'));
         },
         warning: () => undefined, // the modal's Cancel
@@ -290,8 +318,8 @@ suite('host pickers and GPU checks (real sshd)', function () {
   test('a host with another GPU: "suite-t4 has Tesla T4, not the A100 …"; Start Anyway goes on to the confirmation; the probe is cached', async () => {
     const { result, seen } = await withAnswers(
       {
-        async pick(qp, n) {
-          if (n === 0) return acceptSpecGpu(qp);
+        async pick(qp) {
+          noGpuQuestion(qp);
           qp.accept(qp.item('$(server) suite-t4'));
         },
         warning: (_m, _o, buttons) => buttons[0],
