@@ -14,6 +14,8 @@ import { DLAMI_NAME_PATTERN, DLAMI_SSM_PREFIX, dlamiParameterNames, dlamiSupport
 import { matchesQuery } from './offers';
 import { sleep } from './abort';
 import { launchWithFailover } from './zoneFailover';
+import { catalogQuote, Ec2Pricing } from './ec2Pricing';
+import type { Ec2PricingOptions, PriceQuote } from './ec2Pricing';
 import type { ZoneChoice } from './zoneFailover';
 import { waitForSshViaDescribe } from './sshProbe';
 import { attachNamedVolume, findVolume } from './ec2Volume';
@@ -27,6 +29,10 @@ type Sdk = typeof Ec2Sdk;
 interface SpotQuote {
   readonly price: number;
   readonly at: number;
+}
+
+function spotSource(zone: string, q: SpotQuote): string {
+  return `DescribeSpotPriceHistory ${zone}, ${new Date(q.at).toISOString().slice(0, 16)}Z`;
 }
 
 export interface Ec2Options {
@@ -51,6 +57,11 @@ export interface Ec2Options {
    * gradually up to a few minutes" (docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html).
    */
   readonly consistency?: { readonly baseMs?: number; readonly maxMs?: number; readonly windowMs?: number };
+  /**
+   * On-demand prices from the AWS Price List API for this region (ec2Pricing.ts). Default: asked, unless an
+   * endpoint override points the client elsewhere (an emulator has no price list); false: the catalog only.
+   */
+  readonly pricing?: Ec2PricingOptions | false;
 }
 
 const CAPACITY_CODES = new Set([
@@ -228,7 +239,9 @@ export class Ec2Provider implements Provider {
       if (o.InstanceType && o.Location) zonesOf.set(o.InstanceType, [...(zonesOf.get(o.InstanceType) ?? []), o.Location]);
     const offers: Offer[] = [];
     if (query.spot !== true) {
-      for (const c of candidates) {
+      const quotes = await Promise.all(candidates.map((c) => this.onDemandQuote(c.instanceType, signal)));
+      for (const [n, c] of candidates.entries()) {
+        const quote = quotes[n];
         // Asked for a zone: the offer is for that zone, and only where the zone offers the type.
         const where = query.zone ? (zonesOf.get(c.instanceType) ?? []).includes(query.zone) : zonesOf.has(c.instanceType);
         offers.push({
@@ -239,7 +252,8 @@ export class Ec2Provider implements Provider {
           vramGiB: c.vramGiB,
           region,
           ...(query.zone ? { zone: query.zone } : {}),
-          pricePerHour: c.onDemandPerHour,
+          pricePerHour: quote?.pricePerHour ?? c.onDemandPerHour,
+          ...(quote ? { priceSource: quote.source } : {}),
           spot: false,
           capacity: where ? 'unknown' : 'unavailable',
           vcpus: c.vcpus,
@@ -263,6 +277,7 @@ export class Ec2Provider implements Provider {
             region,
             zone: best[0],
             pricePerHour: best[1].price,
+            priceSource: spotSource(best[0], best[1]),
             spot: true,
             capacity: 'unknown',
             vcpus: c.vcpus,
@@ -570,6 +585,17 @@ export class Ec2Provider implements Provider {
       : result;
   }
 
+  private pricing?: Ec2Pricing;
+
+  /** This region's on-demand price (Price List API, cached), or the catalog's named as such. */
+  private async onDemandQuote(instanceType: string, signal?: AbortSignal): Promise<PriceQuote | undefined> {
+    const opts = this.options.pricing;
+    if (opts === false || (opts === undefined && this.options.endpoint))
+      return catalogQuote(instanceType, opts === false ? 'the Price List API is turned off' : 'the EC2 endpoint is overridden');
+    this.pricing ??= new Ec2Pricing(opts ?? {});
+    return await this.pricing.onDemand(this.options.region, instanceType, signal);
+  }
+
   /** The region's zones that offer the type; for spot, with each zone's latest spot price, cheapest first. */
   private async zoneCandidates(instanceType: string, spot: boolean, signal?: AbortSignal): Promise<ZoneChoice[]> {
     const region = this.options.region;
@@ -585,7 +611,7 @@ export class Ec2Provider implements Provider {
     return zones
       .map((zone): ZoneChoice => {
         const q = of(zone);
-        return { region, zone, ...(q ? { pricePerHour: q.price, priceSource: `DescribeSpotPriceHistory ${zone} ${new Date(q.at).toISOString()}` } : {}) };
+        return { region, zone, ...(q ? { pricePerHour: q.price, priceSource: spotSource(zone, q) } : {}) };
       })
       .sort((a, b) => (a.pricePerHour ?? Infinity) - (b.pricePerHour ?? Infinity));
   }

@@ -258,6 +258,7 @@ export class GcpProvider implements Provider {
           region,
           zone,
           pricePerHour: spot ? shape.spotPerHour : shape.onDemandPerHour,
+          priceSource: GCP_PRICE_SOURCE,
           spot,
           // GCP reports which accelerators a zone has, not free capacity: present is "unknown", absent is "unavailable".
           capacity: inZone.has(shape.accelerator) ? 'unknown' : 'unavailable',

@@ -127,6 +127,8 @@ export class LambdaProvider implements Provider {
   async listOffers(query: OfferQuery, signal?: AbortSignal): Promise<Offer[]> {
     const data = (await this.call('GET', '/instance-types', undefined, signal)) as Record<string, LambdaInstanceTypeEntry> | undefined;
     const offers: Offer[] = [];
+    // Lambda's own price for the type, as of this answer: one price everywhere, no spot.
+    const priceSource = `Lambda Cloud /instance-types, ${new Date().toISOString().slice(0, 16)}Z`;
     for (const entry of Object.values(data ?? {})) {
       const t = entry.instance_type;
       const { gpu, count, vramGiB } = lambdaGpuOf(t);
@@ -140,6 +142,7 @@ export class LambdaProvider implements Provider {
         gpuCount: count,
         vramGiB,
         pricePerHour: price,
+        priceSource,
         spot: false,
         vcpus: t.specs?.vcpus,
         memoryGiB: t.specs?.memory_gib,

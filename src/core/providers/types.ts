@@ -20,6 +20,8 @@ export interface Offer {
   readonly zone?: string;
   /** USD per hour for the whole instance. */
   readonly pricePerHour: number;
+  /** Where the price comes from and its date (a price list, a spot price history, a catalog), for the confirmation. */
+  readonly priceSource?: string;
   readonly spot: boolean;
   readonly capacity: Capacity;
   readonly vcpus?: number;

@@ -13,8 +13,13 @@ export interface LaunchCost {
   readonly estimate?: CostEstimate;
 }
 
-export function launchCost(offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spot' | 'instanceType'>, length: RunLength, ready?: ReadyWait): LaunchCost {
-  const rate = `${formatUsd(offer.pricePerHour)}/h (${offer.instanceType}${offer.spot ? ', spot' : ''})`;
+export function launchCost(
+  offer: Pick<Offer, 'provider' | 'pricePerHour' | 'spot' | 'instanceType' | 'priceSource'>,
+  length: RunLength,
+  ready?: ReadyWait,
+): LaunchCost {
+  // The rate's source and date: a region's price list, a zone's spot history, or a catalog named as the fallback.
+  const rate = `${formatUsd(offer.pricePerHour)}/h (${offer.instanceType}${offer.spot ? ', spot' : ''}${offer.priceSource ? `; ${offer.priceSource}` : ''})`;
   // The instance bills from the launch call: its usual wait for SSH (which grows with the GPU count) is part of the total.
   const overhead = ready ? ready.typicalMinutes / 60 + SETUP_HOURS : undefined;
   if (!length.known) return { text: `${rate}; no total: ${length.reason}.` };
