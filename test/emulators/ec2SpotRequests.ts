@@ -162,7 +162,9 @@ export class Ec2SpotRequests {
     }
     const id = `i-${randomBytes(8).toString('hex')}`;
     const now = Date.now();
-    const next: EmulatedInstance = { ...old, id, state: 'pending', launchedAt: now, createdAt: now, tags: { ...old.tags } };
+    const next: EmulatedInstance = { ...old, id, state: 'pending', launchedAt: now, tags: { ...old.tags } };
+    // A new instance to the listings too (createdAt, where the emulator tracks their lag).
+    Object.assign(next, { createdAt: now });
     delete next.reclaimed;
     this.instances.set(id, next);
     r.instanceId = id;
