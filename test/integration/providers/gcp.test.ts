@@ -259,3 +259,14 @@ test('gcp: the VM runs as a service account with Cloud Storage read/write (the d
     await emu.stop();
   }
 });
+
+test('gcp: offers say where their price comes from and when (issue 35.5)', async () => {
+  const { emu, provider } = await setup();
+  try {
+    const offers = await provider.listOffers({ gpu: 'T4' });
+    assert.ok(offers.length > 0);
+    for (const o of offers) assert.match(o.priceSource ?? '', /^GCP catalog list prices, us-central1, as of 2025/);
+  } finally {
+    await emu.stop();
+  }
+});

@@ -215,3 +215,14 @@ test("lambda: launches carry owner and run tags; with an owner id, a colleague's
     await emu.stop();
   }
 });
+
+test('lambda: offers say where their price comes from and when (issue 35.5)', async () => {
+  const { emu, provider } = await setup();
+  try {
+    const offers = await provider.listOffers({});
+    assert.ok(offers.length > 0);
+    for (const o of offers) assert.match(o.priceSource ?? '', /^Lambda Cloud \/instance-types, \d{4}-\d\d-\d\dT\d\d:\d\dZ$/);
+  } finally {
+    await emu.stop();
+  }
+});
