@@ -48,6 +48,7 @@ PROBE = (
     "    if info['devices']:\n"
     "        info['capability'] = list(torch.cuda.get_device_capability(0))\n"
     "        info['bf16'] = bool(torch.cuda.is_bf16_supported())\n"
+    "    info['cxx11abi'] = bool(getattr(torch._C, '_GLIBCXX_USE_CXX11_ABI', False))\n"
     "except Exception as e:\n"
     "    info['torch'] = None\n"
     "    info['error'] = type(e).__name__\n"
@@ -56,6 +57,8 @@ PROBE = (
     "    info['flash_attn'] = flash_attn.__version__\n"
     "except Exception:\n"
     "    info['flash_attn'] = None\n"
+    "import platform\n"
+    "info['machine'] = platform.machine()\n"
     "print('RFT_PROBE ' + json.dumps(info))\n"
 )
 
@@ -216,12 +219,14 @@ def venv_actions(venv_dir: str, base_python: str) -> List[List[str]]:
     return [[base_python, "-m", "venv", "--clear", "--system-site-packages", venv_dir]]
 
 
-def requirement_files(method: str, lock: str, wandb: bool = False, deepspeed: bool = False, trackers: Tuple[str, ...] = ()) -> List[str]:
+def requirement_files(method: str, lock: str, wandb: bool = False, deepspeed: bool = False, trackers: Tuple[str, ...] = (),
+                      gcs: bool = False) -> List[str]:
     """The lock (transformers, peft, trl, datasets, accelerate, bitsandbytes: every built-in method) and the extras.
-    `trackers`: report_to names (tensorboard, mlflow) whose requirement file goes in, pinned by tracking_constraints."""
+    `trackers`: report_to names (tensorboard, mlflow) whose requirement file goes in, pinned by tracking_constraints.
+    `gcs`: the spec names gs:// somewhere (gcs.py's client library)."""
     if method not in ("qlora", "lora-bf16", "full", "dpo", "orpo"):
         return []
-    names = [lock] + [os.path.join(REQUIREMENTS_DIR, n) for n, on in (("wandb.txt", wandb), ("deepspeed.txt", deepspeed)) if on]
+    names = [lock] + [os.path.join(REQUIREMENTS_DIR, n) for n, on in (("wandb.txt", wandb), ("deepspeed.txt", deepspeed), ("gcs.txt", gcs)) if on]
     names += [os.path.join(REQUIREMENTS_DIR, t + ".txt") for t in ("tensorboard", "mlflow") if t in trackers]
     return names
 
@@ -283,10 +288,54 @@ def install_actions(venv_dir: str, base_python: str, reqs: List[str], constraint
         if constrained:
             argv += ["-c", str(constraints)]
         argv += ["-r", req]
-        if os.path.basename(req) in ("flash-attn.txt", "deepspeed.txt"):
+        if os.path.basename(req) == "deepspeed.txt":
             argv.append("--no-build-isolation")  # they build against the torch already installed
         out.append((argv, _stamp(venv_dir, req), digest))
     return out
+
+
+# FlashAttention-2's official release wheels (github.com/Dao-AILab/flash-attention/releases): CUDA 12, CPython 3.9-3.13,
+# linux x86_64, one per torch minor in the range and C++ ABI. Newest release first. PyPI has only the source package,
+# whose build compiles CUDA kernels for an hour or more on the host: a host without a matching wheel keeps sdpa.
+FLASH_ATTN_WHEELS = (("2.8.3", (2, 4), (2, 8)), ("2.7.4.post1", (2, 2), (2, 6)))
+FLASH_ATTN_RELEASES = "https://github.com/Dao-AILab/flash-attention/releases/download"
+
+
+def flash_attn_wheel(info: Dict[str, Any]) -> Tuple[Optional[str], str]:
+    """(URL of the prebuilt flash-attn wheel matching the host's torch, CUDA, Python and C++ ABI, or None; the wheel's
+    name or why there is none)."""
+    torch_v = _torch_version(info.get("torch"))
+    cuda = str(info.get("cuda") or "")
+    py = tuple(info.get("python") or (0, 0))[:2]
+    if torch_v is None:
+        return None, "no torch"
+    if cuda.split(".")[0] != "12":
+        return None, "no prebuilt FlashAttention-2 wheel for CUDA %s (the release wheels are built for CUDA 12)" % (cuda or "none")
+    if not (3, 9) <= py <= (3, 13):
+        return None, "no prebuilt FlashAttention-2 wheel for Python %d.%d" % py
+    if info.get("machine", "x86_64") != "x86_64":
+        return None, "no prebuilt FlashAttention-2 wheel for %s" % info.get("machine")
+    version = next((v for v, lo, hi in FLASH_ATTN_WHEELS if lo <= torch_v <= hi), None)
+    if version is None:
+        return None, "no prebuilt FlashAttention-2 wheel for torch %d.%d" % torch_v
+    abi = info.get("cxx11abi")
+    if abi is None:
+        abi = torch_v >= (2, 7)  # PyPI's torch wheels switched to the C++11 ABI in 2.7
+    name = "flash_attn-%s+cu12torch%d.%dcxx11abi%s-cp%d%d-cp%d%d-linux_x86_64.whl" % (
+        version, torch_v[0], torch_v[1], "TRUE" if abi else "FALSE", py[0], py[1], py[0], py[1])
+    return "%s/v%s/%s" % (FLASH_ATTN_RELEASES, version, name.replace("+", "%2B")), name
+
+
+def want_liger(method: str, info: Dict[str, Any], spec: Optional[Dict[str, Any]]) -> bool:
+    """liger-kernel on a CUDA host for the built-in trainer unless the spec rules it out (speed off, trainer.liger
+    false, the Unsloth backend): speed auto uses it where the family allows, trainer.liger asks for it."""
+    if method not in ("qlora", "lora-bf16", "full", "dpo", "orpo") or not info.get("devices"):
+        return False
+    spec = spec or {}
+    t = spec.get("trainer") or {}
+    if t.get("liger") is True:
+        return True
+    return spec.get("speed", "auto") != "off" and t.get("liger") is not False and t.get("backend", "builtin") != "unsloth"
 
 
 def want_flash_attn(method: str, info: Dict[str, Any]) -> bool:
@@ -410,7 +459,8 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
         result["notes"].append("created venv %s on %s%s" % (venv_dir, base, " (sees its parent venv's packages)" if pth else ""))
     wandb_on = bool(env.get("WANDB_API_KEY")) and ((spec or {}).get("wandb") or {}).get("enabled") is not False
     from .tracking import asked_trackers
-    reqs = requirement_files(method, lock, wandb=wandb_on, deepspeed=wants_deepspeed(spec), trackers=tuple(asked_trackers(spec or {})))
+    reqs = requirement_files(method, lock, wandb=wandb_on, deepspeed=wants_deepspeed(spec), trackers=tuple(asked_trackers(spec or {})),
+                             gcs='"gs://' in json.dumps(spec or {}))
     for argv, stamp, digest in install_actions(venv_dir, base, reqs, tracking_constraints(lock)):
         if runner(argv) != 0:
             raise BootstrapError("pip install -r %s failed" % os.path.basename(argv[-1]), hint="See the output above; the pins are in python-runner/remote_finetune/requirements.")
@@ -419,14 +469,27 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
         result["installed"].append(os.path.basename(argv[-1] if argv[-1].endswith(".txt") else argv[-2]))
     # dpo/orpo: flash-attn as for the base the adapter trains on (preference.base_method, lora-bf16 by default).
     base = str(((spec or {}).get("preference") or {}).get("base_method", "lora-bf16")) if method in ("dpo", "orpo") else method
-    if flash_attn and want_flash_attn(base, info):
-        for argv, stamp, digest in install_actions(venv_dir, base, [os.path.join(REQUIREMENTS_DIR, "flash-attn.txt")]):
+    if want_liger(method, info, spec):
+        for argv, stamp, digest in install_actions(venv_dir, result["base_python"], [os.path.join(REQUIREMENTS_DIR, "liger.txt")]):
             if runner(argv) == 0:
                 with open(stamp, "w", encoding="utf-8") as f:
                     f.write(digest + "\n")
-                result["installed"].append("flash-attn.txt")
+                result["installed"].append("liger.txt")
             else:
-                result["warnings"].append("flash-attn could not be installed; BF16 runs use sdpa attention")
+                result["warnings"].append("liger-kernel could not be installed; the run trains without Liger's kernels")
+    if flash_attn and want_flash_attn(base, info):
+        url, wheel = flash_attn_wheel(info)
+        if url is None:
+            result["warnings"].append("FlashAttention-2 not installed: %s; BF16 runs use sdpa attention (nothing is compiled on the host)" % wheel)
+        for argv, stamp, digest in install_actions(venv_dir, result["base_python"], [os.path.join(REQUIREMENTS_DIR, "flash-attn.txt")]) if url else []:
+            # The wheel for this torch/CUDA/Python, never the source package (its build compiles for an hour or more).
+            argv = argv[:argv.index("-r")] + ["--no-deps", "--only-binary=:all:", url]
+            if runner(argv) == 0:
+                with open(stamp, "w", encoding="utf-8") as f:
+                    f.write(digest + "\n")
+                result["installed"].append(wheel)
+            else:
+                result["warnings"].append("flash-attn (%s) could not be installed; BF16 runs use sdpa attention" % wheel)
     result["python"] = venv_python(venv_dir)
     if download and spec is not None:
         if snapshot_download is not None:

@@ -119,7 +119,7 @@ class VenvAndRequirements(TempDirTest):
         self.assertEqual(self.calls[0], [os.path.join(self.root, "usr/bin/python3"), "-m", "venv", "--clear", "--system-site-packages", venv])
         self.assertEqual(self.calls[1][:4], [os.path.join(venv, "bin", "python"), "-m", "pip", "install"])
         self.assertTrue(self.calls[1][-1].endswith("requirements/locks/hf4-torch2.2to2.5.txt"), "torch 2.3 takes the hf4 lock")
-        self.assertEqual(r1["installed"], ["hf4-torch2.2to2.5.txt"])
+        self.assertEqual(r1["installed"], ["hf4-torch2.2to2.5.txt", "liger.txt"])  # liger-kernel: a CUDA host
         self.assertEqual(r1["lock"], "hf4-torch2.2to2.5.txt")
         self.assertEqual(r1["python"], os.path.join(venv, "bin", "python"))
         self.calls.clear()
@@ -203,22 +203,22 @@ class VenvAndRequirements(TempDirTest):
 
     def test_optional_extras(self):
         self.boot("lora-bf16", spec={"launcher": {"deepspeed": "ds_config.json"}}, flash_attn=True, env={"PATH": "", "WANDB_API_KEY": "k" * 40})
-        names = [os.path.basename(c[-1]) if c[-1].endswith(".txt") else os.path.basename(c[-2]) for c in self.calls[1:]]
-        self.assertEqual(names, ["hf4-torch2.2to2.5.txt", "wandb.txt", "deepspeed.txt", "flash-attn.txt"])
-        self.assertEqual(self.calls[-1][-1], "--no-build-isolation")
+        self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt", "wandb.txt", "deepspeed.txt", "liger.txt", "flash_attn-2.7.4.post1%2Bcu12torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl"])
+        # FlashAttention-2 from the release wheel for this torch/CUDA/Python, never compiled on the host.
+        self.assertEqual(self.calls[-1][-3:], ["--no-deps", "--only-binary=:all:", bs.FLASH_ATTN_RELEASES + "/v2.7.4.post1/flash_attn-2.7.4.post1%2Bcu12torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl"])
         self.assertFalse(bs.want_flash_attn("qlora", CUDA), "never 4-bit with FlashAttention-2")
         self.assertFalse(bs.want_flash_attn("lora-bf16", dict(CUDA, capability=[7, 5])), "T4 has no FA2")
 
     def installed_names(self):
-        return [os.path.basename(c[-1]) if c[-1].endswith(".txt") else os.path.basename(c[-2]) for c in self.calls[1:]]
+        return [os.path.basename(c[-1]) if c[-1].endswith((".txt", ".whl")) else os.path.basename(c[-2]) for c in self.calls[1:]]
 
     def test_dpo_installs_the_lock_and_flash_attn_as_its_16_bit_base_would(self):
         self.boot("dpo", spec={}, flash_attn=True)
-        self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt", "flash-attn.txt"])
+        self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt", "liger.txt", "flash_attn-2.7.4.post1%2Bcu12torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl"])
 
     def test_orpo_on_a_4_bit_base_installs_the_lock_without_flash_attn(self):
         self.boot("orpo", spec={"preference": {"base_method": "qlora"}}, flash_attn=True)
-        self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt"])
+        self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt", "liger.txt"])
 
     def test_report_to_tensorboard_and_mlflow_install_their_extras_pinned_by_the_lock(self):
         self.boot("qlora", spec={"trainer": {"report_to": ["tensorboard", "mlflow"]}})
