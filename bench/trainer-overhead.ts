@@ -1,21 +1,26 @@
-// The runner's overhead: the same tiny model (built locally), data and TrainingArguments trained
-// (a) by a plain ~30-line Hugging Face Trainer script (bench/lib/plain_trainer.py) and
-// (b) by `python -m remote_finetune run` with everything on: events callback, log capture through a pipe,
-//     the GPU sampler at its default interval (an nvidia-smi STAND-IN on PATH, test/support/standins/nvidia-smi:
-//     no GPU here),
-//     the watchdog off (it only polls the disk every 30 s).
-// Both use the real torch/transformers/peft from the test:training venv, on CPU. The figure is training
-// steps per second as HF Trainer measures it itself (train_steps_per_second: model loading excluded),
-// A B alternating, median of the pairs. Goal: ours / plain >= 0.95.
+// The runner's overhead on its two training paths: the same tiny model (built locally), data and arguments trained
+// (a) by `python -m remote_finetune run` with everything on: events callback, log capture through a pipe, the GPU
+//     sampler at its default interval (an nvidia-smi STAND-IN on PATH, test/support/standins/nvidia-smi: no GPU
+//     here), the watchdog off (it only polls the disk every 30 s); and
+// (b) by the plain script a person would write: a ~30-line Hugging Face Trainer script (bench/lib/plain_trainer.py)
+//     against the runner's default path, a ~30-line TRL SFT script (bench/lib/plain_trl.py) against the runner's
+//     TRL path (trainer.use_sft_trainer).
+// Both sides run on ONE pinned core (taskset) with one thread each (OMP/MKL_NUM_THREADS=1): on a shared 2-core
+// machine an unpinned run measures which process got the cores, not the runner. Pairs alternate runner / plain on
+// each path (at least 7), each side's spread is printed, and the figure is training steps per second as the HF
+// Trainer measures it itself (train_steps_per_second: model loading excluded). Real torch/transformers/peft/trl
+// from the test:training venv, on CPU. Goal: runner / plain >= 0.95 on both paths (the TRL path is a check).
 import { execFileSync, spawnSync } from 'node:child_process';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { median, printTable, printVerdict } from './lib/pairs';
+import { median, printTable, printVerdict, spreadOf } from './lib/pairs';
 
 const ROOT = resolve(__dirname, '..');
-const PAIRS = Number(process.env.RFT_BENCH_PAIRS ?? 5);
+const PAIRS = Math.max(7, Number(process.env.RFT_BENCH_PAIRS ?? 7));
 const STEPS = Number(process.env.RFT_BENCH_STEPS ?? 60);
+const CPU = Number(process.env.RFT_BENCH_CPU ?? cpus().length - 1);
+const GOAL = '>= 0.95';
 
 const venv = execFileSync('bash', [join(ROOT, 'scripts/ensure-training-venv.sh'), 'hf5-torch2.6plus'], {
   encoding: 'utf8',
@@ -28,6 +33,8 @@ const env = {
   HF_HUB_OFFLINE: '1',
   HF_DATASETS_OFFLINE: '1',
   TOKENIZERS_PARALLELISM: 'false',
+  OMP_NUM_THREADS: '1',
+  MKL_NUM_THREADS: '1',
   HF_HOME: join(dir, 'hf'),
   PATH: `${join(ROOT, 'test/support/standins')}:${process.env.PATH ?? ''}`,
 };
@@ -48,18 +55,31 @@ execFileSync(
   { cwd: join(ROOT, 'python-runner'), env: { ...env, PYTHONPATH: join(ROOT, 'python-runner') }, stdio: ['ignore', 'ignore', 'inherit'] },
 );
 
-function plain(i: number): number {
-  const r = spawnSync(python, [join(__dirname, 'lib/plain_trainer.py'), model, join(ws, 'data/train.jsonl'), join(dir, `plain-${i}`), String(STEPS)], {
-    env,
-    encoding: 'utf8',
-  });
+/** argv under taskset: the process and every child it starts stay on the one core. */
+function pinned(argv: readonly string[]): [string, string[]] {
+  return ['taskset', ['-c', String(CPU), ...argv]];
+}
+
+type Path = 'trainer' | 'trl';
+const PLAIN_SCRIPT: Record<Path, string> = { trainer: 'lib/plain_trainer.py', trl: 'lib/plain_trl.py' };
+
+function plain(path: Path, i: number): number {
+  const [cmd, args] = pinned([
+    python,
+    join(__dirname, PLAIN_SCRIPT[path]),
+    model,
+    join(ws, 'data/train.jsonl'),
+    join(dir, `plain-${path}-${i}`),
+    String(STEPS),
+  ]);
+  const r = spawnSync(cmd, args, { env, encoding: 'utf8' });
   const line = r.stdout.split('\n').find((l) => l.startsWith('RFT_PLAIN '));
-  if (r.status !== 0 || !line) throw new Error(`plain trainer failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  if (r.status !== 0 || !line) throw new Error(`plain ${path} script failed (${r.status}): ${r.stderr.slice(-2000)}`);
   return (JSON.parse(line.slice('RFT_PLAIN '.length)) as { train_steps_per_second: number }).train_steps_per_second;
 }
 
-function ours(i: number): number {
-  const runDir = join(dir, 'home/.remote-finetune/runs', `bench-${i}`);
+function ours(path: Path, i: number): number {
+  const runDir = join(dir, 'home/.remote-finetune/runs', `bench-${path}-${i}`);
   mkdirSync(runDir, { recursive: true });
   const spec = {
     version: 1,
@@ -80,16 +100,14 @@ function ours(i: number): number {
       optimizer: 'adamw_torch',
       gradient_checkpointing: false,
       seed: 7,
+      use_sft_trainer: path === 'trl',
     },
     target: { provider: 'ssh' },
-    outputs: { dir: `outputs-${i}` },
+    outputs: { dir: `outputs-${path}-${i}` },
   };
   writeFileSync(join(runDir, 'spec.json'), JSON.stringify(spec));
-  const r = spawnSync(python, ['-m', 'remote_finetune', 'run', '--run-dir', runDir, '--workdir', ws, '--no-watchdog'], {
-    cwd: runDir,
-    env: { ...env, PYTHONPATH: join(ROOT, 'python-runner'), PYTHONSAFEPATH: '1' },
-    encoding: 'utf8',
-  });
+  const [cmd, args] = pinned([python, '-m', 'remote_finetune', 'run', '--run-dir', runDir, '--workdir', ws, '--no-watchdog']);
+  const r = spawnSync(cmd, args, { cwd: runDir, env: { ...env, PYTHONPATH: join(ROOT, 'python-runner'), PYTHONSAFEPATH: '1' }, encoding: 'utf8' });
   const events = readFileSync(join(runDir, 'events.jsonl'), 'utf8')
     .trim()
     .split('\n')
@@ -99,30 +117,57 @@ function ours(i: number): number {
   return sps;
 }
 
-const a: number[] = [];
-const b: number[] = [];
+const runs: Record<Path, { ours: number[]; reference: number[] }> = { trainer: { ours: [], reference: [] }, trl: { ours: [], reference: [] } };
+const loadBefore = loadavg()[0]!;
+const fmt = (xs: readonly number[]): string => {
+  const s = spreadOf(xs);
+  return `${s.median.toFixed(2)} (min ${s.min.toFixed(2)}, max ${s.max.toFixed(2)})`;
+};
 try {
   for (let i = 0; i < PAIRS; i++) {
-    a.push(ours(i));
-    b.push(plain(i));
-    console.log(`pair ${i + 1}/${PAIRS}: runner ${a[i]!.toFixed(2)} steps/s, plain Trainer ${b[i]!.toFixed(2)} steps/s`);
+    for (const path of ['trainer', 'trl'] as const) {
+      runs[path].ours.push(ours(path, i));
+      runs[path].reference.push(plain(path, i));
+      console.log(
+        `pair ${i + 1}/${PAIRS} ${path}: runner ${runs[path].ours[i]!.toFixed(2)} steps/s, plain ${runs[path].reference[i]!.toFixed(2)} steps/s, ` +
+          `load ${loadavg()[0]!.toFixed(2)}`,
+      );
+    }
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-const mo = median(a);
-const mr = median(b);
-printTable(`trainer-overhead: ${STEPS} steps of a tiny Llama (BF16 LoRA, CPU), ${PAIRS} pairs, medians`, [
-  ['python -m remote_finetune (steps/s)', mo],
-  ['plain HF Trainer script (steps/s)', mr],
-  ['ratio', mo / mr],
+const m = (path: Path, side: 'ours' | 'reference'): number => median(runs[path][side]);
+printTable(`trainer-overhead: ${STEPS} steps of a tiny Llama (BF16 LoRA, CPU), core ${CPU} pinned, 1 thread, ${PAIRS} pairs; median (min, max) steps/s`, [
+  ['python -m remote_finetune, Trainer path', fmt(runs.trainer.ours)],
+  ['plain HF Trainer script', fmt(runs.trainer.reference)],
+  ['ratio, Trainer path', m('trainer', 'ours') / m('trainer', 'reference')],
+  ['python -m remote_finetune, TRL path (use_sft_trainer)', fmt(runs.trl.ours)],
+  ['plain TRL SFT script', fmt(runs.trl.reference)],
+  ['ratio, TRL path', m('trl', 'ours') / m('trl', 'reference')],
 ]);
 const pass = printVerdict({
   bench: 'trainer-overhead',
-  metric: 'training steps/s, runner / plain Trainer',
-  ours: mo,
-  reference: mr,
-  goal: '>= 0.95',
-  extra: { pairs: PAIRS, steps: STEPS, device: 'cpu' },
+  metric: 'training steps/s, runner / plain script (Trainer path; the TRL path is a check), one pinned core, 1 thread',
+  ours: m('trainer', 'ours'),
+  reference: m('trainer', 'reference'),
+  goal: GOAL,
+  checks: [{ name: 'TRL path: runner / plain TRL SFT script', value: m('trl', 'ours') / m('trl', 'reference'), goal: GOAL }],
+  samples: runs.trainer,
+  covers: ['python-runner/remote_finetune', 'bench/trainer-overhead.ts', 'bench/lib/plain_trainer.py', 'bench/lib/plain_trl.py'],
+  referenceCommand: `taskset -c ${CPU} python bench/lib/plain_trainer.py|plain_trl.py <model> <data> <out> ${STEPS} (OMP_NUM_THREADS=1)`,
+  extra: {
+    pairs: PAIRS,
+    steps: STEPS,
+    device: 'cpu',
+    pinned_cpu: CPU,
+    threads: 1,
+    load_before: Math.round(loadBefore * 100) / 100,
+    load_after: Math.round(loadavg()[0]! * 100) / 100,
+    trl_ours: Math.round(m('trl', 'ours') * 10000) / 10000,
+    trl_reference: Math.round(m('trl', 'reference') * 10000) / 10000,
+    trl_samples: JSON.stringify(runs.trl),
+    trl_spread: JSON.stringify({ ours: spreadOf(runs.trl.ours), reference: spreadOf(runs.trl.reference) }),
+  },
 });
 process.exit(pass ? 0 : 1);

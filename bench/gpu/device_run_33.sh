@@ -41,6 +41,7 @@
 # last): likely not all eight of the issue's minimum in one call; those that do not fit are recorded as not run with the
 # reason, and a second lease finishes them with RFT_33_PLAN=holdout RFT_33_HOLDOUT_FROM=<first case not run>. RFT_33_PLAN=anchors|holdout runs one part only
 # (a second session can finish the held-out cases with RFT_33_PLAN=holdout).
+# RFT_GPU_DRIVER replaces issue33.py with another driver taking the same arguments (bench/gpu/device_run_34.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -175,7 +176,7 @@ bash bench/gpu/capture_smi.sh idle "$CAP" || say "idle capture failed"
 pack_captures
 
 EST=bench/gpu/holdout-estimates-33.json
-if [ "$DRY" = 1 ]; then
+if [ "$DRY" = 1 ] && [ "${RFT_33_PLAN:-all}" != anchors ]; then
   # The dry run's tiny cases are estimated here, now, by the extension's own estimator, before any of them runs.
   EST=$WORK/holdout-estimates-dry.json
   "$py" bench/gpu/issue33.py --cpu-dry-run --print-holdout-cases "$WORK/holdout-cases-dry.json" &&
@@ -185,7 +186,7 @@ fi
 say "issue33.py: first anchor, first held-out cases, second anchor, the other held-out cases ($(left) s left)"
 # The files come back only if the command ends by itself: the driver gets the deadline less 25 s, and is stopped at it.
 set -m
-"$py" bench/gpu/issue33.py "${DRYARG[@]}" --python "$py" --work "$WORK/w" --out-dir "$WORK/results" --deadline $((END - 25)) \
+"$py" "${RFT_GPU_DRIVER:-bench/gpu/issue33.py}" "${DRYARG[@]}" --python "$py" --work "$WORK/w" --out-dir "$WORK/results" --deadline $((END - 25)) \
   --plan "${RFT_33_PLAN:-all}" --estimates "$EST" --captures "$CAP" --unsloth-status "$UNSLOTH_STATUS" &
 driver=$!
 set +m
