@@ -6,7 +6,8 @@ Where it lands: <outputs.dir>/checkpoints/<run id>/checkpoint-N, the built-in tr
 folder (trainer_plan.checkpoint_dir), which its resume already searches. An own script is told the path in
 RFT_RESUME_CHECKPOINT (HF Trainer's `resume_from_checkpoint` takes it as it is).
 
-The standard CLIs do the work (aws s3, gcloud storage / gsutil) with the credentials from the env file; a
+The aws CLI for s3://, Google's client library for gs:// (gcs.py: ADC or the VM's metadata token; gcloud or
+gsutil only where it is missing), with the credentials from the env file; a
 missing `latest` is the first attempt of a run (nothing to restore), any other failure a warning: the run
 then starts from step 0 rather than not at all."""
 
@@ -17,12 +18,15 @@ import shutil
 import subprocess
 from typing import Any, Callable, Dict, List, Optional
 
+from . import gcs
+
 Argv = List[str]
 _NAME = re.compile(r"^checkpoint-(\d+)$")
 
 
 def restore_commands(dest: str, run_id: str, name: Optional[str], local_dir: str,
-                     which: Callable[[str], Optional[str]] = shutil.which) -> Optional[Argv]:
+                     which: Callable[[str], Optional[str]] = shutil.which,
+                     gcs_library: Callable[[], bool] = gcs.available) -> Optional[Argv]:
     """Reads `latest` to stdout (name None) or copies checkpoint `name` into local_dir; None without a CLI."""
     base = "%s/%s" % (dest.rstrip("/"), run_id)
     if dest.startswith("s3://") and which("aws"):
@@ -30,6 +34,8 @@ def restore_commands(dest: str, run_id: str, name: Optional[str], local_dir: str
             return ["aws", "s3", "cp", "--only-show-errors", base + "/latest", "-"]
         return ["aws", "s3", "sync", "--only-show-errors", "%s/%s" % (base, name), local_dir]
     if dest.startswith("gs://"):
+        if gcs_library():
+            return gcs.command("cat", base + "/latest") if name is None else gcs.command("get-dir", "%s/%s" % (base, name), local_dir)
         if which("gcloud"):
             return ["gcloud", "storage", "cat", base + "/latest"] if name is None else \
                 ["gcloud", "storage", "rsync", "--recursive", "%s/%s" % (base, name), local_dir]

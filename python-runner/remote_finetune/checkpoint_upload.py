@@ -5,8 +5,9 @@ Layout: <dest>/<run id>/checkpoint-N/… and <dest>/<run id>/latest, a small JSO
 only after that checkpoint's files are all up (a reader never sees a half-uploaded "latest"). Only the
 newest waiting checkpoint is sent: one superseded while another uploaded is skipped.
 
-As upload.py, the standard CLIs do the work (aws s3 sync, gcloud storage rsync / gsutil rsync), with the
-credentials the env file put into the environment; none is ever on a command line. AWS_ENDPOINT_URL is
+As upload.py: the aws CLI for s3://, Google's client library for gs:// (gcs.py: ADC or the VM's metadata
+token; gcloud/gsutil only where the library is missing), with the credentials the env file put into the
+environment; none is ever on a command line. AWS_ENDPOINT_URL is
 honoured by the aws CLI itself (S3-compatible stores, and the tests' moto server)."""
 
 import json
@@ -16,6 +17,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from . import gcs
+
 Argv = List[str]
 
 
@@ -24,7 +27,8 @@ def _target(dest: str, run_id: str, name: str) -> str:
 
 
 def upload_commands(dest: str, local_dir: str, run_id: str, name: str,
-                    which: Callable[[str], Optional[str]] = shutil.which) -> Tuple[Optional[Tuple[Argv, Argv]], str]:
+                    which: Callable[[str], Optional[str]] = shutil.which,
+                    gcs_library: Callable[[], bool] = gcs.available) -> Tuple[Optional[Tuple[Argv, Argv]], str]:
     """(the folder's sync command, the command that writes `latest` from stdin), or (None, why)."""
     folder, latest = _target(dest, run_id, name), _target(dest, run_id, "latest")
     if dest.startswith("s3://"):
@@ -32,6 +36,9 @@ def upload_commands(dest: str, local_dir: str, run_id: str, name: str,
             return None, "the aws CLI is not installed on the host (pip install awscli, or use a Deep Learning AMI)"
         return (["aws", "s3", "sync", "--only-show-errors", local_dir, folder], ["aws", "s3", "cp", "--only-show-errors", "-", latest]), ""
     if dest.startswith("gs://"):
+        # Google's client library reads ADC and the VM's metadata token; the CLIs only where it is missing.
+        if gcs_library():
+            return (gcs.command("put-dir", local_dir, folder), gcs.command("put", latest)), ""
         if which("gcloud"):
             return (["gcloud", "storage", "rsync", "--recursive", local_dir, folder], ["gcloud", "storage", "cp", "-", latest]), ""
         if which("gsutil"):

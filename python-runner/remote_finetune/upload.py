@@ -3,6 +3,7 @@ spec's `outputs.upload` says (s3://bucket/prefix, gs://bucket/prefix, hf://user/
 
 It runs on the host, where the run's env file put the credentials into the environment: the tools read
 them from there (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, HF_TOKEN) and no secret is ever on a command line.
+gs:// goes through Google's client library (gcs.py), which reads ADC and the VM's metadata token.
 The standard CLIs do the work (aws, gcloud storage / gsutil, huggingface-cli): they are on the cloud
 images and handle multipart uploads and retries better than anything written here."""
 
@@ -11,6 +12,7 @@ import shutil
 import subprocess
 from typing import Callable, Dict, List, Optional, Tuple
 
+from . import gcs
 from .spec import hub_token
 
 
@@ -23,6 +25,9 @@ def upload_argv(dest: str, local_dir: str, run_id: str, which: Callable[[str], O
         return ["aws", "s3", "cp", "--recursive", "--only-show-errors", local_dir, "%s/%s/%s" % (dest.rstrip("/"), run_id, name)], ""
     if dest.startswith("gs://"):
         target = "%s/%s/%s" % (dest.rstrip("/"), run_id, name)
+        # Google's client library reads ADC and the VM's metadata token; the gcloud CLI reads neither.
+        if gcs.available():
+            return gcs.command("put-dir", local_dir, target), ""
         if which("gcloud"):
             return ["gcloud", "storage", "cp", "--recursive", local_dir, target], ""
         if which("gsutil"):
