@@ -6,6 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunRecord } from './runRecord';
 import { runDurationMs, formatDuration } from './runSummary';
+import { runDisplayName } from './runDisplayName';
 import { HISTORY_FILES } from './runHistory';
 import { parseEventLine } from '../telemetry/events';
 
@@ -184,7 +185,7 @@ export function buildComparison(runs: readonly ComparedRunInput[], now: number =
     const wandb = wandbPageUrl(r.wandbUrl, wandbOrigins);
     return {
       key: r.id,
-      name: r.name,
+      name: runDisplayName(r, now),
       status: r.status,
       createdAt: r.createdAt,
       ...(ms !== undefined ? { duration: formatDuration(ms), durationMs: ms } : {}),

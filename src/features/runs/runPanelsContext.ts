@@ -6,6 +6,7 @@ import type { ComparableRun, RunContext, RunDataSource, Unsubscribe } from '../p
 import type { RunStore } from '../../core/runs/runStore';
 import type { RunRecord } from '../../core/runs/runRecord';
 import type { ComparedRunInput } from '../../core/runs/runCompare';
+import { runDisplayName } from '../../core/runs/runDisplayName';
 
 /** The local mirror read as a run: the same tails as a local file, named after the run and its host. */
 class MirrorSource implements RunDataSource {
@@ -25,7 +26,7 @@ class MirrorSource implements RunDataSource {
       procs: join(dir, 'gpu_procs.csv'),
     });
     this.id = `run:${record.id}`;
-    this.label = record.name;
+    this.label = runDisplayName(record);
     this.host = record.host ?? 'host';
   }
 
@@ -94,7 +95,7 @@ export class RunPanelsContext implements RunContext {
   comparableRuns(): readonly ComparableRun[] {
     return this.store.all().map((r) => ({
       id: r.id,
-      label: r.name,
+      label: runDisplayName(r),
       detail: [new Date(r.createdAt).toLocaleString(), r.gpu, r.host, r.status].filter((x) => x).join(' · '),
       eventsPath: join(r.localDir ?? this.localDirOf(r.id), 'events.jsonl'),
     }));

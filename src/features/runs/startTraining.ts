@@ -15,6 +15,7 @@ import type { TargetChoice, TargetSources } from './targets';
 import { gpuMatches, hostGpuWarning, probedGpuNames } from '../../core/hosts/gpuCheck';
 import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
 import { setupRows, validateSettingValue } from '../../core/runs/targetFixes';
+import { runningNoticeLifetime } from './runningNotice';
 import type { GcpSetupState } from '../../core/runs/targetFixes';
 import { resolveCloudSettings } from '../../core/providers/providerSelection';
 import { applicationDefaultCredentialsPresent } from '../../core/providers/gcpAuth';
@@ -484,7 +485,14 @@ export async function startTraining(
         });
         runs.panels.select(rec.id);
         void vscode.commands.executeCommand(PANEL_COMMANDS.logs);
-        void showInformationMessage(`${plan.name} is running on ${rec.host ?? where}. It keeps running if VS Code closes; reopen to reattach.`);
+        // A notification that goes when the run ends (or soon after the start): its end's notification replaces it.
+        void withProgress(
+          {
+            location: vscode.ProgressLocation.Notification,
+            title: `${plan.name} is running on ${rec.host ?? where}. It keeps running if VS Code closes; reopen to reattach.`,
+          },
+          () => runningNoticeLifetime(runs.manager, rec.id),
+        );
         return rec.id;
       } catch (err) {
         const msg = err instanceof Error ? err.message : String(err);

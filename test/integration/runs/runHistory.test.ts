@@ -135,7 +135,8 @@ test(
     const store = new RunStore(join(storage, 'runs.json'));
     const model = buildComparison([rec.id, rec2.id].map((id) => ({ record: store.get(id)!, localDir: m.localDirOf(id) })));
     assert.deepEqual(
-      model.runs.map((c) => [c.name, c.status, c.gpu, c.git?.commit, c.git?.dirty]),
+      // Column names carry the start time after the spec's name (runDisplayName).
+      model.runs.map((c) => [c.name.split(' · ')[0], c.status, c.gpu, c.git?.commit, c.git?.dirty]),
       [
         ['hist-builtin', 'completed', 'A100-40GB', commit, true],
         ['hist-own', 'completed', 'A100-40GB', commit, true],

@@ -43,12 +43,14 @@ test('comparable runs: every recorded run, newest first, its mirror events.jsonl
   const ctx = new RunPanelsContext(store, (id) => join(dir, 'runs', id));
   const runs = ctx.comparableRuns();
   assert.deepEqual(
-    runs.map((r) => [r.id, r.label, r.eventsPath]),
+    runs.map((r) => [r.id, r.label.split(' · ')[0], r.eventsPath]),
     [
       ['r-new', 'second', join(dir, 'elsewhere', 'events.jsonl')],
       ['r-old', 'first', join(dir, 'runs', 'r-old', 'events.jsonl')],
     ],
   );
+  // The legend's name carries the start time (issue 39.5): runs of one spec are told apart.
+  for (const r of runs) assert.match(r.label, /^\w+ · (\d\d:\d\d:\d\d|[A-Z][a-z]{2} \d+ \d\d:\d\d)$/);
   assert.match(runs[1]!.detail ?? '', /A100-80GB · gpu-box · completed$/);
   ctx.dispose?.();
 });
