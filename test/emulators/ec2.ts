@@ -6,6 +6,8 @@
 // other calls (InvalidInstanceID.NotFound from DescribeInstances and TerminateInstances, which then has NOT
 // terminated anything; InvalidGroup.NotFound from AuthorizeSecurityGroupIngress and RunInstances;
 // InvalidKeyPair.NotFound from RunInstances and DescribeKeyPairs) and missing from filtered listings.
+// `slow.listLagSec` sets that window in seconds. A ClientToken reused with other parameters is refused
+// (IdempotentParameterMismatch), and zones in noCapacityIn refuse every launch (InsufficientInstanceCapacity).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
@@ -113,7 +115,7 @@ export class Ec2Emulator extends EmulatorBase {
   constructor(options: EmulatorOptions & { region?: string; consistencyMs?: number } = {}) {
     super(options);
     this.region = options.region ?? 'us-east-1';
-    this.consistencyMs = options.consistencyMs ?? 150;
+    this.consistencyMs = options.slow?.listLagSec ? options.slow.listLagSec * 1000 : (options.consistencyMs ?? 150);
     this.ssm = new SsmParameters(this.region);
     this.net = new Ec2Networks(this.region);
     this.ssm.values.set('/aws/service/deeplearning/ami/x86_64/oss-nvidia-driver-gpu-pytorch-2.7-ubuntu-22.04/latest/ami-id', AMI.pt27);
@@ -367,8 +369,16 @@ export class Ec2Emulator extends EmulatorBase {
       case 'RunInstances': {
         const token = p.get('ClientToken');
         const known = token ? this.tokens.get(token) : undefined;
+        if (known && this.instances.has(known) && !sameLaunch(this.instances.get(known)!.request as Params, p))
+          return this.error(
+            res,
+            400,
+            'IdempotentParameterMismatch',
+            `The client token '${token ?? ''}' has already been used with different parameters for instance '${known}'.`,
+          );
         if (known && this.instances.has(known)) {
-          // Idempotent launch: the same token answers with the same instance.
+          // Idempotent launch: the same token answers with the same instance (and that answer can be lost too).
+          if (this.withheld(fault, res)) return;
           this.ok(
             res,
             op,
@@ -425,6 +435,13 @@ export class Ec2Emulator extends EmulatorBase {
         const spotRefusal = p.get('InstanceMarketOptions.MarketType') === 'spot' ? Ec2SpotRequests.refusal(p) : undefined;
         if (spotRefusal) return this.error(res, 400, 'InvalidParameterCombination', spotRefusal);
         if (fault?.kind === 'capacity') return this.writeFault(op, fault, res);
+        if (this.noCapacityIn.has(subnet.zone))
+          return this.error(
+            res,
+            500,
+            'InsufficientInstanceCapacity',
+            `We currently do not have sufficient ${type} capacity in the Availability Zone you requested (${subnet.zone}). Our system will be working on provisioning additional capacity. You can currently get ${type} capacity by not specifying an Availability Zone in your request or choosing ${this.net.subnets.find((x) => x.zone !== subnet.zone && !this.noCapacityIn.has(x.zone))?.zone ?? 'another zone'}.`,
+          );
         // A public address only when asked for or when the subnet hands them out; reachable only through an internet gateway.
         const wantsPublic =
           p.get('NetworkInterface.1.AssociatePublicIpAddress') === 'true' ||
@@ -450,6 +467,7 @@ export class Ec2Emulator extends EmulatorBase {
           tags,
           spot: p.get('InstanceMarketOptions.MarketType') === 'spot',
           launchedAt: Date.now(),
+          createdAt: Date.now(),
           request: p,
         });
         if (this.instances.get(id)!.spot) this.spotRequests.open(this.instances.get(id)!, p);
@@ -485,6 +503,8 @@ export class Ec2Emulator extends EmulatorBase {
           if (name === 'tag-key') all = all.filter((i) => values.some((v) => v in i.tags));
           else if (name === 'instance-state-name') all = all.filter((i) => values.includes(STATE_NAME[i.state] ?? ''));
           else if (name.startsWith('tag:')) all = all.filter((i) => values.includes(i.tags[name.slice(4)] ?? '\u0000'));
+          else if (name === 'client-token') all = all.filter((i) => values.includes((i.request as Params).get('ClientToken') ?? '\u0000'));
+          else return this.error(res, 400, 'InvalidParameterValue', `The filter '${name}' is invalid`);
         }
         const items = all.map(
           (i) => `<item><reservationId>r-${i.id}</reservationId><ownerId>123456789012</ownerId><instancesSet>${this.instanceXml(i)}</instancesSet></item>`,
@@ -562,6 +582,13 @@ export class Ec2Emulator extends EmulatorBase {
   protected override handlesCapacityInRoute(): boolean {
     return true;
   }
+}
+
+/** Whether two RunInstances requests ask for the same launch: every parameter but the token and our own notes (@…). */
+function sameLaunch(a: Params, b: Params): boolean {
+  const canon = (p: Params): string =>
+    JSON.stringify([...p.entries()].filter(([k]) => !k.startsWith('@') && k !== 'ClientToken' && k !== 'Version').sort(([x], [y]) => x.localeCompare(y)));
+  return canon(a) === canon(b);
 }
 
 function collectCidrs(p: Params, n: number): string[] {

@@ -1,6 +1,9 @@
 // Test double for GCP Compute Engine REST v1 and Google's OAuth token endpoint (the cloud cannot exist
 // here). The token endpoint verifies the service account's RS256 JWT against its public key; compute
 // calls need the issued bearer token; inserts and deletes return zone operations that finish later.
+// Slow settings (server.ts SlowSettings): operations RUNNING for seconds, a deleted VM lingering STOPPING then
+// TERMINATED until its delete operation is done, new VMs missing from the aggregated listing for a while.
+// Zones in noCapacityIn answer every insert with ZONE_RESOURCE_POOL_EXHAUSTED in the operation.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
@@ -63,6 +66,8 @@ export class GcpEmulator extends EmulatorBase {
 
   constructor(options: EmulatorOptions = {}) {
     super(options);
+    if (options.slow?.operationSec) this.opMs = options.slow.operationSec * 1000;
+    if (options.slow?.deleteLingerSec) this.deleteLingerMs = options.slow.deleteLingerSec * 1000;
     const { privateKey, publicKey } = generateKeyPairSync('rsa', {
       modulusLength: 2048,
       privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
@@ -179,6 +184,33 @@ export class GcpEmulator extends EmulatorBase {
     return o;
   }
 
+  /** Lingering deletes move on with the clock; the ones whose time is up are gone. */
+  private settleDeletes(): void {
+    const now = Date.now();
+    for (const [id, d] of this.deleting) {
+      const i = this.instances.get(id);
+      if (i && now < d.goneAt) {
+        i.state = now < d.stoppedAt ? 'stopping' : 'stopped';
+        continue;
+      }
+      this.deleting.delete(id);
+      if (!i) continue;
+      i.state = 'terminated';
+      this.instances.delete(id);
+      this.gone.push(i);
+    }
+  }
+
+  protected override refresh(i: EmulatedInstance): EmulatedInstance {
+    this.settleDeletes();
+    return this.deleting.has(i.id) ? i : super.refresh(i);
+  }
+
+  override billing(): EmulatedInstance[] {
+    this.settleDeletes();
+    return super.billing();
+  }
+
   private instanceJson(i: EmulatedInstance): unknown {
     this.refresh(i);
     const body = i.request as { machineType: string; guestAccelerators?: unknown[]; scheduling?: unknown; labels?: Record<string, string>; metadata?: unknown };
@@ -240,6 +272,7 @@ export class GcpEmulator extends EmulatorBase {
   readonly gone: EmulatedInstance[] = [];
 
   protected route(op: string, req: IncomingMessage, body: string, res: ServerResponse, fault: Fault | undefined): void {
+    this.settleDeletes();
     const json = (status: number, data: unknown): void => send(res, status, 'application/json', JSON.stringify(data));
     const userProject = req.headers['x-goog-user-project'] === undefined ? undefined : String(req.headers['x-goog-user-project']);
     const answer = (a: { status: number; body: unknown }): void => json(a.status, a.body);
@@ -353,7 +386,7 @@ export class GcpEmulator extends EmulatorBase {
           );
         if ([...this.instances.values()].some((i) => i.name === input.name && i.zone === zone))
           return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/zones/${zone}/instances/${input.name}' already exists`);
-        if (fault?.kind === 'capacity') {
+        if (fault?.kind === 'capacity' || this.noCapacityIn.has(zone)) {
           const o = this.newOp(zone, 'insert', input.name, {
             code: 'ZONE_RESOURCE_POOL_EXHAUSTED',
             message: `The zone '${zone}' does not have enough resources available to fulfill the request.`,
@@ -373,6 +406,7 @@ export class GcpEmulator extends EmulatorBase {
           tags: input.labels ?? {},
           spot: input.scheduling?.provisioningModel === 'SPOT',
           launchedAt: Date.now() + this.opMs,
+          createdAt: Date.now(),
           request: input,
         });
         const o = this.newOp(zone, 'insert', input.name);
@@ -391,12 +425,18 @@ export class GcpEmulator extends EmulatorBase {
       case 'stop': {
         const i = byName(decodeURIComponent(parts[8] ?? ''));
         if (!i) return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/zones/${zone}/instances/${parts[8] ?? ''}' was not found`);
-        if (op === 'delete') {
+        const o = this.newOp(zone, op, i.name);
+        if (op === 'delete' && this.deleteLingerMs > 0) {
+          // The VM stays listed, STOPPING then TERMINATED, and its delete operation runs until it is gone.
+          const d = this.deleting.get(i.id) ?? { stoppedAt: Date.now() + this.opMs, goneAt: Date.now() + this.opMs + this.deleteLingerMs };
+          this.deleting.set(i.id, d);
+          o.doneAt = d.goneAt;
+          this.settleDeletes();
+        } else if (op === 'delete') {
           i.state = 'terminating';
           this.instances.delete(i.id);
           this.gone.push(i);
         } else i.state = 'stopping';
-        const o = this.newOp(zone, op, i.name);
         if (this.withheld(fault, res)) return;
         json(200, this.opJson(o));
         return;
@@ -471,6 +511,7 @@ export class GcpEmulator extends EmulatorBase {
         const items: Record<string, { instances: unknown[] }> = {};
         for (const i of this.instances.values()) {
           if (m && i.tags[m[1]!] !== m[2]) continue;
+          if (!this.listed(i)) continue;
           (items[`zones/${i.zone}`] ??= { instances: [] }).instances.push(this.instanceJson(i));
         }
         json(200, { kind: 'compute#instanceAggregatedList', items });

@@ -3,7 +3,9 @@
 // OpenAPI 1.10.0). As the service: launch is limited to one request per `launchWindowMs` (12 s documented;
 // tests shrink it) and answers 429 global/rate-limited inside it; instances can be preempted (status
 // "preempted") or become "unhealthy"; launch tags are kept and returned; unknown ids are
-// global/object-does-not-exist.
+// global/object-does-not-exist. Slow settings: a new instance missing from GET /instances for listLagSec, and
+// active with no address for noIpSec (Lambda hands out the IP minutes after a launch succeeds). Regions in
+// noCapacityIn refuse launches with insufficient-capacity.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { EmulatorBase, send } from './server';
@@ -86,6 +88,8 @@ export class LambdaEmulator extends EmulatorBase {
   /** Launch requests refused with 429 for coming too soon. */
   rateLimited = 0;
   private readonly health = new Map<string, 'unhealthy' | 'preempted'>();
+  /** Milliseconds an instance is active before it has an address (slow.noIpSec). */
+  noIpMs: number;
 
   constructor(
     readonly apiKey: string,
@@ -93,6 +97,7 @@ export class LambdaEmulator extends EmulatorBase {
   ) {
     super(options);
     this.launchWindowMs = options.launchWindowMs ?? 12_000;
+    this.noIpMs = (options.slow?.noIpSec ?? 0) * 1000;
   }
 
   /** Lambda takes the instance back. */
@@ -165,7 +170,7 @@ export class LambdaEmulator extends EmulatorBase {
     return {
       id: i.id,
       name: i.name,
-      ip: i.state === 'running' ? i.ip : null,
+      ip: i.state === 'running' && Date.now() - i.launchedAt >= this.bootMs + this.noIpMs ? i.ip : null,
       status,
       ssh_key_names: (i.request as { ssh_key_names?: string[] }).ssh_key_names ?? [],
       file_system_names: [],
@@ -226,6 +231,7 @@ export class LambdaEmulator extends EmulatorBase {
           json(400, { error: { code: 'global/invalid-parameters', message: 'Exactly one existing SSH key name is required' } });
           return;
         }
+        if (this.noCapacityIn.has(String(input.region_name))) return this.writeFault(op, { kind: 'capacity' }, res);
         const id = randomBytes(16).toString('hex');
         this.instances.set(id, {
           id,
@@ -238,6 +244,7 @@ export class LambdaEmulator extends EmulatorBase {
           tags: {},
           spot: false,
           launchedAt: Date.now(),
+          createdAt: Date.now(),
           request: input,
         });
         if (this.withheld(fault, res)) return;
@@ -261,7 +268,7 @@ export class LambdaEmulator extends EmulatorBase {
         return;
       }
       case 'list-instances':
-        json(200, { data: [...this.instances.values()].filter((i) => this.refresh(i).state !== 'terminated').map((i) => this.view(i)) });
+        json(200, { data: [...this.instances.values()].filter((i) => this.refresh(i).state !== 'terminated' && this.listed(i)).map((i) => this.view(i)) });
         return;
       case 'describe': {
         const id = decodeURIComponent((req.url ?? '').split('/').pop() ?? '');

@@ -36,10 +36,27 @@ export interface EmulatedInstance {
   tags: Record<string, string>;
   spot: boolean;
   launchedAt: number;
+  /** When the launch request made it (launchedAt may be later: GCP's VM starts when its operation does). */
+  createdAt: number;
   /** Set by a reclaim: the cloud ended it (spot interruption / preemption). */
   reclaimed?: boolean;
   /** The raw launch request, for assertions on what the client asked for. */
   request: unknown;
+}
+
+/**
+ * The awkward side of the real services, in seconds (absent or 0: off), so a suite can run every fault as
+ * slowly as the clouds behave while staying within seconds.
+ */
+export interface SlowSettings {
+  /** Listings (EC2: also calls naming the id) omit a new instance this long: eventual consistency. */
+  readonly listLagSec?: number;
+  /** GCP: operations stay RUNNING this long. */
+  readonly operationSec?: number;
+  /** GCP: a deleted VM lingers, STOPPING then TERMINATED, this long after its delete operation started. */
+  readonly deleteLingerSec?: number;
+  /** Lambda: an instance is active with no IP address this long after it booted. */
+  readonly noIpSec?: number;
 }
 
 export interface EmulatorOptions {
@@ -47,6 +64,7 @@ export interface EmulatorOptions {
   readonly bootMs?: number;
   /** Address reported for new instances; 127.0.0.1 reaches the loopback sshd, 127.0.0.2 nothing. */
   readonly instanceIp?: string;
+  readonly slow?: SlowSettings;
 }
 
 export type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => Promise<void> | void;
@@ -57,6 +75,13 @@ export abstract class EmulatorBase {
   readonly calls: string[] = [];
   instanceIp: string;
   bootMs: number;
+  /** Milliseconds a new instance is missing from listings. */
+  listLagMs: number;
+  /**
+   * Zones (Lambda: regions) with no capacity for any launch: a refusal scoped to one zone, as the clouds give
+   * it, while the region's other zones launch.
+   */
+  readonly noCapacityIn = new Set<string>();
   private server?: Server;
   private hanging = new Set<ServerResponse>();
   port = 0;
@@ -64,6 +89,12 @@ export abstract class EmulatorBase {
   constructor(options: EmulatorOptions = {}) {
     this.instanceIp = options.instanceIp ?? '127.0.0.1';
     this.bootMs = options.bootMs ?? 30;
+    this.listLagMs = (options.slow?.listLagSec ?? 0) * 1000;
+  }
+
+  /** Whether a listing shows the instance yet (listLagMs after it was made). */
+  protected listed(i: EmulatedInstance): boolean {
+    return Date.now() - i.createdAt >= this.listLagMs;
   }
 
   get url(): string {

@@ -173,8 +173,14 @@ export class Ec2Provider implements Provider {
   /** Each instance seen here: its spot request id, or null for none (no lookup needed before terminating it). */
   private readonly spotRequestOf = new Map<string, string | null>();
 
-  private get consistencyWindowMs(): number {
+  /** Also how long cleanup looks for the instance of a launch whose outcome is unknown (teardown.ts). */
+  get consistencyWindowMs(): number {
     return this.options.consistency?.windowMs ?? 300_000;
+  }
+
+  /** A terminate answered NotFound is confirmed for as long as that can be lag. */
+  get terminateTimeoutMs(): number {
+    return this.consistencyWindowMs;
   }
 
   /**
@@ -675,10 +681,7 @@ export class Ec2Provider implements Provider {
                   }
                 : { SecurityGroupIds: [groupId] }),
               // Same run, same token: EC2 returns the first instance instead of launching another (a replacement has its own key).
-              ClientToken: createHash('sha256')
-                .update(request.runId + (request.launchKey ? `#${request.launchKey}` : ''))
-                .digest('hex')
-                .slice(0, 64),
+              ClientToken: clientTokenFor(request),
               // The on-host watchdog powers off; with terminate, power-off ends billing instead of leaving a stopped
               // instance (a persistent spot request stops instead: ec2SpotRecovery.ts says why).
               InstanceInitiatedShutdownBehavior: market.InstanceInitiatedShutdownBehavior,
@@ -838,16 +841,18 @@ export class Ec2Provider implements Provider {
   }
 
   async listOwned(signal?: AbortSignal): Promise<Instance[]> {
+    return this.listFiltered({ Name: 'tag-key', Values: [RUN_ID_TAG] }, signal);
+  }
+
+  /** Not terminated instances matching one filter, every page. */
+  private async listFiltered(filter: Ec2Sdk.Filter, signal?: AbortSignal): Promise<Instance[]> {
     const out: Instance[] = [];
     let token: string | undefined;
     do {
       const res = await this.send<{ Reservations?: Array<{ Instances?: SdkInstance[] }>; NextToken?: string }>(
         (sdk) =>
           new sdk.DescribeInstancesCommand({
-            Filters: [
-              { Name: 'tag-key', Values: [RUN_ID_TAG] },
-              { Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped'] },
-            ],
+            Filters: [filter, { Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped'] }],
             NextToken: token,
           }),
         signal,
@@ -857,4 +862,27 @@ export class Ec2Provider implements Provider {
     } while (token);
     return out;
   }
+
+  /**
+   * What a launch of unknown outcome made: by its ClientToken (DescribeInstances' client-token filter), then by
+   * the run tag (an implementation without that filter, or a tag that reached the listing first). A refusal of
+   * the token filter other than for credentials is not fatal: the tag still finds the instance.
+   */
+  async findLaunched(request: LaunchRequest, signal?: AbortSignal): Promise<Instance[]> {
+    const byToken = await this.listFiltered({ Name: 'client-token', Values: [clientTokenFor(request)] }, signal).catch((err: unknown) => {
+      if (err instanceof ProviderError && (err.code === 'auth' || err.code === 'aborted')) throw err;
+      return [];
+    });
+    const byTag = await this.listFiltered({ Name: `tag:${RUN_ID_TAG}`, Values: [request.runId] }, signal);
+    const seen = new Set(byToken.map((i) => i.id));
+    return [...byToken, ...byTag.filter((i) => !seen.has(i.id))];
+  }
+}
+
+/** The launch's idempotency token: same run and launch key, same token, so EC2 hands back the first instance. */
+function clientTokenFor(request: LaunchRequest): string {
+  return createHash('sha256')
+    .update(request.runId + (request.launchKey ? `#${request.launchKey}` : ''))
+    .digest('hex')
+    .slice(0, 64);
 }

@@ -48,7 +48,10 @@ export interface GcpOptions {
   readonly retry?: RetryPolicy;
   readonly requestTimeoutMs?: number;
   readonly operationPollMs?: number;
+  /** How long an operation (an insert, a delete) is awaited; Compute Engine's deletes of GPU VMs take minutes. */
   readonly operationTimeoutMs?: number;
+  /** How long after an insert whose answer never came its VM may still appear (the operation runs on). */
+  readonly consistencyWindowMs?: number;
 }
 
 interface GcpOperation {
@@ -597,6 +600,23 @@ export class GcpProvider implements Provider {
     const { zone, name } = this.split(instanceId);
     const op = (await this.call('POST', `${zonePath(zone, 'instance zone')}/instances/${encodeURIComponent(name)}/stop`, undefined, signal)) as GcpOperation;
     await this.waitOperation(op, zone, signal);
+  }
+
+  get consistencyWindowMs(): number {
+    return this.options.consistencyWindowMs ?? 120_000;
+  }
+
+  /** A delete is awaited through its operation: cleanup must allow that long (and the DELETE call's own retries). */
+  get terminateTimeoutMs(): number {
+    return (this.options.operationTimeoutMs ?? 600_000) + 60_000;
+  }
+
+  /** The launch's VM by its own name in its zone (get is strongly consistent), then by the run's label. */
+  async findLaunched(request: LaunchRequest, signal?: AbortSignal): Promise<Instance[]> {
+    const zone = request.zone ?? this.options.zone;
+    const named = await this.describe(`${zone}/${vmNameFor(request)}`, signal);
+    const labelled = (await this.listOwned(signal)).filter((i) => i.runId === labelValue(request.runId));
+    return [...(named && !named.interrupted ? [named] : []), ...labelled.filter((i) => i.id !== named?.id)];
   }
 
   async listOwned(signal?: AbortSignal): Promise<Instance[]> {

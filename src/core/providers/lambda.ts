@@ -30,6 +30,8 @@ export interface LambdaOptions {
   readonly sshPort?: number;
   /** This person's owner id: tagged on launch; listOwned then offers only instances carrying it (or none). */
   readonly ownerId?: string;
+  /** How long after a launch whose answer never came its instance may still be missing from the listing. */
+  readonly consistencyWindowMs?: number;
 }
 
 interface LambdaInstanceTypeEntry {
@@ -299,6 +301,16 @@ export class LambdaProvider implements Provider {
 
   async stop(_instanceId: string): Promise<void> {
     throw new ProviderError('unsupported', 'Lambda Cloud instances cannot be stopped, only terminated', 'lambda');
+  }
+
+  get consistencyWindowMs(): number {
+    return this.options.consistencyWindowMs ?? 120_000;
+  }
+
+  /** Lambda has no idempotency token: the launch's instance is the one with its name. */
+  async findLaunched(request: LaunchRequest, signal?: AbortSignal): Promise<Instance[]> {
+    const name = instanceNameFor(request.runId);
+    return (await this.listOwned(signal)).filter((i) => i.name === name);
   }
 
   async listOwned(signal?: AbortSignal): Promise<Instance[]> {

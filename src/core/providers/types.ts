@@ -154,6 +154,18 @@ export interface Provider {
   stop(instanceId: string, signal?: AbortSignal): Promise<void>;
   /** Instances this extension launched (by tag, label or name prefix) that are not terminated. */
   listOwned(signal?: AbortSignal): Promise<Instance[]>;
+  /**
+   * Instances the launch may have created, found by the launch's own identity (EC2: its ClientToken, then the
+   * run tag; GCP: the instance name and the run label; Lambda: the name). Without it cleanup filters listOwned.
+   */
+  findLaunched?(request: LaunchRequest, signal?: AbortSignal): Promise<Instance[]>;
+  /**
+   * How long after a launch call the provider's listings may still omit the instance it created (eventual
+   * consistency): a launch whose outcome is unknown is looked for that long before it is taken as never made.
+   */
+  readonly consistencyWindowMs?: number;
+  /** The longest one terminate may take to be confirmed (GCP awaits its delete operation): cleanup allows at least that. */
+  readonly terminateTimeoutMs?: number;
   /** A named disk that outlives instances (EC2 EBS today): its zone when it exists, and attach to a running instance. */
   volumeZone?(name: string, signal?: AbortSignal): Promise<string | undefined>;
   attachVolume?(

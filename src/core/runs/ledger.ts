@@ -7,7 +7,12 @@ import { dirname } from 'node:path';
 import { hostname } from 'node:os';
 import type { ProviderKind } from '../providers/types';
 
-export type LedgerState = 'launching' | 'active' | 'kept' | 'stopped' | 'interrupted' | 'terminated' | 'cleanup-failed';
+/**
+ * 'launch-unknown': the launch call failed in a way that does not say whether an instance was made (aborted,
+ * timed out, the answer lost); the entry stays "may be running" until cleanup has looked for it through the
+ * provider's consistency window.
+ */
+export type LedgerState = 'launching' | 'launch-unknown' | 'active' | 'kept' | 'stopped' | 'interrupted' | 'terminated' | 'cleanup-failed';
 
 export interface LedgerEntry {
   readonly runId: string;
@@ -146,4 +151,29 @@ export function holderAlive(entry: Pick<LedgerEntry, 'holderPid' | 'holderHost'>
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * How long after a teardown a listing may still show, or newly show, the instance (EC2 documents minutes of
+ * lag): the sweep keeps looking that long after the last terminate.
+ */
+export const RECENTLY_TERMINATED_MS = 15 * 60_000;
+
+/**
+ * Entries whose instance may still bill without anyone knowing: a launch of unknown outcome, a cleanup that
+ * failed, or a teardown recent enough that a lagging listing could still turn something up. While any exists
+ * the orphan sweep runs periodically, not only at activation.
+ */
+export function uncertainEntries(entries: readonly LedgerEntry[], now: number = Date.now()): LedgerEntry[] {
+  return entries.filter(
+    (e) =>
+      e.state === 'launch-unknown' || e.state === 'cleanup-failed' || (e.state === 'terminated' && now - (e.endedAt ?? e.updatedAt) < RECENTLY_TERMINATED_MS),
+  );
+}
+
+/** What the Runs view and the orphan report say of an entry whose instance may still bill; undefined otherwise. */
+export function ledgerNote(entry: Pick<LedgerEntry, 'state'>): string | undefined {
+  if (entry.state === 'launch-unknown') return 'launch outcome unknown: may be running';
+  if (entry.state === 'cleanup-failed') return 'cleanup failed: may be running';
+  return undefined;
 }

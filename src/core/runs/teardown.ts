@@ -5,9 +5,9 @@
 import { finalCost } from '../providers/cost';
 import type { FinalCost } from '../providers/cost';
 import { instanceNameFor, ProviderError } from '../providers/types';
-import type { Instance, LaunchRequest, Provider, ProviderKind } from '../providers/types';
+import type { Instance, LaunchRequest, Provider, ProviderErrorCode, ProviderKind } from '../providers/types';
 import { probeSshBanner } from '../providers/sshProbe';
-import { holderAlive } from './ledger';
+import { holderAlive, RECENTLY_TERMINATED_MS } from './ledger';
 import type { Ledger, LedgerEntry } from './ledger';
 
 export type TeardownPolicy = 'terminate' | 'stop' | 'keep';
@@ -70,8 +70,37 @@ function sameRun(instance: Instance, runId: string): boolean {
 }
 
 /**
+ * A launch call that failed without saying whether it made an instance: Stop pressed while it was out, a
+ * timeout, an answer lost. The instance may exist and bill while the provider's listings do not show it yet.
+ */
+export interface UnknownLaunch {
+  readonly request: LaunchRequest;
+}
+
+/** Refusals that say no instance was made; any other failure of a launch call leaves its outcome unknown. */
+const LAUNCH_REFUSED: ReadonlySet<ProviderErrorCode> = new Set(['capacity', 'quota', 'auth', 'invalid', 'not-found', 'unsupported', 'rate-limited']);
+
+export function launchOutcomeUnknown(err: unknown): boolean {
+  return !(err instanceof ProviderError && LAUNCH_REFUSED.has(err.code));
+}
+
+async function withRetries<T>(call: () => Promise<T>, signal: AbortSignal, onError: (err: unknown) => void): Promise<T | undefined> {
+  for (let attempt = 0; attempt < 4 && !signal.aborted; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      onError(err);
+      if (attempt < 3) await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+    }
+  }
+  return undefined;
+}
+
+/**
  * Terminates every instance of the run: the known id and whatever the tag/name listing shows (a launch
- * that timed out on our side may have created one). Retries, with its own time budget.
+ * that timed out on our side may have created one). Retries, with its own time budget, never shorter than
+ * the provider's own terminate can take. For a launch of unknown outcome it keeps looking, by the launch's
+ * identity, until the provider's consistency window has passed, terminating whatever appears.
  */
 export async function terminateRun(
   provider: Provider,
@@ -79,35 +108,41 @@ export async function terminateRun(
   knownId: string | undefined,
   timeoutMs = 120_000,
   log?: (line: string) => void,
+  unknown?: UnknownLaunch,
 ): Promise<boolean> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  let ok = true;
-  const ids = new Set<string>(knownId ? [knownId] : []);
-  for (let attempt = 0; attempt < 4; attempt++) {
-    try {
-      for (const i of await provider.listOwned(signal)) if (sameRun(i, runId)) ids.add(i.id);
-      break;
-    } catch (err) {
-      log?.(`listing ${provider.kind} instances for ${runId} failed: ${(err as Error).message}`);
-      if (attempt === 3 || signal.aborted) ok = false;
-      else await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-    }
-  }
-  for (const id of ids) {
-    let done = false;
-    for (let attempt = 0; attempt < 4 && !done && !signal.aborted; attempt++) {
-      try {
-        await provider.terminate(id, signal);
-        done = true;
+  // The call may have made its instance up to the moment it failed (or after, on the cloud's side): the window counts from now.
+  const pollUntil = unknown ? Date.now() + (provider.consistencyWindowMs ?? 0) : 0;
+  const signal = AbortSignal.timeout(Math.max(timeoutMs, provider.terminateTimeoutMs ?? 0) + Math.max(0, pollUntil - Date.now()));
+  const pollMs = Math.min(5000, Math.max(50, (provider.consistencyWindowMs ?? 0) / 8));
+  const list = (): Promise<Instance[]> =>
+    unknown && provider.findLaunched
+      ? provider.findLaunched(unknown.request, signal)
+      : provider.listOwned(signal).then((all) => all.filter((i) => sameRun(i, runId)));
+  const pending = new Set<string>(knownId ? [knownId] : []);
+  const done = new Set<string>();
+  let listed = false;
+  for (;;) {
+    const last = Date.now() >= pollUntil;
+    const found = await withRetries(list, signal, (err) => log?.(`listing ${provider.kind} instances for ${runId} failed: ${(err as Error).message}`));
+    listed = found !== undefined;
+    for (const i of found ?? []) if (i.state !== 'terminated' && i.state !== 'terminating' && !done.has(i.id)) pending.add(i.id);
+    for (const id of pending) {
+      if (done.has(id)) continue;
+      const ended = await withRetries(
+        () => provider.terminate(id, signal).then(() => true),
+        signal,
+        (err) => log?.(`terminating ${provider.kind} instance ${id} failed: ${(err as Error).message}`),
+      );
+      if (ended) {
+        done.add(id);
         log?.(`terminated ${provider.kind} instance ${id} of run ${runId}`);
-      } catch (err) {
-        log?.(`terminating ${provider.kind} instance ${id} failed: ${(err as Error).message}`);
-        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
       }
     }
-    ok &&= done;
+    if (last || signal.aborted) break;
+    await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(1, pollUntil - Date.now()))));
   }
-  return ok;
+  // A poll cut short by the budget has not looked through the whole window.
+  return listed && Date.now() >= pollUntil && [...pending].every((id) => done.has(id));
 }
 
 async function failAndClean(
@@ -116,10 +151,14 @@ async function failAndClean(
   cause: unknown,
   instanceId: string | undefined,
   launchedAt: number | undefined,
+  unknown?: UnknownLaunch,
 ): Promise<never> {
   const { provider, ledger, request } = opts;
-  opts.log?.(`${step} of ${request.runId} on ${provider.kind} failed: ${cause instanceof Error ? cause.message : String(cause)}; tearing down`);
-  const cleaned = await terminateRun(provider, request.runId, instanceId, opts.cleanupTimeoutMs, opts.log);
+  const why = cause instanceof Error ? cause.message : String(cause);
+  opts.log?.(`${step} of ${request.runId} on ${provider.kind} failed: ${why}; tearing down`);
+  // "May be running" until cleanup has looked through the consistency window: a crash meanwhile leaves this for the sweep.
+  if (unknown) await ledger.update(request.runId, { state: 'launch-unknown', note: `launch outcome unknown (${why}): may be running` });
+  const cleaned = await terminateRun(provider, request.runId, instanceId, opts.cleanupTimeoutMs, opts.log, unknown);
   const endedAt = Date.now();
   const usd =
     launchedAt !== undefined && opts.pricePerHour !== undefined
@@ -152,11 +191,11 @@ export async function provisionGuarded(opts: GuardOptions): Promise<GuardedInsta
   });
   let instance: Instance;
   const launchedAt = Date.now();
+  if (signal?.aborted) return failAndClean(opts, 'launch', new ProviderError('aborted', 'cancelled before launch', provider.kind), undefined, launchedAt);
   try {
-    if (signal?.aborted) throw new ProviderError('aborted', 'cancelled before launch', provider.kind);
     instance = await provider.launch(request, signal);
   } catch (err) {
-    return failAndClean(opts, 'launch', err, undefined, launchedAt);
+    return failAndClean(opts, 'launch', err, undefined, launchedAt, launchOutcomeUnknown(err) ? { request } : undefined);
   }
   await ledger.update(request.runId, {
     instanceId: instance.id,
@@ -279,7 +318,9 @@ export type LivenessCheck = (entry: LedgerEntry) => boolean;
 
 /** A run is live when the process that drives it still runs, or its instance was kept on purpose. */
 export const defaultLiveness: LivenessCheck = (entry) =>
-  entry.state === 'kept' || entry.state === 'stopped' || ((entry.state === 'active' || entry.state === 'launching') && holderAlive(entry));
+  entry.state === 'kept' ||
+  entry.state === 'stopped' ||
+  ((entry.state === 'active' || entry.state === 'launching' || entry.state === 'launch-unknown') && holderAlive(entry));
 
 /** Whether something answers SSH on the instance's address (a TCP connect and the SSH-2.0- banner). */
 export type SshAnswers = (instance: Instance, signal?: AbortSignal) => Promise<boolean>;
@@ -335,10 +376,35 @@ export async function reconcile(
         else live.push(instance);
       } else if (entry.state === 'launching') orphans.push({ instance, entry, reason: 'launched but never recorded (crash during launch)' });
       else if (entry.state === 'active') orphans.push({ instance, entry, reason: 'the process driving its run is gone' });
+      else if (entry.state === 'launch-unknown')
+        orphans.push({ instance, entry, reason: 'launch outcome unknown (cancelled, timed out or its answer lost), and it is running' });
       else orphans.push({ instance, entry, reason: `its run is ${entry.state} but the instance still runs` });
     }
   }
   return { orphans, others, live, errors };
+}
+
+/**
+ * Launches of unknown outcome whose process is gone and for which no listing turned anything up long after any
+ * lag could hide it: recorded as never made, so the sweep stops running for them. Entries of providers that
+ * could not be listed stay as they are.
+ */
+export async function settleUnknownLaunches(
+  ledger: Ledger,
+  result: ReconcileResult,
+  isLive: LivenessCheck = defaultLiveness,
+  now = Date.now(),
+): Promise<number> {
+  const seen = [...result.orphans.map((o) => o.instance), ...result.others, ...result.live];
+  const failed = new Set(result.errors.map((e) => e.provider));
+  let n = 0;
+  for (const e of await ledger.entries()) {
+    if (e.state !== 'launch-unknown' || isLive(e) || failed.has(e.provider) || now - e.updatedAt < RECENTLY_TERMINATED_MS) continue;
+    if (seen.some((i) => i.provider === e.provider && (i.id === e.instanceId || sameRun(i, e.runId)))) continue;
+    await ledger.update(e.runId, { state: 'terminated', note: `${e.note ?? 'launch outcome unknown'}; no instance appeared in the listings since` });
+    n++;
+  }
+  return n;
 }
 
 /** Terminates the given orphans; returns how many are gone. */

@@ -1,6 +1,8 @@
 // Cloud credentials and the orphan sweep. On activation (trusted workspaces only, after a delay so
 // activation stays cheap) it lists the instances this extension owns; those with no live run are shown
-// with one action that terminates them. Commands refuse in untrusted workspaces.
+// with one action that terminates them. While the ledger holds an entry whose instance may still bill
+// unseen (a launch of unknown outcome, a failed cleanup, a recent teardown a lagging listing may not show
+// yet), the sweep runs again periodically. Commands refuse in untrusted workspaces.
 import { registerCommand } from '../commands';
 import * as vscode from 'vscode';
 import { showQuickPick, withProgress } from '../linkSafeUi';
@@ -11,8 +13,10 @@ import { join } from 'node:path';
 import { runningCost } from '../../core/providers/cost';
 import { formatUsd } from '../../core/providers/cost';
 import { holderAlive } from '../../core/runs/ledger';
+import { startUncertainSweep } from '../../core/runs/uncertainSweep';
+import type { UncertainSweep } from '../../core/runs/uncertainSweep';
 import type { LedgerEntry } from '../../core/runs/ledger';
-import { reconcile, terminateOrphans } from '../../core/runs/teardown';
+import { reconcile, settleUnknownLaunches, terminateOrphans } from '../../core/runs/teardown';
 import type { Orphan } from '../../core/runs/teardown';
 import { RunStore } from '../../core/runs/runStore';
 import { isTerminal } from '../../core/runs/runRecord';
@@ -23,6 +27,8 @@ import { registerShowOffersCommand } from './showOffersCommand';
 
 export const SET_LAMBDA_KEY_COMMAND = 'remoteFinetune.setLambdaApiKey';
 export const TERMINATE_ORPHANS_COMMAND = 'remoteFinetune.terminateOrphans';
+/** How often the sweep runs while an uncertain ledger entry exists (EC2's listings lag by minutes at most). */
+const UNCERTAIN_SWEEP_MS = 2 * 60_000;
 
 function refuseUntrusted(): boolean {
   if (vscode.workspace.isTrusted) return false;
@@ -38,7 +44,7 @@ function livenessFrom(storageDir: string): (entry: LedgerEntry) => boolean {
   const store = new RunStore(join(storageDir, 'runs.json'));
   return (entry) => {
     if (entry.state === 'kept' || entry.state === 'stopped') return true;
-    if (entry.state !== 'active' && entry.state !== 'launching') return false;
+    if (entry.state !== 'active' && entry.state !== 'launching' && entry.state !== 'launch-unknown') return false;
     const rec = store.get(entry.runId);
     if (rec && rec.status === 'running') return true;
     return holderAlive(entry) && (!rec || !isTerminal(rec.status));
@@ -56,7 +62,9 @@ function describeOrphan(o: Orphan, now: number): string {
 async function findOrphans(cloud: CloudProviders, storageDir: string): Promise<{ orphans: Orphan[]; errors: string[] }> {
   const providers = await cloud.reconcileProviders();
   if (providers.length === 0) return { orphans: [], errors: [] };
-  const r = await reconcile(providers, cloud.ledger, livenessFrom(storageDir), AbortSignal.timeout(60_000), ownerIdFor(storageDir));
+  const isLive = livenessFrom(storageDir);
+  const r = await reconcile(providers, cloud.ledger, isLive, AbortSignal.timeout(60_000), ownerIdFor(storageDir));
+  await settleUnknownLaunches(cloud.ledger, r, isLive);
   // Another installation's (or a colleague's) instances are listed, never offered for termination.
   return {
     orphans: r.orphans,
@@ -148,23 +156,38 @@ export function registerProviders(deps: FeatureDeps, cloud: CloudProviders): vsc
     return picked.length;
   });
 
-  // The sweep on activation: after a pause, off the activation path, trusted workspaces only.
+  // The sweep on activation: after a pause, off the activation path, trusted workspaces only; then again while
+  // the ledger has uncertain entries. An orphan is offered once; the command offers every one again.
   let timer: NodeJS.Timeout | undefined;
+  let periodic: UncertainSweep | undefined;
+  const offered = new Set<string>();
+  let sweeping = false;
+  const sweep = async (): Promise<void> => {
+    if (sweeping) return;
+    sweeping = true;
+    try {
+      const { orphans, errors } = await findOrphans(cloud, storageDir);
+      for (const e of errors) log.warn(`orphan sweep: ${e}`);
+      const fresh = orphans.filter((o) => !offered.has(`${o.instance.provider}:${o.instance.id}`));
+      for (const o of fresh) offered.add(`${o.instance.provider}:${o.instance.id}`);
+      if (fresh.length > 0) await offerTermination(cloud, fresh, log);
+      else if (orphans.length === 0) log.info('orphan sweep: no orphaned instances');
+    } catch (err) {
+      log.warn(`orphan sweep failed: ${(err as Error).message}`);
+    } finally {
+      sweeping = false;
+    }
+  };
   const enabled = setting('cloud.reconcileOnStartup') ?? true;
   if (enabled && vscode.workspace.isTrusted) {
-    timer = setTimeout(() => {
-      void findOrphans(cloud, storageDir).then(
-        async ({ orphans, errors }) => {
-          for (const e of errors) log.warn(`orphan sweep: ${e}`);
-          if (orphans.length > 0) await offerTermination(cloud, orphans, log);
-          else log.info('orphan sweep: no orphaned instances');
-        },
-        (err: unknown) => log.warn(`orphan sweep failed: ${(err as Error).message}`),
-      );
-    }, 3000);
+    timer = setTimeout(() => void sweep(), 3000);
+    periodic = startUncertainSweep(() => cloud.ledger.entries(), sweep, UNCERTAIN_SWEEP_MS);
   }
 
   return vscode.Disposable.from(setKey, terminate, registerShowOffersCommand(cloud, refuseUntrusted, log), cloud, {
-    dispose: () => timer && clearTimeout(timer),
+    dispose: () => {
+      if (timer) clearTimeout(timer);
+      periodic?.stop();
+    },
   });
 }

@@ -85,8 +85,15 @@ test('ec2: launch uses the newest DLAMI, an imported key pair, port 22 open to t
     assert.equal(emu.keyPairs.length, 1);
     assert.equal(emu.keyPairs[0]!.material, pub.trim());
     assert.deepEqual(emu.ingressOf(r.get('SecurityGroupId.1')!), [{ proto: 'tcp', from: 22, to: 22, cidr: '203.0.113.7/32' }]);
-    // Same run again: same ClientToken, same instance; same key and group reused.
-    const again = await provider.launch({ runId: 'rft-20261121-150000-ec21', instanceType: 'g5.xlarge', region: 'us-east-1', spot: true, sshPublicKey: pub });
+    // Same run, same request again: same ClientToken, same instance; same key and group reused.
+    const again = await provider.launch({
+      runId: 'rft-20261121-150000-ec21',
+      instanceType: 'g5.xlarge',
+      region: 'us-east-1',
+      spot: true,
+      sshPublicKey: pub,
+      diskGiB: 300,
+    });
     assert.equal(again.id, inst.id);
     assert.equal(emu.instances.size, 1);
     assert.equal(emu.keyPairs.length, 1);

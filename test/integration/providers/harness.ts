@@ -12,7 +12,7 @@ import type { Provider } from '../../../src/core/providers/types';
 import { Ec2Emulator } from '../../emulators/ec2';
 import { GcpEmulator } from '../../emulators/gcp';
 import { LambdaEmulator } from '../../emulators/lambda';
-import type { EmulatorBase } from '../../emulators/server';
+import type { EmulatorBase, SlowSettings } from '../../emulators/server';
 import { opensshArgs } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 
@@ -31,9 +31,18 @@ export interface CloudRig {
 
 export const fastRetry = { retries: 3, baseDelayMs: 5, maxDelayMs: 20, retryServerErrors: true };
 
-export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs = 600): Promise<CloudRig> {
+/**
+ * How long cleanup looks for the instance of a launch of unknown outcome: longer than the emulator's listing
+ * lag (else the test would pass by luck), short enough for a suite.
+ */
+export function consistencyWindowFor(slow: SlowSettings | undefined): number {
+  return Math.max(1000, (slow?.listLagSec ?? 0) * 1000 + (slow?.operationSec ?? 0) * 1000 + 1500);
+}
+
+export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs = 600, slow?: SlowSettings): Promise<CloudRig> {
+  const windowMs = consistencyWindowFor(slow);
   if (kind === 'lambda') {
-    const emu = await new LambdaEmulator('k-test', { launchWindowMs: 5 }).start();
+    const emu = await new LambdaEmulator('k-test', { launchWindowMs: 5, slow }).start();
     const provider = new LambdaProvider({
       apiKey: 'k-test',
       baseUrl: `${emu.url}/api/v1`,
@@ -41,6 +50,7 @@ export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs
       retry: fastRetry,
       requestTimeoutMs,
       sshPort,
+      consistencyWindowMs: windowMs,
     });
     return {
       kind,
@@ -55,7 +65,7 @@ export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs
   if (kind === 'ec2') {
     process.env.AWS_ACCESS_KEY_ID ??= 'AKIAEMULATOR000000';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'emulator-secret';
-    const emu = await new Ec2Emulator().start();
+    const emu = await new Ec2Emulator({ slow }).start();
     const provider = new Ec2Provider({
       region: 'us-east-1',
       endpoint: emu.url,
@@ -63,7 +73,7 @@ export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs
       requestTimeoutMs,
       callerIp: async () => '198.51.100.4',
       sshPort,
-      consistency: { baseMs: 10, maxMs: 100, windowMs: 3000 },
+      consistency: { baseMs: 10, maxMs: 100, windowMs: Math.max(3000, windowMs) },
     });
     return {
       kind,
@@ -75,7 +85,7 @@ export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs
       launched: () => emu.instances.size,
     };
   }
-  const emu = await new GcpEmulator().start();
+  const emu = await new GcpEmulator({ slow }).start();
   const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
   const provider = new GcpProvider({
     project: emu.project,
@@ -87,6 +97,7 @@ export async function makeRig(kind: CloudKind, sshPort: number, requestTimeoutMs
     requestTimeoutMs,
     operationPollMs: 10,
     operationTimeoutMs: 5000,
+    consistencyWindowMs: windowMs,
     callerIp: async () => '198.51.100.4',
   });
   return {

@@ -1,6 +1,8 @@
 // Faults × providers: every provisioning path, with a fault injected at each step, must end with no
 // instance running (unless the policy keeps it with the watchdog armed). Clouds are emulators (test
-// doubles); the instance's address is a real loopback OpenSSH server, logged into with the real ssh client.
+// doubles) with the slow settings of the real services (listings that lag longer than any abort here, GCP
+// operations of seconds and deletes that linger, Lambda instances without an address for a while); the
+// instance's address is a real loopback OpenSSH server, logged into with the real ssh client.
 // Writes its totals for scripts/test-providers.mjs, which prints the summary line last.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,11 +13,25 @@ import { dirname, join } from 'node:path';
 import { Ledger } from '../../../src/core/runs/ledger';
 import { checkInstance, finishGuarded, provisionGuarded, ProvisionError, reconcile, terminateOrphans } from '../../../src/core/runs/teardown';
 import type { TeardownSettings } from '../../../src/core/runs/teardown';
+import type { LedgerEntry } from '../../../src/core/runs/ledger';
+import type { SlowSettings } from '../../emulators/server';
 import { ProviderError } from '../../../src/core/providers/types';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { makeRig, sshLogin } from './harness';
 import type { CloudKind, CloudRig } from './harness';
+
+/** Every case runs this slowly: the listing lag is longer than the abort (150 ms) and the request timeouts (600 ms). */
+const SLOW: SlowSettings = { listLagSec: 1, operationSec: 0.5, deleteLingerSec: 0.5, noIpSec: 1 };
+
+/** A ledger that remembers every state it was given, so a case can check the path as well as the end. */
+class SpyLedger extends Ledger {
+  readonly states: string[] = [];
+  override update(runId: string, patch: Partial<Omit<LedgerEntry, 'runId' | 'updatedAt'>>): Promise<LedgerEntry> {
+    if (patch.state) this.states.push(patch.state);
+    return super.update(runId, patch);
+  }
+}
 
 let sshd: Sshd;
 let pub: string;
@@ -43,7 +59,7 @@ after(async () => {
 
 interface CaseContext {
   readonly rig: CloudRig;
-  readonly ledger: Ledger;
+  readonly ledger: SpyLedger;
   readonly runId: string;
 }
 
@@ -127,6 +143,28 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
     }
     return {};
   },
+  'Stop pressed while the launch call is out (the cloud made the instance, the answer never came)': async (c) => {
+    c.rig.emu.inject(c.rig.ops.launch, { kind: 'hang-after' }, 1);
+    const ac = new AbortController();
+    // Stop lands once the cloud has the launch request (and has made the instance), its answer still out.
+    const watch = setInterval(() => {
+      if (c.rig.emu.calls.includes(c.rig.ops.launch)) setTimeout(() => ac.abort(), 50);
+    }, 10);
+    ac.signal.addEventListener('abort', () => clearInterval(watch));
+    await assert.rejects(
+      provisionGuarded(guard(c, { signal: ac.signal })),
+      (e: unknown) => e instanceof ProvisionError && e.step === 'launch' && e.cause instanceof ProviderError && e.cause.code === 'aborted' && e.cleanedUp,
+    );
+    // May be running until cleanup has looked through the window; then terminated, and it was.
+    assert.deepEqual(c.ledger.states.slice(-2), ['launch-unknown', 'terminated']);
+    return {};
+  },
+  'every answer to the launch is lost': async (c) => {
+    c.rig.emu.inject(c.rig.ops.launch, { kind: 'drop-after' }, 50);
+    await assert.rejects(provisionGuarded(guard(c)), (e: unknown) => e instanceof ProvisionError && e.step === 'launch' && e.cleanedUp);
+    assert.deepEqual(c.ledger.states.slice(-2), ['launch-unknown', 'terminated']);
+    return {};
+  },
   'instance never reachable over SSH': async (c) => {
     c.rig.emu.instanceIp = '127.0.0.2';
     await expectProvisionFailure(provisionGuarded(guard(c, { sshTimeoutMs: 600 })), 'ssh');
@@ -176,6 +214,7 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
   'run finishes, policy keep with the watchdog armed': async (c) => {
     const out = await runToEnd(c, { policy: 'keep', idleMinutes: 30 });
     assert.equal(out.kept, 1);
+    await nextActivation();
     // Kept on purpose is not an orphan…
     const rec = await reconcile([c.rig.provider], c.ledger);
     assert.equal(rec.orphans.length, 0);
@@ -285,11 +324,11 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
 };
 
 /**
- * A restart takes longer than EC2's consistency lag: a filtered DescribeInstances right after RunInstances may
- * not list the new instance yet (the emulator hides it for 150 ms, as AWS documents), a reconcile seconds later does.
+ * A restart takes longer than the listing lag: a filtered listing right after the launch may not show the new
+ * instance yet (the emulators hide it for SLOW.listLagSec, as AWS documents for EC2), a reconcile later does.
  */
 function nextActivation(): Promise<void> {
-  return new Promise((r) => setTimeout(r, 250));
+  return new Promise((r) => setTimeout(r, (SLOW.listLagSec ?? 0) * 1000 + 250));
 }
 
 // Control: the same counting sees an orphan when the guard is bypassed, so a 0 above means something.
@@ -311,9 +350,9 @@ const kinds: CloudKind[] = ['lambda', 'ec2', 'gcp'];
 for (const kind of kinds) {
   for (const [name, run] of Object.entries(cases)) {
     test(`${kind}: ${name} → nothing left running`, { timeout: 90_000 }, async () => {
-      const rig = await makeRig(kind, sshd.port);
+      const rig = await makeRig(kind, sshd.port, 600, SLOW);
       const dir = mkdtempSync(join(tmpdir(), 'rft-ledger-'));
-      const ledger = new Ledger(join(dir, 'ledger.json'));
+      const ledger = new SpyLedger(join(dir, 'ledger.json'));
       const runId = `rft-20261121-150000-${totals.cases.toString(16).padStart(4, '0')}`;
       let kept = 0;
       let failure: unknown;
