@@ -8,7 +8,8 @@
 // Both sides run on ONE pinned core (taskset) with one thread each (OMP/MKL_NUM_THREADS=1): on a shared 2-core
 // machine an unpinned run measures which process got the cores, not the runner. Pairs alternate runner / plain on
 // each path (at least 7), each side's spread is printed, and the figure is training steps per second as the HF
-// Trainer measures it itself (train_steps_per_second: model loading excluded). Real torch/transformers/peft/trl
+// Trainer measures it itself (train_steps_per_second: model loading excluded); beside it, the CPU seconds of each
+// run's whole process tree (bench/lib/cputime.py), which other processes on the core do not stretch. Real torch/transformers/peft/trl
 // from the test:training venv, on CPU. Goal: runner / plain >= 0.95 on both paths (the TRL path is a check).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -55,15 +56,27 @@ execFileSync(
   { cwd: join(ROOT, 'python-runner'), env: { ...env, PYTHONPATH: join(ROOT, 'python-runner') }, stdio: ['ignore', 'ignore', 'inherit'] },
 );
 
-/** argv under taskset: the process and every child it starts stay on the one core. */
+/** argv under taskset (the process and every child it starts stay on the one core), wrapped by bench/lib/cputime.py,
+ * which prints the CPU seconds of the whole process tree: the load-independent figure beside HF's steps/s. */
 function pinned(argv: readonly string[]): [string, string[]] {
-  return ['taskset', ['-c', String(CPU), ...argv]];
+  return ['python3', [join(__dirname, 'lib/cputime.py'), 'taskset', '-c', String(CPU), ...argv]];
+}
+
+function cpuSeconds(stdout: string): number {
+  const line = stdout.split('\n').find((l) => l.startsWith('RFT_CPU '));
+  if (!line) throw new Error('no RFT_CPU line');
+  return (JSON.parse(line.slice('RFT_CPU '.length)) as { cpu_s: number }).cpu_s;
+}
+
+interface Run {
+  readonly sps: number;
+  readonly cpu: number;
 }
 
 type Path = 'trainer' | 'trl';
 const PLAIN_SCRIPT: Record<Path, string> = { trainer: 'lib/plain_trainer.py', trl: 'lib/plain_trl.py' };
 
-function plain(path: Path, i: number): number {
+function plain(path: Path, i: number): Run {
   const [cmd, args] = pinned([
     python,
     join(__dirname, PLAIN_SCRIPT[path]),
@@ -75,10 +88,10 @@ function plain(path: Path, i: number): number {
   const r = spawnSync(cmd, args, { env, encoding: 'utf8' });
   const line = r.stdout.split('\n').find((l) => l.startsWith('RFT_PLAIN '));
   if (r.status !== 0 || !line) throw new Error(`plain ${path} script failed (${r.status}): ${r.stderr.slice(-2000)}`);
-  return (JSON.parse(line.slice('RFT_PLAIN '.length)) as { train_steps_per_second: number }).train_steps_per_second;
+  return { sps: (JSON.parse(line.slice('RFT_PLAIN '.length)) as { train_steps_per_second: number }).train_steps_per_second, cpu: cpuSeconds(r.stdout) };
 }
 
-function ours(path: Path, i: number): number {
+function ours(path: Path, i: number): Run {
   const runDir = join(dir, 'home/.remote-finetune/runs', `bench-${path}-${i}`);
   mkdirSync(runDir, { recursive: true });
   const spec = {
@@ -114,10 +127,11 @@ function ours(path: Path, i: number): number {
     .map((l) => JSON.parse(l) as { type: string; extra?: Record<string, number> });
   const sps = events.find((e) => e.type === 'metrics' && e.extra?.train_steps_per_second !== undefined)?.extra?.train_steps_per_second;
   if (r.status !== 0 || sps === undefined) throw new Error(`runner failed (${r.status}): ${readFileSync(join(runDir, 'output.log'), 'utf8').slice(-2000)}`);
-  return sps;
+  return { sps, cpu: cpuSeconds(r.stdout) };
 }
 
 const runs: Record<Path, { ours: number[]; reference: number[] }> = { trainer: { ours: [], reference: [] }, trl: { ours: [], reference: [] } };
+const cpu: Record<Path, { ours: number[]; reference: number[] }> = { trainer: { ours: [], reference: [] }, trl: { ours: [], reference: [] } };
 const loadBefore = loadavg()[0]!;
 const fmt = (xs: readonly number[]): string => {
   const s = spreadOf(xs);
@@ -126,10 +140,14 @@ const fmt = (xs: readonly number[]): string => {
 try {
   for (let i = 0; i < PAIRS; i++) {
     for (const path of ['trainer', 'trl'] as const) {
-      runs[path].ours.push(ours(path, i));
-      runs[path].reference.push(plain(path, i));
+      const o = ours(path, i);
+      const p = plain(path, i);
+      runs[path].ours.push(o.sps);
+      runs[path].reference.push(p.sps);
+      cpu[path].ours.push(o.cpu);
+      cpu[path].reference.push(p.cpu);
       console.log(
-        `pair ${i + 1}/${PAIRS} ${path}: runner ${runs[path].ours[i]!.toFixed(2)} steps/s, plain ${runs[path].reference[i]!.toFixed(2)} steps/s, ` +
+        `pair ${i + 1}/${PAIRS} ${path}: runner ${o.sps.toFixed(2)} steps/s (${o.cpu.toFixed(1)} CPU s), plain ${p.sps.toFixed(2)} steps/s (${p.cpu.toFixed(1)} CPU s), ` +
           `load ${loadavg()[0]!.toFixed(2)}`,
       );
     }
@@ -145,6 +163,8 @@ printTable(`trainer-overhead: ${STEPS} steps of a tiny Llama (BF16 LoRA, CPU), c
   ['python -m remote_finetune, TRL path (use_sft_trainer)', fmt(runs.trl.ours)],
   ['plain TRL SFT script', fmt(runs.trl.reference)],
   ['ratio, TRL path', m('trl', 'ours') / m('trl', 'reference')],
+  ['CPU seconds per run (whole process tree), runner / plain, Trainer path', median(cpu.trainer.ours) / median(cpu.trainer.reference)],
+  ['CPU seconds per run (whole process tree), runner / plain, TRL path', median(cpu.trl.ours) / median(cpu.trl.reference)],
 ]);
 const pass = printVerdict({
   bench: 'trainer-overhead',
@@ -168,6 +188,9 @@ const pass = printVerdict({
     trl_reference: Math.round(m('trl', 'reference') * 10000) / 10000,
     trl_samples: JSON.stringify(runs.trl),
     trl_spread: JSON.stringify({ ours: spreadOf(runs.trl.ours), reference: spreadOf(runs.trl.reference) }),
+    cpu_seconds: JSON.stringify(cpu),
+    cpu_ratio_trainer: Math.round((median(cpu.trainer.ours) / median(cpu.trainer.reference)) * 10000) / 10000,
+    cpu_ratio_trl: Math.round((median(cpu.trl.ours) / median(cpu.trl.reference)) * 10000) / 10000,
   },
 });
 process.exit(pass ? 0 : 1);
