@@ -1,5 +1,5 @@
 """gs:// through Google's own client library (google-cloud-storage), run as a small command by the storage code
-(checkpoint_upload.py, checkpoint_restore.py, upload.py) exactly where it used to run gcloud/gsutil.
+(checkpoint_upload.py, checkpoint_restore.py, upload.py, staging.py) exactly where it used to run gcloud/gsutil.
 
 Why not the gcloud CLI: it does not read Application Default Credentials ("The gcloud CLI itself doesn't use
 ADC", Google's ADC page), so a GOOGLE_APPLICATION_CREDENTIALS key shipped in the env file was never used. The
@@ -10,13 +10,18 @@ the environment only, never from the command line.
     python gcs.py put-dir LOCAL gs://bucket/prefix   every file under LOCAL, to prefix/<relative path>
     python gcs.py put gs://bucket/key                stdin to one object
     python gcs.py cat gs://bucket/key                one object to stdout; exit 3 and "not found" when missing
-    python gcs.py get-dir gs://bucket/prefix LOCAL   every object under prefix/ into LOCAL
+    python gcs.py get-dir gs://bucket/prefix LOCAL   every object under prefix/ into LOCAL (unchanged ones skipped)
+    python gcs.py get gs://bucket/key FILE           one object to FILE
+    python gcs.py stat gs://bucket/key               {"bytes", "objects", "single"} as JSON
 
 Run as a file (not -m), so it works with whichever interpreter has the library, whatever PYTHONPATH is."""
 
+import base64
+import hashlib
+import json
 import os
 import sys
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 NOT_FOUND_EXIT = 3
 
@@ -90,6 +95,40 @@ def cat(url: str) -> Optional[bytes]:
         return None
 
 
+def stat(url: str) -> Dict[str, Any]:
+    """{"bytes", "objects", "single"}: one object at the key itself, or every object under key/."""
+    from google.api_core import exceptions
+
+    bucket_name, key = split(url)
+    client = _client()
+    under = list(client.list_blobs(bucket_name, prefix=key + "/" if key else None))
+    if under:
+        return {"bytes": sum(int(b.size or 0) for b in under), "objects": len(under), "single": False}
+    blob = client.bucket(bucket_name).blob(key)
+    try:
+        blob.reload()
+    except exceptions.NotFound:
+        return {"bytes": 0, "objects": 0, "single": False}
+    return {"bytes": int(blob.size or 0), "objects": 1, "single": True}
+
+
+def get(url: str, local_file: str) -> None:
+    bucket_name, key = split(url)
+    os.makedirs(os.path.dirname(os.path.abspath(local_file)), exist_ok=True)
+    _client().bucket(bucket_name).blob(key).download_to_filename(local_file)
+
+
+def _same(path: str, blob: Any) -> bool:
+    """The local file already holds this object (size and MD5): a second staging sends only what changed."""
+    if not os.path.isfile(path) or os.path.getsize(path) != int(blob.size or -1) or not blob.md5_hash:
+        return False
+    h = hashlib.md5()  # noqa: S324 (Cloud Storage's own object checksum, not a security use)
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return base64.b64encode(h.digest()).decode() == blob.md5_hash
+
+
 def get_dir(url: str, local: str) -> int:
     bucket_name, prefix = split(url)
     client = _client()
@@ -100,6 +139,8 @@ def get_dir(url: str, local: str) -> int:
         # Object names are the store's data: one that climbs out of the folder is refused, not followed.
         target = os.path.realpath(os.path.join(base, rel))
         if not rel or rel.endswith("/") or not target.startswith(base + os.sep):
+            continue
+        if _same(target, blob):
             continue
         os.makedirs(os.path.dirname(target), exist_ok=True)
         blob.download_to_filename(target)
@@ -125,6 +166,10 @@ def main(argv: List[str]) -> int:
             sys.stdout.buffer.write(data)
         elif cmd == "get-dir" and len(args) == 2:
             get_dir(args[0], args[1])
+        elif cmd == "get" and len(args) == 2:
+            get(args[0], args[1])
+        elif cmd == "stat" and len(args) == 1:
+            sys.stdout.write(json.dumps(stat(args[0])))
         else:
             sys.stderr.write("usage: gcs.py put-dir|put|cat|get-dir …\n")
             return 2

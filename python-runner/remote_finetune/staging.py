@@ -4,7 +4,8 @@ the person sees what is coming before training starts), then the host's own tool
 events carrying the bytes landed so far.
 
 Staged data goes to a folder shared by the host's runs (RFT_DATA_DIR, else ~/.remote-finetune/data), under the
-URI's own path, so a second run re-uses it: `aws s3 sync` and `gcloud storage rsync` send only what changed, and
+URI's own path, so a second run re-uses it: `aws s3 sync` and gcs.py's get-dir (Google's client library, which
+reads ADC and the VM's metadata token) fetch only what changed, and
 a persistent volume mounted there keeps it across instances. <run dir>/staged.json maps each URI to its local
 path for the trainer. Credentials come from the run's env file (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, HF_TOKEN);
 AWS_ENDPOINT_URL and HF_ENDPOINT are honoured by the tools themselves.
@@ -19,6 +20,8 @@ import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import gcs
 
 SCHEMES = ("s3://", "gs://", "hf://")
 STAGED_FILE = "staged.json"
@@ -122,6 +125,14 @@ def plan(uri: str, root: str, env: Dict[str, str], which: Which) -> Dict[str, An
                     "argv": ["aws", "s3", "cp", "--only-show-errors", "--no-progress", uri, dest]}
         return {"bytes": size, "objects": objects, "dir": dest, "local": dest,
                 "argv": ["aws", "s3", "sync", "--only-show-errors", "--no-progress", uri.rstrip("/") + "/", dest]}
+    if uri.startswith("gs://") and gcs.available():
+        # Google's client library reads ADC and the VM's metadata token; the gcloud CLI reads neither.
+        info = json.loads(_run(gcs.command("stat", uri), env) or "{}")
+        if not info.get("objects"):
+            raise StagingError("%s holds no objects (or the credentials cannot list it)" % uri)
+        if info.get("single"):
+            return {"bytes": info["bytes"], "objects": 1, "dir": os.path.dirname(dest), "local": dest, "argv": gcs.command("get", uri, dest)}
+        return {"bytes": info["bytes"], "objects": info["objects"], "dir": dest, "local": dest, "argv": gcs.command("get-dir", uri.rstrip("/"), dest)}
     if uri.startswith("gs://"):
         tool = gcs_tool(which)
         if tool is None:

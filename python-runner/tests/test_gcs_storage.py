@@ -1,5 +1,5 @@
 """gs:// with the credentials a GCP VM really has (issue 35.4): the runner's checkpoint upload, checkpoint
-restore and outputs upload against a GCS emulator written by others (PyPI gcp-storage-emulator), through
+restore, outputs upload and data staging against a GCS emulator written by others (PyPI gcp-storage-emulator), through
 Google's own client library (PyPI google-cloud-storage, both in a venv cached by scripts/ensure-gcs-venv.sh),
 with no key file anywhere: the only credentials are the tokens a metadata-server stand-in (below, speaking the
 GCE metadata protocol: Metadata-Flavor: Google, service-accounts/default/token) hands out, and a proxy in front of
@@ -161,8 +161,22 @@ state = open(os.path.join(restored, "trainer_state.json")).read() if restored el
 shard = open(os.path.join(restored, "sub", "adapter.bin"), "rb").read().hex() if restored else None
 uploaded = upload_outputs("gs://rft-bucket/out", os.path.join(work, "adapter"), "rft-1", env, emit)
 missing = restore_latest("gs://rft-bucket/ckpts", "rft-none", os.path.join(work, "restored2"), env, emit)
+# Data staging: a folder and a single object, each uploaded first with the same client, then staged (twice: the
+# second time nothing changed and nothing is fetched again).
+from remote_finetune import gcs
+from remote_finetune.staging import stage_one
+gcs.put("gs://rft-bucket/data/train/part-0.jsonl", b'{"text": "a"}\n' * 100)
+gcs.put("gs://rft-bucket/data/train/part-1.jsonl", b'{"text": "b"}\n' * 50)
+gcs.put("gs://rft-bucket/data/eval.jsonl", b'{"text": "e"}\n')
+root = os.path.join(work, "data")
+folder = stage_one("gs://rft-bucket/data/train", root, env, emit, interval_s=0.2, log=lambda line: None)
+single = stage_one("gs://rft-bucket/data/eval.jsonl", root, env, emit, interval_s=0.2, log=lambda line: None)
+mtime = os.path.getmtime(os.path.join(folder, "part-0.jsonl"))
+again = stage_one("gs://rft-bucket/data/train", root, env, emit, interval_s=0.2, log=lambda line: None)
+staged = {"folder": sorted(os.listdir(folder)), "bytes0": os.path.getsize(os.path.join(folder, "part-0.jsonl")),
+          "single": open(single).read(), "unchanged": os.path.getmtime(os.path.join(again, "part-0.jsonl")) == mtime}
 print(json.dumps({"drained": drained, "restored": restored, "state": state, "shard": shard, "uploaded": uploaded,
-                  "missing": missing, "events": events}))
+                  "missing": missing, "staged": staged, "events": events}))
 '''
 
 
@@ -233,6 +247,9 @@ class GcsWithMetadataToken(unittest.TestCase):
             self.assertTrue(out["uploaded"])
             self.assertIn({"kind": "warning", "code": "uploaded", "message": "uploaded adapter to gs://rft-bucket/out"}, out["events"])
             self.assertIsNone(out["missing"], "no `latest` for a run never uploaded: nothing restored, no warning")
+            self.assertEqual(out["staged"], {"folder": ["part-0.jsonl", "part-1.jsonl"], "bytes0": 1400, "single": '{"text": "e"}\n', "unchanged": True})
+            totals = [(e["uri"], e["bytes_total"]) for e in out["events"] if e["kind"] == "staging" and "files_total" in e]
+            self.assertEqual(totals[:2], [("gs://rft-bucket/data/train", 2100), ("gs://rft-bucket/data/eval.jsonl", 14)])
         self.assertGreaterEqual(self.metadata.tokens_given, 1, "the token came from the metadata server")
         self.assertGreater(self.proxy.forwarded, 0)
         self.assertEqual(self.proxy.refused, 0, "every storage request carried the VM's token")
