@@ -5,16 +5,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
-import { GcpProvider } from '../../../src/core/providers/gcp';
-import { applicationDefaultCredentials } from '../../../src/core/providers/gcpAuth';
 import { ProviderError } from '../../../src/core/providers/types';
 import { placementSummary } from '../../../src/core/providers/zoneFailover';
 import { Ec2Emulator } from '../../emulators/ec2';
-import { GcpEmulator } from '../../emulators/gcp';
+import { gcpOnSshd } from '../../support/gcpOnSshd';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 
@@ -74,7 +70,7 @@ test('ec2: a spot launch refused in the cheapest zone lands in the next zone tha
       inst.placement?.refused.map((x) => [x.zone, x.code]),
       [['us-east-1b', 'capacity']],
     );
-    assert.match(inst.placement?.priceSource ?? '', /^DescribeSpotPriceHistory us-east-1a /);
+    assert.match(inst.placement?.priceSource ?? '', /^DescribeSpotPriceHistory us-east-1a, \d{4}-\d\d-\d\dT\d\d:\d\dZ$/);
     assert.match(placementSummary(inst.placement!), /^landed in us-east-1a at \$0\.2500\/h .* after us-east-1b refused \(capacity\)$/);
     assert.equal(lines.length, 1);
     assert.match(lines[0]!, /g5\.xlarge refused in us-east-1b \(InsufficientInstanceCapacity: .*\); trying us-east-1a at \$0\.2500\/h/);
@@ -107,28 +103,8 @@ test('ec2: a zone the spec pins is final; when every zone refuses, the error nam
   }
 });
 
-async function gcp(): Promise<{ emu: GcpEmulator; provider: GcpProvider }> {
-  const emu = await new GcpEmulator().start();
-  const dir = mkdtempSync(join(tmpdir(), 'rft-gcp-zf-'));
-  writeFileSync(join(dir, 'sa.json'), emu.serviceAccountJson(), { mode: 0o600 });
-  const auth = await applicationDefaultCredentials({ GOOGLE_APPLICATION_CREDENTIALS: join(dir, 'sa.json'), HOME: dir });
-  const provider = new GcpProvider({
-    project: emu.project,
-    zone: 'us-central1-a',
-    auth,
-    baseUrl: `${emu.url}/compute/v1`,
-    sshPort: sshd.port,
-    retry: { retries: 2, baseDelayMs: 5, maxDelayMs: 20, retryServerErrors: true },
-    requestTimeoutMs: 2000,
-    operationPollMs: 10,
-    operationTimeoutMs: 5000,
-    callerIp: async () => '203.0.113.9',
-  });
-  return { emu, provider };
-}
-
 test('gcp: a refusal in the configured zone tries the region’s other zones with the accelerator, then target.regions; each try has its own name and requestId', async () => {
-  const { emu, provider } = await gcp();
+  const { emu, provider } = await gcpOnSshd(sshd);
   try {
     // Every zone of us-central1 that has T4s refuses: the launch goes on to the next region the spec names.
     for (const z of emu.acceleratorZones.filter((x) => x.startsWith('us-central1-'))) emu.noCapacityIn.add(z);
