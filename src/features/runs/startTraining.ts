@@ -16,6 +16,7 @@ import { gpuMatches, hostGpuWarning, probedGpuNames } from '../../core/hosts/gpu
 import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
 import { setupRows, validateSettingValue } from '../../core/runs/targetFixes';
 import { runningNoticeLifetime } from './runningNotice';
+import { probedHardwareLine } from '../../core/runs/hardwareLine';
 import type { GcpSetupState } from '../../core/runs/targetFixes';
 import { resolveCloudSettings } from '../../core/providers/providerSelection';
 import { applicationDefaultCredentialsPresent } from '../../core/providers/gcpAuth';
@@ -270,10 +271,15 @@ function againOf(v: unknown): StartAgain | undefined {
   };
 }
 
-/** Before starting on an SSH host: its GPUs (cached or probed now) against the run's; false when the person declined. */
-async function confirmHostGpu(sources: TargetSources, host: string, gpus: readonly string[]): Promise<boolean> {
+/**
+ * Before starting on an SSH host: its GPUs (cached or probed now) against the run's; false when the person declined.
+ * `probed` hears what the host has when it is not what the run asks for, for the confirmation.
+ */
+async function confirmHostGpu(sources: TargetSources, host: string, gpus: readonly string[], probed?: (line: string) => void): Promise<boolean> {
   const outcome = await sources.ensureProbe(host);
   if (!outcome) return false;
+  const line = probedHardwareLine(host, outcome, gpus);
+  if (line) probed?.(line);
   const warn = hostGpuWarning(host, outcome, gpus);
   if (!warn) return true;
   return (await showWarningMessage(warn.message, { modal: true, detail: warn.detail }, 'Start Anyway')) === 'Start Anyway';
@@ -413,6 +419,8 @@ export async function startTraining(
     return undefined;
   }
   const envName = envRead ? vscode.workspace.asRelativePath(envRead.path) : '';
+  // What the host's probe found when it is not what the spec asks for (after Start Anyway): said first.
+  let hardwareLine: string | undefined;
   const confirmStart = async (r: RunEnv): Promise<boolean> => {
     const held = r.held.length > 0;
     const variables = [...new Set(r.held.map((h) => h.redirect.variable))].join(', ');
@@ -420,6 +428,7 @@ export async function startTraining(
     const tokens = [...new Set(r.held.flatMap((h) => h.secrets))].join(' and ');
     const button = held ? `Approve ${hosts.length > 1 ? 'Hosts' : 'Host'} and Start` : 'Start';
     const detail = [
+      ...(hardwareLine ? [hardwareLine] : []),
       fitText + measuredLine,
       priceLine,
       ...(budgetText ? [budgetText] : []),
@@ -439,7 +448,11 @@ export async function startTraining(
   // A multi-node spec's hosts are reached (the GPU probe) only once the person confirmed the start naming them.
   const prepared = await confirmAndCheckHosts({
     hostsFromSpec: machineHosts !== undefined,
-    checkHosts: async () => choice.kind !== 'ssh' || (await confirmHostGpu(sources, choice.host, gpus)),
+    checkHosts: async () =>
+      choice.kind !== 'ssh' ||
+      (await confirmHostGpu(sources, choice.host, gpus, (line) => {
+        hardwareLine = line;
+      })),
     confirm: async () =>
       await confirmRunEnv(
         {

@@ -329,10 +329,10 @@ suite('host pickers and GPU checks (real sshd)', function () {
     );
     assert.equal(result, undefined);
     assert.equal(seen.warnings.find((x) => /suite-t4/.test(x.message))?.message, 'suite-t4 has Tesla T4, not the A100 this run asks for — start anyway?');
-    assert.ok(
-      seen.infos.some((i) => i.message === 'Start hosts-suite on suite-t4?'),
-      JSON.stringify(seen.infos),
-    );
+    const confirm = seen.infos.find((i) => i.message === 'Start hosts-suite on suite-t4?');
+    assert.ok(confirm, JSON.stringify(seen.infos));
+    // Issue 39.1: the confirmation says what the host has, beside the spec's ask.
+    assert.match((confirm.options as { detail?: string }).detail ?? '', /^Hardware on suite-t4: 1 × Tesla T4\. The spec asks for A100-40GB/);
   });
 
   test("Run Again's GPU and host: no pickers, checked against that GPU, straight to the confirmation", async () => {
