@@ -435,7 +435,7 @@ export class Ec2Emulator extends EmulatorBase {
         const spotRefusal = p.get('InstanceMarketOptions.MarketType') === 'spot' ? Ec2SpotRequests.refusal(p) : undefined;
         if (spotRefusal) return this.error(res, 400, 'InvalidParameterCombination', spotRefusal);
         if (fault?.kind === 'capacity') return this.writeFault(op, fault, res);
-        if (this.noCapacityIn.has(subnet.zone))
+        if (this.noCapacityIn.has(subnet.zone) && this.capacityRefusals.push(subnet.zone))
           return this.error(
             res,
             500,

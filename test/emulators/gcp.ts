@@ -386,7 +386,7 @@ export class GcpEmulator extends EmulatorBase {
           );
         if ([...this.instances.values()].some((i) => i.name === input.name && i.zone === zone))
           return this.err(res, 409, 'alreadyExists', `The resource 'projects/${this.project}/zones/${zone}/instances/${input.name}' already exists`);
-        if (fault?.kind === 'capacity' || this.noCapacityIn.has(zone)) {
+        if (fault?.kind === 'capacity' || (this.noCapacityIn.has(zone) && this.capacityRefusals.push(zone))) {
           const o = this.newOp(zone, 'insert', input.name, {
             code: 'ZONE_RESOURCE_POOL_EXHAUSTED',
             message: `The zone '${zone}' does not have enough resources available to fulfill the request.`,

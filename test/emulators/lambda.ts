@@ -231,7 +231,8 @@ export class LambdaEmulator extends EmulatorBase {
           json(400, { error: { code: 'global/invalid-parameters', message: 'Exactly one existing SSH key name is required' } });
           return;
         }
-        if (this.noCapacityIn.has(String(input.region_name))) return this.writeFault(op, { kind: 'capacity' }, res);
+        if (this.noCapacityIn.has(String(input.region_name)) && this.capacityRefusals.push(String(input.region_name)))
+          return this.writeFault(op, { kind: 'capacity' }, res);
         const id = randomBytes(16).toString('hex');
         this.instances.set(id, {
           id,

@@ -82,6 +82,8 @@ export abstract class EmulatorBase {
    * it, while the region's other zones launch.
    */
   readonly noCapacityIn = new Set<string>();
+  /** The zones (regions) whose refusal a launch got, in order. */
+  readonly capacityRefusals: string[] = [];
   private server?: Server;
   private hanging = new Set<ServerResponse>();
   port = 0;

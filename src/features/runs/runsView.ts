@@ -9,6 +9,8 @@ import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
 import { runDescription, runTooltipLines } from '../../core/runs/runSummary';
 import { mayOfferResume } from '../../core/runs/runResume';
+import { ledgerNote } from '../../core/runs/ledger';
+import type { LedgerEntry } from '../../core/runs/ledger';
 
 export const RUNS_VIEW_ID = 'remoteFinetune.runs';
 
@@ -47,14 +49,37 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   readonly onDidChangeTreeData = this.changed.event;
   private readonly sub: { dispose(): void };
   private readonly clock: NodeJS.Timeout;
+  /** What the ownership ledger says of runs whose instance may still bill (launch outcome unknown, cleanup failed). */
+  private notes = new Map<string, string>();
 
-  constructor(private readonly store: RunStore) {
-    this.sub = store.onDidChange(() => this.changed.fire(undefined));
-    // A live run's duration moves even when its log is quiet.
+  constructor(
+    private readonly store: RunStore,
+    private readonly ledger?: { entries(): Promise<readonly LedgerEntry[]> },
+  ) {
+    this.sub = store.onDidChange(() => {
+      this.changed.fire(undefined);
+      void this.readLedger();
+    });
+    // A live run's duration moves even when its log is quiet; a ledger entry changes state without the store.
     this.clock = setInterval(() => {
       if (store.live().length > 0) this.changed.fire(undefined);
+      void this.readLedger();
     }, 30_000);
     this.clock.unref?.();
+    void this.readLedger();
+  }
+
+  /** Re-reads the ledger's notes; the view changes only when they do. */
+  async readLedger(): Promise<void> {
+    if (!this.ledger) return;
+    const next = new Map<string, string>();
+    for (const e of await this.ledger.entries().catch(() => [])) {
+      const note = ledgerNote(e);
+      if (note) next.set(e.runId, note);
+    }
+    const same = next.size === this.notes.size && [...next].every(([k, v]) => this.notes.get(k) === v);
+    this.notes = next;
+    if (!same) this.changed.fire(undefined);
   }
 
   refresh(): void {
@@ -72,11 +97,12 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const r = node.record;
     const item = treeItem(r.name, vscode.TreeItemCollapsibleState.None);
     item.id = r.id;
-    item.description = runDescription(r);
-    item.iconPath = new vscode.ThemeIcon(ICONS[r.status]);
+    const note = this.notes.get(r.id);
+    item.description = note ? `${runDescription(r)} · ${note}` : runDescription(r);
+    item.iconPath = new vscode.ThemeIcon(note ? 'warning' : ICONS[r.status]);
     item.contextValue = runContextValue(r);
     // Host and log text in it is untrusted: appended as text, never as markdown.
-    item.tooltip = textTooltip(runTooltipLines(r).join('\n'), { supportThemeIcons: true });
+    item.tooltip = textTooltip([...runTooltipLines(r), ...(note ? [`Instance: ${note}`] : [])].join('\n'), { supportThemeIcons: true });
     item.command = { command: 'remoteFinetune.selectRun', title: 'Select Run', arguments: [r.id] };
     return item;
   }
@@ -139,8 +165,11 @@ export function runsViewRows(provider: RunsTreeProvider): RunsViewRow[] {
   return rows;
 }
 
-export function registerRunsView(store: RunStore): vscode.Disposable & { readonly provider: RunsTreeProvider } {
-  const provider = new RunsTreeProvider(store);
+export function registerRunsView(
+  store: RunStore,
+  ledger?: { entries(): Promise<readonly LedgerEntry[]> },
+): vscode.Disposable & { readonly provider: RunsTreeProvider } {
+  const provider = new RunsTreeProvider(store, ledger);
   // Several runs selected at once go to Compare Runs together.
   const view = vscode.window.createTreeView(RUNS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true, canSelectMany: true });
   return Object.assign(vscode.Disposable.from(view, provider), { provider });
