@@ -127,12 +127,17 @@ class EventsCallbackCore:
         """True when training must save now and stop (a stop signal reached any rank)."""
         if self.recorder:
             self.recorder.step()
-        if step is not None and self.marker_dir and self.clock() - self._progress_at >= 1.0 and os.environ.get("RANK", "0") in ("", "0"):
-            # The runner's stall watch (stall.py) sees every optimizer step here, not only the logged ones.
+        if step is not None:
+            self.progress(step)
+        return self.agree(bool(self.stop and self.stop.set))
+
+    def progress(self, step: int) -> None:
+        """The runner's stall watch (stall.py) sees every optimizer step here, not only the logged ones, and each
+        evaluation batch too (the same step again): a long evaluation has no optimizer step and is no stall."""
+        if self.marker_dir and self.clock() - self._progress_at >= 1.0 and os.environ.get("RANK", "0") in ("", "0"):
             from .stall import write_progress
             self._progress_at = self.clock()
             write_progress(self.marker_dir, step)
-        return self.agree(bool(self.stop and self.stop.set))
 
     def warn(self, is_main: bool, message: str, code: str) -> None:
         if is_main:
@@ -222,6 +227,10 @@ def events_callback(run_dir: Optional[str] = None, *, model: str = "", method: s
             if self.core:
                 path = os.path.join(args.output_dir, "checkpoint-%d" % state.global_step)
                 self.core.save(state.is_world_process_zero, state.global_step, relpath(path))
+
+        def on_prediction_step(self, args, state, control, **kw):  # noqa: ANN001
+            if self.core:
+                self.core.progress(state.global_step)
 
         def on_step_end(self, args, state, control, **kw):  # noqa: ANN001
             if self.core and self.core.step_end(state.global_step):

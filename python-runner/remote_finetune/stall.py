@@ -3,7 +3,8 @@
 The idle watchdog counts a run as busy while its log changes; a loop hung in an NCCL collective or a stuck data
 loader can keep printing (or keep a live process) and burn the GPU until someone looks. This watcher looks at the
 one thing that means progress, the optimizer step: the built-in trainer's callback writes it to `step_progress`
-in the run folder at every step (at most once a second), and every `metrics` event in events.jsonl carries one
+in the run folder at every step (at most once a second; during an evaluation the same step again, which keeps the
+watch quiet without counting a step), and every `metrics` event in events.jsonl carries one
 (printed by a user's own script and parsed by the runner, or written by our callback).
 
 No step for the threshold while the training process lives: one `stalled` event with what was seen (the last
@@ -130,6 +131,7 @@ class StallWatcher:
         self.stopped = False
         self._events_offset = 0
         self._progress_mtime: Optional[float] = None
+        self._busy_at: Optional[float] = None
         self._halt = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rft-stall", daemon=True)
 
@@ -162,12 +164,15 @@ class StallWatcher:
         except (OSError, ValueError):
             return
         self._progress_mtime = mtime
-        if step >= 0:
-            self._progress(step)
+        if step >= 0 and not self._progress(step):
+            # The same step written again: the trainer is evaluating, alive but with no optimizer step to show.
+            self._busy_at = self.clock()
 
-    def _progress(self, step: int) -> None:
+    def _progress(self, step: int) -> bool:
         if self.steps.see(step, self.clock()):
             self.stalled = False
+            return True
+        return False
 
     def check(self) -> None:
         self._read_events()
@@ -181,7 +186,7 @@ class StallWatcher:
             return  # the process is gone or going: its end, not a stall, decides
         quiet = self.clock() - last[1]
         threshold = self.steps.threshold_s(self.fixed_s)
-        if quiet < threshold:
+        if quiet < threshold or (self._busy_at is not None and self.clock() - self._busy_at < threshold):
             return
         self.stalled = True
         fields: Dict[str, Any] = {"stalled_s": round(quiet, 1), "threshold_s": round(threshold, 1), "action": self.action,

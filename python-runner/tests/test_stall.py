@@ -6,6 +6,7 @@ notification (a loopback webhook receiver standing in for Slack/ntfy), and with 
 
 import json
 import os
+import signal
 import subprocess
 import time
 import unittest
@@ -84,6 +85,21 @@ class Watch(TempDirTest):
         w.check()
         self.assertEqual([kw["last_step"] for _, kw in self.events], [1, 2])
 
+    def test_an_evaluation_writing_the_same_step_again_is_no_stall(self):
+        clock = Clock(1000.0)
+        w = self.watcher(60.0, "stop", clock)
+        stall.write_progress(self.tmp, 7)
+        w.check()
+        for _ in range(5):  # five minutes of evaluation batches, no optimizer step
+            clock.t += 59
+            os.utime(self.path(stall.PROGRESS_FILE), (clock.t, clock.t))
+            w.check()
+        self.assertEqual((self.events, self.stops), ([], []))
+        clock.t += 61  # and then nothing at all
+        w.check()
+        self.assertEqual([kw["last_step"] for _, kw in self.events], [7])
+        self.assertEqual(self.stops, [1])
+
 
 class BuiltInTrainerSteps(TempDirTest):
     def test_the_callback_reports_every_optimizer_step_to_the_watch_at_most_once_a_second(self):
@@ -134,7 +150,18 @@ class HangingScript(TempDirTest):
         argv = [PYTHON, "-m", "remote_finetune", "run", "--run-dir", run_dir, "--workdir", self.work, "--no-watchdog",
                 "--gpu-interval-ms", "200", "--grace-seconds", "2"]
         p = subprocess.Popen(argv, env=env, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.addCleanup(self.end, p, run_dir)
         return p, run_dir, hook
+
+    def end(self, p, run_dir):
+        """Whatever the test saw, nothing it started outlives it: the runner, then the script's own session."""
+        if p.poll() is None:
+            p.kill()
+            p.communicate(timeout=30)
+        try:
+            os.killpg(int(read(os.path.join(run_dir, "train.pgid")).split()[0]), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
     def events(self, run_dir):
         evs = []

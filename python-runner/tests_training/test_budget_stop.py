@@ -32,7 +32,7 @@ class BudgetStop(Case):
         self.assertGreaterEqual(ckpts[0]["step"], max(steps), msg)
         self.assertTrue(os.path.isfile(os.path.join(self.workdir, ckpts[0]["path"], "trainer_state.json")), msg)
         self.assertEqual(events[-1]["type"], "finished")
-        self.assertEqual(events[-1]["status"], "interrupted", msg)
+        self.assertEqual(events[-1]["status"], "budget-stopped", msg)
         self.assertIn("stopped by signal 15 after saving a checkpoint", self.output())
         self.assertLess(took, BUDGET_S + 120, msg)
         # What the run used (issue 32.4), measured by the built-in trainer's callback and the runner: no GPU here,
