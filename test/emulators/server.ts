@@ -178,11 +178,7 @@ export abstract class EmulatorBase {
         });
       });
     });
-    // Keep-alive sockets would hold close() open until they time out.
-    this.server.keepAliveTimeout = 1;
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    const addr = this.server.address();
-    this.port = typeof addr === 'object' && addr ? addr.port : 0;
+    this.port = await listenLoopback(this.server);
     return this;
   }
 
@@ -217,4 +213,12 @@ export abstract class EmulatorBase {
 export function send(res: ServerResponse, status: number, contentType: string, body: string): void {
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** Listens on a free loopback port and returns it; keep-alive sockets would otherwise hold close() open until they time out. */
+export async function listenLoopback(server: Server): Promise<number> {
+  server.keepAliveTimeout = 1;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  return typeof addr === 'object' && addr ? addr.port : 0;
 }

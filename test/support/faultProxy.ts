@@ -6,6 +6,7 @@
 // (docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html).
 import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { listenLoopback } from '../emulators/server';
 
 export type ProxyFault =
   /** Forwarded, then the connection is cut without an answer: the client cannot know the action happened. */
@@ -139,10 +140,7 @@ export class FaultProxy {
         });
       });
     });
-    this.server.keepAliveTimeout = 1;
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    const addr = this.server.address();
-    this.port = typeof addr === 'object' && addr ? addr.port : 0;
+    this.port = await listenLoopback(this.server);
     return this;
   }
 

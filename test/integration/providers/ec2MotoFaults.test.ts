@@ -12,12 +12,11 @@ import { join } from 'node:path';
 import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
-import { Ledger } from '../../../src/core/runs/ledger';
-import type { LedgerEntry } from '../../../src/core/runs/ledger';
 import { provisionGuarded, ProvisionError } from '../../../src/core/runs/teardown';
 import { FaultProxy } from '../../support/faultProxy';
 import { startMoto } from '../../support/moto';
 import type { Moto } from '../../support/moto';
+import { SpyLedger } from '../../support/spyLedger';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto-faults';
 /** Longer than the abort below and than the SDK's retries: the old single listing saw nothing. */
@@ -36,14 +35,6 @@ before(async () => {
 after(async () => {
   await moto?.stop();
 });
-
-class SpyLedger extends Ledger {
-  readonly states: string[] = [];
-  override update(runId: string, patch: Partial<Omit<LedgerEntry, 'runId' | 'updatedAt'>>): Promise<LedgerEntry> {
-    if (patch.state) this.states.push(patch.state);
-    return super.update(runId, patch);
-  }
-}
 
 function providerVia(proxy: FaultProxy): Ec2Provider {
   return new Ec2Provider({

@@ -13,25 +13,16 @@ import { dirname, join } from 'node:path';
 import { Ledger } from '../../../src/core/runs/ledger';
 import { checkInstance, finishGuarded, provisionGuarded, ProvisionError, reconcile, terminateOrphans } from '../../../src/core/runs/teardown';
 import type { TeardownSettings } from '../../../src/core/runs/teardown';
-import type { LedgerEntry } from '../../../src/core/runs/ledger';
 import type { SlowSettings } from '../../emulators/server';
 import { ProviderError } from '../../../src/core/providers/types';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { makeRig, sshLogin } from './harness';
 import type { CloudKind, CloudRig } from './harness';
+import { SpyLedger } from '../../support/spyLedger';
 
 /** Every case runs this slowly: the listing lag is longer than the abort (150 ms) and the request timeouts (600 ms). */
 const SLOW: SlowSettings = { listLagSec: 1, operationSec: 0.5, deleteLingerSec: 0.5, noIpSec: 1 };
-
-/** A ledger that remembers every state it was given, so a case can check the path as well as the end. */
-class SpyLedger extends Ledger {
-  readonly states: string[] = [];
-  override update(runId: string, patch: Partial<Omit<LedgerEntry, 'runId' | 'updatedAt'>>): Promise<LedgerEntry> {
-    if (patch.state) this.states.push(patch.state);
-    return super.update(runId, patch);
-  }
-}
 
 let sshd: Sshd;
 let pub: string;

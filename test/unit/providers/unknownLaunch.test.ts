@@ -13,14 +13,7 @@ import { provisionGuarded, ProvisionError, reconcile, settleUnknownLaunches } fr
 import { startUncertainSweep } from '../../../src/core/runs/uncertainSweep';
 import { ProviderError } from '../../../src/core/providers/types';
 import type { Instance, LaunchRequest, Provider } from '../../../src/core/providers/types';
-
-class SpyLedger extends Ledger {
-  readonly states: string[] = [];
-  override update(runId: string, patch: Partial<Omit<LedgerEntry, 'runId' | 'updatedAt'>>): Promise<LedgerEntry> {
-    if (patch.state) this.states.push(patch.state);
-    return super.update(runId, patch);
-  }
-}
+import { SpyLedger } from '../../support/spyLedger';
 
 const ledgerFile = (): string => join(mkdtempSync(join(tmpdir(), 'rft-unknown-')), 'ledger.json');
 
