@@ -15,9 +15,10 @@ import sys
 import time
 import unittest
 
-from remote_finetune import boot_resume
+from remote_finetune import boot_resume, watchdog
 from remote_finetune.events import parse_event_line
-from tests.helpers import FIXTURES, PYTHON, REPO_DIR, RUNNER_DIR, TempDirTest, read
+from tests.helpers import FIXTURES, PYTHON, REPO_DIR, RUNNER_DIR, TempDirTest, read, runner_env
+from tests.test_watchdog import LAUNCH
 
 SCRIPT = os.path.join(FIXTURES, "own-scripts", "checkpointing_train.py")
 
@@ -142,7 +143,7 @@ class Reboot(TempDirTest):
         print("test_boot_resume: killed at step %d (checkpoint %d); the boot hook's run finished steps %d..30 in %.1f s" % (killed_at, saved, saved + 1, took))
 
 
-class Install(TempDirTest):
+class StandIns(TempDirTest):
     def stand_in(self, name, body):
         """STAND-IN for a system program (crontab, systemctl): a script on PATH that records what it was asked."""
         bindir = self.path("bin")
@@ -153,6 +154,8 @@ class Install(TempDirTest):
         os.chmod(p, 0o755)
         return bindir
 
+
+class Install(StandIns):
     def test_cron_gets_one_reboot_line_and_a_stale_one_is_replaced(self):
         store = self.path("crontab.txt")
         with open(store, "w") as f:
@@ -190,6 +193,43 @@ class Install(TempDirTest):
         self.assertIn("WantedBy=multi-user.target", unit)
         self.assertRegex(unit, r"ExecStart=/usr/bin/env PYTHONPATH=\S+ \S+ -m remote_finetune boot-resume --root " + re.escape(root))
         self.assertEqual(read(calls).splitlines(), ["daemon-reload", "enable " + boot_resume.UNIT_NAME], "the second install changed nothing")
+
+
+class InstalledByRun(StandIns):
+    def run_once(self, launched: bool):
+        """`python -m remote_finetune run` of a one-line script, with or without the extension's launch record."""
+        home = self.path("host-%s" % launched)
+        run_dir = os.path.join(home, "runs", "r1")
+        os.makedirs(run_dir)
+        with open(os.path.join(run_dir, "spec.json"), "w") as f:
+            json.dump({"version": 1, "name": "unit", "command": "python -c pass"}, f)
+        if launched:
+            with open(os.path.join(run_dir, "launch.json"), "w") as f:
+                json.dump(LAUNCH, f)
+        env = runner_env({"PATH": self.bindir + os.pathsep + os.environ["PATH"], "RFT_POWEROFF_CMD": "true", "RFT_HOME": home})
+        r = subprocess.run([PYTHON, "-m", "remote_finetune", "run", "--run-dir", run_dir, "--workdir", self.tmp, "--no-gpu-sampler"],
+                           env=env, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        # The run started the host's watchdog (idle 30 min): this test stops it.
+        pid = watchdog.read_pid(os.path.join(home, watchdog.PIDFILE))
+        deadline = time.time() + 10
+        while pid is None and time.time() < deadline:
+            time.sleep(0.05)
+            pid = watchdog.read_pid(os.path.join(home, watchdog.PIDFILE))
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+        return home
+
+    def test_a_run_on_an_instance_we_launched_installs_the_boot_hook_and_one_on_another_host_does_not(self):
+        if os.path.isdir("/run/systemd/system"):
+            self.skipTest("systemd runs here: the run would install a real unit in /etc/systemd/system; the cron path is what this test checks")
+        store = self.path("crontab.txt")
+        self.bindir = self.stand_in("crontab", 'if [ "$1" = -l ]; then cat %s 2>/dev/null || exit 1; else cat > %s; fi\n' % (store, store))
+        self.run_once(launched=False)
+        self.assertFalse(os.path.exists(store), "a host we did not launch got a boot hook")
+        home = self.run_once(launched=True)
+        self.assertIn("boot-resume --root %s >> " % home, read(store))
+        self.assertRegex(read(os.path.join(home, boot_resume.LOG_NAME)), r"boot unit \(cron\): installed an @reboot line")
 
 
 if __name__ == "__main__":
