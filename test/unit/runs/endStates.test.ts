@@ -10,6 +10,10 @@ import type { RunRecord, RunStatus } from '../../../src/core/runs/runRecord';
 import { canTransition } from '../../../src/core/runs/lifecycle';
 import { endStatesLine, finishedMessage, runDescription, runTooltipLines, stalledMessage, statusBarState } from '../../../src/core/runs/runSummary';
 import { mayOfferResume } from '../../../src/core/runs/runResume';
+import { buildComparison } from '../../../src/core/runs/runCompare';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
 
@@ -109,5 +113,14 @@ test('stall: the warning says the last step, how long and the limit, what the ho
   assert.equal(
     stalledMessage({ name: 'ft' }, bare.event),
     'ft stalled: no optimizer step for 3s (limit 3s); the run goes on (watchdog.on_stall: stop would end it).',
+  );
+});
+
+test('end states: the run history (Compare Runs) keeps each end word', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-ends-'));
+  const runs = (['preempted', 'stalled', 'budget-stopped', 'completed'] as const).map((s, i) => ({ record: rec(s, { id: `rft-${i}` }), localDir: dir }));
+  assert.deepEqual(
+    buildComparison(runs, NOW).runs.map((c) => c.status),
+    ['preempted', 'stalled', 'budget-stopped', 'completed'],
   );
 });
