@@ -14,7 +14,7 @@ import { estimateMemory, fitAdvice } from '../gpu/estimate';
 import { launcherSettings } from './launcherSharding';
 import { RUNNER_DEFAULTS } from './runnerDefaults';
 import { vramBandText } from '../gpu/vramAccuracy';
-import { providerGpuPrice, provisionedProvider } from './rules/providerGpu';
+import { providerGpuPrice, provisionedProvider } from './rules/providerMachines';
 
 export interface RunSpecEstimate {
   readonly gpu: GpuInfo;

@@ -19,6 +19,7 @@ import type { StartAgain } from './startTraining';
 import { askResumeOrFresh, resumeWithProgress } from './resumeCommand';
 import { mayOfferResume } from '../../core/runs/runResume';
 import { runAdapterPath } from '../../core/runs/runOutputs';
+import { revealAdapter } from './revealAdapter';
 import { TensorboardNotLoggedError, tensorboardUnavailable } from '../../core/runs/tensorboard';
 
 export const RUN_COMMANDS = {
@@ -35,6 +36,7 @@ export const RUN_COMMANDS = {
   findOnHost: 'remoteFinetune.findRunsOnHost',
   setHfToken: 'remoteFinetune.setHfToken',
   openTensorBoard: 'remoteFinetune.run.openTensorBoard',
+  revealAdapter: 'remoteFinetune.run.revealAdapter',
 } as const;
 
 export async function runOf(
@@ -137,6 +139,16 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
         }
         void showErrorMessage(`TensorBoard for ${r.name}: ${(err as Error).message}`);
       }
+    }),
+    // The end notification's Reveal Adapter, kept in the Runs view once the notification is gone.
+    reg(RUN_COMMANDS.revealAdapter, async (arg: unknown) => {
+      const r = await runOf(runs, arg, (x) => !!x.artifactsDir, 'No run has a downloaded adapter yet: Download Outputs of a finished run first.');
+      if (!r) return;
+      if (!r.artifactsDir) {
+        void showInformationMessage(`${r.name} has no downloaded adapter yet: use Download Outputs first.`);
+        return;
+      }
+      await revealAdapter(r.artifactsDir);
     }),
     reg(RUN_COMMANDS.stop, async (arg: unknown) => {
       const r = await runOf(runs, arg, (x) => !isTerminal(x.status), 'No run is running: there is nothing to stop.');

@@ -3,7 +3,6 @@
 // the downloaded adapter, the metrics, the logs. The extension log records the end as well, since a
 // notification is gone once dismissed.
 import * as vscode from 'vscode';
-import { isAbsolute, relative } from 'node:path';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import type { RunServices } from './runServices';
 import { endLogLine, finishedMessage, stalledMessage } from '../../core/runs/runSummary';
@@ -11,6 +10,7 @@ import type { RunRecord } from '../../core/runs/runRecord';
 import { oomAdvice } from '../../core/runs/runPlan';
 import { editorFiles } from '../config/configFiles';
 import { RUN_COMMANDS } from './runActions';
+import { revealAdapter } from './revealAdapter';
 
 export const END_ACTIONS = { revealAdapter: 'Reveal Adapter', openMetrics: 'Open Metrics', showLogs: 'Show Logs' } as const;
 
@@ -24,16 +24,6 @@ export interface RunEndNotice {
 
 export function endButtons(r: RunRecord): string[] {
   return [...(r.artifactsDir ? [END_ACTIONS.revealAdapter] : []), END_ACTIONS.openMetrics, END_ACTIONS.showLogs];
-}
-
-/** The adapter in the Explorer when it lies in the workspace (it does by default), else in the OS's file manager. */
-async function revealAdapter(dir: string): Promise<void> {
-  const uri = vscode.Uri.file(dir);
-  const inWorkspace = (vscode.workspace.workspaceFolders ?? []).some((w) => {
-    const rel = relative(w.uri.fsPath, dir);
-    return !rel.startsWith('..') && !isAbsolute(rel);
-  });
-  await vscode.commands.executeCommand(inWorkspace ? 'revealInExplorer' : 'revealFileInOS', uri);
 }
 
 /** A notification whose one button opens the run's logs. */

@@ -68,3 +68,18 @@ test('package.json: the editor title runs "Start Training…" on a run spec; the
   const hidden = (pkg.contributes.menus.commandPalette ?? []).find((m) => m.command === 'remoteFinetune.startTrainingA100');
   assert.ok(!hidden || hidden.when !== 'false', 'the palette still lists it');
 });
+
+test("package.json: the end notification's actions stay in the Runs view (Reveal Adapter, metrics, logs) on a finished run", () => {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
+    contributes: { menus: Record<string, Array<{ command: string; when?: string }>> };
+  };
+  const item = pkg.contributes.menus['view/item/context'] ?? [];
+  const onDone = (command: string): boolean =>
+    item.some(
+      (m) =>
+        m.command === command &&
+        /view == remoteFinetune\.runs/.test(m.when ?? '') &&
+        ['viewItem =~ /^run/', 'viewItem =~ /^run\\.done/'].some((w) => (m.when ?? '').includes(w)),
+    );
+  for (const c of ['remoteFinetune.run.revealAdapter', 'remoteFinetune.run.showMetrics', 'remoteFinetune.run.showLogs']) assert.ok(onDone(c), c);
+});

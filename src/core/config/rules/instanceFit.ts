@@ -9,8 +9,8 @@ import type { ConfigDiagnostic, Fix, TextEdit } from '../types';
 import type { RuleContext } from './crossChecks';
 import type { GpuId } from '../../gpu/catalog';
 import { findGpu } from '../../gpu/catalog';
-import type { ProviderMachine, ProvisionedProvider } from './providerGpu';
-import { cheapestMachine, providerMachines, provisionedProvider } from './providerGpu';
+import type { ProviderMachine, ProvisionedProvider } from './providerMachines';
+import { cheapestMachine, providerMachines, provisionedProvider } from './providerMachines';
 
 const NAMES: Readonly<Record<ProvisionedProvider, string>> = { lambda: 'Lambda', ec2: 'EC2', gcp: 'GCP' };
 
