@@ -98,6 +98,9 @@ function measuredOf(f: Extract<RunEvent, { type: 'finished' }>): { measured?: Ru
 function machinesOutcome(ctx: RunManagerContext, runId: string, out: ReturnType<typeof runOutcome>, rank0EndedAt: number): ReturnType<typeof runOutcome> {
   const rec = ctx.deps.store.get(runId);
   if (!rec?.machines?.length || out.status === 'completed' || ctx.isStopping(runId)) return out;
+  // Rank 0's host ended it on purpose (its stall or budget limit, the cloud's notice); the other ranks then died
+  // of being stopped, which is no failure of the run.
+  if (out.status === 'stalled' || out.status === 'budget-stopped' || out.status === 'preempted') return out;
   const pick = decisiveFailure([{ rank: 0, host: rec.host ?? '', ...(out.failure ? { failure: out.failure } : {}), endedAt: rank0EndedAt }, ...rec.machines]);
   if (!pick?.failure) return out;
   const where = pick.rank === 0 ? 'machine rank 0' : `machine rank ${pick.rank} (${pick.host})`;

@@ -201,3 +201,14 @@ test('finish: preempted, stalled and budget-stopped runs keep their own word, wi
   await finishRun(spot.ctx, spot.id);
   assert.deepEqual(spot.reclaims, [`${spot.id}: ${notice.message}`]);
 });
+
+test('finish: a multi-node run that rank 0 ended as stalled stays stalled, whatever the stopped ranks said', async () => {
+  const s = setup(0, {
+    events: [{ v: 1, ts: 2, type: 'finished', status: 'stalled', exit_code: 143 }],
+    patch: { machines: [{ rank: 1, host: 'h2', status: 'failed', exitCode: 143, failure: { message: 'the run exited with code 143' }, endedAt: 1 }] },
+    exitCode: 143,
+  });
+  await finishRun(s.ctx, s.id);
+  assert.equal(s.store.get(s.id)!.status, 'stalled');
+  assert.equal(s.store.get(s.id)!.failure, undefined);
+});
