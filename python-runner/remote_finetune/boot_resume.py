@@ -44,7 +44,29 @@ def was_interrupted(run_dir: str) -> bool:
         pid = read_pid(os.path.join(run_dir, name))
         if pid is not None and pid_alive(pid):
             return False
-    return True
+    return not _ended_on_purpose(run_dir)
+
+
+def _ended_on_purpose(run_dir: str) -> bool:
+    """The runner wrote its end, or the idle watchdog stopped the run (its SIGKILL after the grace period leaves no
+    exit code) since the run last started: a restart after that must not start it again."""
+    ended = False
+    try:
+        with open(os.path.join(run_dir, "events.jsonl"), "r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(e, dict):
+                    continue
+                if e.get("type") == "resumed":
+                    ended = False
+                elif e.get("type") == "finished" or (e.get("type") == "warning" and e.get("code") == "watchdog-stop"):
+                    ended = True
+    except OSError:
+        pass
+    return ended
 
 
 def newest_checkpoint_step(run_dir: str) -> Optional[int]:

@@ -56,6 +56,13 @@ class Interrupted(TempDirTest):
         self.assertTrue(boot_resume.was_interrupted(self.run_dir(dict(base, pid="999999999\n"))))
         self.assertFalse(boot_resume.was_interrupted(self.run_dir(dict(base, exit_code="0\n"))), "it ended")
         os.unlink(self.path("root", "runs", "r1", "exit_code"))
+        stop = '{"v":1,"ts":1,"type":"warning","code":"watchdog-stop","message":"Idle watchdog: stopping"}\n'
+        self.assertFalse(boot_resume.was_interrupted(self.run_dir({"events.jsonl": stop})), "the idle watchdog stopped it")
+        resumed = '{"v":1,"ts":2,"type":"resumed","reason":"host-restart"}\n'
+        self.assertTrue(boot_resume.was_interrupted(self.run_dir({"events.jsonl": stop + resumed})), "started again after that")
+        self.assertFalse(boot_resume.was_interrupted(self.run_dir({"events.jsonl": '{"v":1,"ts":3,"type":"finished","status":"completed","exit_code":0}\n'})),
+                         "the runner wrote its end")
+        os.unlink(self.path("root", "runs", "r1", "events.jsonl"))
         self.assertFalse(boot_resume.was_interrupted(self.run_dir(dict(base, pid="%d\n" % os.getpid()))), "its wrapper lives")
         os.unlink(self.path("root", "runs", "r1", "pid"))
         self.assertFalse(boot_resume.was_interrupted(self.run_dir({"runner.pid": "%d\n" % os.getpid()})), "its runner lives")
