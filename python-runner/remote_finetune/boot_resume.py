@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .events import EventWriter
 from .watchdog import pid_alive, read_pid, run_dirs_under
@@ -47,10 +47,8 @@ def was_interrupted(run_dir: str) -> bool:
     return not _ended_on_purpose(run_dir)
 
 
-def _ended_on_purpose(run_dir: str) -> bool:
-    """The runner wrote its end, or the idle watchdog stopped the run (its SIGKILL after the grace period leaves no
-    exit code) since the run last started: a restart after that must not start it again."""
-    ended = False
+def _events(run_dir: str) -> Iterator[Dict[str, Any]]:
+    """The run's events.jsonl lines that are JSON objects (the runner's and the script's alike)."""
     try:
         with open(os.path.join(run_dir, "events.jsonl"), "r", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -58,33 +56,29 @@ def _ended_on_purpose(run_dir: str) -> bool:
                     e = json.loads(line)
                 except ValueError:
                     continue
-                if not isinstance(e, dict):
-                    continue
-                if e.get("type") == "resumed":
-                    ended = False
-                elif e.get("type") == "finished" or (e.get("type") == "warning" and e.get("code") == "watchdog-stop"):
-                    ended = True
+                if isinstance(e, dict):
+                    yield e
     except OSError:
-        pass
+        return
+
+
+def _ended_on_purpose(run_dir: str) -> bool:
+    """The runner wrote its end, or the idle watchdog stopped the run (its SIGKILL after the grace period leaves no
+    exit code) since the run last started: a restart after that must not start it again."""
+    ended = False
+    for e in _events(run_dir):
+        if e.get("type") == "resumed":
+            ended = False
+        elif e.get("type") == "finished" or (e.get("type") == "warning" and e.get("code") == "watchdog-stop"):
+            ended = True
     return ended
 
 
 def newest_checkpoint_step(run_dir: str) -> Optional[int]:
     """The highest step of the run's `checkpoint` events (what the runner will resume from, or a later one)."""
-    best = None
-    try:
-        with open(os.path.join(run_dir, "events.jsonl"), "r", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                step = e.get("step") if isinstance(e, dict) and e.get("type") == "checkpoint" else None
-                if isinstance(step, int) and not isinstance(step, bool) and step >= 0 and (best is None or step > best):
-                    best = step
-    except OSError:
-        return None
-    return best
+    steps = [e["step"] for e in _events(run_dir)
+             if e.get("type") == "checkpoint" and isinstance(e.get("step"), int) and not isinstance(e["step"], bool) and e["step"] >= 0]
+    return max(steps) if steps else None
 
 
 def resume_run(run_dir: str, wait_s: float = 10.0) -> Optional[int]:
