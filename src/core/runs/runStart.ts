@@ -177,8 +177,10 @@ export async function launchAttempt(
       ...(hostKey ? { hostKey } : {}),
       ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
       ...(a.launchKey ? { launchKey: a.launchKey } : {}),
-      // A volume's zone is where the instance must go: no other zone is tried.
-      ...(volumeZone ? { zonePinned: true } : {}),
+      // A volume's zone is where the instance must go, and a replacement's named zone is the relaunch policy's own
+      // choice (it tries the same zone, then any zone, then on-demand: runAttempts.ts): no other zone is tried.
+      // The first launch's zone is only the cheapest offer's, and a replacement for "any zone" may go anywhere.
+      ...(volumeZone || (a.n > 1 && a.zone) ? { zonePinned: true } : {}),
       progress: (line: string) => say('provisioning', line),
     },
     pricePerHour: a.pricePerHour,
