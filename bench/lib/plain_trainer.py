@@ -1,11 +1,11 @@
 """The reference of the trainer-overhead benchmark: a plain Hugging Face Trainer script, as a person would write it,
 with the same model, data and TrainingArguments as the runner's spec (bench/trainer-overhead.ts; and on a GPU,
 bench/gpu/vram_measure.py --baseline, which sets the sequence length, batch, checkpointing and LoRA size to match)."""
-import argparse, json
+import argparse, json, time
 import torch
 from datasets import load_dataset
 from peft import LoraConfig, get_peft_model
-from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling, Trainer, TrainingArguments
+from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling, Trainer, TrainerCallback, TrainingArguments
 
 p = argparse.ArgumentParser()
 p.add_argument("model_dir"); p.add_argument("data"); p.add_argument("out"); p.add_argument("steps", type=int)
@@ -30,8 +30,18 @@ args = TrainingArguments(output_dir=a.out, max_steps=a.steps, per_device_train_b
                          bf16=True, use_cpu=not torch.cuda.is_available(), report_to=[], seed=7, optim="adamw_torch",
                          remove_unused_columns=False, gradient_checkpointing=a.gradient_checkpointing,
                          gradient_checkpointing_kwargs={"use_reentrant": False} if a.gradient_checkpointing else None)
-trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
+marks = []
+
+
+class Marks(TrainerCallback):  # the bench's clock, as the runner's events callback logs each step: on_log
+    def on_log(self, args, state, control, logs=None, **kw):  # noqa: ANN001
+        if logs and "loss" in logs:
+            marks.append((state.global_step, time.time()))
+
+
+trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=DataCollatorForLanguageModeling(tok, mlm=False), callbacks=[Marks()])
 metrics = trainer.train().metrics
+metrics["step_times"] = [t1 - t0 for (s0, t0), (s1, t1) in zip(marks, marks[1:]) if s1 == s0 + 1]
 if torch.cuda.is_available():
     metrics["cuda_max_memory_allocated_mib"] = torch.cuda.max_memory_allocated() / 2 ** 20
     metrics["cuda_max_memory_reserved_mib"] = torch.cuda.max_memory_reserved() / 2 ** 20

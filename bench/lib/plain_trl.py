@@ -1,11 +1,11 @@
 """The TRL reference of the trainer-overhead benchmark: a plain TRL SFT script, as TRL's own examples write it (a text
 dataset, SFTConfig, SFTTrainer with a peft LoraConfig), with the same model, data and arguments as the runner's spec
 with trainer.use_sft_trainer (bench/trainer-overhead.ts)."""
-import argparse, json
+import argparse, json, time
 import torch
 from datasets import load_dataset
 from peft import LoraConfig
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 from trl import SFTConfig, SFTTrainer
 
 p = argparse.ArgumentParser()
@@ -25,6 +25,16 @@ args = SFTConfig(output_dir=a.out, max_steps=a.steps, per_device_train_batch_siz
                  use_cpu=not torch.cuda.is_available(), report_to=[], seed=7, optim="adamw_torch", dataset_text_field="text",
                  gradient_checkpointing=False, **length)  # TRL turns checkpointing on by default; the spec has it off
 peft = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
-trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=tok, peft_config=peft)
+marks = []
+
+
+class Marks(TrainerCallback):  # the bench's clock, as the runner's events callback logs each step: on_log
+    def on_log(self, args, state, control, logs=None, **kw):  # noqa: ANN001
+        if logs and "loss" in logs:
+            marks.append((state.global_step, time.time()))
+
+
+trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=tok, peft_config=peft, callbacks=[Marks()])
 metrics = trainer.train().metrics
+metrics["step_times"] = [t1 - t0 for (s0, t0), (s1, t1) in zip(marks, marks[1:]) if s1 == s0 + 1]
 print("RFT_PLAIN " + json.dumps(metrics))
