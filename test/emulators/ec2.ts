@@ -569,9 +569,15 @@ export class Ec2Emulator extends EmulatorBase {
     else super.reclaim(id);
   }
 
-  /** Spot capacity is back in the zone: EC2 starts the interrupted instance again (same id, same volume). */
-  capacityReturns(id: string): boolean {
-    return this.spotRequests.capacityReturns(id);
+  /**
+   * Spot capacity is back in the zone: EC2 starts the interrupted instance again (same id, same volume), with a
+   * new public address unless it has an Elastic IP (`ip`; absent: the same, for a test whose sshd stays put).
+   */
+  capacityReturns(id: string, ip?: string): boolean {
+    const started = this.spotRequests.capacityReturns(id);
+    const i = this.instances.get(id);
+    if (started && i && ip) i.ip = ip;
+    return started;
   }
 
   /** Whether the security group ingress opened port 22 to exactly this /32 and nothing else. */

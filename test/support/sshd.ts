@@ -22,6 +22,8 @@ export interface SshdOptions {
   readonly extraConfig?: readonly string[];
   /** Public keys (OpenSSH one-line format) authorized besides the generated user key. */
   readonly authorizedKeys?: readonly string[];
+  /** Listen on this loopback address instead of 127.0.0.1 (an instance that came back under a new address). */
+  readonly listenAddress?: string;
   /** Run inside this network namespace (`ip netns exec`), listening on `address` there (netns.ts). */
   readonly netns?: { readonly name: string; readonly address: string };
 }
@@ -151,7 +153,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<Sshd> {
   mkdirSync('/run/sshd', { recursive: true });
   // In its own namespace the server has every port to itself.
   const port = options.port ?? (options.netns ? 22 : await freePort());
-  const address = options.netns?.address ?? '127.0.0.1';
+  const address = options.netns?.address ?? options.listenAddress ?? '127.0.0.1';
   const path = [...(options.pathPrepend ?? []), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
   const poweroffLog = join(dir, 'poweroff-standin.log');
   const poweroffStandIn = join(dir, 'poweroff-standin');

@@ -30,7 +30,11 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   const host = ctx.hostFor(rec);
   let pending = '';
   let lastFlush = 0;
-  const instanceTimer = startInstanceCheck(ctx, rec, signal);
+  // Aborted when the instance answers at a new address: this follow ends with an error and the watch starts
+  // again at the record's new host (the old address may hang rather than refuse).
+  const moved = new AbortController();
+  const followSignal = AbortSignal.any([signal, moved.signal]);
+  const instanceTimer = startInstanceCheck(ctx, rec, signal, () => moved.abort());
   // The on-host watchdog powers an idle provisioned host off only when nobody is watching: say we are.
   const beat = (): void => {
     void host
@@ -39,7 +43,7 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
           s.exec(`mkdir -p ${shellQuote(rootOf(rec.remoteDir!))} && date +%s > ${shellQuote(`${rootOf(rec.remoteDir!)}/heartbeat`)}`, {
             what: 'writing the heartbeat',
           }),
-        signal,
+        followSignal,
       )
       .catch(() => undefined);
   };
@@ -61,13 +65,13 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   const others = machines.map((m) => followMachine(ctx, runId, m.rank, localDir, signal));
   let rank0EndedAt = Date.now();
   try {
-    const status = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), signal);
+    const status = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), followSignal);
     const pid = status.pid ?? rec.pid;
     const base = rec.attempts?.[rec.attempts.length - 1]?.mirrorBase;
     await mirrorRun(host, rec.remoteDir, localDir, {
       ...(pid !== undefined ? { pid } : {}),
       ...(base ? { base } : {}),
-      signal,
+      signal: followSignal,
       callbacks: {
         onData: (file, data, offsets) => {
           const patch: Partial<RunRecord> = {};
@@ -150,6 +154,7 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
     clearInterval(costTimer);
   }
   if (signal.aborted) return;
+  if (moved.signal.aborted) throw new Error(`instance ${rec.instanceId ?? ''} answers at a new address`);
   await finishRun(ctx, runId, rank0EndedAt);
 }
 
@@ -193,7 +198,7 @@ export async function stopMachines(ctx: RunManagerContext, runId: string, except
   );
 }
 
-function startInstanceCheck(ctx: RunManagerContext, rec: RunRecord, signal: AbortSignal): NodeJS.Timeout | undefined {
+function startInstanceCheck(ctx: RunManagerContext, rec: RunRecord, signal: AbortSignal, onMoved: () => void): NodeJS.Timeout | undefined {
   const provider = rec.instanceId ? ctx.deps.providerFor?.(rec) : undefined;
   if (!provider || !rec.instanceId) return undefined;
   let first = true;
@@ -206,6 +211,13 @@ function startInstanceCheck(ctx: RunManagerContext, rec: RunRecord, signal: Abor
         // A reclaim, not a stop or a crash: the cloud ended the instance under a run that was still running.
         if (!c.alive && c.interrupted && cur?.status === 'running' && cur.instanceId === rec.instanceId)
           ctx.reclaimed(rec.id, { firstLook, detail: `the cloud reclaimed the spot instance ${rec.instanceId}` });
+        // The same instance started again under a new address (EC2 after a spot stop, target.spot_recovery: cloud):
+        // the next watch follows it there; its host key is pinned by instance id, not by address.
+        if (c.address && cur?.status === 'running' && cur.instanceId === rec.instanceId && cur.host !== c.address) {
+          ctx.deps.store.update(rec.id, { host: c.address });
+          ctx.deps.log?.(`[${rec.id}] instance ${rec.instanceId} now answers at ${c.address}; following it there`);
+          onMoved();
+        }
       })
       .catch(() => undefined);
   };

@@ -280,13 +280,15 @@ export interface InstanceCheck {
   readonly alive: boolean;
   /** The cloud reclaimed it (spot/preemption): the run is interrupted (runRelaunch.ts decides whether it goes on elsewhere). */
   readonly interrupted: boolean;
+  /** A running instance's public address now: EC2 gives an instance a new one when it starts again after a stop. */
+  readonly address?: string;
 }
 
 /** One look at a running instance; the run monitor calls it on a timer. */
 export async function checkInstance(provider: Provider, ledger: Ledger, runId: string, instanceId: string, signal?: AbortSignal): Promise<InstanceCheck> {
   const i = await provider.describe(instanceId, signal);
   const gone = !i || i.state === 'terminated' || i.state === 'terminating';
-  if (!gone) return { alive: true, interrupted: false };
+  if (!gone) return { alive: true, interrupted: false, ...(i.state === 'running' && i.publicIp ? { address: i.publicIp } : {}) };
   const interrupted = !!i?.interrupted || (!i && provider.kind === 'gcp');
   await ledger.update(runId, {
     state: interrupted ? 'interrupted' : 'terminated',

@@ -79,7 +79,7 @@ test(
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     sshKeygen(join(dir, 'user_key'));
     const userPub = readFileSync(join(dir, 'user_key.pub'), 'utf8').trim();
-    writeFileSync(join(dir, 'ssh_config'), `Host 127.0.0.1\n  User ${process.env.USER ?? 'root'}\n`);
+    writeFileSync(join(dir, 'ssh_config'), `Host 127.0.0.1 127.0.0.3\n  User ${process.env.USER ?? 'root'}\n`);
     let prompts = 0;
     const connectOptions: ConnectOptions = {
       hostKeyStore: join(dir, 'store_known_hosts'),
@@ -93,7 +93,12 @@ test(
       },
     };
     const storage = join(dir, 'storage');
-    const manager = (): ReturnType<typeof testRunManager> => testRunManager(storage, connectOptions, { providerFor: () => provider, instanceCheckMs: 300 });
+    const manager = (): ReturnType<typeof testRunManager> =>
+      testRunManager(storage, connectOptions, {
+        providerFor: () => provider,
+        instanceCheckMs: 300,
+        ...(process.env.RFT_TEST_LOG ? { log: (l: string) => console.error(l) } : {}),
+      });
     const ws = mkdtempSync(join(tmpdir(), 'rft-spotcloud-ws-'));
     cleanup.push(() => rmSync(ws, { recursive: true, force: true }));
     copyFileSync(join(REPO, 'test/fixtures/own-scripts/checkpointing_train.py'), join(ws, 'train.py'));
@@ -181,8 +186,9 @@ test(
 
     // Capacity returns: EC2 starts the same instance; its boot unit resumes the run. No client anywhere.
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal(emu.capacityReturns(instanceId), true);
-    sshd = await startSshd({ port, hostKeyPath: hostKey, authorizedKeys: [userPub], pathPrepend: [STANDINS], env: { HOME: home } });
+    // EC2 gives a restarted instance a new public address (no Elastic IP here).
+    assert.equal(emu.capacityReturns(instanceId, '127.0.0.3'), true);
+    sshd = await startSshd({ port, hostKeyPath: hostKey, authorizedKeys: [userPub], pathPrepend: [STANDINS], env: { HOME: home }, listenAddress: '127.0.0.3' });
     cleanup.push(() => sshd?.stop());
     const m = /PYTHONPATH=(?:'([^']+)'|(\S+))/.exec(readFileSync(join(runDir, 'command.sh'), 'utf8'));
     const runnerDir = m?.[1] ?? m?.[2];
@@ -204,6 +210,7 @@ test(
     const f = await done;
     assert.equal(f.record.status, 'completed');
     assert.equal(f.record.instanceId, instanceId, 'the same instance, not a replacement');
+    assert.equal(f.record.host, '127.0.0.3', 'followed at the address the instance came back with');
     assert.equal(endStatesLine(f.record), 'interrupted → resumed → completed');
     assert.equal(f.record.lastStep, 40);
     assert.deepEqual(
