@@ -21,8 +21,8 @@ import { RUN_ID_TAG } from '../../../src/core/providers/types';
 import { Ledger } from '../../../src/core/runs/ledger';
 import { checkInstance, reconcile, terminateOrphans } from '../../../src/core/runs/teardown';
 import { decideRelaunch, relaunchPolicyOf } from '../../../src/core/runs/runAttempts';
-import { launchRequestFor } from '../../../src/core/runs/targetOffers';
 import { Ec2Emulator } from '../../emulators/ec2';
+import { g5SpotLaunch } from '../../support/ec2SpotOffer';
 import { opensshArgs, startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 
@@ -70,18 +70,7 @@ async function setup(): Promise<{ emu: Ec2Emulator; provider: Ec2Provider; sdk: 
 }
 
 function requestFor(runId: string): LaunchRequest {
-  const offer = {
-    provider: 'ec2',
-    instanceType: 'g5.xlarge',
-    gpu: 'A10G',
-    gpuCount: 1,
-    vramGiB: 24,
-    region: 'us-east-1',
-    pricePerHour: 0.4,
-    spot: true,
-    capacity: 'unknown',
-  } as const;
-  return launchRequestFor(runId, offer, SPEC.target, readFileSync(`${sshd!.userKeyPath}.pub`, 'utf8'));
+  return g5SpotLaunch(runId, SPEC.target, readFileSync(`${sshd!.userKeyPath}.pub`, 'utf8'));
 }
 
 async function spotRequests(sdk: EC2Client, instanceId: string): Promise<SpotInstanceRequest[]> {

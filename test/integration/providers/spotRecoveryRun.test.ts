@@ -13,7 +13,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
@@ -24,6 +24,9 @@ import type { RunEvent } from '../../../src/core/telemetry/events';
 import { Ec2Emulator } from '../../emulators/ec2';
 import { runFinished, testRunManager, until } from '../../support/runHosts';
 import { freePort, sshKeygen, startSshd } from '../../support/sshd';
+import { G5_SPOT_OFFER } from '../../support/ec2SpotOffer';
+import { isolatedConnectOptions } from '../../support/gcpOnSshd';
+import { alive } from '../../support/leftovers';
 import type { Sshd } from '../../support/sshd';
 
 const REPO = resolve(__dirname, '../../..');
@@ -48,15 +51,6 @@ function pidIn(path: string): number {
   return Number(readFileSync(path, 'utf8').trim());
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 test(
   'ec2 spot_recovery cloud, laptop closed: EC2 stops and restarts the same instance, the host resumes the run from its checkpoint, nothing relaunched, teardown cancels the request',
   { timeout: 300_000 },
@@ -73,20 +67,16 @@ test(
       requestTimeoutMs: 3000,
       callerIp: async () => '198.51.100.4',
       sshPort: port,
+      sshUser: userInfo().username,
       consistency: { baseMs: 10, maxMs: 100, windowMs: 3000 },
     });
     const dir = mkdtempSync(join(tmpdir(), 'rft-spotcloud-'));
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     sshKeygen(join(dir, 'user_key'));
     const userPub = readFileSync(join(dir, 'user_key.pub'), 'utf8').trim();
-    writeFileSync(join(dir, 'ssh_config'), `Host 127.0.0.1 127.0.0.3\n  User ${process.env.USER ?? 'root'}\n`);
     let prompts = 0;
     const connectOptions: ConnectOptions = {
-      hostKeyStore: join(dir, 'store_known_hosts'),
-      knownHostsFiles: [],
-      globalKnownHostsFiles: [],
-      agentSocket: null,
-      sshConfigPath: join(dir, 'ssh_config'),
+      ...isolatedConnectOptions('rft-spotcloud-ssh-'),
       confirmHostKey: async () => {
         prompts++;
         return false;
@@ -108,18 +98,7 @@ test(
       command: 'python3 train.py --steps 40 --sleep 0.15 --save-every 5',
       target: { provider: 'ec2', gpu: 'A10G', spot: true, spot_recovery: 'cloud' },
     };
-    const offer = {
-      provider: 'ec2',
-      instanceType: 'g5.xlarge',
-      gpu: 'A10G',
-      gpuCount: 1,
-      vramGiB: 24,
-      region: 'us-east-1',
-      zone: 'us-east-1a',
-      pricePerHour: 0.5,
-      spot: true,
-      capacity: 'unknown',
-    } as const;
+    const offer = G5_SPOT_OFFER;
 
     // The instance boots: an sshd with the host key cloud-init would install from the user-data.
     let sshd: Sshd | undefined;

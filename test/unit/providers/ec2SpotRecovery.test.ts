@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hibernationSupported, spotLaunchOptions } from '../../../src/core/providers/ec2SpotRecovery';
 import { launchRequestFor } from '../../../src/core/runs/targetOffers';
+import { G5_SPOT_OFFER } from '../../support/ec2SpotOffer';
 import { runSpecTarget } from '../../../src/core/config/schemas/runSpec';
 
 test('spot launch options: on-demand and extension mode unchanged; cloud mode is a persistent request that stops, and the guest power-off stops too', () => {
@@ -30,17 +31,7 @@ test('spot launch options: hibernate only where EC2 hibernates the family (no GP
 });
 
 test('the spec: target.spot_recovery reaches an EC2 spot launch only; the schema knows it', () => {
-  const offer = {
-    provider: 'ec2',
-    instanceType: 'g5.xlarge',
-    gpu: 'A10G',
-    gpuCount: 1,
-    vramGiB: 24,
-    region: 'us-east-1',
-    pricePerHour: 0.4,
-    spot: true,
-    capacity: 'unknown',
-  } as const;
+  const offer = G5_SPOT_OFFER;
   const target = { provider: 'ec2', spot: true, spot_recovery: 'cloud', spot_hibernate: true } as const;
   const req = launchRequestFor('rft-1', offer, target, 'ssh-ed25519 AAAA x');
   assert.deepEqual([req.spotRecovery, req.spotHibernate], ['cloud', true]);
