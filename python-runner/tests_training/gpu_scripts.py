@@ -76,3 +76,13 @@ class Figures(unittest.TestCase):
         else:
             self.assertLess(started["trainable_params"], started["total_params"])
         self.assertGreater(rec["saved_output_mib"], 0, "the adapter/model was not saved")
+
+
+def device_dry_run(script: str, seconds: int, tmp: str) -> Tuple[str, float, str]:
+    """`DRY=1 bash <script> <seconds>` as a device call runs it, its results under tmp/out and its work under tmp/work:
+    (output, seconds taken, the results folder)."""
+    import time
+    out = os.path.join(tmp, "out")
+    start = time.time()
+    _, text = run(["bash", script, str(seconds)], {"DRY": "1", "OUT": out, "RFT_GPU_WORK": os.path.join(tmp, "work")}, timeout=seconds + 120)
+    return text, time.time() - start, out

@@ -12,8 +12,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 import unittest
+
+from tests_training.gpu_scripts import device_dry_run
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECONDS = 300
@@ -25,14 +26,10 @@ class DeviceRun34DryRun(unittest.TestCase):
             self.skipTest("needs node and the repo's node_modules (tsx) for the README generator")
         tmp = tempfile.mkdtemp(prefix="rft-34-")
         self.addCleanup(shutil.rmtree, tmp, True)
-        env = dict(os.environ, DRY="1", OUT=os.path.join(tmp, "out"), RFT_GPU_WORK=os.path.join(tmp, "work"))
-        start = time.time()
-        r = subprocess.run(["bash", "bench/gpu/device_run_34.sh", str(SECONDS)], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=SECONDS + 120)
-        took = time.time() - start
-        self.assertLessEqual(took, SECONDS + 30, "the deadline was not kept:\n" + r.stdout[-3000:])
-        files = glob.glob(os.path.join(tmp, "out", "throughput-cpu-dry-run-*.json"))
-        self.assertEqual(len(files), 1, r.stdout[-3000:])
+        text, took, out = device_dry_run("bench/gpu/device_run_34.sh", SECONDS, tmp)
+        self.assertLessEqual(took, SECONDS + 30, "the deadline was not kept:\n" + text[-3000:])
+        files = glob.glob(os.path.join(out, "throughput-cpu-dry-run-*.json"))
+        self.assertEqual(len(files), 1, text[-3000:])
         with open(files[0], encoding="utf-8") as f:
             t = json.load(f)
         self.assertEqual((t["kind"], t["issue"], t["dry_run"], t["gpu"], t["warmup_steps"], t["timed_steps"]),
@@ -57,7 +54,7 @@ class DeviceRun34DryRun(unittest.TestCase):
             self.assertEqual(a["cases"][-1]["status"], "not-run")  # Unsloth: CUDA only
             self.assertEqual(set(a["verdict"]["checks"]), {"fast_vs_unsloth_tokens", "fast_vs_unsloth_memory", "fast_vs_hf_baseline_tokens"})
             self.assertIsNone(a["verdict"]["checks"]["fast_vs_unsloth_tokens"]["pass"], "no Unsloth figure, no claim")
-        self.assertGreaterEqual(measured, 1, r.stdout[-3000:])
+        self.assertGreaterEqual(measured, 1, text[-3000:])
         self.assertEqual(t["anchors"][0]["cases"][0]["status"], "ok")
         for a in t["anchors"]:
             fast = a["cases"][1]
