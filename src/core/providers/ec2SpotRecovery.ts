@@ -8,7 +8,7 @@
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { LaunchRequest } from './types';
 
-export type SpotRecovery = 'extension' | 'cloud';
+type SpotRecovery = 'extension' | 'cloud';
 
 /**
  * Families EC2 hibernates (the hibernation prerequisites page). No GPU family is among them, so a GPU spot run

@@ -115,7 +115,6 @@ export const errorEvent = z.object({
  * person's Stop), interrupted (a signal of no known cause), failed, completed.
  */
 export const FINISHED_STATUSES = ['completed', 'failed', 'interrupted', 'stopped', 'preempted', 'stalled', 'budget-stopped'] as const;
-export type FinishedStatus = (typeof FINISHED_STATUSES)[number];
 
 /** No optimizer step for the stall threshold while the training process lives (python-runner stall.py). */
 export const stalledEvent = z.object({

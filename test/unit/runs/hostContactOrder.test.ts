@@ -53,8 +53,15 @@ test('hostContactOrder: a host the person picked is checked before the confirmat
 
 test('startTraining reaches the GPU probe only through confirmAndCheckHosts (never before the confirmation)', () => {
   const src = readFileSync(join(__dirname, '../../../src/features/runs/startTraining.ts'), 'utf8');
-  const calls = src.split('\n').filter((l) => /confirmHostGpu\(/.test(l) && !/^\s*(export\s+)?async function confirmHostGpu/.test(l));
-  assert.equal(calls.length, 1, `confirmHostGpu called in ${calls.length} places:\n${calls.join('\n')}`);
-  assert.match(calls[0]!, /^\s*checkHosts:/, `the probe is called outside confirmAndCheckHosts: ${calls[0]}`);
+  const lines = src.split('\n');
+  const calls = lines.flatMap((l, i) => (/confirmHostGpu\(/.test(l) && !/^\s*(export\s+)?async function confirmHostGpu/.test(l) ? [i] : []));
+  assert.equal(calls.length, 1, `confirmHostGpu called in ${calls.length} places:\n${calls.map((i) => lines[i]).join('\n')}`);
+  // The call is the body of the checkHosts callback given to confirmAndCheckHosts (it may wrap onto later lines).
+  const from = lines.slice(0, calls[0]! + 1).reduce((found, l, i) => (/^\s*checkHosts:/.test(l) ? i : found), -1);
+  assert.ok(from >= 0 && calls[0]! - from <= 3, `the probe is called outside confirmAndCheckHosts: ${lines[calls[0]!]}`);
+  assert.ok(
+    lines.slice(from, calls[0]!).every((l) => !/^\s*(confirm|hostsFromSpec):/.test(l)),
+    'the call belongs to checkHosts, not to the next property',
+  );
   assert.match(src, /hostsFromSpec: machineHosts !== undefined/);
 });
