@@ -123,6 +123,8 @@ test("the README's benchmark table is the rendering of bench/results/latest.json
   assert.ok(readme.includes(BEGIN) && readme.includes(END), 'markers present');
   const results = readResults(join(ROOT, 'bench/results/latest.jsonl'));
   const expected = withTable(readme, renderTable(results, staleVerdicts(results, ROOT)));
-  assert.equal(readme, expected, 'run npm run bench:readme');
+  // Compared as a table, not as the whole README: assert's diff of two 100 KB texts takes minutes.
+  const table = (t: string): string => t.slice(t.indexOf(BEGIN), t.indexOf(END));
+  assert.equal(table(readme), table(expected), 'run npm run bench:readme');
   assert.throws(() => withTable('no markers', ''), /no bench:begin/);
 });
