@@ -8,8 +8,6 @@
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { LaunchRequest } from './types';
 
-type SpotRecovery = 'extension' | 'cloud';
-
 /**
  * Families EC2 hibernates (the hibernation prerequisites page). No GPU family is among them, so a GPU spot run
  * that asks for hibernate is stopped instead, and says so.
