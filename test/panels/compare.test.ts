@@ -14,6 +14,7 @@ import type { Browser } from 'playwright-core';
 import { SHOTS, XSS_CORPUS, injectedElements, launchBrowser, missingPrerequisite, openPanel } from './harness';
 import type { PanelPage } from './harness';
 import { buildComparison } from '../../src/core/runs/runCompare';
+import { runDisplayName } from '../../src/core/runs/runDisplayName';
 import type { ComparedRunInput } from '../../src/core/runs/runCompare';
 import type { RunRecord } from '../../src/core/runs/runRecord';
 import { finalMetricsOf } from '../../src/core/runs/runHistory';
@@ -128,7 +129,13 @@ test('compare: summary, final metrics, loss curves overlaid and the config diff 
   const model = buildComparison(threeRuns(), Date.parse('2026-11-25T12:00:00Z'));
   await p.post({ type: 'compare', model });
   await p.page.waitForSelector('table.summary');
-  assert.deepEqual(await cells(p, 'table.summary thead th'), ['Run', 'llama-r16', 'llama-r8', XSS_CORPUS[2]!]);
+  // Runs are told apart by their start time beside the name (runDisplayName; local time, so computed the same way).
+  const names = threeRuns().map((r) => runDisplayName(r.record, Date.parse('2026-11-25T12:00:00Z')));
+  assert.deepEqual(
+    names.map((n) => n.split(' · ')[0]),
+    ['llama-r16', 'llama-r8', XSS_CORPUS[2]!],
+  );
+  assert.deepEqual(await cells(p, 'table.summary thead th'), ['Run', ...names]);
   assert.deepEqual(await cells(p, 'table.summary tr[data-row="duration"] td'), ['42m 00s', '42m 00s', '42m 00s']);
   assert.deepEqual(await cells(p, 'table.summary tr[data-row="cost"] td'), ['$1.43', '$1.12', '–']);
   assert.deepEqual(await cells(p, 'table.summary tr[data-row="gpu"] td'), ['A100-80GB', 'A100-80GB', '–']);
@@ -158,7 +165,7 @@ test('compare: summary, final metrics, loss curves overlaid and the config diff 
   );
   assert.deepEqual(
     plotted?.series.map((s) => s.label),
-    ['llama-r16', 'llama-r8', XSS_CORPUS[2]!],
+    names,
   );
   assert.equal(plotted?.x.length, 100, 'one step axis for all runs');
   const evalPlot = await p.page.evaluate(() =>

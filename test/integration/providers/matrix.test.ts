@@ -269,6 +269,8 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
   'extension host crashes (or VS Code closes) mid-run': async (c) => {
     const g = await provisionGuarded(guard(c));
     await c.ledger.update(c.runId, { holderPid: deadPid });
+    // The next window opens after the listing lag (a fresh GCP insert can stay unlisted that long, as here in CI).
+    await nextActivation();
     const rec = await reconcile([c.rig.provider], c.ledger);
     assert.deepEqual(
       rec.orphans.map((o) => o.instance.id),
