@@ -194,7 +194,8 @@ suite('runs: three runs told apart', () => {
     const notice = (id: string): (typeof shown)[number] => shown.find((x) => x.text.startsWith(id))!;
     const panels = async (): Promise<PanelState[]> => vscode.commands.executeCommand<PanelState[]>(PANELS_STATE);
     const panelOn = (kind: string, id: string) => async (): Promise<true | undefined> =>
-      (await panels()).some((p) => p.viewType.endsWith(kind) && p.ready && p.source === id) ? true : undefined;
+      // A panel names its run as the tab does: the run's name, then its start time (runDisplayName).
+      (await panels()).some((p) => p.viewType.endsWith(kind) && p.ready && p.source?.split(' · ')[0] === id) ? true : undefined;
     assert.equal(await panelOn('metricsPanel', ids[0]!)(), undefined, 'no metrics panel on the run before the button');
     notice(ids[0]!).press('Open Metrics');
     await until('the metrics panel on the first run', panelOn('metricsPanel', ids[0]!), 60_000);
