@@ -24,6 +24,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from .host_sample import HostProbe
+
 QUERY_FIELDS = [
     "index", "name", "utilization.gpu", "utilization.memory", "memory.used", "memory.total",
     "temperature.gpu", "power.draw", "power.limit", "clocks.sm",
@@ -375,13 +377,14 @@ class GpuSampler:
     """Runs nvidia-smi -lms in a thread, appends gpu.csv, restarts it if it dies.
 
     `emit(type, **fields)` reports events (EventWriter.emit). No GPU (no nvidia-smi on PATH,
-    or it says so) gives exactly one warning event with code "no-gpu", and the sampler stops.
+    or it says so) gives exactly one warning event with code "no-gpu", nvidia-smi is not started
+    again, and gpu.csv gets the host's CPU and memory instead (host_sample.py) until stop().
     A GPU that stops answering after samples were taken gives one warning with code "gpu-lost".
     """
 
     def __init__(self, run_dir: str, emit: Callable[..., Any], interval_ms: int = 2000,
                  apps_interval_s: float = 10.0, restart_delay_s: float = 2.0, nvidia_smi: str = "nvidia-smi",
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, host_probe: Optional[HostProbe] = None) -> None:
         self.run_dir = run_dir
         self.emit = emit
         self.interval_ms = interval_ms
@@ -391,7 +394,11 @@ class GpuSampler:
         self.clock = clock
         self.starts = 0
         self.no_gpu = False
+        self.host_probe = host_probe if host_probe is not None else HostProbe()
+        self.host_sampling = False
         self._stop = threading.Event()
+        # _stop ends nvidia-smi's loops (also when the host has no GPU); _closed ends everything.
+        self._closed = threading.Event()
         self._proc = None  # type: Optional[subprocess.Popen]
         self._threads = []  # type: List[threading.Thread]
         self._restart_reported = False
@@ -409,6 +416,7 @@ class GpuSampler:
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
+        self._closed.set()
         self._stop.set()
         p = self._proc
         if p is not None and p.poll() is None:
@@ -417,18 +425,37 @@ class GpuSampler:
                 p.wait(timeout)
             except subprocess.TimeoutExpired:
                 p.kill()
-        for t in self._threads:
+        for t in list(self._threads):
             t.join(timeout)
 
     def _report_no_gpu(self, why: str, code: str = "no-gpu") -> None:
         if not self.no_gpu:
             self.no_gpu = True
+            host = code == "no-gpu" and not self._closed.is_set() and self.host_probe.available()
             if code == "no-gpu":
-                message = "No NVIDIA GPU on this host: " + why.strip().rstrip(".") + ". GPU charts stay empty; training will run on CPU or fail."
+                instead = "The GPU panel shows this host's CPU and memory instead" if host else "GPU charts stay empty"
+                message = "No NVIDIA GPU on this host: " + why.strip().rstrip(".") + ". " + instead + "; training will run on CPU or fail."
             else:
                 message = "The GPU stopped answering, so GPU sampling stopped: " + why.strip().rstrip(".") + "."
             self.emit("warning", message=message, code=code)
+            if host:
+                self.host_sampling = True
+                t = threading.Thread(target=self._host_loop, name="rft-host-sampler", daemon=True)
+                t.start()
+                self._threads.append(t)
         self._stop.set()
+
+    def _host_loop(self) -> None:
+        out_path = os.path.join(self.run_dir, "gpu.csv")
+        while not self._closed.is_set():
+            line = self.host_probe.line(self.clock())
+            if line:
+                try:
+                    with open(out_path, "a", encoding="utf-8") as out:
+                        out.write(line)
+                except OSError:
+                    return
+            self._closed.wait(self.interval_ms / 1000.0)
 
     @staticmethod
     def _explain(text: str, code: Optional[int]) -> str:

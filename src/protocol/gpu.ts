@@ -16,6 +16,17 @@ export interface GpuSample {
   readonly smClockMHz: number | null;
 }
 
+/** CPU and memory of a host without an NVIDIA GPU, sampled by the runner in place of nvidia-smi. */
+export interface HostSample {
+  /** Milliseconds since the Unix epoch. */
+  readonly t: number;
+  /** Busy share of all CPUs; null where the interval is unknown (the first sample). */
+  readonly cpuPct: number | null;
+  readonly cpus: number;
+  readonly memoryUsedMiB: number | null;
+  readonly memoryTotalMiB: number | null;
+}
+
 export interface GpuProcess {
   /** The GPU as nvidia-smi's --query-compute-apps names it (its UUID). */
   readonly gpu: string;
@@ -44,6 +55,12 @@ export interface GpuSamplesMessage {
   readonly samples: readonly GpuSample[];
 }
 
+/** A batch of CPU/memory samples (history first, then live ones), from a host without a GPU. */
+export interface GpuHostSamplesMessage {
+  readonly type: 'hostSamples';
+  readonly samples: readonly HostSample[];
+}
+
 export interface GpuProcessesMessage {
   readonly type: 'processes';
   readonly processes: readonly GpuProcess[];
@@ -54,7 +71,7 @@ export interface GpuHostStateMessage {
   readonly state: HostState;
 }
 
-export type GpuToWebview = EmptyStateMessage | GpuInitMessage | GpuSamplesMessage | GpuProcessesMessage | GpuHostStateMessage;
+export type GpuToWebview = EmptyStateMessage | GpuInitMessage | GpuSamplesMessage | GpuHostSamplesMessage | GpuProcessesMessage | GpuHostStateMessage;
 
 export type GpuFromWebview = ReadyMessage | ActionMessage;
 

@@ -4,7 +4,7 @@
 // runner's format by the real parser and tail (no GPU here: the lines are a stand-in for nvidia-smi output).
 import { after, before, test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -36,6 +36,7 @@ function attach(p: PanelPage, src: LocalRunDataSource): void {
   post({ type: 'init', title: `GPUs of ${src.label}`, host: src.host });
   src.onHostState((state) => post({ type: 'hostState', state }));
   src.onGpuSamples((samples) => post({ type: 'samples', samples }));
+  src.onHostSamples((samples) => post({ type: 'hostSamples', samples }));
   src.onGpuProcesses((processes) => post({ type: 'processes', processes }));
 }
 
@@ -105,6 +106,43 @@ test('clear states for "no GPU" and "host unreachable"', { skip }, async () => {
   await p.page.waitForFunction(() =>
     /GPU lost: A GPU stopped responding .* The charts stop at the last sample\./.test(document.getElementById('hostState')?.textContent ?? ''),
   );
+  await p.close();
+});
+
+test("a host without a GPU: the runner's CPU and memory lines of gpu.csv become a live card, not one yellow line", { skip }, async () => {
+  const p = await openPanel(browser, 'gpu');
+  const d = join(dir, 'cpu-only');
+  mkdirSync(d, { recursive: true });
+  const gpu = join(d, 'gpu.csv');
+  const events = join(d, 'events.jsonl');
+  // What the runner wrote on this project's GPU-less build machine (test/fixtures/host-samples).
+  copyFileSync(join(__dirname, '../fixtures/host-samples/gpu_csv_cpu-only_debian12-2cpu.csv'), gpu);
+  writeFileSync(
+    events,
+    `${JSON.stringify({ v: 1, ts: 1, type: 'warning', code: 'no-gpu', message: "No NVIDIA GPU on this host: nvidia-smi was not found on PATH. The GPU panel shows this host's CPU and memory instead; training will run on CPU or fail." })}\n`,
+  );
+  const src = await new LocalRunDataSource({ gpu, events }, { pollMs: 50 }).start();
+  attach(p, src);
+  await p.page.waitForFunction(() => /CPU 53 % busy of 2 CPUs/.test(document.querySelector('section.host .stats')?.textContent ?? ''));
+  assert.match((await p.page.textContent('section.host .stats')) ?? '', /Memory 1413 \/ 24106 MiB/);
+  assert.equal(await p.page.evaluate(() => document.querySelectorAll('section.host canvas').length), 2, 'CPU and memory charts');
+  assert.equal(await p.page.evaluate(() => document.querySelectorAll('section.gpu').length), 0);
+  await p.page.waitForFunction(() => /No NVIDIA GPU on this host: nvidia-smi was not found/.test(document.getElementById('hostState')?.textContent ?? ''));
+  assert.deepEqual(await p.page.evaluate(() => [...(document.getElementById('hostState')?.classList ?? [])]), ['banner', 'info'], 'not a warning');
+  const before = await canvasHashes(p);
+  appendFileSync(gpu, '1795829606.098, cpu, 97.5, 2, 9000, 24105.6\n');
+  await p.page.waitForFunction(() =>
+    /CPU 98 % busy of 2 CPUs.*Memory 9000 \/ 24106 MiB/.test(document.querySelector('section.host .stats')?.textContent ?? ''),
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(
+    (await canvasHashes(p)).some((h, i) => h !== before[i]),
+    'charts redrew with the live sample',
+  );
+  await p.page.screenshot({ path: join(SHOTS, 'gpu-cpu-only.png'), fullPage: true });
+  assert.deepEqual(p.cspViolations, []);
+  assert.deepEqual(p.pageErrors, []);
+  src.dispose();
   await p.close();
 });
 

@@ -2,7 +2,8 @@
 // protocol shape: times in milliseconds, field names as the panel labels them.
 import { parseComputeAppLine, parseGpuCsvLine as parseSmiGpuCsvLine } from '../../core/telemetry/nvidiaSmi';
 import type { NvidiaSmiSample as SmiGpuSample } from '../../core/telemetry/nvidiaSmi';
-import type { GpuProcess, GpuSample } from '../../protocol/gpu';
+import { parseHostCsvLine as parseCpuLine } from '../../core/telemetry/hostSample';
+import type { GpuProcess, GpuSample, HostSample } from '../../protocol/gpu';
 
 export function toPanelSample(s: SmiGpuSample, fallbackMs: number = Date.now()): GpuSample {
   return {
@@ -23,6 +24,12 @@ export function toPanelSample(s: SmiGpuSample, fallbackMs: number = Date.now()):
 export function parseGpuCsvLine(line: string): GpuSample | undefined {
   const s = parseSmiGpuCsvLine(line);
   return s && s.ts !== undefined ? toPanelSample(s) : undefined;
+}
+
+/** One CPU/memory line of gpu.csv (a host without a GPU), or undefined when it is not one. */
+export function parseHostCsvLine(line: string): HostSample | undefined {
+  const s = parseCpuLine(line);
+  return s && { t: s.ts * 1000, cpuPct: s.cpuPct, cpus: s.cpus, memoryUsedMiB: s.memoryUsedMiB, memoryTotalMiB: s.memoryTotalMiB };
 }
 
 /** One gpu_procs.csv line (time, then --query-compute-apps fields). */

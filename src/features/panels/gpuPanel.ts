@@ -1,6 +1,6 @@
 // Host of "Fine-Tune: Show GPU Dashboard".
 import type * as vscode from 'vscode';
-import type { GpuFromWebview, GpuSample, GpuToWebview } from '../../protocol/gpu';
+import type { GpuFromWebview, GpuToWebview } from '../../protocol/gpu';
 import { gpuFromWebview } from './messages';
 import type { PanelKind } from './panelHost';
 import { RunPanelHost } from './runPanel';
@@ -21,13 +21,14 @@ export class GpuPanelHost extends RunPanelHost<GpuFromWebview, GpuToWebview> {
     this.post({ type: 'init', title: `GPUs of ${source.label}`, host: source.host });
     this.subscribe(
       source.onHostState((state) => this.post({ type: 'hostState', state })),
-      source.onGpuSamples((samples) => this.sendSamples(samples)),
+      source.onGpuSamples((samples) => this.sendBatches(samples, (batch) => ({ type: 'samples', samples: batch }))),
+      source.onHostSamples((samples) => this.sendBatches(samples, (batch) => ({ type: 'hostSamples', samples: batch }))),
       source.onGpuProcesses((processes) => this.post({ type: 'processes', processes })),
     );
   }
 
-  private sendSamples(samples: readonly GpuSample[]): void {
-    for (let i = 0; i < samples.length; i += BATCH) this.post({ type: 'samples', samples: samples.slice(i, i + BATCH) });
+  private sendBatches<T>(samples: readonly T[], message: (batch: readonly T[]) => GpuToWebview): void {
+    for (let i = 0; i < samples.length; i += BATCH) this.post(message(samples.slice(i, i + BATCH)));
   }
 
   protected override async onMessage(m: GpuFromWebview): Promise<void> {

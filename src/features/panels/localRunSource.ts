@@ -5,8 +5,8 @@ import { basename, dirname, join } from 'node:path';
 import { FileTail, LineTail } from '../../core/telemetry/sourcesTail';
 import { parseEventLine } from '../../core/telemetry/events';
 import type { RunEvent } from '../../core/telemetry/events';
-import { parseGpuCsvLine, parseGpuProcsCsvLine } from './gpuCsvLines';
-import type { GpuProcess, GpuSample, HostState } from '../../protocol/gpu';
+import { parseGpuCsvLine, parseGpuProcsCsvLine, parseHostCsvLine } from './gpuCsvLines';
+import type { GpuProcess, GpuSample, HostSample, HostState } from '../../protocol/gpu';
 import type { LogChunk, RunDataSource, Unsubscribe } from './runDataSource';
 
 export interface LocalRunFiles {
@@ -56,10 +56,12 @@ export class LocalRunDataSource implements RunDataSource {
   private readonly tails: FileTail[] = [];
   private readonly events: RunEvent[] = [];
   private readonly samples: GpuSample[] = [];
+  private readonly hostSamples: HostSample[] = [];
   private processes: readonly GpuProcess[] = [];
   private state: HostState;
   private readonly eventListeners = new Listeners<readonly RunEvent[]>();
   private readonly sampleListeners = new Listeners<readonly GpuSample[]>();
+  private readonly hostSampleListeners = new Listeners<readonly HostSample[]>();
   private readonly procListeners = new Listeners<readonly GpuProcess[]>();
   private readonly stateListeners = new Listeners<HostState>();
   /** events.jsonl lines that did not parse, counted rather than shown. */
@@ -129,6 +131,11 @@ export class LocalRunDataSource implements RunDataSource {
     return this.sampleListeners.add(listener);
   }
 
+  onHostSamples(listener: (samples: readonly HostSample[]) => void): Unsubscribe {
+    if (this.hostSamples.length) listener([...this.hostSamples]);
+    return this.hostSampleListeners.add(listener);
+  }
+
   onGpuProcesses(listener: (processes: readonly GpuProcess[]) => void): Unsubscribe {
     listener(this.processes);
     return this.procListeners.add(listener);
@@ -167,9 +174,19 @@ export class LocalRunDataSource implements RunDataSource {
 
   private addSamples(lines: readonly string[]): void {
     const batch: GpuSample[] = [];
+    const hostBatch: HostSample[] = [];
     for (const line of lines) {
       const s = parseGpuCsvLine(line);
       if (s) batch.push(s);
+      else {
+        const h = parseHostCsvLine(line);
+        if (h) hostBatch.push(h);
+      }
+    }
+    if (hostBatch.length) {
+      this.hostSamples.push(...hostBatch);
+      if (this.hostSamples.length > MAX_SAMPLES) this.hostSamples.splice(0, this.hostSamples.length - MAX_SAMPLES);
+      this.hostSampleListeners.fire(hostBatch);
     }
     if (!batch.length) return;
     this.samples.push(...batch);

@@ -2,7 +2,7 @@
 // localRunSource.ts over files on this machine. Kept free of `vscode` so tests and benchmarks use it directly.
 import type { ComparedRunInput } from '../../core/runs/runCompare';
 import type { RunEvent } from '../../core/telemetry/events';
-import type { GpuProcess, GpuSample, HostState } from '../../protocol/gpu';
+import type { GpuProcess, GpuSample, HostSample, HostState } from '../../protocol/gpu';
 
 export interface Unsubscribe {
   dispose(): void;
@@ -31,6 +31,8 @@ export interface RunDataSource {
   onEvents(listener: (events: readonly RunEvent[]) => void): Unsubscribe;
   /** Samples kept so far (bounded), then live batches. */
   onGpuSamples(listener: (samples: readonly GpuSample[]) => void): Unsubscribe;
+  /** CPU/memory samples of a host without a GPU kept so far (bounded), then live batches. */
+  onHostSamples(listener: (samples: readonly HostSample[]) => void): Unsubscribe;
   /** Latest process list, then each new one. */
   onGpuProcesses(listener: (processes: readonly GpuProcess[]) => void): Unsubscribe;
   /** Current state, then each change. */

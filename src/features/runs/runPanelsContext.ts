@@ -51,6 +51,9 @@ class MirrorSource implements RunDataSource {
   onGpuSamples(l: Parameters<RunDataSource['onGpuSamples']>[0]): Unsubscribe {
     return this.local.onGpuSamples(l);
   }
+  onHostSamples(l: Parameters<RunDataSource['onHostSamples']>[0]): Unsubscribe {
+    return this.local.onHostSamples(l);
+  }
   onGpuProcesses(l: Parameters<RunDataSource['onGpuProcesses']>[0]): Unsubscribe {
     return this.local.onGpuProcesses(l);
   }

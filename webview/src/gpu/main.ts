@@ -1,14 +1,15 @@
 // GPU dashboard: one card per GPU with live uPlot charts over a chosen time window, the GPU processes,
-// and plain statements for "no GPU" and "host unreachable" instead of empty charts.
-import type { GpuFromWebview, GpuProcess, GpuSample, GpuToWebview, GpuViewState, HostState } from '../../../src/protocol/gpu';
+// and plain statements for "no GPU" and "host unreachable" instead of empty charts. A host without a GPU
+// gets one card of its CPU and memory (sampled by the runner instead), so the panel still shows the work.
+import type { GpuFromWebview, GpuProcess, GpuSample, GpuToWebview, GpuViewState, HostSample, HostState } from '../../../src/protocol/gpu';
 import { GPU_WINDOWS_S } from '../../../src/protocol/gpu';
 import { createBridge } from '../shared/vscodeApi';
 import { custom, el, formatNumber, renderEmpty } from '../shared/dom';
 import { registerToolkit, setValue, valueOf } from '../shared/toolkit';
 import { createChart, seriesColor } from '../shared/chart';
 import type { LiveChart } from '../shared/chart';
-import { GpuSeries } from './series';
-import type { GpuField } from './series';
+import { GpuSeries, HostSeries } from './series';
+import type { GpuField, HostField } from './series';
 import { oncePerFrame } from '../shared/frame';
 
 registerToolkit();
@@ -16,13 +17,70 @@ const bridge = createBridge<GpuToWebview, GpuFromWebview, GpuViewState>();
 let view: GpuViewState = { windowS: bridge.state()?.windowS ?? 300 };
 const root = document.getElementById('root') ?? document.body;
 
-const CHARTS: ReadonlyArray<{ field: GpuField; title: string; unit: string; range?: [number, number] }> = [
+interface ChartSpec<F> {
+  readonly field: F;
+  readonly title: string;
+  readonly unit: string;
+  readonly range?: [number, number];
+}
+
+const CHARTS: ReadonlyArray<ChartSpec<GpuField>> = [
   { field: 'utilizationPct', title: 'Utilisation', unit: '%', range: [0, 100] },
   { field: 'memoryUsedMiB', title: 'Memory used (MiB)', unit: '' },
   { field: 'temperatureC', title: 'Temperature', unit: '°C' },
   { field: 'powerW', title: 'Power', unit: ' W' },
   { field: 'smClockMHz', title: 'SM clock', unit: ' MHz' },
 ];
+
+const HOST_CHARTS: ReadonlyArray<ChartSpec<HostField>> = [
+  { field: 'cpuPct', title: 'CPU busy', unit: '%', range: [0, 100] },
+  { field: 'memoryUsedMiB', title: 'Memory used (MiB)', unit: '' },
+];
+
+function buildCharts<F>(specs: ReadonlyArray<ChartSpec<F>>): { charts: Map<F, LiveChart>; el: HTMLElement } {
+  const chartsEl = el('div', { class: 'charts' });
+  const charts = new Map<F, LiveChart>();
+  specs.forEach((spec, i) => {
+    const ch = createChart(spec.title, [{ label: spec.title, color: seriesColor(i) }], {
+      time: true,
+      unit: spec.unit,
+      ...(spec.range ? { yRange: spec.range } : {}),
+    });
+    charts.set(spec.field, ch);
+    chartsEl.append(ch.root);
+  });
+  return { charts, el: chartsEl };
+}
+
+/** Redraws a card's charts over the chosen window at the cards' width. */
+function drawCharts<F extends string>(
+  specs: ReadonlyArray<ChartSpec<F>>,
+  charts: Map<F, LiveChart>,
+  series: { t: number[]; values: Record<F, Array<number | null>>; windowStart(s: number): number },
+  cardRoot: HTMLElement,
+): void {
+  const from = series.windowStart(view.windowS);
+  const x = series.t.slice(from);
+  const width = Math.max(200, (cardRoot.querySelector('.chart') as HTMLElement | null)?.clientWidth ?? 300);
+  for (const spec of specs) {
+    const ch = charts.get(spec.field);
+    if (!ch) continue;
+    ch.resize(width);
+    ch.setData(x, [series.values[spec.field].slice(from)]);
+  }
+}
+
+function memoryLimit(chart: LiveChart | undefined, totalMiB: number | null): void {
+  const caption = chart?.root.querySelector('figcaption');
+  if (caption && totalMiB !== null) caption.textContent = `Memory used (of ${formatNumber(totalMiB, 0)} MiB)`;
+}
+
+interface HostCard {
+  readonly root: HTMLElement;
+  readonly stats: HTMLElement;
+  readonly charts: Map<HostField, LiveChart>;
+  readonly series: HostSeries;
+}
 
 interface Card {
   readonly root: HTMLElement;
@@ -34,6 +92,7 @@ interface Card {
 
 class Dashboard {
   private readonly cards = new Map<number, Card>();
+  private hostCard: HostCard | undefined;
   private readonly banner: HTMLElement;
   private readonly gpusEl: HTMLElement;
   private readonly procsEl: HTMLElement;
@@ -84,13 +143,14 @@ class Dashboard {
     b.className = 'banner';
     switch (s.kind) {
       case 'connecting':
-        b.textContent = this.cards.size ? '' : 'Waiting for the first GPU sample…';
+        b.textContent = this.cards.size || this.hostCard ? '' : 'Waiting for the first GPU sample…';
         break;
       case 'connected':
-        b.textContent = this.cards.size ? '' : 'Connected; waiting for the first GPU sample…';
+        b.textContent = this.cards.size || this.hostCard ? '' : 'Connected; waiting for the first GPU sample…';
         break;
       case 'noGpu':
-        b.classList.add('warn');
+        // With the host's CPU and memory below, no GPU is a fact about the host, not a problem with the panel.
+        b.classList.add(this.hostCard ? 'info' : 'warn');
         b.textContent = `No NVIDIA GPU on this host: ${s.detail}`;
         break;
       case 'gpuLost':
@@ -112,27 +172,30 @@ class Dashboard {
     this.schedule();
   }
 
+  addHostSamples(samples: readonly HostSample[]): void {
+    if (!samples.length) return;
+    if (!this.hostCard) {
+      const stats = el('div', { class: 'stats' });
+      const { charts, el: chartsEl } = buildCharts(HOST_CHARTS);
+      const cardRoot = el('section', { class: 'host', 'aria-label': 'CPU and memory' }, el('h2', {}, 'This host: CPU and memory'), stats, chartsEl);
+      this.hostCard = { root: cardRoot, stats, charts, series: new HostSeries() };
+      this.gpusEl.append(cardRoot);
+    }
+    for (const s of samples) this.hostCard.series.add(s);
+    this.schedule();
+  }
+
   private card(s: GpuSample): Card {
     let c = this.cards.get(s.index);
     if (c) return c;
     const title = el('h2', {});
     const stats = el('div', { class: 'stats' });
-    const chartsEl = el('div', { class: 'charts' });
-    const charts = new Map<GpuField, LiveChart>();
-    CHARTS.forEach((spec, i) => {
-      const ch = createChart(spec.title, [{ label: spec.title, color: seriesColor(i) }], {
-        time: true,
-        unit: spec.unit,
-        ...(spec.range ? { yRange: spec.range } : {}),
-      });
-      charts.set(spec.field, ch);
-      chartsEl.append(ch.root);
-    });
+    const { charts, el: chartsEl } = buildCharts(CHARTS);
     const cardRoot = el('section', { class: 'gpu', 'aria-label': `GPU ${s.index}`, 'data-gpu': String(s.index) }, title, stats, chartsEl);
     c = { root: cardRoot, title, stats, charts, series: new GpuSeries() };
     this.cards.set(s.index, c);
     const sorted = [...this.cards.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1].root);
-    this.gpusEl.replaceChildren(...sorted);
+    this.gpusEl.replaceChildren(...sorted, ...(this.hostCard ? [this.hostCard.root] : []));
     return c;
   }
 
@@ -150,23 +213,24 @@ class Dashboard {
         el('span', {}, `Power ${power}`),
         el('span', {}, `SM clock ${formatNumber(last.smClockMHz, 0)} MHz`),
       );
-      const from = c.series.windowStart(view.windowS);
-      const x = c.series.t.slice(from);
-      const width = Math.max(200, (c.root.querySelector('.chart') as HTMLElement | null)?.clientWidth ?? 300);
-      for (const spec of CHARTS) {
-        const ch = c.charts.get(spec.field);
-        if (!ch) continue;
-        ch.resize(width);
-        ch.setData(x, [c.series.values[spec.field].slice(from)]);
-      }
-      this.memoryLimit(c, last);
+      drawCharts(CHARTS, c.charts, c.series, c.root);
+      memoryLimit(c.charts.get('memoryUsedMiB'), last.memoryTotalMiB);
     }
+    this.drawHost();
     this.renderState();
   }
 
-  private memoryLimit(c: Card, last: GpuSample): void {
-    const memCaption = c.charts.get('memoryUsedMiB')?.root.querySelector('figcaption');
-    if (memCaption && last.memoryTotalMiB !== null) memCaption.textContent = `Memory used (of ${formatNumber(last.memoryTotalMiB, 0)} MiB)`;
+  private drawHost(): void {
+    const h = this.hostCard;
+    const last = h?.series.last;
+    if (!h || !last) return;
+    const cpus = `${last.cpus} CPU${last.cpus === 1 ? '' : 's'}`;
+    h.stats.replaceChildren(
+      el('span', {}, `CPU ${formatNumber(last.cpuPct, 0)} % busy of ${cpus}`),
+      el('span', {}, `Memory ${formatNumber(last.memoryUsedMiB, 0)} / ${formatNumber(last.memoryTotalMiB, 0)} MiB`),
+    );
+    drawCharts(HOST_CHARTS, h.charts, h.series, h.root);
+    memoryLimit(h.charts.get('memoryUsedMiB'), last.memoryTotalMiB);
   }
 
   renderProcesses(procs: readonly GpuProcess[]): void {
@@ -214,6 +278,9 @@ bridge.start((msg) => {
       return;
     case 'samples':
       dash?.addSamples(msg.samples);
+      return;
+    case 'hostSamples':
+      dash?.addHostSamples(msg.samples);
       return;
     case 'processes':
       dash?.renderProcesses(msg.processes);

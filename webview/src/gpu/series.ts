@@ -1,29 +1,29 @@
-// Per-GPU time series kept in the webview: bounded by the longest window, trimmed as samples arrive.
-import type { GpuSample } from '../../../src/protocol/gpu';
+// Time series kept in the webview (one per GPU, or one for a GPU-less host's CPU and memory): bounded by the
+// longest window, trimmed as samples arrive.
+import type { GpuSample, HostSample } from '../../../src/protocol/gpu';
 
 export const MAX_WINDOW_S = 3600;
-/** Hard cap on points per GPU whatever the sampling interval: charts stay fast, memory stays bounded. */
+/** Hard cap on points per series whatever the sampling interval: charts stay fast, memory stays bounded. */
 export const MAX_POINTS = 7200;
 
 export const GPU_FIELDS = ['utilizationPct', 'memoryUsedMiB', 'temperatureC', 'powerW', 'smClockMHz'] as const;
 export type GpuField = (typeof GPU_FIELDS)[number];
+export const HOST_FIELDS = ['cpuPct', 'memoryUsedMiB'] as const;
+export type HostField = (typeof HOST_FIELDS)[number];
 
-export class GpuSeries {
+export class SampleSeries<S extends { readonly t: number } & Record<F, number | null>, F extends string> {
   readonly t: number[] = [];
-  readonly values: Record<GpuField, Array<number | null>> = {
-    utilizationPct: [],
-    memoryUsedMiB: [],
-    temperatureC: [],
-    powerW: [],
-    smClockMHz: [],
-  };
-  last: GpuSample | undefined;
+  readonly values: Record<F, Array<number | null>>;
+  last: S | undefined;
 
-  add(s: GpuSample): void {
-    const n = this.t.length;
-    if (n > 0 && s.t <= (this.t[n - 1] ?? 0)) return; // replays overlap live data: keep time increasing
+  constructor(private readonly fields: readonly F[]) {
+    this.values = Object.fromEntries(fields.map((f) => [f, []])) as unknown as Record<F, Array<number | null>>;
+  }
+
+  add(s: S): void {
+    if (this.last && s.t <= this.last.t) return; // replays overlap live data: keep time increasing
     this.t.push(s.t / 1000);
-    for (const f of GPU_FIELDS) this.values[f].push(s[f]);
+    for (const f of this.fields) this.values[f].push(s[f]);
     this.last = s;
     const cutoff = s.t / 1000 - MAX_WINDOW_S;
     let drop = 0;
@@ -31,7 +31,7 @@ export class GpuSeries {
     if (this.t.length - drop > MAX_POINTS) drop = this.t.length - MAX_POINTS;
     if (drop > 0) {
       this.t.splice(0, drop);
-      for (const f of GPU_FIELDS) this.values[f].splice(0, drop);
+      for (const f of this.fields) this.values[f].splice(0, drop);
     }
   }
 
@@ -48,5 +48,17 @@ export class GpuSeries {
       else hi = mid;
     }
     return lo;
+  }
+}
+
+export class GpuSeries extends SampleSeries<GpuSample, GpuField> {
+  constructor() {
+    super(GPU_FIELDS);
+  }
+}
+
+export class HostSeries extends SampleSeries<HostSample, HostField> {
+  constructor() {
+    super(HOST_FIELDS);
   }
 }
