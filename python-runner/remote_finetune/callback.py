@@ -87,7 +87,7 @@ class EventsCallbackCore:
             fields.update(wandb_link or {})
         self.w.emit("started", **fields)
 
-    def log(self, is_main: bool, logs: Dict[str, Any], step: int, tokens: Optional[float]) -> None:
+    def log(self, is_main: bool, logs: Dict[str, Any], step: int, tokens: Optional[float], max_steps: Optional[int] = None) -> None:
         now = self.clock()
         last_t, last_step, last_tokens = self._last or (now, step, tokens)
         if self.recorder:
@@ -102,6 +102,9 @@ class EventsCallbackCore:
                         metrics={k: v for k, v in numeric.items() if k not in ("epoch", "eval_loss")})
             return
         fields: Dict[str, Any] = {"step": step}
+        # The Trainer's planned steps: the extension shows "step N of M" and the time left from it.
+        if isinstance(max_steps, int) and not isinstance(max_steps, bool) and max_steps > 0:
+            fields["max_steps"] = max_steps
         for k in _TRAIN_KEYS:
             if k in numeric:
                 fields[k] = numeric[k]
@@ -221,7 +224,8 @@ def events_callback(run_dir: Optional[str] = None, *, model: str = "", method: s
 
         def on_log(self, args, state, control, logs=None, **kw):  # noqa: ANN001
             if self.core and logs:
-                self.core.log(state.is_world_process_zero, logs, state.global_step, getattr(state, "num_input_tokens_seen", None))
+                self.core.log(state.is_world_process_zero, logs, state.global_step, getattr(state, "num_input_tokens_seen", None),
+                              getattr(state, "max_steps", None))
 
         def on_save(self, args, state, control, **kw):  # noqa: ANN001
             if self.core:

@@ -160,6 +160,7 @@ SCHEMA: Dict[str, List[Tuple[str, Check, bool]]] = {
     ],
     "metrics": [
         ("step", _nonneg_int, True),
+        ("max_steps", _pos_int, False),
         ("epoch", _finite, False),
         ("loss", _finite, False),
         ("learning_rate", _finite, False),

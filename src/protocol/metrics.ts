@@ -52,7 +52,17 @@ export interface MetricsRemoveRunMessage {
   readonly key: string;
 }
 
-export type MetricsToWebview = EmptyStateMessage | MetricsRunMessage | MetricsErrorMessage | MetricsRemoveRunMessage;
+/**
+ * How far the followed run is, in words the host made from its record (runProgress.ts): while it trains "step N
+ * of M, ≈ T left" and for a cloud run the cost so far; once it ended, its estimate against what happened. Empty:
+ * nothing to say (a local events.jsonl, no step yet). Rendered as text.
+ */
+export interface MetricsProgressMessage {
+  readonly type: 'progress';
+  readonly lines: readonly string[];
+}
+
+export type MetricsToWebview = EmptyStateMessage | MetricsRunMessage | MetricsErrorMessage | MetricsRemoveRunMessage | MetricsProgressMessage;
 
 export interface WandbRunRef {
   readonly entity: string;

@@ -16,6 +16,7 @@ import { mirrorRun } from './runMirror';
 import { finishRun, runOutcome } from './runFinish';
 import { machineLocalDir } from './multiNode';
 import { rootOf } from './runPaths';
+import { nextProgress } from './runProgress';
 import type { RunManagerContext } from './runTypes';
 
 const HEARTBEAT_MS = 60_000;
@@ -92,6 +93,11 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
               // Shown whoever wrote it; the record changes only on the runner's own control events.
               if (mayActOn(line, p.event, key)) acted.push(p.event);
             }
+            // Step, total and rate for "step N of M, ≈ T left" (runProgress.ts), carried through the batch.
+            const before = store.get(runId);
+            let progress = before?.progress;
+            let lastStep = before?.lastStep;
+            let restart = false;
             for (const e of acted) {
               if (e.type === 'queued') patch.queuePosition = e.position;
               if (e.type === 'assigned') {
@@ -102,7 +108,12 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
                 patch.staging = e.done
                   ? undefined
                   : { uri: e.uri, bytesDone: e.bytes_done, ...(e.bytes_total !== undefined ? { bytesTotal: e.bytes_total } : {}) };
+              if (e.type === 'resumed' || (e.type === 'warning' && e.code === 'checkpoint-restored')) restart = true;
               if (e.type === 'metrics') {
+                progress = nextProgress(progress, lastStep, { step: e.step, tsMs: e.ts * 1000, maxSteps: e.max_steps }, Date.now(), restart);
+                restart = false;
+                lastStep = e.step;
+                patch.progress = progress;
                 patch.lastStep = e.step;
                 if (e.loss !== undefined) patch.lastLoss = e.loss;
               }

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { runEstimatedSchema, runMeasuredSchema } from './runMeasuredSchema';
 import { FINISHED_STATUSES } from '../telemetry/events';
+import { runProgressSchema } from './runProgressSchema';
 
 const LIVE_STATUSES = ['planned', 'provisioning', 'connecting', 'syncing', 'bootstrapping', 'running'] as const;
 /** The ends are the runner's words for how a run ended (events.ts), and cancelled: stopped before it ran. */
@@ -90,6 +91,8 @@ export const runRecordSchema = z.object({
   gpuIndices: z.array(z.number().int().nonnegative()).max(64).optional(),
   lastStep: z.number().int().nonnegative().optional(),
   lastLoss: z.number().optional(),
+  /** The logged steps' total and timing while the run trains (runProgress.ts): its time left. */
+  progress: runProgressSchema.optional(),
   pricePerHour: z.number().nonnegative().optional(),
   costUsd: z.number().nonnegative().optional(),
   /** The estimate the run started with and what the host measured (issue 32.4); local only. */

@@ -5,6 +5,7 @@ import type { RunEvent } from '../telemetry/events';
 import { isTerminal } from './runRecord';
 import { describeAttempt } from './runAttempts';
 import { estimateVsActualLines } from './estimateVsActual';
+import { liveProgressLine, stepWords } from './runProgress';
 
 /** "45s", "3m 12s", "1h 04m": a run's length at a glance. */
 export function formatDuration(ms: number): string {
@@ -83,7 +84,8 @@ export function runDescription(r: RunRecord, now: number = Date.now()): string {
   parts.push(statusWords(r));
   const attempt = attemptLabel(r);
   if (attempt) parts.push(attempt);
-  if (r.lastStep !== undefined) parts.push(`step ${r.lastStep}`);
+  const steps = stepWords(r, now);
+  if (steps) parts.push(steps);
   if (r.lastLoss !== undefined) parts.push(`loss ${r.lastLoss.toFixed(4)}`);
   const ms = runDurationMs(r, now);
   if (ms !== undefined) parts.push(formatDuration(ms));
@@ -108,6 +110,9 @@ export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[
     ...(r.costUsd !== undefined ? [`$${r.costUsd.toFixed(2)}`] : []),
   ];
   lines.push(progress.join(' · '));
+  // Step of total, time left at the measured rate and, for a billed run, the cost so far and at the end.
+  const live = isTerminal(r.status) ? undefined : liveProgressLine(r, now);
+  if (live) lines.push(`Progress: ${live}`);
   if (r.gpuIndices && r.gpuIndices.length > 0)
     lines.push(`GPU${r.gpuIndices.length > 1 ? 's' : ''} ${r.gpuIndices.join(', ')} of the host (CUDA_VISIBLE_DEVICES)`);
   // One line per instance the run used: where, when, how it ended, what it cost.
@@ -161,8 +166,13 @@ export function statusBarState(
   lingerMs = FINISHED_LINGER_MS,
 ): { text: string; tooltip: string } | undefined {
   const where = r.host ?? r.provider;
-  if (!isTerminal(r.status))
-    return { text: statusBarText(r, gpuUtil), tooltip: `${r.name} on ${where}: ${r.status}. Click to open its logs, GPU and metrics.` };
+  if (!isTerminal(r.status)) {
+    const live = liveProgressLine(r, now);
+    return {
+      text: statusBarText(r, gpuUtil, now),
+      tooltip: `${r.name} on ${where}: ${r.status}.${live ? ` ${live}.` : ''} Click to open its logs, GPU and metrics.`,
+    };
+  }
   const end = parseTime(r.finishedAt) ?? parseTime(r.updatedAt);
   if (end === undefined || now - end > lingerMs || now < end - 60_000) return undefined;
   const parts = [`${END_ICONS[r.status] ?? ''} ${r.name} ${r.status === 'completed' ? 'finished' : r.status}`.trim()];
@@ -174,9 +184,10 @@ export function statusBarState(
   return { text: parts.join(' · '), tooltip: `${r.name} on ${where}: ${r.status}.${adapter} Click to open its logs, GPU and metrics.` };
 }
 
-export function statusBarText(r: RunRecord, gpuUtil: number | undefined): string {
+export function statusBarText(r: RunRecord, gpuUtil: number | undefined, now: number = Date.now()): string {
   const parts = [`$(pulse) ${r.name}`];
-  if (r.lastStep !== undefined) parts.push(`step ${r.lastStep}`);
+  const steps = stepWords(r, now);
+  if (steps) parts.push(steps);
   if (r.lastLoss !== undefined) parts.push(`loss ${r.lastLoss.toFixed(3)}`);
   if (gpuUtil !== undefined) parts.push(`GPU ${Math.round(gpuUtil)}%`);
   if (r.costUsd !== undefined) parts.push(`$${r.costUsd.toFixed(2)}`);

@@ -61,6 +61,8 @@ export const metricsEvent = z.object({
   ...base,
   type: z.literal('metrics'),
   step: z.number().int().nonnegative(),
+  /** The Trainer's planned optimizer steps (max_steps, or epochs × steps per epoch): "step N of M". */
+  max_steps: z.number().int().positive().optional(),
   epoch: finite.optional(),
   loss: finite.optional(),
   learning_rate: finite.optional(),

@@ -26,6 +26,7 @@ import { RunPanelHost } from './runPanel';
 import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
 import { eventsToPoints, runStateFromEvents } from './metricPoints';
+import { runProgressLines } from '../../core/runs/runProgress';
 
 export const METRICS_PANEL: PanelKind = { viewType: 'remoteFinetune.metricsPanel', bundle: 'metrics', title: 'Training Metrics' };
 export const WANDB_KEY_SECRET = 'remoteFinetune.wandb.apiKey';
@@ -33,6 +34,8 @@ export const WANDB_KEY_SECRET = 'remoteFinetune.wandb.apiKey';
 const WANDB_SAMPLES = 1000;
 /** A running W&B run is fetched again this often while the panel is visible. */
 const WANDB_REFRESH_MS = 30_000;
+/** The time left counts down between logged steps: said again this often while nothing else changes. */
+const PROGRESS_REFRESH_MS = 15_000;
 
 function wandbOriginApproved(state: vscode.Memento, origin: string): boolean {
   return origin === new URL(DEFAULT_WANDB_BASE_URL).origin || state.get<string[]>(APPROVED_WANDB_ORIGINS, []).includes(origin);
@@ -122,6 +125,25 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
     first = false;
     // A reloaded page lost its compared runs of this extension; the page asks for W&B ones itself.
     for (const c of this.compared.values()) void c.start();
+    this.followProgress(source);
+  }
+
+  /** Step of total, time left and cost so far from the run's record; an events.jsonl without a record says nothing. */
+  private followProgress(source: RunDataSource): void {
+    const runs = this.services.runContext;
+    let last = '';
+    const post = (): void => {
+      const r = runs?.runHistories?.([source.id])[0]?.record;
+      const lines = r ? runProgressLines(r, Date.now()) : [];
+      const key = lines.join('\n');
+      if (key === last) return;
+      last = key;
+      this.post({ type: 'progress', lines });
+    };
+    post();
+    const timer = setInterval(post, PROGRESS_REFRESH_MS);
+    timer.unref?.();
+    this.subscribe({ dispose: () => clearInterval(timer) }, ...(runs?.onDidChangeRuns ? [runs.onDidChangeRuns(post)] : []));
   }
 
   protected override async onMessage(m: MetricsFromWebview): Promise<void> {

@@ -1,4 +1,4 @@
-// The active run in the status bar: step, loss, GPU utilisation and cost so far. When it ends it stays a
+// The active run in the status bar: step of total and time left, loss, GPU utilisation and cost so far. When it ends it stays a
 // while as "finished" (or how it ended) with its last step, loss and length, so a run that ended while the
 // person looked elsewhere is still seen. A click opens its panels.
 import * as vscode from 'vscode';
@@ -9,6 +9,7 @@ import { FINISHED_LINGER_MS, statusBarState } from '../../core/runs/runSummary';
 import type { GpuSample } from '../../protocol/gpu';
 
 export const OPEN_RUN_PANELS_COMMAND = 'remoteFinetune.openRunPanels';
+const PROGRESS_TICK_MS = 15_000;
 
 /** What the item shows, for the host tests (the item itself cannot be read back from VS Code). */
 export interface RunStatusBarState {
@@ -62,10 +63,17 @@ export function registerRunStatusBar(runs: RunServices, lingerMs = FINISHED_LING
     visible = true;
   };
   const sub = runs.store.onDidChange(() => render());
+  // The time left counts down between logged steps, which may be minutes apart.
+  const tick = setInterval(() => {
+    const r = runs.panels.activeRecord();
+    if (r && !isTerminal(r.status)) render();
+  }, PROGRESS_TICK_MS);
+  tick.unref?.();
   render();
   const d = vscode.Disposable.from(item, {
     dispose: () => {
       sub.dispose();
+      clearInterval(tick);
       gpuSub?.dispose();
       if (expiry) clearTimeout(expiry);
     },

@@ -54,6 +54,8 @@ class MetricsApp {
   private readonly runs = new Map<string, RunSeries>();
   private readonly charts = new Map<ChartKey, OverlayChart>();
   private readonly latest = el('table', { class: 'latest', 'aria-label': 'Latest values' });
+  /** The followed run's step of total, time left and cost so far (or, ended, its estimate against actual). */
+  private readonly progress = el('div', { class: 'progress', id: 'runProgress', role: 'status', 'aria-label': 'Run progress' });
   private readonly others = el('div', { class: 'others', 'aria-label': 'Other metrics' });
   private readonly chartsEl = el('div', { class: 'charts' });
   private readonly main: HTMLElement;
@@ -87,7 +89,8 @@ class MetricsApp {
       this.charts.set(k, ch);
       this.chartsEl.append(ch.root);
     }
-    this.main = el('main', { class: 'metrics', 'data-points': '0' }, this.latest, toolbar, this.compare.root, this.chartsEl, this.others);
+    this.progress.hidden = true;
+    this.main = el('main', { class: 'metrics', 'data-points': '0' }, this.progress, this.latest, toolbar, this.compare.root, this.chartsEl, this.others);
     appHost.replaceChildren(this.main);
     new ResizeObserver(() => this.schedule()).observe(this.chartsEl);
     this.draw();
@@ -146,6 +149,12 @@ class MetricsApp {
       bridge.saveState(view);
     }
     this.schedule();
+  }
+
+  /** Host text, one line each, as text. */
+  setProgress(lines: readonly string[]): void {
+    this.progress.replaceChildren(...lines.map((l) => el('div', {}, l)));
+    this.progress.hidden = lines.length === 0;
   }
 
   plotted(metric: string): Plotted | undefined {
@@ -223,6 +232,9 @@ bridge.start((msg) => {
       return;
     case 'removeRun':
       ensureApp().remove(msg.key);
+      return;
+    case 'progress':
+      ensureApp().setProgress(msg.lines);
       return;
   }
 });
