@@ -23,6 +23,11 @@ export interface LogInitMessage {
   /** True when the start of the log was skipped (older lines live only in the full log on disk). */
   readonly truncated: boolean;
   readonly scrollback: number;
+  /**
+   * The host folder name the run's workspace syncs to (runPaths.ts remoteWorkspaceName): traceback frames under
+   * it, or relative to it, are links that open the local file. Absent: no links.
+   */
+  readonly workspaceFolder?: string;
 }
 
 export interface LogChunkMessage {
@@ -62,7 +67,14 @@ export interface LogOpenFullMessage {
   readonly line?: number;
 }
 
-export type LogFromWebview = ReadyMessage | ActionMessage | LogAckMessage | LogCopyMessage | LogOpenFullMessage;
+/** Open the workspace file a traceback frame names (host text: the extension checks it resolves inside the workspace). */
+export interface LogOpenSourceMessage {
+  readonly type: 'openSource';
+  readonly path: string;
+  readonly line: number;
+}
+
+export type LogFromWebview = ReadyMessage | ActionMessage | LogAckMessage | LogCopyMessage | LogOpenFullMessage | LogOpenSourceMessage;
 
 /** What the log webview keeps with setState, so hide/show and reload restore the view. */
 export interface LogViewState {

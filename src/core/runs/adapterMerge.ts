@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findGpu } from '../gpu/catalog';
+import { usedGpu, usedHardwareLabel } from './runHardware';
+import type { HardwareOf } from './runHardware';
 import { lookupModel, shapeFromName } from '../gpu/models';
 import type { OnRunHost, OpLine } from './hostOps';
 import { runHostOp, runnerOpCommand } from './hostOps';
@@ -45,6 +47,21 @@ export function mergePlan(gpu: string | undefined, modelId: string | undefined):
   return info.bf16
     ? { dtype: 'bf16', device: 'auto', reason: `${info.id} supports bf16${size}` }
     : { dtype: 'fp16', device: 'auto', reason: `${info.id} has no bf16 (compute capability ${info.computeCapability}): fp16${size}` };
+}
+
+/**
+ * The plan for a run's host from the hardware the run had (runHardware.ts), not the GPU its spec asked for: a
+ * host that trained on the CPU merges on the CPU, whatever the spec named.
+ */
+export function mergePlanFor(r: HardwareOf, modelId: string | undefined): MergePlan {
+  const used = usedGpu(r);
+  if (used === null)
+    return {
+      dtype: 'fp32',
+      device: 'cpu',
+      reason: `the run's host has no GPU (${usedHardwareLabel(r) ?? 'CPU only'}): fp32 on the CPU`,
+    };
+  return mergePlan(used ? (used.info?.id ?? used.name) : undefined, modelId);
 }
 
 export interface MergeOptions {

@@ -2,14 +2,11 @@
 // for (the person chose "Start Anyway"): the fit, time and cost lines above it are the spec's GPU's, not the host's.
 import type { ProbeOutcome } from '../hosts/gpuCheck';
 import { hostGpuWarning } from '../hosts/gpuCheck';
+import { hardwareFromProbe, hardwareText } from './runHardware';
 
 export function probedHardwareLine(host: string, outcome: ProbeOutcome, wanted: readonly string[]): string | undefined {
-  if (!hostGpuWarning(host, outcome, wanted) || 'error' in outcome) return undefined;
+  const hw = hardwareFromProbe(outcome);
+  if (!hw || !hostGpuWarning(host, outcome, wanted)) return undefined;
   const asked = wanted.length > 0 ? ` The spec asks for ${wanted.join(' / ')}; the estimates above are for that.` : '';
-  const p = outcome.probe;
-  if (p.kind !== 'nvidia') return `Hardware on ${host}: CPU only (no NVIDIA GPU found).${asked}`;
-  const counts = new Map<string, number>();
-  for (const g of p.gpus) counts.set(g.name, (counts.get(g.name) ?? 0) + 1);
-  const have = [...counts].map(([name, n]) => `${n} × ${name}`).join(', ');
-  return `Hardware on ${host}: ${have}.${asked}`;
+  return `Hardware on ${host}: ${hw.gpus.length ? hardwareText(hw) : 'CPU only (no NVIDIA GPU found)'}.${asked}`;
 }

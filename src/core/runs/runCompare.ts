@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { RunRecord } from './runRecord';
 import { runDurationMs, formatDuration } from './runSummary';
 import { runDisplayName } from './runDisplayName';
+import { usedHardwareLabel } from './runHardware';
 import { HISTORY_FILES } from './runHistory';
 import { parseEventLine } from '../telemetry/events';
 
@@ -191,7 +192,8 @@ export function buildComparison(runs: readonly ComparedRunInput[], now: number =
       ...(ms !== undefined ? { duration: formatDuration(ms), durationMs: ms } : {}),
       ...(r.costUsd !== undefined ? { costUsd: r.costUsd } : {}),
       ...(r.host ? { host: r.host } : {}),
-      ...(r.gpu ? { gpu: r.gpu } : {}),
+      // What the run had, with the spec's ask beside it when they differ (a GPU-less host after Start Anyway).
+      ...(usedHardwareLabel(r) ? { gpu: usedHardwareLabel(r)! } : {}),
       provider: r.provider,
       git: r.git
         ? {

@@ -18,6 +18,7 @@ import { rootOf } from './runPaths';
 import { fetchHostHistory, finalMetricsOf } from './runHistory';
 import type { HistoryFile } from './runHistory';
 import { decisiveFailure } from './multiNode';
+import { explainFailure, readTail } from './failureReason';
 import type { RunManagerContext, RunFinished } from './runTypes';
 import type { RunMeasured } from './runMeasuredSchema';
 
@@ -62,9 +63,11 @@ export function runOutcome(
             ...(firstError.hint ? { hint: firstError.hint } : {}),
           }
         : { message: `the run exited with code ${exitCode ?? finished?.exit_code ?? '?'}; see its log` };
+  // The log says more than an exit code: the exception's line and where in the workspace's code it was raised.
+  const explained = failure && explainFailure(failure, readTail(join(dir ?? rec.localDir ?? ctx.localDirOf(rec.id), 'output.log')), rec.workspaceDir);
   return {
     status,
-    ...(failure ? { failure } : {}),
+    ...(explained ? { failure: explained } : {}),
     ...(finished?.adapter_path ? { adapterPath: finished.adapter_path } : {}),
     ...(spotNotice && !stopped ? { spotNotice } : {}),
     ...(finished ? measuredOf(finished) : {}),

@@ -16,6 +16,7 @@ import { mirrorRun } from './runMirror';
 import { finishRun, runOutcome } from './runFinish';
 import { machineLocalDir } from './multiNode';
 import { rootOf } from './runPaths';
+import { GpuCsvBoards, hardwareFromNames } from './runHardware';
 import { nextProgress } from './runProgress';
 import type { RunManagerContext } from './runTypes';
 
@@ -31,6 +32,7 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   const host = ctx.hostFor(rec);
   let pending = '';
   let lastFlush = 0;
+  const boards = new GpuCsvBoards();
   // Aborted when the instance answers at a new address: this follow ends with an error and the watch starts
   // again at the record's new host (the old address may hang rather than refuse).
   const moved = new AbortController();
@@ -76,6 +78,11 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
       callbacks: {
         onData: (file, data, offsets) => {
           const patch: Partial<RunRecord> = {};
+          // The boards the runner samples are the hardware the run has (a probe before the start may be stale).
+          if (file === 'gpu' && boards.feed(data.toString('utf8'))) {
+            const h = boards.hardware(store.get(runId)?.gpuIndices);
+            if (h) patch.hardware = h;
+          }
           if (file === 'events') {
             const text = pending + data.toString('utf8');
             const lines = text.split('\n');
@@ -103,6 +110,8 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
               if (e.type === 'assigned') {
                 patch.queuePosition = undefined;
                 patch.gpuIndices = [...e.gpus];
+                const h = boards.hardware(e.gpus);
+                if (h) patch.hardware = h;
               }
               if (e.type === 'staging')
                 patch.staging = e.done
@@ -117,6 +126,8 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
                 patch.lastStep = e.step;
                 if (e.loss !== undefined) patch.lastLoss = e.loss;
               }
+              // The runner found no nvidia-smi: the run trains on the CPU, whatever the spec asked for.
+              if (e.type === 'warning' && e.code === 'no-gpu') patch.hardware = hardwareFromNames([], 'runner');
               if (e.type === 'warning' && e.code === 'checkpoint-restored') {
                 const step = /\(step (\d+)\)/.exec(e.message)?.[1];
                 const cur = store.get(runId);

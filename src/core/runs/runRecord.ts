@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { runEstimatedSchema, runMeasuredSchema } from './runMeasuredSchema';
 import { FINISHED_STATUSES } from '../telemetry/events';
+import { runFailureSchema } from './failureReason';
+import { runHardwareSchema } from './runHardware';
 import { runProgressSchema } from './runProgressSchema';
 
 const LIVE_STATUSES = ['planned', 'provisioning', 'connecting', 'syncing', 'bootstrapping', 'running'] as const;
@@ -80,7 +82,10 @@ export const runRecordSchema = z.object({
     .max(8)
     .optional(),
   region: z.string().optional(),
+  /** The GPU the spec asked for. */
   gpu: z.string().optional(),
+  /** What the run had (runHardware.ts): the runner's report, else the probe before the start; absent in older records. */
+  hardware: runHardwareSchema.optional(),
   remoteDir: z.string().optional(),
   offsets: tailOffsetsSchema,
   /** Place in the host's queue while the run waits for its GPUs (1 = next); absent once it has them. */
@@ -103,7 +108,7 @@ export const runRecordSchema = z.object({
   wandbRunId: z.string().optional(),
   wandbUrl: z.string().optional(),
   exitCode: z.number().int().nullable().optional(),
-  failure: z.object({ signature: z.string().optional(), message: z.string(), hint: z.string().optional() }).optional(),
+  failure: runFailureSchema.optional(),
   artifactsDir: z.string().optional(),
   /** The spec's outputs (dir, download): what comes back when the run ends, and where it goes. */
   outputs: z.object({ dir: z.string().optional(), download: z.array(z.enum(['adapter', 'checkpoints', 'logs'])).optional() }).optional(),
@@ -146,7 +151,7 @@ export const runRecordSchema = z.object({
         pid: z.number().int().positive().optional(),
         status: z.enum(RUN_STATUSES).optional(),
         exitCode: z.number().int().nullable().optional(),
-        failure: z.object({ signature: z.string().optional(), message: z.string(), hint: z.string().optional() }).optional(),
+        failure: runFailureSchema.optional(),
         /** When this rank's wrapper was seen to exit (ms): the first failure to end is the run's. */
         endedAt: z.number().optional(),
       }),

@@ -5,6 +5,8 @@ import type { RunEvent } from '../telemetry/events';
 import { isTerminal } from './runRecord';
 import { describeAttempt } from './runAttempts';
 import { estimateVsActualLines } from './estimateVsActual';
+import { usedHardwareLabel } from './runHardware';
+import { failureShort } from './failureReason';
 import { liveProgressLine, stepWords } from './runProgress';
 
 /** "45s", "3m 12s", "1h 04m": a run's length at a glance. */
@@ -64,7 +66,8 @@ function statusWords(r: RunRecord): string {
     return `staging data ${gb(r.staging.bytesDone)}${r.staging.bytesTotal !== undefined ? ` of ${gb(r.staging.bytesTotal)}` : ''}`;
   }
   // A failure the runner recognised is named with the word, so a glance tells an OOM from a crash.
-  if (r.status === 'failed' && r.failure?.signature) return `failed (${r.failure.signature})`;
+  const why = r.status === 'failed' ? failureShort(r.failure) : undefined;
+  if (why) return `failed (${why})`;
   return r.status;
 }
 
@@ -89,7 +92,8 @@ export function runDescription(r: RunRecord, now: number = Date.now()): string {
   if (r.lastLoss !== undefined) parts.push(`loss ${r.lastLoss.toFixed(4)}`);
   const ms = runDurationMs(r, now);
   if (ms !== undefined) parts.push(formatDuration(ms));
-  if (r.gpu) parts.push(r.gpu);
+  const hardware = usedHardwareLabel(r);
+  if (hardware) parts.push(hardware);
   if (r.costUsd !== undefined) parts.push(`$${r.costUsd.toFixed(2)}`);
   if (r.origin === 'found') parts.push('started elsewhere');
   return parts.join(' · ');
@@ -98,7 +102,9 @@ export function runDescription(r: RunRecord, now: number = Date.now()): string {
 /** The Runs view tooltip, one fact a line: what the row says and where things are. */
 export function runTooltipLines(r: RunRecord, now: number = Date.now()): string[] {
   const lines = [r.name === r.id ? r.id : `${r.name} (${r.id})`];
-  lines.push(`${r.provider}${r.instanceId ? ` ${r.instanceId}` : ''}${r.host ? ` · ${r.host}` : ''}${r.gpu ? ` · ${r.gpu}` : ''}`);
+  lines.push(
+    `${r.provider}${r.instanceId ? ` ${r.instanceId}` : ''}${r.host ? ` · ${r.host}` : ''}${usedHardwareLabel(r) ? ` · ${usedHardwareLabel(r)}` : ''}`,
+  );
   const started = parseTime(r.createdAt);
   if (started !== undefined) lines.push(`Started ${new Date(started).toLocaleString()}`);
   const ms = runDurationMs(r, now);

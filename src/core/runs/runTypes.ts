@@ -10,6 +10,8 @@ import type { RunStore } from './runStore';
 import type { RunRecord, RunStatus } from './runRecord';
 import type { RunEstimated } from './runMeasuredSchema';
 import type { DownloadProgress } from './artifacts';
+import type { RunFailure } from './failureReason';
+import type { RunHardware } from './runHardware';
 
 export type RunTarget =
   | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
@@ -52,6 +54,8 @@ export interface StartRequest {
   readonly envFileRel?: string;
   readonly target: RunTarget;
   readonly gpu?: string;
+  /** What the host's probe found before the start (the runner's own report replaces it once the run reports). */
+  readonly hardware?: RunHardware;
   /** The estimate shown at Start, kept in the record to set against what the host measures (issue 32.4). */
   readonly estimated?: RunEstimated;
   readonly teardown: TeardownSettings;
@@ -108,7 +112,7 @@ export interface RunRelaunched {
 
 export interface RunFinished {
   readonly record: RunRecord;
-  readonly failure?: { readonly signature?: string; readonly message: string; readonly hint?: string };
+  readonly failure?: RunFailure;
 }
 
 /** The fields of a record that say how to reach its host. */

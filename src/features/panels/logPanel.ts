@@ -10,6 +10,8 @@ import { RunPanelHost } from './runPanel';
 import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
 import { LogStreamer } from './logStreamer';
+import { remoteWorkspaceName } from '../../core/runs/runPaths';
+import { openAtLine, tracebackSource } from '../runs/failureSource';
 
 export const LOG_PANEL: PanelKind = { viewType: 'remoteFinetune.logPanel', bundle: 'log', title: 'Run Logs' };
 
@@ -29,6 +31,7 @@ async function linesBefore(path: string, bytes: number): Promise<number> {
 export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
   private streamer: LogStreamer | undefined;
   private startOffset = 0;
+  private workspaceDir: string | undefined;
 
   constructor(panel: vscode.WebviewPanel, services: PanelServices) {
     super(panel, LOG_PANEL, logFromWebview, services, 'log file');
@@ -37,11 +40,14 @@ export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
 
   protected override async attach(source: RunDataSource): Promise<void> {
     this.streamer?.dispose();
+    // Traceback frames in the run's synced workspace become links to the local files (a run of this extension only).
+    const workspaceDir = this.services.runContext?.runHistories?.([source.id])[0]?.record.workspaceDir;
+    this.workspaceDir = workspaceDir;
     const streamer = new LogStreamer(
       source,
       (m) => {
         if (m.type === 'init') this.startOffset = m.startOffset;
-        this.post(m);
+        this.post(m.type === 'init' && workspaceDir ? { ...m, workspaceFolder: remoteWorkspaceName(workspaceDir) } : m);
       },
       source.label,
       logSignatures(),
@@ -79,6 +85,7 @@ export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
 
   protected override attachEmpty(): void {
     this.streamer?.dispose();
+    this.workspaceDir = undefined;
     this.streamer = undefined;
   }
 
@@ -93,6 +100,12 @@ export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
       case 'openFullLog':
         await this.openFullLog(m.line);
         return;
+      case 'openSource': {
+        const path = tracebackSource(this.workspaceDir, m.path);
+        if (path) await openAtLine(path, m.line);
+        else void showInformationMessage(`${m.path} is not a file of this run's workspace on this machine.`);
+        return;
+      }
       case 'action':
         await this.runAction(m);
         return;

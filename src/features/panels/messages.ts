@@ -19,6 +19,7 @@ export const logFromWebview: z.ZodType<LogFromWebview> = z.discriminatedUnion('t
   z.object({ type: z.literal('ack'), seq: z.number().int().nonnegative() }).strict(),
   z.object({ type: z.literal('copy'), text: z.string().max(MAX_WEBVIEW_TEXT) }).strict(),
   z.object({ type: z.literal('openFullLog'), line: z.number().int().positive().optional() }).strict(),
+  z.object({ type: z.literal('openSource'), path: z.string().min(1).max(1000), line: z.number().int().positive().max(10_000_000) }).strict(),
 ]);
 
 export const gpuFromWebview: z.ZodType<GpuFromWebview> = z.discriminatedUnion('type', [ready, action]);

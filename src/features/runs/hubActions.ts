@@ -13,7 +13,7 @@ import type { RunsNode } from './runsView';
 import type { RunRecord } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
 import type { OnRunHost, OpLine } from '../../core/runs/hostOps';
-import { mergeAdapter, mergePlan, startedSpecModel } from '../../core/runs/adapterMerge';
+import { mergeAdapter, mergePlanFor, startedSpecModel } from '../../core/runs/adapterMerge';
 import type { MergeDtype } from '../../core/runs/adapterMerge';
 import { defaultRepoName, HF_HUB_ORIGIN, publishToHub, repoNameProblem } from '../../core/runs/hubPublish';
 import type { PublishWhat } from '../../core/runs/hubPublish';
@@ -88,7 +88,7 @@ export function registerHubActions(deps: FeatureDeps, runs: RunServices): vscode
         void showErrorMessage(`${r.name} has not finished on a host that still has its outputs.`);
         return;
       }
-      const plan = mergePlan(r.gpu, startedModel(r));
+      const plan = mergePlanFor(r, startedModel(r));
       const dtypes: MergeDtype[] = ['bf16', 'fp16', 'fp32'];
       const pick = await showQuickPick(
         [plan.dtype, ...dtypes.filter((d) => d !== plan.dtype)].map((d) => ({

@@ -11,6 +11,8 @@ import { oomAdvice } from '../../core/runs/runPlan';
 import { editorFiles } from '../config/configFiles';
 import { RUN_COMMANDS } from './runActions';
 import { revealAdapter } from './revealAdapter';
+import { failureSource, openAtLine } from './failureSource';
+import { usedGpu } from '../../core/runs/runHardware';
 
 export const END_ACTIONS = { revealAdapter: 'Reveal Adapter', openMetrics: 'Open Metrics', showLogs: 'Show Logs' } as const;
 
@@ -43,13 +45,18 @@ export function registerRunNotifications(
   const sub = runs.manager.onFinished((f) => {
     const r = f.record;
     (f.record.status === 'completed' || f.record.status === 'stopped' ? log.info : log.warn).call(log, endLogLine(f));
-    const advice = f.failure?.signature === 'cuda-oom' ? oomAdvice(r.specPath, r.gpu, editorFiles(r.specPath)) : undefined;
+    // The fit's advice is for the GPU the run had, not the one its spec asked for.
+    const gpu = usedGpu(r)?.info?.id ?? r.gpu;
+    const advice = f.failure?.signature === 'cuda-oom' ? oomAdvice(r.specPath, gpu, editorFiles(r.specPath)) : undefined;
     const msg = finishedMessage(f, advice);
-    const buttons = endButtons(r);
+    // Where the exception was raised, when that is a file of the workspace: opened at its line.
+    const source = failureSource(r);
+    const buttons = [...(source ? [source.label] : []), ...endButtons(r)];
     last = { runId: r.id, text: msg.text, error: msg.error, buttons };
     void (msg.error ? showErrorMessage : showInformationMessage)(msg.text, ...buttons)
       .then(async (choice) => {
-        if (choice === END_ACTIONS.revealAdapter && r.artifactsDir) await revealAdapter(r.artifactsDir);
+        if (source && choice === source.label) await openAtLine(source.path, source.line);
+        else if (choice === END_ACTIONS.revealAdapter && r.artifactsDir) await revealAdapter(r.artifactsDir);
         else if (choice === END_ACTIONS.openMetrics) await vscode.commands.executeCommand(RUN_COMMANDS.showMetrics, r.id);
         else if (choice === END_ACTIONS.showLogs) await vscode.commands.executeCommand(RUN_COMMANDS.showLogs, r.id);
       })

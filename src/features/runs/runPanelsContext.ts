@@ -7,6 +7,7 @@ import type { RunStore } from '../../core/runs/runStore';
 import type { RunRecord } from '../../core/runs/runRecord';
 import type { ComparedRunInput } from '../../core/runs/runCompare';
 import { runDisplayName } from '../../core/runs/runDisplayName';
+import { usedHardwareLabel } from '../../core/runs/runHardware';
 
 /** The local mirror read as a run: the same tails as a local file, named after the run and its host. */
 class MirrorSource implements RunDataSource {
@@ -99,7 +100,7 @@ export class RunPanelsContext implements RunContext {
     return this.store.all().map((r) => ({
       id: r.id,
       label: runDisplayName(r),
-      detail: [new Date(r.createdAt).toLocaleString(), r.gpu, r.host, r.status].filter((x) => x).join(' · '),
+      detail: [new Date(r.createdAt).toLocaleString(), usedHardwareLabel(r), r.host, r.status].filter((x) => x).join(' · '),
       eventsPath: join(r.localDir ?? this.localDirOf(r.id), 'events.jsonl'),
     }));
   }

@@ -17,6 +17,8 @@ import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
 import { setupRows, validateSettingValue } from '../../core/runs/targetFixes';
 import { runningNoticeLifetime } from './runningNotice';
 import { probedHardwareLine } from '../../core/runs/hardwareLine';
+import { hardwareFromProbe } from '../../core/runs/runHardware';
+import type { RunHardware } from '../../core/runs/runHardware';
 import type { GcpSetupState } from '../../core/runs/targetFixes';
 import { resolveCloudSettings } from '../../core/providers/providerSelection';
 import { applicationDefaultCredentialsPresent } from '../../core/providers/gcpAuth';
@@ -275,11 +277,15 @@ function againOf(v: unknown): StartAgain | undefined {
  * Before starting on an SSH host: its GPUs (cached or probed now) against the run's; false when the person declined.
  * `probed` hears what the host has when it is not what the run asks for, for the confirmation.
  */
-async function confirmHostGpu(sources: TargetSources, host: string, gpus: readonly string[], probed?: (line: string) => void): Promise<boolean> {
+async function confirmHostGpu(
+  sources: TargetSources,
+  host: string,
+  gpus: readonly string[],
+  probed?: (line: string | undefined, hardware: RunHardware | undefined) => void,
+): Promise<boolean> {
   const outcome = await sources.ensureProbe(host);
   if (!outcome) return false;
-  const line = probedHardwareLine(host, outcome, gpus);
-  if (line) probed?.(line);
+  probed?.(probedHardwareLine(host, outcome, gpus), hardwareFromProbe(outcome));
   const warn = hostGpuWarning(host, outcome, gpus);
   if (!warn) return true;
   return (await showWarningMessage(warn.message, { modal: true, detail: warn.detail }, 'Start Anyway')) === 'Start Anyway';
@@ -421,6 +427,8 @@ export async function startTraining(
   const envName = envRead ? vscode.workspace.asRelativePath(envRead.path) : '';
   // What the host's probe found when it is not what the spec asks for (after Start Anyway): said first.
   let hardwareLine: string | undefined;
+  // What the probe found, kept in the record until the runner reports the hardware itself.
+  let probedHardware: RunHardware | undefined;
   const confirmStart = async (r: RunEnv): Promise<boolean> => {
     const held = r.held.length > 0;
     const variables = [...new Set(r.held.map((h) => h.redirect.variable))].join(', ');
@@ -450,8 +458,9 @@ export async function startTraining(
     hostsFromSpec: machineHosts !== undefined,
     checkHosts: async () =>
       choice.kind !== 'ssh' ||
-      (await confirmHostGpu(sources, choice.host, gpus, (line) => {
+      (await confirmHostGpu(sources, choice.host, gpus, (line, hardware) => {
         hardwareLine = line;
+        probedHardware = hardware;
       })),
     confirm: async () =>
       await confirmRunEnv(
@@ -490,6 +499,7 @@ export async function startTraining(
           env,
           target,
           gpu: gpus[0] ?? '',
+          ...(probedHardware ? { hardware: probedHardware } : {}),
           teardown: plan.teardown,
           ...(estimated ? { estimated } : {}),
           signal: abort.signal,

@@ -10,6 +10,7 @@ import { custom, el, renderEmpty } from '../shared/dom';
 import { registerToolkit, setValue, valueOf } from '../shared/toolkit';
 import { compileSignatures, fixLine, levelOf, LineRing, passes, render, stripAnsi } from './lines';
 import type { CompiledSignature, LogLine } from './lines';
+import { traceLinks } from './traceLinks';
 
 /** Longest line kept and drawn; a longer one is cut (the full log on disk keeps it whole). */
 const MAX_LINE = 16 * 1024;
@@ -68,6 +69,7 @@ class LogView {
       linkHandler: { activate: () => undefined, allowNonHttpProtocols: false },
     });
     this.term.loadAddon(this.search);
+    this.linkTracebacks(init.workspaceFolder);
 
     const searchField = custom('vscode-text-field', { id: 'search', placeholder: 'Search', 'aria-label': 'Search the log' });
     setValue(searchField, view.search);
@@ -365,6 +367,38 @@ class LogView {
     view = { ...view, filter };
     bridge.saveState(view);
     this.redraw();
+  }
+
+  /** Traceback frames in the workspace open the local file at their line (the extension checks the path). */
+  private linkTracebacks(workspaceFolder: string | undefined): void {
+    if (!workspaceFolder) return;
+    this.term.registerLinkProvider({
+      provideLinks: (y, callback) => {
+        const b = this.term.buffer.active;
+        const cols = this.term.cols;
+        // The logical line the row belongs to: a long frame wraps over several rows.
+        let first = y - 1;
+        while (first > 0 && b.getLine(first)?.isWrapped) first--;
+        let text = '';
+        let last = first;
+        for (let r = first; ; r++) {
+          const row = b.getLine(r);
+          if (!row || (r > first && !row.isWrapped)) break;
+          text += row.translateToString(false).padEnd(cols).slice(0, cols);
+          last = r;
+        }
+        const at = (i: number): { x: number; y: number } => ({ x: (i % cols) + 1, y: first + Math.floor(i / cols) + 1 });
+        const links = traceLinks(text.trimEnd(), workspaceFolder)
+          .map((l) => ({
+            range: { start: at(l.start), end: at(l.end - 1) },
+            text: text.slice(l.start, l.end),
+            decorations: { underline: true, pointerCursor: true },
+            activate: (): void => bridge.post({ type: 'openSource', path: l.path, line: l.line }),
+          }))
+          .filter((l) => l.range.start.y <= y && l.range.end.y >= y && l.range.end.y <= last + 1);
+        callback(links.length ? links : undefined);
+      },
+    });
   }
 
   private scrolledByUser(): void {
