@@ -14,6 +14,7 @@ import { createSshConnectOptions } from './features/hosts/sshPrompts';
 import { sshSync } from './core/runs/runSync';
 import { confirmLargeFolders } from './features/runs/largeFolderPrompt';
 import { createCloudProviders } from './features/providers/cloudProviders';
+import { registerWalkthrough } from './features/walkthrough/registerWalkthrough';
 import type { FeatureDeps } from './features/deps';
 
 export function activate(context: vscode.ExtensionContext): { activationMs: number } {
@@ -51,6 +52,7 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
     registerConfig(deps, () => runs.store.all()),
     registerHosts(deps, hostStore, hosts, runHosts),
     registerProviders(deps, cloud),
+    registerWalkthrough(deps),
     registerRuns(deps, runs, {
       sshHosts: (spec, wanted) => hosts.known(spec, wanted),
       ensureProbe: (host) => hosts.prober.ensureProbe(host),
