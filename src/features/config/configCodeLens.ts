@@ -1,5 +1,6 @@
-// The VRAM estimate as a CodeLens at the top of the run spec and on its target.gpu line:
-// "≈ 14.1 GB of 40 GB on A100-40GB". Clicking opens the part-by-part breakdown (estimateView.ts).
+// The VRAM estimate, the run's length and its cost as a CodeLens at the top of the run spec and on its target.gpu
+// line: "≈ 14.1 GB of 40 GB on A100-40GB · ≈ 2h 10m · ≈ $8.40 on gcp a2-highgpu-1g" (or "own host: no charge,
+// ≈ 40 min"). Clicking opens the part-by-part breakdown (estimateView.ts).
 import * as vscode from 'vscode';
 import { estimateLabel } from '../../core/config/runSpecEstimate';
 import { breakdownLines } from '../../core/config/estimateBreakdown';
@@ -7,6 +8,7 @@ import type { ConfigDiagnostics } from './configDiagnostics';
 import { toValue } from '../../core/config/parse';
 import { estimateLensTitle, measuredForSpec } from '../../core/runs/estimateVsActual';
 import type { RunRecord } from '../../core/runs/runRecord';
+import { specTimeCostOf } from './specTimeCostOf';
 
 export const SHOW_ESTIMATE_COMMAND = 'remoteFinetune.showMemoryEstimate';
 
@@ -30,9 +32,11 @@ export class ConfigCodeLens implements vscode.CodeLensProvider {
     if (!e || !at) return [];
     const spec = toValue(r?.root);
     const measured = typeof spec === 'object' && spec !== null ? measuredForSpec(spec as Record<string, unknown>, e.gpu.id, this.history()) : undefined;
+    // Memory, then time and money for the spec's own target, as the Start confirmation reckons them.
+    const tc = specTimeCostOf(doc, r, this.history());
     const command = {
-      title: estimateLensTitle(estimateLabel(e), measured),
-      tooltip: `${breakdownLines(e).join('\n')}\n\nClick for the breakdown.`,
+      title: `${estimateLensTitle(estimateLabel(e), measured)}${tc ? ` · ${tc.lens}` : ''}`,
+      tooltip: `${breakdownLines(e).join('\n')}${tc ? `\n\n${tc.detail}` : ''}\n\nClick for the breakdown.`,
       command: SHOW_ESTIMATE_COMMAND,
       arguments: [doc.uri],
     };

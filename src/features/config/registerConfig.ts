@@ -30,7 +30,7 @@ export function registerConfig(deps: FeatureDeps, history?: () => readonly RunRe
     estimates,
     vscode.workspace.registerTextDocumentContentProvider(ESTIMATE_SCHEME, estimates),
     vscode.languages.registerCodeActionsProvider(SELECTOR, new ConfigCodeActions(diagnostics), { providedCodeActionKinds: ConfigCodeActions.kinds }),
-    vscode.languages.registerHoverProvider(SELECTOR, new ConfigHover(diagnostics)),
+    vscode.languages.registerHoverProvider(SELECTOR, new ConfigHover(diagnostics, history)),
     vscode.languages.registerCodeLensProvider(SELECTOR, lens),
     registerValidateCommand(diagnostics, deps.log),
     registerCommand(deps.log, SHOW_ESTIMATE_COMMAND, async (uri?: vscode.Uri) => {

@@ -134,7 +134,8 @@ suite('config', () => {
     }
     const titles = lenses.map((l) => l.command?.title ?? '');
     assert.ok(
-      titles.some((t) => /^≈ \d+\.\d GB of 16 GB on T4 · ±\d+%: calibrated on \d+ H200 cases \(in-sample error\)$/.test(t)),
+      // Then the run's time and cost on the spec's own GCP machine (issue 39.3).
+      titles.some((t) => /^≈ \d+\.\d GB of 16 GB on T4 · ±\d+%: calibrated on \d+ H200 cases \(in-sample error\) · .* on gcp n1-standard-4$/.test(t)),
       titles.join(' | '),
     );
   });

@@ -1,0 +1,39 @@
+// The spec's time and cost (core/runs/specTimeCost.ts) for the editor's CodeLens and hover, from the spec's latest
+// check. The training file's example count is kept per file while its size and time do not change: lenses and
+// hovers are asked for on every scroll and keystroke, and a large JSONL is not read again for each.
+import type * as vscode from 'vscode';
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { ValidateResult } from '../../core/config/validate';
+import { toValue } from '../../core/config/parse';
+import { countExamples } from '../../core/runs/dataExamples';
+import type { RunRecord } from '../../core/runs/runRecord';
+import { specTimeCost } from '../../core/runs/specTimeCost';
+import type { SpecTimeCost } from '../../core/runs/specTimeCost';
+
+const counted = new Map<string, { readonly stamp: string; readonly n: number | undefined }>();
+
+function countedExamples(absPath: string): number | undefined {
+  let stamp: string;
+  try {
+    const st = statSync(absPath);
+    stamp = `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
+  const hit = counted.get(absPath);
+  if (hit?.stamp === stamp) return hit.n;
+  const n = countExamples(absPath);
+  if (counted.size > 64) counted.clear();
+  counted.set(absPath, { stamp, n });
+  return n;
+}
+
+export function specTimeCostOf(doc: vscode.TextDocument, r: ValidateResult | undefined, history: readonly RunRecord[]): SpecTimeCost | undefined {
+  const e = r?.kind === 'runspec' ? r.estimate : undefined;
+  const spec = toValue(r?.root);
+  if (!e || typeof spec !== 'object' || spec === null || Array.isArray(spec)) return undefined;
+  // An untitled spec has no folder: its data paths resolve nowhere and the length says why.
+  const specDir = doc.uri.scheme === 'file' ? dirname(doc.uri.fsPath) : '';
+  return specTimeCost({ spec: spec as Record<string, unknown>, specDir, estimate: e, countExamples: countedExamples, history });
+}
