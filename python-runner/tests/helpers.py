@@ -5,6 +5,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import unittest
 
 RUNNER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,6 +21,15 @@ class TempDirTest(unittest.TestCase):
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.tmp, *parts)
+
+    def wait_for(self, cond, timeout: float = 10.0) -> bool:
+        """Polls cond() until it holds (True) or the timeout passes (False), for work done by threads."""
+        end = time.time() + timeout
+        while time.time() < end:
+            if cond():
+                return True
+            time.sleep(0.05)
+        return False
 
     def own_script_layout(self, train_py: str, run_id: str = "rft-1", spec=None) -> str:
         """A host's layout for an own-script run: work/train.py and home/runs/<run_id>/spec.json; returns the run dir."""

@@ -374,14 +374,6 @@ class SamplerWithStandIn(TempDirTest):
         p = self.path("events.jsonl")
         return [parse_event_line(l)[0] for l in lines_of(p)] if os.path.exists(p) else []
 
-    def wait_for(self, cond, timeout=10.0):
-        end = time.time() + timeout
-        while time.time() < end:
-            if cond():
-                return True
-            time.sleep(0.05)
-        return False
-
     def test_one_process_many_samples_written_with_time(self):
         s = gpu.GpuSampler(self.tmp, self.events.emit, interval_ms=50, apps_interval_s=0.2).start()
         ok = self.wait_for(lambda: os.path.exists(self.path("gpu.csv")) and len(lines_of(self.path("gpu.csv"))) >= 40)

@@ -74,14 +74,6 @@ class SamplerWithoutGpu(TempDirTest):
         os.environ["PATH"] = self.tmp
         self.events = EventWriter(self.path("events.jsonl"))
 
-    def wait_for(self, cond, timeout=10.0):
-        end = time.time() + timeout
-        while time.time() < end:
-            if cond():
-                return True
-            time.sleep(0.05)
-        return False
-
     def cpu_lines(self):
         p = self.path("gpu.csv")
         return [host_sample.parse_line(l) for l in read(p).splitlines()] if os.path.exists(p) else []
