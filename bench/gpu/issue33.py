@@ -3,7 +3,7 @@
 1. Throughput against two published anchors, random weights from bench/gpu/configs, each case alone on the GPU:
    Unsloth's recipe (Llama 3.1 8B, QLoRA r 32, batch 2, accumulation 4, sequence 2048) and LLaMA-Factory's
    (LLaMA2-7B, LoRA r 8, batch 4, accumulation 2, length 1024). Per anchor: the built-in trainer with its defaults
-   (python-runner/remote_finetune/defaults.json for all the recipe leaves open), the built-in fast path as it exists
+   (python-runner/remote_finetune/spec_defaults.py for all the recipe leaves open), the built-in fast path as it exists
    today (data.packing and, where liger-kernel imports on a GPU, trainer.use_liger_kernel), plain TRL SFT
    (bench/gpu/trl_sft_baseline.py) and Unsloth when its packed wheels installed offline. Tokens/s after warm-up
    (step 2 on), peak reserved memory, seconds to the first step and model-load time per case.
@@ -21,6 +21,8 @@ tiny shapes of the same architectures; QLoRA and paged optimizers are replaced (
 """
 
 import argparse
+import copy
+import importlib.util
 import json
 import os
 import shutil
@@ -35,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULTS = os.path.join(harness.RUNNER_DIR, "remote_finetune", "defaults.json")
+DEFAULTS = os.path.join(harness.RUNNER_DIR, "remote_finetune", "spec_defaults.py")
 COMMITTED_ESTIMATES = os.path.join(HERE, "holdout-estimates-33.json")
 
 UNSLOTH_SOURCE = ("https://github.com/unslothai/unsloth README.md, 'Performance Benchmarking': \"We tested using the Alpaca "
@@ -83,8 +85,12 @@ def now() -> float:
 
 
 def read_defaults() -> Dict[str, Any]:
-    with open(DEFAULTS, encoding="utf-8") as f:
-        return json.load(f)
+    # The runner's generated defaults module (stdlib only), loaded alone: the runner package stays out of this process.
+    loader = importlib.util.spec_from_file_location("spec_defaults", DEFAULTS)
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    return copy.deepcopy(module.DEFAULTS)
 
 
 def set_dotted(d: Dict[str, Any], key: str, value: Any) -> None:
@@ -194,7 +200,7 @@ class Session:
     def runner_spec(self, model_dir: str, data: str, c: Dict[str, Any], run_id: str, overlay: Dict[str, Any]) -> Dict[str, Any]:
         spec = harness.case_spec(model_dir, data, method=c["method"], seq_len=c["seq_len"], batch=c["batch"], gc=c["gradient_checkpointing"],
                                  steps=c["steps"], lora_r=c["lora_r"], lora_alpha=c["lora_alpha"], out_rel=os.path.join("outputs", run_id))
-        # What the recipe leaves open is the runner's default (defaults.json): optimizer, learning rate and schedule,
+        # What the recipe leaves open is the runner's default (spec_defaults.py): optimizer, learning rate and schedule,
         # LoRA dropout, attention. The harness's base spec fixes them for its own tests, so they are taken out here.
         for k in ("optimizer", "learning_rate", "lr_scheduler"):
             spec["trainer"].pop(k, None)

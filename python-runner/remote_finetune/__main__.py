@@ -107,13 +107,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.cmd == "run":
         from .run import run
         from .launch_record import read_launch_record
-        from .spec import get
+        from .spec import RunSpec
         from .watchdog import ensure_watchdog
 
         def start_watchdog(spec: dict) -> None:
             # Power-off is armed from the extension's launch record only, never from the spec's target.
             launch = read_launch_record(args.run_dir)
-            ensure_watchdog(_root_of(args.run_dir), float(get(spec, "teardown.idle_minutes", 30)), launch)
+            ensure_watchdog(_root_of(args.run_dir), float(RunSpec(spec).teardown.idle_minutes), launch)
             if launch is not None:
                 # An instance we launched may be stopped and started again (EC2 spot, a reboot): runs resume by themselves.
                 from .boot_resume import install_boot_unit, log_line

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional
 
-from .spec import get
+from .spec import RunSpec
 
 WARN_AT = 0.8
 CODE_WARN = "budget-warning"
@@ -74,9 +74,9 @@ def _span(hours: float) -> str:
 def budget_of(spec: Dict[str, Any], started_at: float) -> Optional[Budget]:
     """The spec's budget, or None when there is nothing the host can count (no limit, or only a dollar limit
     and no price: an SSH host whose spec names no `budget.price_per_hour`)."""
-    max_usd, max_hours = _positive(get(spec, "budget.max_usd")), _positive(get(spec, "budget.max_hours"))
-    price = _positive(get(spec, "budget.price_per_hour"))
-    since = get(spec, "budget.billed_since")
+    max_usd, max_hours = _positive(RunSpec(spec).budget.max_usd), _positive(RunSpec(spec).budget.max_hours)
+    price = _positive(RunSpec(spec).budget.price_per_hour)
+    since = RunSpec(spec).budget.billed_since
     # A clock in the future (a skewed laptop) must not hand out free time: never later than the runner's start.
     since = min(float(since), started_at) if isinstance(since, (int, float)) and not isinstance(since, bool) and since > 0 else started_at
     if max_hours is None and (max_usd is None or price is None):
@@ -152,7 +152,7 @@ def rank0_note(run_dir: str, spec: Dict[str, Any], file_env: Dict[str, str], emi
     from . import notify
 
     name = spec.get("name") if isinstance(spec.get("name"), str) else None
-    rank = get(spec, "launcher.machine_rank", 0)
+    rank = RunSpec(spec).launcher.machine_rank
 
     def note(what: str, body: str, urgent: bool) -> None:
         if rank in (0, None):

@@ -76,7 +76,7 @@ def main_evaluate(run_dir: str, workdir: str, adapter: Optional[str]) -> int:
     from .events import EventWriter
     from .generate import load
     from .outputs import find_adapter
-    from .spec import get, load_spec
+    from .spec import RunSpec, load_spec
     from .trainer import load_raw_datasets
 
     spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
@@ -84,19 +84,19 @@ def main_evaluate(run_dir: str, workdir: str, adapter: Optional[str]) -> int:
         for e in errs:
             print("spec.json: " + e, file=sys.stderr)
         return 2
-    if not get(spec, "data.eval"):
+    if not RunSpec(spec).data.eval:
         print("the spec has no data.eval: nothing to evaluate on", file=sys.stderr)
         return 2
-    out = str(get(spec, "outputs.dir", "outputs"))
+    out = str(RunSpec(spec).outputs.dir)
     out_dir = out if os.path.isabs(out) else os.path.join(workdir, out)
     if not adapter:
         # The run's own adapter (<outputs.dir>/<run id>/), or the shared folder of a run from before that layout.
         found = find_adapter(spec, workdir, 0.0, os.path.basename(run_dir))
         adapter = os.path.join(workdir, found) if found else os.path.join(out_dir, "adapter" if spec["method"] != "full" else "model")
-    model, tokenizer, _base, _device = load(adapter, None, "auto", bool(get(spec, "model.trust_remote_code", False)), None)
+    model, tokenizer, _base, _device = load(adapter, None, "auto", bool(RunSpec(spec).model.trust_remote_code), None)
     _train, evalset = load_raw_datasets(spec, workdir)
     texts, templated = eval_texts(spec, tokenizer, evalset, lambda m, c: print("warning: " + m, file=sys.stderr))
-    loss, ppl, tokens = perplexity(model, tokenizer, texts, int(get(spec, "data.max_seq_length", 2048)), not templated)
+    loss, ppl, tokens = perplexity(model, tokenizer, texts, int(RunSpec(spec).data.max_seq_length), not templated)
     ev = emit_perplexity(EventWriter(os.path.join(run_dir, "events.jsonl")), _last_step(run_dir), None, loss, ppl, tokens)
     print(json.dumps(ev))
     return 0

@@ -11,7 +11,7 @@ import re
 import shlex
 from typing import Any, Dict, List, Optional
 
-from .spec import get
+from .spec import RunSpec
 
 PROFILES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "accelerate_configs")
 PROFILES = ("single_gpu", "multi_gpu", "deepspeed_zero2", "deepspeed_zero3")
@@ -46,7 +46,7 @@ def resolve_accelerate_config(config_file: Optional[str], num_processes: int, wo
 
 
 def _mixed_precision(spec: Dict[str, Any]) -> str:
-    p = get(spec, "trainer.precision", "bf16")
+    p = RunSpec(spec).trainer.precision
     return p if p in ("bf16", "fp16") else "no"
 
 
@@ -57,35 +57,35 @@ def _tool(python: str, name: str) -> str:
 
 
 def accelerate_prefix(spec: Dict[str, Any], python: str, workdir: str) -> List[str]:
-    n = int(get(spec, "launcher.num_processes", 1))
-    machines = int(get(spec, "launcher.num_machines", 1))
+    n = int(RunSpec(spec).launcher.num_processes)
+    machines = int(RunSpec(spec).launcher.num_machines)
     argv = [_tool(python, "accelerate"), "launch",
-            "--config_file", resolve_accelerate_config(get(spec, "launcher.config_file"), n, workdir),
+            "--config_file", resolve_accelerate_config(RunSpec(spec).launcher.config_file, n, workdir),
             "--num_processes", str(n), "--num_machines", str(machines),
             "--mixed_precision", _mixed_precision(spec)]
     if machines > 1:
-        argv += ["--machine_rank", str(get(spec, "launcher.machine_rank", 0)),
-                 "--main_process_ip", str(get(spec, "launcher.main_process_ip")),
-                 "--main_process_port", str(get(spec, "launcher.main_process_port", 29500))]
+        argv += ["--machine_rank", str(RunSpec(spec).launcher.machine_rank),
+                 "--main_process_ip", str(RunSpec(spec).launcher.main_process_ip),
+                 "--main_process_port", str(RunSpec(spec).launcher.main_process_port)]
     return argv
 
 
 def torchrun_prefix(spec: Dict[str, Any], python: str) -> List[str]:
-    n = int(get(spec, "launcher.num_processes", 1))
-    machines = int(get(spec, "launcher.num_machines", 1))
+    n = int(RunSpec(spec).launcher.num_processes)
+    machines = int(RunSpec(spec).launcher.num_machines)
     if n % machines:
         raise LaunchError("launcher.num_processes (%d) must be a multiple of num_machines (%d) for torchrun" % (n, machines))
     argv = [_tool(python, "torchrun")]
     if machines == 1:
         return argv + ["--standalone", "--nnodes", "1", "--nproc_per_node", str(n)]
-    return argv + ["--nnodes", str(machines), "--node_rank", str(get(spec, "launcher.machine_rank", 0)),
+    return argv + ["--nnodes", str(machines), "--node_rank", str(RunSpec(spec).launcher.machine_rank),
                    "--nproc_per_node", str(n // machines),
-                   "--master_addr", str(get(spec, "launcher.main_process_ip")),
-                   "--master_port", str(get(spec, "launcher.main_process_port", 29500))]
+                   "--master_addr", str(RunSpec(spec).launcher.main_process_ip),
+                   "--master_port", str(RunSpec(spec).launcher.main_process_port)]
 
 
 def launcher_prefix(spec: Dict[str, Any], python: str, workdir: str) -> List[str]:
-    kind = get(spec, "launcher.type", "python")
+    kind = RunSpec(spec).launcher.type
     if kind == "accelerate":
         return accelerate_prefix(spec, python, workdir)
     if kind == "torchrun":
@@ -111,7 +111,7 @@ def own_script_argv(spec: Dict[str, Any], python: str, workdir: str) -> List[str
         words = shlex.split(command)
     except ValueError as e:
         raise LaunchError("command: %s" % e)
-    kind = get(spec, "launcher.type", "python")
+    kind = RunSpec(spec).launcher.type
     if not words or not _PYTHON.match(words[0]) or len(words) < 2:
         return words
     rest = words[1:]

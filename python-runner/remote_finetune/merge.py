@@ -14,7 +14,7 @@ from typing import Any, Dict, Optional
 
 from .oplines import OpLines, quiet_stdout, read_stdin_json
 from .outputs import find_adapter, outputs_root
-from .spec import get, load_spec
+from .spec import load_spec, RunSpec
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 # Written next to the merged weights: what was merged, so `publish` can name the base model in the card.
@@ -69,17 +69,17 @@ def merge(run_dir: str, workdir: str, adapter: Optional[str], out: Optional[str]
         return lines.error("asked to merge on the GPU, but torch sees no CUDA device on this host")
     with open(os.path.join(adapter_dir, "adapter_config.json"), encoding="utf-8") as f:
         adapter_cfg = json.load(f)
-    base = str(get(spec, "model.id") or adapter_cfg.get("base_model_name_or_path") or "")
+    base = str(RunSpec(spec).model.id or adapter_cfg.get("base_model_name_or_path") or "")
     if not base:
         return lines.error("neither the spec nor adapter_config.json names the base model")
     if base.startswith(("./", "../")):
         # model.id as a relative path names a folder of the workspace the run trained in, not of this process's folder.
         base = os.path.normpath(os.path.join(workdir, base))
-    hub: Dict[str, Any] = {"trust_remote_code": bool(get(spec, "model.trust_remote_code", False))}
+    hub: Dict[str, Any] = {"trust_remote_code": bool(RunSpec(spec).model.trust_remote_code)}
     if token:
         hub["token"] = token
-    if get(spec, "model.revision"):
-        hub["revision"] = get(spec, "model.revision")
+    if RunSpec(spec).model.revision:
+        hub["revision"] = RunSpec(spec).model.revision
     started = time.time()
     lines.emit("loading-base", message="loading %s in %s on %s" % (base, dtype, device), model=base, dtype=dtype, device=device)
     kwargs: Dict[str, Any] = dict(hub, low_cpu_mem_usage=True)

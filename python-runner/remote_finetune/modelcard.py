@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
-from .spec import get
+from .spec import get, RunSpec
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
@@ -131,8 +131,8 @@ def model_card(spec: Dict[str, Any], events: List[Dict[str, Any]], facts: Dict[s
                   "model = AutoModelForCausalLM.from_pretrained(%s)" % json.dumps(repo_id), "```", ""]
     rows: List[List[Any]] = [["Base model", hub_base or "(local model)"], ["Method", method]]
     if lora:
-        rows += [["LoRA r / alpha / dropout", "%s / %s / %s" % (get(spec, "lora.r"), get(spec, "lora.alpha"), get(spec, "lora.dropout"))],
-                 ["LoRA target modules", get(spec, "lora.target_modules")]]
+        rows += [["LoRA r / alpha / dropout", "%s / %s / %s" % (RunSpec(spec).lora.r, RunSpec(spec).lora.alpha, RunSpec(spec).lora.dropout)],
+                 ["LoRA target modules", RunSpec(spec).lora.target_modules]]
     for label, key in (("Learning rate", "trainer.learning_rate"), ("LR scheduler", "trainer.lr_scheduler"), ("Epochs", "trainer.epochs"),
                        ("Max steps", "trainer.max_steps"), ("Batch size per device", "trainer.per_device_batch_size"),
                        ("Gradient accumulation", "trainer.gradient_accumulation"), ("Precision", "trainer.precision"),
@@ -140,7 +140,7 @@ def model_card(spec: Dict[str, Any], events: List[Dict[str, Any]], facts: Dict[s
         v = get(spec, key)
         if v is not None and not (key == "trainer.max_steps" and v == -1):
             rows.append([label, v])
-    train = get(spec, "data.train")
+    train = RunSpec(spec).data.train
     if is_hub_id(train):
         rows.append(["Dataset", train])
     lines += ["## Training", "", "| Setting | Value |", "| --- | --- |"] + ["| %s | %s |" % (_cell(a), _cell(b)) for a, b in rows] + [""]

@@ -13,7 +13,7 @@ import re
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
-from .spec import get
+from .spec import RunSpec
 from .trainer_plan import run_outputs_dir
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -23,7 +23,7 @@ _MODEL_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_mo
 
 def outputs_root(spec: Dict[str, Any], workdir: str) -> Tuple[str, str]:
     """(outputs.dir as the spec gives it, its absolute path on this host)."""
-    out = str(get(spec, "outputs.dir", "outputs"))
+    out = str(RunSpec(spec).outputs.dir)
     return out, out if os.path.isabs(out) else os.path.join(workdir, out)
 
 

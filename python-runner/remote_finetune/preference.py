@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import data_formats
 from . import trainer_plan as plan
-from .spec import get
+from .spec import RunSpec
 
 
 def trl_classes(method: str) -> Tuple[Any, Any]:
@@ -32,8 +32,8 @@ def rows(spec: Dict[str, Any], sources: List[Any], row_column: str) -> Any:
     with the file and row named, before the model loads."""
     from datasets import concatenate_datasets
 
-    roles = data_formats.role_map(get(spec, "data.roles"))
-    seed = int(get(spec, "trainer.seed", 42))
+    roles = data_formats.role_map(RunSpec(spec).data.roles)
+    seed = int(RunSpec(spec).trainer.seed)
     parts = []
     for source in sources:
         ds = source.dataset

@@ -27,7 +27,7 @@ from .hfmetrics import TrainerOutputParser
 from .logcapture import run_captured
 from .signatures import SignatureScanner
 from .outputs import CheckpointWatcher, find_adapter, outputs_root
-from .spec import get, hub_token, load_spec, mode_of
+from .spec import get, hub_token, load_spec, mode_of, RunSpec
 from .trainer_plan import checkpoint_dir, find_resume_checkpoint
 
 RUNNER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -58,7 +58,7 @@ def wandb_settings(spec: Dict[str, Any], env: Dict[str, str], run_dir: str) -> D
         v = get(spec, key)
         if v and var not in env:
             out[var] = str(v)
-    name = get(spec, "wandb.run_name") or spec.get("name")
+    name = RunSpec(spec).wandb.run_name or spec.get("name")
     if name and "WANDB_NAME" not in env:
         out["WANDB_NAME"] = str(name)
     return out
@@ -175,13 +175,13 @@ def _start_checkpoint_safety(run_dir: str, workdir: str, spec: Dict[str, Any], e
     reclaim notice turned into a stop that saves a checkpoint (SIGTERM to this runner: the trainer gets its
     grace period). Returns (uploader, its checkpoint watcher, the notice watcher), each None when unused."""
     uploader = upload_watch = notice = None
-    dest = get(spec, "outputs.checkpoints")
+    dest = RunSpec(spec).outputs.checkpoints
     if isinstance(dest, str) and dest:
         uploader = CheckpointUploader(dest, os.path.basename(run_dir), env, events.emit, lambda p: _relative(p, workdir))
         up = uploader
         upload_watch = CheckpointWatcher(outputs_root(spec, workdir)[1], started_at, lambda _t, **kw: up.submit(kw["step"], kw["path"]),
                                          lambda p: p, interval_s=2.0).start()
-    source = spot_notice.notice_source(get(spec, "target.provider"), env) if get(spec, "target.spot") is True else None
+    source = spot_notice.notice_source(RunSpec(spec).target.provider, env) if RunSpec(spec).target.spot is True else None
     if source is not None:
         notice = spot_notice.NoticeWatcher(source, events.emit, lambda: os.kill(os.getpid(), signal.SIGTERM),
                                            interval_s=spot_notice.interval_s()).start()
@@ -192,7 +192,7 @@ def _restore_checkpoint(run_dir: str, workdir: str, spec: Dict[str, Any], env: D
     """A run started again under its id on a new instance (the extension's relaunch after a spot reclaim)
     resumes from the newest uploaded checkpoint: fetched into this run's checkpoint folder, where the built-in
     trainer's resume looks, and named to an own script in RFT_RESUME_CHECKPOINT."""
-    dest = get(spec, "outputs.checkpoints")
+    dest = RunSpec(spec).outputs.checkpoints
     ckpt_dir = checkpoint_dir(outputs_root(spec, workdir)[1], os.path.basename(run_dir))
     # The local disk first (a host restarted by itself, boot_resume.py, still holds them), then the bucket.
     local = find_resume_checkpoint(ckpt_dir)
@@ -286,8 +286,8 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
     if mode == "own-script":
         # The built-in trainer's callback reports `started` with parameter counts; for a user's
         # script this is all we know.
-        events.emit("started", run_id=os.path.basename(run_dir), model=str(get(spec, "model.id") or spec.get("name") or "own script"),
-                    method="own-script", world_size=int(get(spec, "launcher.num_processes", 1)),
+        events.emit("started", run_id=os.path.basename(run_dir), model=str(RunSpec(spec).model.id or spec.get("name") or "own script"),
+                    method="own-script", world_size=int(RunSpec(spec).launcher.num_processes),
                     wandb_run_id=env.get("WANDB_RUN_ID"), wandb_url=wandb_url(env))
 
     record_environment(python, run_dir, env, events.emit)
@@ -374,7 +374,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
     adapter = find_adapter(spec, workdir, started_at, os.path.basename(run_dir))
     if adapter:
         fields["adapter_path"] = adapter
-        dest = get(spec, "outputs.upload")
+        dest = RunSpec(spec).outputs.upload
         if status == "completed" and isinstance(dest, str) and dest:
             from .upload import upload_outputs
             upload_outputs(dest, adapter if os.path.isabs(adapter) else os.path.join(workdir, adapter),

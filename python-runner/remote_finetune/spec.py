@@ -7,8 +7,9 @@ documented defaults, and never raises: problems come back as a list of "path: me
 
 import copy
 import json
-import os
 from typing import Any, Dict, List, Optional, Tuple
+
+from . import spec_defaults
 
 METHODS = ("qlora", "lora-bf16", "full", "dpo", "orpo")
 BASE_METHODS = ("qlora", "lora-bf16")  # preference.base_method: the adapter a dpo/orpo run trains
@@ -16,11 +17,11 @@ LAUNCHERS = ("python", "accelerate", "torchrun")
 PRECISIONS = ("bf16", "fp16", "fp32")
 ATTN = ("auto", "flash_attention_2", "sdpa", "eager")
 
-# The defaults live in defaults.json, which the extension reads too (src/core/config/runnerDefaults.ts), so the
-# estimate before launch assumes what this runner will train; test/unit/config/runnerDefaults.test.ts holds both
-# sides to it. `wandb: {}` there: enabled unless `enabled: false`, and only when WANDB_API_KEY is present.
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "defaults.json"), encoding="utf-8") as _f:
-    DEFAULTS: Dict[str, Any] = json.load(_f)
+# The defaults and the typed view are generated from the extension's schema (spec_defaults.py, written by
+# scripts/gen-spec-defaults.ts), so the estimate before launch assumes what this runner will train;
+# test/unit/config/specDefaults.test.ts keeps that file current and tests/test_spec_defaults.py holds the runner to it.
+DEFAULTS: Dict[str, Any] = spec_defaults.DEFAULTS
+RunSpec = spec_defaults.RunSpec
 
 
 def _merge(defaults: Any, given: Any) -> Any:
@@ -60,21 +61,22 @@ def check_spec(raw: Any) -> List[str]:
         errs.append("command: expected a non-empty string")
     if not command and not isinstance(get(raw, "model.id"), str):
         errs.append("model.id: required unless command is given")
+    typed = RunSpec(raw)
     method = raw.get("method", DEFAULTS["method"])
     if method not in METHODS:
         errs.append("method: expected one of %s" % "|".join(METHODS))
-    if get(raw, "trainer.precision", "bf16") not in PRECISIONS:
+    if typed.trainer.precision not in PRECISIONS:
         errs.append("trainer.precision: expected one of %s" % "|".join(PRECISIONS))
-    if get(raw, "model.attn_implementation", "auto") not in ATTN:
+    if typed.model.attn_implementation not in ATTN:
         errs.append("model.attn_implementation: expected one of %s" % "|".join(ATTN))
-    if get(raw, "launcher.type", "python") not in LAUNCHERS:
+    if typed.launcher.type not in LAUNCHERS:
         errs.append("launcher.type: expected one of %s" % "|".join(LAUNCHERS))
     for key in ("launcher.num_processes", "launcher.num_machines", "target.gpu_count", "target.disk_gb", "target.max_attempts", "target.ready_timeout_min", "lora.r",
                 "trainer.per_device_batch_size", "trainer.gradient_accumulation"):
         v = get(raw, key)
         if v is not None and (not _is_int(v) or v < 1):
             errs.append("%s: expected an integer >= 1" % key)
-    rank, machines = get(raw, "launcher.machine_rank", 0), get(raw, "launcher.num_machines", 1)
+    rank, machines = typed.launcher.machine_rank, typed.launcher.num_machines
     if _is_int(rank) and _is_int(machines) and not 0 <= rank < machines:
         errs.append("launcher.machine_rank: expected 0..%d" % (machines - 1))
     if _is_int(machines) and machines > 1 and not get(raw, "launcher.main_process_ip"):
@@ -93,12 +95,12 @@ def check_spec(raw: Any) -> List[str]:
     train = get(raw, "data.train")
     if isinstance(train, list) and not all(isinstance(t, str) or (isinstance(t, dict) and isinstance(t.get("path"), str)) for t in train):
         errs.append("data.train: expected paths, or {path, weight} objects")
-    if method in ("dpo", "orpo") and get(raw, "preference.base_method", "lora-bf16") not in BASE_METHODS:
+    if method in ("dpo", "orpo") and typed.preference.base_method not in BASE_METHODS:
         errs.append("preference.base_method: expected %s" % "|".join(BASE_METHODS))
     beta = get(raw, "preference.beta")
     if beta is not None and (not _is_num(beta) or beta <= 0):
         errs.append("preference.beta: expected a number > 0")
-    if method == "qlora" and get(raw, "quantization.quant_type", "nf4") not in ("nf4", "fp4"):
+    if method == "qlora" and typed.quantization.quant_type not in ("nf4", "fp4"):
         errs.append("quantization.quant_type: expected nf4|fp4")
     return errs
 

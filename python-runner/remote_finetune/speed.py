@@ -17,7 +17,7 @@ Not chosen by auto, each for its reason (it stays the spec's to ask for):
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from .spec import get
+from .spec import RunSpec
 from .trainer_plan import SpecRefused
 
 # Model types liger-kernel patches (liger_kernel.transformers.monkey_patch.MODEL_TYPE_TO_APPLY_LIGER_FN, 0.6); the
@@ -74,9 +74,9 @@ def unsloth_problem(spec: Dict[str, Any], host: Host) -> Optional[str]:
         return "Unsloth runs on CUDA GPUs only; this host has none"
     if method not in ("qlora", "lora-bf16"):
         return "the Unsloth backend trains LoRA adapters (method qlora or lora-bf16), not method %s" % method
-    if host.world_size > 1 or get(spec, "launcher.deepspeed"):
+    if host.world_size > 1 or RunSpec(spec).launcher.deepspeed:
         return "the Unsloth backend trains on one GPU; this run has %d processes%s" % (
-            host.world_size, " and DeepSpeed" if get(spec, "launcher.deepspeed") else "")
+            host.world_size, " and DeepSpeed" if RunSpec(spec).launcher.deepspeed else "")
     if host.family is None or host.family not in UNSLOTH_FAMILIES:
         return "Unsloth does not support model type %s (it supports %s)" % (_family(host), ", ".join(sorted(UNSLOTH_FAMILIES)))
     if not host.has("unsloth"):
@@ -146,7 +146,7 @@ def plan(spec: Dict[str, Any], host: Host) -> Dict[str, Any]:
     else:
         why["optimizer"] = "trainer.optimizer %s as the spec has it" % asked_optim
 
-    packing = bool(get(spec, "data.packing", False))
+    packing = bool(RunSpec(spec).data.packing)
     why["packing"] = ("data.packing: padding-free best-fit rows, position ids restarting per example" if packing else
                       "off unless data.packing asks: packing changes what a step holds, so the steps per epoch")
     return {"speed": speed, "backend": backend, "liger": liger, "compile": compile_, "optimizer": optimizer, "packing": packing, "why": why}

@@ -222,13 +222,13 @@ def stage_one(uri: str, root: str, env: Dict[str, str], emit: Emit, which: Which
 def stage_spec_data(spec: Dict[str, Any], run_dir: str, env: Dict[str, str], emit: Emit, which: Which = shutil.which,
                     interval_s: float = 2.0) -> Dict[str, str]:
     """Stages data.train and data.eval when they are URIs; writes <run dir>/staged.json; returns it."""
-    from .spec import get
+    from .spec import RunSpec
     root = data_root(run_dir, env)
     staged: Dict[str, str] = {}
-    train = get(spec, "data.train")
+    train = RunSpec(spec).data.train
     # data.train may list several sources, each a path or {path, weight, ...}.
     refs = [t.get("path") if isinstance(t, dict) else t for t in (train if isinstance(train, list) else [train])]
-    for ref in refs + [get(spec, "data.eval")]:
+    for ref in refs + [RunSpec(spec).data.eval]:
         if is_remote(ref) and ref not in staged:
             staged[ref] = stage_one(ref, root, env, emit, which, interval_s)
     if staged:

@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .gpu import parse_gpu_csv_line
-from .spec import get
+from .spec import RunSpec
 
 PROGRESS_FILE = "step_progress"
 DEFAULT_MIN_S = 600.0
@@ -48,9 +48,9 @@ def write_progress(run_dir: str, step: int) -> None:
 
 def settings(spec: Dict[str, Any]) -> Tuple[Optional[float], str]:
     """(threshold in seconds from the spec, or None for the measured default; the action)."""
-    minutes = get(spec, "watchdog.stall_minutes")
+    minutes = RunSpec(spec).watchdog.stall_minutes
     fixed = float(minutes) * 60.0 if isinstance(minutes, (int, float)) and not isinstance(minutes, bool) and minutes > 0 else None
-    action = get(spec, "watchdog.on_stall")
+    action = RunSpec(spec).watchdog.on_stall
     return fixed, action if action in ACTIONS else "notify"
 
 

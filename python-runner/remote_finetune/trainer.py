@@ -24,7 +24,7 @@ from . import trainer_plan as plan
 from .callback import StopFlag, events_callback
 from .events import EventWriter
 from .memory_report import write_memory_report
-from .spec import get, hub_token, load_spec
+from .spec import get, hub_token, load_spec, RunSpec
 
 # Tokens that are free to serve as padding when a tokenizer has none (Llama 3 ships the first, Qwen the
 # second as its pad). Padding with EOS instead would mask EOS out of the labels: the model never learns to stop.
@@ -112,7 +112,7 @@ def fit_pad_to_model(tokenizer: Any, rows: int) -> None:
 def load_tokenizer(spec: Dict[str, Any]) -> Any:
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(get(spec, "model.id")), **_hub_kwargs(spec))
+    tokenizer = AutoTokenizer.from_pretrained(str(RunSpec(spec).model.id), **_hub_kwargs(spec))
     pad = choose_pad_token(tokenizer)
     if pad is not None:
         tokenizer.pad_token = pad
@@ -122,9 +122,9 @@ def load_tokenizer(spec: Dict[str, Any]) -> Any:
 
 
 def _hub_kwargs(spec: Dict[str, Any]) -> Dict[str, Any]:
-    kw: Dict[str, Any] = {"trust_remote_code": bool(get(spec, "model.trust_remote_code", False)), "token": hub_token(dict(os.environ))}
-    if get(spec, "model.revision"):
-        kw["revision"] = get(spec, "model.revision")
+    kw: Dict[str, Any] = {"trust_remote_code": bool(RunSpec(spec).model.trust_remote_code), "token": hub_token(dict(os.environ))}
+    if RunSpec(spec).model.revision:
+        kw["revision"] = RunSpec(spec).model.revision
     return kw
 
 
@@ -134,14 +134,14 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     import torch
     from transformers import AutoModelForCausalLM
 
-    model_id = str(get(spec, "model.id"))
+    model_id = str(RunSpec(spec).model.id)
     fa2_ok, fa2_broken = flash_attn_usable()
     if fa2_broken:
         run.warn("flash-attn is installed but does not load (%s); not using FlashAttention-2" % fa2_broken, "fa2-broken")
     attn = plan.choose_attention(spec, fa2_ok, capability, run.warn, attention_support(spec))
     kwargs: Dict[str, Any] = dict(_hub_kwargs(spec), attn_implementation=attn)
     kwargs[_dtype_kwarg(AutoModelForCausalLM.from_pretrained)] = getattr(torch, plan.model_dtype(spec))
-    deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true" or bool(get(spec, "launcher.deepspeed"))
+    deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true" or bool(RunSpec(spec).launcher.deepspeed)
     q = plan.quantization_kwargs(spec)
     dm = plan.device_map(torch.cuda.is_available(), deepspeed, q is not None, _local_rank())
     if dm is not None:
@@ -159,7 +159,7 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
         model.config.pad_token_id = tokenizer.pad_token_id
         if getattr(model, "generation_config", None) is not None:
             model.generation_config.pad_token_id = tokenizer.pad_token_id
-    gc = bool(get(spec, "trainer.gradient_checkpointing", True))
+    gc = bool(RunSpec(spec).trainer.gradient_checkpointing)
     if q is not None:
         from peft import prepare_model_for_kbit_training
         # Checkpointing is switched on by the Trainer from the arguments (activation_checkpointing where transformers
@@ -169,7 +169,7 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     if lk is not None:
         from peft import LoraConfig, get_peft_model
         model = get_peft_model(model, LoraConfig(**lk))
-    if gc or bool(get(spec, "data.packing", False)):
+    if gc or bool(RunSpec(spec).data.packing):
         # The KV cache is useless in training and conflicts with checkpointing; and transformers 4.x builds the
         # per-example mask of padding-free packed rows from their position ids only when no cache is made.
         model.config.use_cache = False
@@ -180,7 +180,7 @@ def model_config(spec: Dict[str, Any]) -> Any:
     """The model's config (config.json alone), or None when it cannot be read this way (remote code, no files)."""
     try:
         from transformers import AutoConfig
-        return AutoConfig.from_pretrained(str(get(spec, "model.id")), **_hub_kwargs(spec))
+        return AutoConfig.from_pretrained(str(RunSpec(spec).model.id), **_hub_kwargs(spec))
     except Exception:  # noqa: BLE001 - from_pretrained of the model reports it itself
         return None
 
@@ -246,12 +246,12 @@ def load_raw_datasets(spec: Dict[str, Any], workdir: str, run_dir: Optional[str]
 
     token = hub_token(dict(os.environ))
     staged = read_staged(run_dir) if run_dir else {}
-    refs = data_formats.train_sources(get(spec, "data.train"))
-    evalref = get(spec, "data.eval")
+    refs = data_formats.train_sources(RunSpec(spec).data.train)
+    evalref = RunSpec(spec).data.eval
     for ref in [r["path"] for r in refs] + ([str(evalref)] if evalref else []):
         if is_remote(ref) and ref not in staged:
             raise RuntimeError("data %s was not staged on the host (the bootstrap stages s3://, gs:// and hf:// data before training)" % ref)
-    split, config = str(get(spec, "data.split", "train")), get(spec, "data.config")
+    split, config = str(RunSpec(spec).data.split), RunSpec(spec).data.config
     train: List[Source] = []
     for r in refs:
         src = plan.source_of(r["path"], workdir, staged, str(r.get("split") or split), r.get("config") or config)
@@ -265,7 +265,7 @@ def load_raw_datasets(spec: Dict[str, Any], workdir: str, run_dir: Optional[str]
             src = dict(first, split=ev)  # "validation"/"test" name a split of the training dataset
         evalset = [Source(ev, _numbered(_read(src, token)))]
     elif float(get(spec, "data.eval_ratio", 0) or 0) > 0:
-        ratio, seed = float(get(spec, "data.eval_ratio")), int(get(spec, "trainer.seed", 42))
+        ratio, seed = float(RunSpec(spec).data.eval_ratio), int(RunSpec(spec).trainer.seed)
         evalset = []
         for s in train:
             parts = s.dataset.train_test_split(test_size=ratio, seed=seed)
@@ -275,7 +275,7 @@ def load_raw_datasets(spec: Dict[str, Any], workdir: str, run_dir: Optional[str]
 
 
 def uses_template(spec: Dict[str, Any], tokenizer: Any, run: Run) -> bool:
-    if not bool(get(spec, "data.chat_template", False)):
+    if not bool(RunSpec(spec).data.chat_template):
         return False
     if getattr(tokenizer, "chat_template", None):
         return True
@@ -291,10 +291,10 @@ def _converter(spec: Dict[str, Any], tokenizer: Any, source: Source, warn: Optio
     """Row -> TRL form. Chat rows always go through the tokenizer's template when it has one (as TRL renders
     them); Alpaca rows become messages only with data.chat_template. Without a template, chat rows are joined as
     'role: content' lines and trained on as text."""
-    text_field = str(get(spec, "data.text_field", "text"))
-    roles = data_formats.role_map(get(spec, "data.roles"))
+    text_field = str(RunSpec(spec).data.text_field)
+    roles = data_formats.role_map(RunSpec(spec).data.roles)
     has_template = bool(getattr(tokenizer, "chat_template", None))
-    chat = has_template and bool(get(spec, "data.chat_template", False))
+    chat = has_template and bool(RunSpec(spec).data.chat_template)
     ds = source.dataset
     first = ds[0] if len(ds) else {}
     layout = data_formats.detect(first, text_field)
@@ -344,14 +344,14 @@ def tokenize(sources: Any, spec: Dict[str, Any], tokenizer: Any, run: Optional[R
     whose rows nearly all render the same. Sources are weighted (data.train entries' `weight`) and concatenated."""
     from datasets import concatenate_datasets
 
-    max_len = int(get(spec, "data.max_seq_length", 2048))
-    on_prompt = bool(get(spec, "data.train_on_prompt", False))
+    max_len = int(RunSpec(spec).data.max_seq_length)
+    on_prompt = bool(RunSpec(spec).data.train_on_prompt)
     special = list(getattr(tokenizer, "all_special_ids", []) or [])
-    seed = int(get(spec, "trainer.seed", 42))
+    seed = int(RunSpec(spec).trainer.seed)
     parts = []
     for source in _as_sources(sources):
         convert = _converter(spec, tokenizer, source, run.warn if run is not None else None)
-        text_field = str(get(spec, "data.text_field", "text"))
+        text_field = str(RunSpec(spec).data.text_field)
 
         def encode(row: Dict[str, Any], source: Source = source, convert: Any = convert) -> Dict[str, Any]:
             ex = convert(row)
@@ -450,7 +450,7 @@ def report_targets(spec: Dict[str, Any], run: Run) -> List[str]:
 
 
 def deepspeed_config(spec: Dict[str, Any], workdir: str) -> Optional[str]:
-    ds = get(spec, "launcher.deepspeed")
+    ds = RunSpec(spec).launcher.deepspeed
     if not ds:
         return None
     path = str(ds) if os.path.isabs(str(ds)) else os.path.join(workdir, str(ds))
@@ -547,8 +547,8 @@ def speed_plan(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], run:
     attn = plan.choose_attention(base, fa2_ok, capability, lambda message, code: None, support)
     why = speed.attention_reason(attn, fa2_ok, capability, plan.quantization_kwargs(base) is not None,
                                  plan.model_dtype(base) in ("bfloat16", "float16"), support.get("flash_attention_2", True))
-    if str(get(spec, "model.attn_implementation", "auto")) != "auto":
-        why = "model.attn_implementation is %s" % get(spec, "model.attn_implementation")
+    if str(RunSpec(spec).model.attn_implementation) != "auto":
+        why = "model.attn_implementation is %s" % RunSpec(spec).model.attn_implementation
     line = speed.describe(chosen, attn, why)
     print("[remote-finetune] " + line, flush=True)
     if _is_main():
@@ -586,7 +586,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         for e in errs:
             print("[remote-finetune] spec.json: " + e, file=sys.stderr, flush=True)
         return 2
-    out = str(get(spec, "outputs.dir", "outputs"))
+    out = str(RunSpec(spec).outputs.dir)
     output_dir = out if os.path.isabs(out) else os.path.join(workdir, out)
     ckpt_dir = plan.checkpoint_dir(output_dir, run.run_id)
     try:
@@ -608,13 +608,13 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     # TrainingArguments start from ACCELERATE_MIXED_PRECISION and only raise it: one exported on the host, or left
     # by a library (trl 0.x's SFTConfig writes bf16 there), would train an fp32 spec under bf16 autocast. The spec
     # decides; under `accelerate launch` the launcher sets the same value from --mixed_precision.
-    os.environ["ACCELERATE_MIXED_PRECISION"] = {"bf16": "bf16", "fp16": "fp16"}.get(str(get(spec, "trainer.precision", "bf16")), "no")
+    os.environ["ACCELERATE_MIXED_PRECISION"] = {"bf16": "bf16", "fp16": "fp16"}.get(str(RunSpec(spec).trainer.precision), "no")
     prefer = spec["method"] in plan.PREFERENCE_METHODS
     if prefer and not _installed("trl"):
         print("[remote-finetune] method %s needs trl, which is not installed in the run's venv" % spec["method"], file=sys.stderr, flush=True)
         return 2
     sft = not prefer and plan.uses_sft(spec, _installed("trl"))
-    if bool(get(spec, "trainer.use_sft_trainer", False)) and not sft:
+    if bool(RunSpec(spec).trainer.use_sft_trainer) and not sft:
         run.warn("trainer.use_sft_trainer is set but trl is not installed; using transformers' Trainer", "trl-missing")
     trainset, evalset = load_raw_datasets(spec, workdir, run.run_dir)
     args = training_arguments(spec, ckpt_dir, has_eval=evalset is not None, sft=sft, run=run)
@@ -638,12 +638,12 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     # the model exists. Without this, two runs of one spec start from different adapters, and on several
     # machines only DDP's broadcast from rank 0 would hide it.
     from transformers import set_seed
-    set_seed(int(get(spec, "trainer.seed", 42)))
+    set_seed(int(RunSpec(spec).trainer.seed))
     model, _attn = load_model(plan.base_spec(spec), tokenizer, run, capability)
     if stop.set:
         print("[remote-finetune] stop signal during model load; nothing to save yet", flush=True)
         return 0
-    cb = events_callback(run.run_dir, model=str(get(spec, "model.id")), method=spec["method"], stop=stop, relpath=run.rel)
+    cb = events_callback(run.run_dir, model=str(RunSpec(spec).model.id), method=spec["method"], stop=stop, relpath=run.rel)
     trainer = build_trainer(spec, args, model, tokenizer, trainset, evalset, [cb], run, sft)
     if trainer.is_world_process_zero():
         with open(os.path.join(run.run_dir, "training_args.json"), "w", encoding="utf-8") as f:
@@ -651,7 +651,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     if resume:
         print("[remote-finetune] resuming from %s (%s)" % (resume, resume_why), flush=True)
         run.warn("resuming from %s (%s)" % (run.rel(resume), resume_why), "resumed")
-    elif get(spec, "trainer.resume_from_checkpoint") not in (None, False, ""):
+    elif RunSpec(spec).trainer.resume_from_checkpoint not in (None, False, ""):
         run.warn(resume_why + "; starting at step 0", "no-checkpoint")
     trainer.train(resume_from_checkpoint=resume)
     # LoRA: the adapter alone; full: the whole model, in this run's own folder. save_model gathers ZeRO-3 shards itself.
@@ -679,7 +679,7 @@ def final_perplexity(spec: Dict[str, Any], trainer: Any, tokenizer: Any, evalset
         return
     try:
         texts, templated = eval_texts(spec, tokenizer, evalset, run.warn)
-        loss, ppl, tokens = perplexity(trainer.model, tokenizer, texts, int(get(spec, "data.max_seq_length", 2048)), not templated,
+        loss, ppl, tokens = perplexity(trainer.model, tokenizer, texts, int(RunSpec(spec).data.max_seq_length), not templated,
                                        int(trainer.args.per_device_eval_batch_size))
     except Exception as e:  # the adapter is saved already; a failed evaluation must not fail the run
         run.warn("final perplexity failed: %s: %s" % (type(e).__name__, str(e)[:300]), "final-eval-failed")

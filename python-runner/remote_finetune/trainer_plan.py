@@ -8,7 +8,7 @@ import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .spec import get
+from .spec import get, RunSpec
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 # Our short names -> transformers' `optim` names. Any other name transformers knows (adamw_torch_fused,
@@ -33,7 +33,7 @@ def bf16_capable(capability: Optional[Tuple[int, int]]) -> Optional[bool]:
 
 def effective_precision(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], warn: Warn) -> str:
     """The spec's precision, with bf16 turned into fp16 on GPUs without bf16 hardware."""
-    precision = str(get(spec, "trainer.precision", "bf16"))
+    precision = str(RunSpec(spec).trainer.precision)
     if precision == "bf16" and bf16_capable(capability) is False:
         warn("bf16 needs compute capability 8.0 or newer and this GPU has %d.%d; training in fp16 instead "
              "(set trainer.precision: fp16 to silence this)" % tuple(capability or (0, 0)), "bf16-fallback")
@@ -45,10 +45,10 @@ def resolved_spec(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], w
     """The spec with the precision decided for this GPU; model and compute dtypes follow it (a T4 gets fp16
     weights and a float16 QLoRA compute dtype, not bf16 ones it would emulate)."""
     precision = effective_precision(spec, capability, warn)
-    if precision == str(get(spec, "trainer.precision", "bf16")):
+    if precision == str(RunSpec(spec).trainer.precision):
         return spec
     out = dict(spec, trainer=dict(spec.get("trainer") or {}, precision=precision))
-    if get(spec, "quantization.compute_dtype") == "bfloat16":
+    if RunSpec(spec).quantization.compute_dtype == "bfloat16":
         out["quantization"] = dict(spec.get("quantization") or {}, compute_dtype="float16")
     return out
 
@@ -85,7 +85,7 @@ def base_method(spec: Dict[str, Any]) -> str:
     """The method that decides weights and adapter: the spec's own, or a preference run's preference.base_method."""
     method = str(spec.get("method", "qlora"))
     if method in PREFERENCE_METHODS:
-        return str(get(spec, "preference.base_method", "lora-bf16"))
+        return str(RunSpec(spec).preference.base_method)
     return method
 
 
@@ -99,8 +99,8 @@ def preference_kwargs(spec: Dict[str, Any], fields: List[str]) -> Dict[str, Any]
     """DPOConfig / ORPOConfig arguments beyond TrainingArguments', only the names this trl has. beta is TRL's
     (DPO: KL strength, default 0.1; ORPO: odds-ratio weight, default 0.1); data.max_seq_length bounds prompt plus
     answer as it bounds an SFT row."""
-    kw: Dict[str, Any] = {"max_length": int(get(spec, "data.max_seq_length", 2048))}
-    beta = get(spec, "preference.beta")
+    kw: Dict[str, Any] = {"max_length": int(RunSpec(spec).data.max_seq_length)}
+    beta = RunSpec(spec).preference.beta
     if beta is not None:
         kw["beta"] = float(beta)
     return {k: v for k, v in kw.items() if k in fields}
@@ -126,19 +126,19 @@ def scheduler_problem(spec: Dict[str, Any], has_eval: bool) -> Optional[str]:
 
 def uses_sft(spec: Dict[str, Any], trl_installed: bool) -> bool:
     """TRL's SFTTrainer when asked for, and for data.packing (packing is TRL's: padding-free, with position ids)."""
-    if bool(get(spec, "data.packing", False)):
+    if bool(RunSpec(spec).data.packing):
         if not trl_installed:
             raise SpecRefused("data.packing needs TRL (its SFTTrainer packs), which is not installed in the run's venv")
         return True
-    return bool(get(spec, "trainer.use_sft_trainer", False)) and trl_installed
+    return bool(RunSpec(spec).trainer.use_sft_trainer) and trl_installed
 
 
 def sft_kwargs(spec: Dict[str, Any], fields: List[str]) -> Dict[str, Any]:
     """SFTConfig arguments beyond TrainingArguments'. trl 0.x named the length max_seq_length, trl >= 0.20
     max_length; only names this version has are passed. Packing is best-fit-decreasing into padding-free rows
     with position ids that restart at each example, so no example attends to another."""
-    max_len = int(get(spec, "data.max_seq_length", 2048))
-    packing = bool(get(spec, "data.packing", False))
+    max_len = int(RunSpec(spec).data.max_seq_length)
+    packing = bool(RunSpec(spec).data.packing)
     kw: Dict[str, Any] = {"dataset_text_field": "text", "max_seq_length": max_len, "max_length": max_len, "packing": packing}
     if packing:
         kw.update(packing_strategy="bfd", padding_free=True)
@@ -150,8 +150,8 @@ def model_dtype(spec: Dict[str, Any]) -> str:
     in fp16 keeps fp32 master weights: the fp16 grad scaler refuses to unscale fp16 gradients, and pure fp16
     weights lose small updates. (bf16 has fp32's range, so bf16 weights are what bf16 training uses.)"""
     if spec["method"] == "qlora":
-        return str(get(spec, "quantization.compute_dtype", "bfloat16"))
-    precision = str(get(spec, "trainer.precision", "bf16"))
+        return str(RunSpec(spec).quantization.compute_dtype)
+    precision = str(RunSpec(spec).trainer.precision)
     if spec["method"] == "full" and precision == "fp16":
         return "float32"
     return DTYPES.get(precision, "bfloat16")
@@ -165,7 +165,7 @@ def choose_attention(spec: Dict[str, Any], fa2_installed: bool, capability: Opti
     trainer.py); None when it could not be read, and then both are assumed. Gemma-2 and gpt-oss refuse sdpa at
     load time, so asking them for it would end the run after the GPU is billed. Never FlashAttention-2 with 4-bit
     weights (their uint8 storage is what broke the seed's A100 run)."""
-    asked = str(get(spec, "model.attn_implementation", "auto"))
+    asked = str(RunSpec(spec).model.attn_implementation)
     has = dict({"flash_attention_2": True, "sdpa": True}, **(supports or {}))
     sixteen_bit = model_dtype(spec) in ("bfloat16", "float16")
     ampere = capability is not None and capability[0] >= 8
@@ -206,9 +206,9 @@ def quantization_kwargs(spec: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         return None
     return {
         "load_in_4bit": True,
-        "bnb_4bit_quant_type": str(get(spec, "quantization.quant_type", "nf4")),
-        "bnb_4bit_use_double_quant": bool(get(spec, "quantization.double_quant", True)),
-        "bnb_4bit_compute_dtype": str(get(spec, "quantization.compute_dtype", "bfloat16")),
+        "bnb_4bit_quant_type": str(RunSpec(spec).quantization.quant_type),
+        "bnb_4bit_use_double_quant": bool(RunSpec(spec).quantization.double_quant),
+        "bnb_4bit_compute_dtype": str(RunSpec(spec).quantization.compute_dtype),
     }
 
 
@@ -226,15 +226,15 @@ def device_map(cuda: bool, deepspeed: bool, quantized: bool, local_rank: int) ->
 def lora_kwargs(spec: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     if spec["method"] == "full":
         return None
-    targets = get(spec, "lora.target_modules", "all-linear")
+    targets = RunSpec(spec).lora.target_modules
     return {
-        "r": int(get(spec, "lora.r", 16)),
-        "lora_alpha": _number(get(spec, "lora.alpha", 32)),  # 12.5 stays 12.5: the scale is alpha / r
-        "lora_dropout": float(get(spec, "lora.dropout", 0.05)),
+        "r": int(RunSpec(spec).lora.r),
+        "lora_alpha": _number(RunSpec(spec).lora.alpha),  # 12.5 stays 12.5: the scale is alpha / r
+        "lora_dropout": float(RunSpec(spec).lora.dropout),
         "target_modules": targets if isinstance(targets, str) else list(targets),
-        "bias": str(get(spec, "lora.bias", "none")),
+        "bias": str(RunSpec(spec).lora.bias),
         "task_type": "CAUSAL_LM",
-        **({"modules_to_save": list(get(spec, "lora.modules_to_save"))} if get(spec, "lora.modules_to_save") else {}),
+        **({"modules_to_save": list(RunSpec(spec).lora.modules_to_save)} if RunSpec(spec).lora.modules_to_save else {}),
     }
 
 
@@ -265,7 +265,7 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
     if deepspeed:
         kw["deepspeed"] = deepspeed
     if spec.get("name"):
-        kw["run_name"] = str(get(spec, "wandb.run_name") or spec["name"])
+        kw["run_name"] = str(RunSpec(spec).wandb.run_name or spec["name"])
     for key, value in t.items():
         if key in OWN_KEYS:
             continue
@@ -405,7 +405,7 @@ def resume_checkpoint(spec: Dict[str, Any], output_dir: str, run_id: str, workdi
     own = find_resume_checkpoint(checkpoint_dir(output_dir, run_id))
     if own:
         return own, "this run's newest checkpoint"
-    asked = get(spec, "trainer.resume_from_checkpoint")
+    asked = RunSpec(spec).trainer.resume_from_checkpoint
     if asked is None or asked is False or asked == "":
         return None, "no checkpoint of this run"
     if asked is True or (isinstance(asked, str) and asked.strip().lower() == "latest"):
@@ -460,11 +460,11 @@ def dataset_source(spec: Dict[str, Any], workdir: str, staged: Optional[Dict[str
     `staged`: URI → path on the host for data staged from s3://, gs:// or hf:// (staging.py)."""
     staged = staged or {}
     train = str(get(spec, "data.train", ""))
-    evalref = get(spec, "data.eval")
+    evalref = RunSpec(spec).data.eval
     if train.startswith("hf://") and train in staged:
         # A Hub dataset repo copied whole: datasets reads the local copy as it would the repo (its README's configs).
         ev = staged.get(str(evalref), evalref) if evalref is not None else None
-        return {"kind": "hub", "id": staged[train], "split": str(get(spec, "data.split", "train")), "eval": ev}
+        return {"kind": "hub", "id": staged[train], "split": str(RunSpec(spec).data.split), "eval": ev}
     train = staged.get(train, train)
     if evalref is not None:
         evalref = staged.get(str(evalref), evalref)
@@ -478,7 +478,7 @@ def dataset_source(spec: Dict[str, Any], workdir: str, staged: Optional[Dict[str
         le = local(str(evalref)) if evalref else None
         return {"kind": "local", "train": (loader_for(lt), lt), "eval": (loader_for(le), le) if le else None,
                 "eval_hub": None if le or not evalref else str(evalref)}
-    return {"kind": "hub", "id": train, "split": str(get(spec, "data.split", "train")), "eval": evalref}
+    return {"kind": "hub", "id": train, "split": str(RunSpec(spec).data.split), "eval": evalref}
 
 
 def format_text(example: Dict[str, Any], text_field: str, chat_template: bool,

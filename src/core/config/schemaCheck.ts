@@ -14,6 +14,8 @@ import { plain, plural, withoutRange } from './plainText';
 
 export interface SchemaCheckInput {
   readonly schema: z.ZodType;
+  /** Receives the schema's output when the value passes (unknown keys aside), so the caller need not parse it again. */
+  readonly parsed?: (data: unknown) => void;
   readonly root: DocNode | undefined;
   readonly value: unknown;
   readonly text: string;
@@ -44,7 +46,13 @@ export function dotted(path: readonly PathSegment[]): string {
 
 export function checkSchema(inp: SchemaCheckInput): ConfigDiagnostic[] {
   const r = inp.schema.safeParse(inp.value);
-  if (r.success) return [];
+  if (r.success) {
+    inp.parsed?.(r.data);
+    return [];
+  }
+  // An unknown key is only a warning (the runner passes unknown trainer keys on), so the value still stands as
+  // the schema's output: no schema here transforms what it reads.
+  if (r.error.issues.every((i) => i.code === 'unrecognized_keys')) inp.parsed?.(inp.value);
   const out: ConfigDiagnostic[] = [];
   for (const issue of r.error.issues) {
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');

@@ -21,6 +21,7 @@ import { dirName, join } from '../pathText';
 import type { GpuInfo } from '../gpu/catalog';
 import { findGpu } from '../gpu/catalog';
 import type { RunSpecEstimate } from './runSpecEstimate';
+import type { RunSpec } from './runSpecDefaults';
 import { replaceNode } from './edits';
 import { sensibleValue } from './sensibleValues';
 import { checkLearningRate } from './rules/learningRate';
@@ -48,6 +49,8 @@ export interface ValidateResult {
   readonly diagnostics: ConfigDiagnostic[];
   readonly root?: DocNode;
   readonly estimate?: RunSpecEstimate;
+  /** A run spec the schema accepted, typed (defaults not filled in: normaliseRunSpec does that). */
+  readonly runSpec?: RunSpec;
   /** The full parser was not run (the document is over `libraryParseLimit`): the editor checks it in the background. */
   readonly deferred?: boolean;
 }
@@ -150,10 +153,13 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
     });
     return { kind, diagnostics: out };
   }
+  let runSpec: RunSpec | undefined;
   if (info.schema) {
     out.push(
       ...checkSchema({
         schema: info.schema,
+        // The registry holds the run spec's zod schema for this kind, so its output is a RunSpec.
+        ...(kind === 'runspec' ? { parsed: (data: unknown) => (runSpec = data as RunSpec) } : {}),
         root,
         value: schemaInput(root, kind, parseSyntax),
         text,
@@ -198,7 +204,7 @@ function validateUnsafe(text: string, opts: ValidateOptions): ValidateResult {
     default:
       break;
   }
-  return { kind, diagnostics: dedupe(out), root, ...(estimate ? { estimate } : {}) };
+  return { kind, diagnostics: dedupe(out), root, ...(estimate ? { estimate } : {}), ...(runSpec ? { runSpec } : {}) };
 }
 
 /** target.gpu written the way clouds spell it (nvidia-tesla-t4, a100): offer the catalog id. */

@@ -6,6 +6,9 @@ import { validateText } from '../config/validate';
 import { toValue } from '../config/parse';
 import { isShellName, parseDotenv } from '../config/dotenv';
 import type { ConfigDiagnostic, FileAccess } from '../config/types';
+import type { DocNode } from '../config/ast';
+import { looseRunSpec, normaliseRunSpec, RUN_SPEC_DEFAULTS } from '../config/runSpecDefaults';
+import type { LooseRunSpec, ResolvedRunSpec } from '../config/runSpecDefaults';
 import { estimateRunSpecOrWhy, estimateLabel } from '../config/runSpecEstimate';
 import type { RunSpecEstimate } from '../config/runSpecEstimate';
 import { findGpu } from '../gpu/catalog';
@@ -14,7 +17,12 @@ import type { TeardownSettings } from './teardown';
 export interface RunPlan {
   readonly specPath: string;
   readonly specText: string;
+  /** The spec as written (what is uploaded as spec.json), whatever the checks said. */
   readonly spec: Readonly<Record<string, unknown>>;
+  /** The spec the schema accepted, defaults filled in; absent when the schema refused it (then `errors` say why). */
+  readonly runSpec?: ResolvedRunSpec;
+  /** The parsed document, so the fit on other GPUs is estimated without parsing the text again. */
+  readonly root?: DocNode;
   readonly name: string;
   readonly errors: readonly ConfigDiagnostic[];
   readonly warnings: readonly ConfigDiagnostic[];
@@ -44,33 +52,35 @@ export function planRun(specPath: string, specText: string, files: FileAccess, o
   const r = validateText(specText, { fileName: specPath, kind: 'runspec', files, ...(opts.gpu ? { gpu: findGpu(opts.gpu) } : {}) });
   const value = toValue(r.root);
   const spec = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<string, unknown>;
-  const get = (path: string[]): unknown =>
-    path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
   const base =
     specPath
       .replace(/\\/g, '/')
       .split('/')
       .pop()
       ?.replace(/\.ya?ml$/, '') ?? 'run';
-  const envFile = typeof get(['env_file']) === 'string' ? String(get(['env_file'])) : undefined;
   const dir = dirname(specPath);
-  const policy = get(['teardown', 'policy']);
-  const idle = get(['teardown', 'idle_minutes']);
+  // A spec the schema refused has errors and never starts; its plan still names the run, the env file and the
+  // teardown from the fields the schema accepts one by one.
+  const runSpec = r.runSpec ? normaliseRunSpec(r.runSpec) : undefined;
+  const typed: LooseRunSpec = runSpec ?? looseRunSpec(value);
+  const envFile = typed.env_file;
   return {
     specPath,
     specText,
     spec,
-    name: typeof spec.name === 'string' ? spec.name : base,
+    ...(runSpec ? { runSpec } : {}),
+    ...(r.root ? { root: r.root } : {}),
+    name: typed.name ?? base,
     errors: r.diagnostics.filter((d) => d.severity === 'error'),
     warnings: r.diagnostics.filter((d) => d.severity === 'warning'),
     workspaceDir: dir,
     ...(envFile ? { envFile: isAbsolute(envFile) ? envFile : resolve(join(dir, envFile)) } : {}),
     teardown: {
-      policy: policy === 'stop' || policy === 'keep' ? policy : 'terminate',
-      idleMinutes: typeof idle === 'number' ? idle : 30,
+      policy: typed.teardown?.policy ?? RUN_SPEC_DEFAULTS.teardown.policy,
+      idleMinutes: typed.teardown?.idle_minutes ?? RUN_SPEC_DEFAULTS.teardown.idle_minutes,
     },
-    target: (typeof spec.target === 'object' && spec.target !== null ? spec.target : {}) as Record<string, unknown>,
-    ownScript: typeof spec.command === 'string',
+    target: typed.target ?? {},
+    ownScript: typed.command !== undefined,
   };
 }
 
@@ -83,11 +93,11 @@ export interface FitLine {
 
 /** The fit of this spec on each GPU (the A100 command shows 40 GB and 80 GB side by side). */
 export function fitOn(plan: RunPlan, gpuIds: readonly string[], files: FileAccess): FitLine[] {
-  const r = validateText(plan.specText, { fileName: plan.specPath, kind: 'runspec', files });
+  const root = plan.root ?? validateText(plan.specText, { fileName: plan.specPath, kind: 'runspec', files }).root;
   return gpuIds.map((id) => {
     const gpu = findGpu(id);
     if (!gpu) return { gpu: id, label: `${id}: unknown GPU`, fits: undefined };
-    const e = estimateRunSpecOrWhy(r.root, plan.specPath, files, gpu);
+    const e = estimateRunSpecOrWhy(root, plan.specPath, files, gpu);
     if ('reason' in e) return { gpu: id, label: `${id}: ${e.message}`, fits: undefined };
     return { gpu: id, label: estimateLabel(e), fits: e.fits, estimate: e };
   });

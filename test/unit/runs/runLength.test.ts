@@ -3,10 +3,11 @@
 // published, the example counter, and the runner defaults the estimate assumes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { runLength, RUNNER_DEFAULTS } from '../../../src/core/runs/runLength';
+import { RUN_SPEC_DEFAULTS } from '../../../src/core/config/runSpecDefaults';
 import { launchCost } from '../../../src/core/runs/launchCost';
 import { countExamples } from '../../../src/core/runs/dataExamples';
 import { trainingThroughput } from '../../../src/core/gpu/throughput';
@@ -133,8 +134,8 @@ test('examples: JSONL and text by non-empty lines, CSV after the header, JSON ar
   );
 });
 
-test("run length: the defaults assumed are python-runner's (remote_finetune/defaults.json, which spec.py loads)", () => {
-  const py = JSON.parse(readFileSync(resolve(__dirname, '../../../python-runner/remote_finetune/defaults.json'), 'utf8'));
+test("run length: the defaults assumed are python-runner's (RUN_SPEC_DEFAULTS, generated into spec_defaults.py)", () => {
+  const py = RUN_SPEC_DEFAULTS;
   assert.equal(py.trainer.epochs, RUNNER_DEFAULTS.epochs);
   assert.equal(py.trainer.per_device_batch_size, RUNNER_DEFAULTS.perDeviceBatch);
   assert.equal(py.trainer.gradient_accumulation, RUNNER_DEFAULTS.gradientAccumulation);

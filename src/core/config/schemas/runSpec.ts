@@ -194,7 +194,11 @@ export const runSpecOutputs = z.strictObject({
 });
 
 export const runSpecTeardown = z.strictObject({
-  policy: z.enum(['terminate', 'stop', 'keep']).describe('What happens to a provisioned instance when the run ends: terminate (default), stop, or keep.'),
+  policy: z
+    .enum(['terminate', 'stop', 'keep'])
+    .describe(
+      'What happens to a provisioned instance when the run ends: terminate (the default: an instance nobody asked to keep is deleted, so nothing is billed by accident; its disk goes too, so bring outputs back with outputs.download or outputs.upload), stop (stopped where the cloud can stop it: its disk is kept and billed), or keep (left running; the on-host idle watchdog still shuts it down after idle_minutes without a run). Only instances the extension provisioned (lambda, ec2, gcp) are torn down, never an SSH host.',
+    ),
   idle_minutes: z.number().int().min(1).max(1440).optional().describe('The on-host watchdog shuts an idle instance down after this many minutes, 1 to 1440.'),
 });
 
