@@ -382,7 +382,7 @@ def explain_hub_error(exc: BaseException, repo: str, kind: str, token_set: bool)
 def predownload(spec: Dict[str, Any], workdir: str, env: Dict[str, str],
                 snapshot_download: Optional[Callable[..., str]] = None) -> List[str]:
     """Downloads what the built-in trainer will load; returns notes. Raises BootstrapError."""
-    from .spec import get  # local: keeps this module importable on its own
+    from .spec import RunSpec, get  # local: keeps this module importable on its own
     from .staging import is_remote
     if snapshot_download is None:
         from huggingface_hub import snapshot_download as real  # heavy import, only when downloading
@@ -392,12 +392,12 @@ def predownload(spec: Dict[str, Any], workdir: str, env: Dict[str, str],
     cache = env.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
     notes: List[str] = []
     jobs: List[Tuple[str, str, Optional[str]]] = []
-    model = get(spec, "model.id")
+    model = RunSpec(spec).model.id
     if model and not spec.get("command"):
         if is_local(model, workdir):
             notes.append("model %s is a local path: nothing to download" % model)
         else:
-            jobs.append(("model", model, get(spec, "model.revision")))
+            jobs.append(("model", model, RunSpec(spec).model.revision))
     for key in ("data.train", "data.eval"):
         ref = get(spec, key)
         if is_remote(ref):
@@ -407,7 +407,7 @@ def predownload(spec: Dict[str, Any], workdir: str, env: Dict[str, str],
                 path = ref if os.path.isabs(ref) else os.path.join(workdir, ref)
                 if not os.path.exists(os.path.expanduser(path)):
                     raise BootstrapError("%s %s does not exist on the host" % (key, ref), hint="Is it excluded from sync (.finetuneignore)?")
-            elif key == "data.train" or ref != get(spec, "data.train"):
+            elif key == "data.train" or ref != RunSpec(spec).data.train:
                 jobs.append(("dataset", ref, None))
     for kind, repo, revision in jobs:
         kwargs: Dict[str, Any] = {"repo_id": repo, "token": token}

@@ -102,7 +102,7 @@ def base_license(base: str) -> Optional[str]:
 
 def model_card(spec: Dict[str, Any], events: List[Dict[str, Any]], facts: Dict[str, Any], what: str, repo_id: str,
                base: Optional[str] = None, license: Optional[str] = None) -> str:
-    base = base or str(get(spec, "model.id", ""))
+    base = base or str(RunSpec(spec).model.id or "")
     method = str(spec.get("method") or "own-script")
     summary = run_summary(events)
     hub_base = base if is_hub_id(base) else None

@@ -19,7 +19,7 @@ from .merge import MERGE_RECORD
 from .modelcard import base_license, model_card, read_events
 from .oplines import OpLines, quiet_stdout, read_stdin_json
 from .outputs import outputs_root
-from .spec import get, load_spec
+from .spec import RunSpec, load_spec
 from .merge import merged_dir_of, resolve_adapter
 from .trainer_plan import run_outputs_dir
 
@@ -94,7 +94,7 @@ def publish(run_dir: str, workdir: str, what: str, repo: str, private: bool, pat
             base = json.load(f).get("base_model")
     except (OSError, ValueError):
         pass
-    base = base or str(get(spec, "model.id", ""))
+    base = base or str(RunSpec(spec).model.id or "")
     card = model_card(spec, read_events(run_dir), facts, what, repo_id, base=base, license=facts.get("license") or base_license(base))
     ops = [CommitOperationAdd(path_in_repo=n, path_or_fileobj=os.path.join(folder, n)) for n in files]
     ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=card.encode("utf-8")))

@@ -24,7 +24,7 @@ from . import trainer_plan as plan
 from .callback import StopFlag, events_callback
 from .events import EventWriter
 from .memory_report import write_memory_report
-from .spec import get, hub_token, load_spec, RunSpec
+from .spec import hub_token, load_spec, RunSpec
 
 # Tokens that are free to serve as padding when a tokenizer has none (Llama 3 ships the first, Qwen the
 # second as its pad). Padding with EOS instead would mask EOS out of the labels: the model never learns to stop.
@@ -264,7 +264,7 @@ def load_raw_datasets(spec: Dict[str, Any], workdir: str, run_dir: Optional[str]
         if src["kind"] == "hub" and first["kind"] == "hub" and "/" not in ev:
             src = dict(first, split=ev)  # "validation"/"test" name a split of the training dataset
         evalset = [Source(ev, _numbered(_read(src, token)))]
-    elif float(get(spec, "data.eval_ratio", 0) or 0) > 0:
+    elif float(RunSpec(spec).data.eval_ratio or 0) > 0:
         ratio, seed = float(RunSpec(spec).data.eval_ratio), int(RunSpec(spec).trainer.seed)
         evalset = []
         for s in train:
