@@ -1,7 +1,8 @@
 // `npm run demo`: builds the VSIX, installs it into a real VS Code (code-server) on 127.0.0.1 with
 // examples/ open, starts a "Demo host" (this machine over loopback SSH, its own sshd and a throwaway key),
-// prints the URL, and keeps running until Ctrl+C. The demo host's GPU panel shows this machine's real
-// nvidia-smi state (none here): nothing is simulated.
+// prints the URL, and keeps running until Ctrl+C. The demo host's GPU panel shows this machine's real state
+// (no GPU here: its CPU and memory); the GPU dashboard as it looks on a GPU host is a replay of a real H200
+// capture in a workspace folder named so (demoGpuReplay.ts), never passed off as this machine's.
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { buildTinyModel, trainingPython } from '../test/harness/trainingVenv';
 import { startSshd } from '../test/support/sshd';
 import { clientFor } from '../test/support/sshClient';
 import { main as preflight } from './preflight.mjs';
+import { REPLAY_FOLDER, startGpuReplay } from './demoGpuReplay';
 
 export const DEMO_HOST = 'demo-host';
 
@@ -75,6 +77,8 @@ async function main(): Promise<void> {
   }
   const tiny = join(ws, 'demo-host-builtin-lora', 'tiny-model');
   if (existsSync(join(ws, 'demo-host-builtin-lora')) && !existsSync(join(tiny, 'config.json'))) buildTinyModel(python, tiny);
+  const replay = startGpuReplay(ws, REPO_ROOT);
+  stops.push(() => Promise.resolve(replay.stop()));
   const settingsPath = join(userDataDir, 'User', 'settings.json');
   const previous = existsSync(settingsPath) ? (JSON.parse(readFileSync(settingsPath, 'utf8')) as Record<string, unknown>) : {};
   const port = Number(process.env.RFT_DEMO_PORT ?? 0) || undefined;
@@ -83,7 +87,9 @@ async function main(): Promise<void> {
     extensionsDir,
     userDataDir,
     ...(port ? { port } : {}),
-    settings: { ...previous, 'remoteFinetune.ssh.configFile': client.sshConfigPath },
+    // code-server (VS Code for the web) saves after a delay by default; the desktop editor, and a person
+    // watching the editor's checks and the unsaved-changes prompts, expect files saved only when they say so.
+    settings: { 'files.autoSave': 'off', ...previous, 'remoteFinetune.ssh.configFile': client.sshConfigPath },
   });
   stops.push(() => cs.stop());
   if (stopping) return;
@@ -94,6 +100,9 @@ async function main(): Promise<void> {
       `  Demo host: "${DEMO_HOST}" (this machine over SSH on 127.0.0.1:${sshd.port}, remote HOME ${sshd.home})`,
       '  Try: open demo-host-builtin-lora/finetune.yaml (the built-in trainer, real LoRA on a tiny model) or',
       '       demo-host-own-script/finetune.yaml (your own script), then "Fine-Tune: Start Training…" → demo-host.',
+      `  GPU dashboard: "${REPLAY_FOLDER}/gpu.csv" → "Fine-Tune: Show GPU Dashboard" (its title bar or right-click):`,
+      '       a real H200 run, replayed; the demo host itself has no GPU, so its runs show its CPU and memory.',
+      '  New to it? "Fine-Tune: Get Started: Your First Run" opens the walkthrough.',
       '  Ctrl+C stops code-server and the demo host.',
     ].join('\n'),
   );

@@ -1,11 +1,12 @@
 // `npm run demo`'s promise, checked as a newcomer would use it: the demo starts code-server and its demo
-// host (this machine over loopback SSH, a throwaway key), the own-script example runs there from "Start
-// Training…", its log streams, and the GPU panel shows this machine's real state: no GPU here, said
-// plainly, never simulated (no nvidia-smi stand-in is on the demo host's PATH).
+// host (this machine over loopback SSH, a throwaway key), with autosave off; the own-script example runs there
+// from "Start Training…", its log streams, and the GPU panel shows this machine's real state: no GPU here,
+// said plainly, and its CPU and memory instead, never a simulated GPU (no nvidia-smi stand-in is on the demo
+// host's PATH). The dashboard as it looks on a GPU host is the replay of a real H200 capture, labelled so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,8 @@ import { frameWithText } from '../harness/frames';
 import { leftoverProcesses, stopPids } from '../support/leftovers';
 
 const OUT = join(REPO_ROOT, '.test-output/e2e');
+/** Copies kept for the README. */
+const DOCS_SHOTS = join(REPO_ROOT, 'docs/screenshots');
 
 interface Demo {
   child: ChildProcess;
@@ -97,7 +100,7 @@ async function stopDemoAndCheck(demo: Demo, signal: NodeJS.Signals, target: 'pro
 }
 
 test(
-  'demo: npm run demo serves VS Code with a demo host; the own-script example runs there and the GPU panel says there is no GPU; SIGTERM stops every child',
+  'demo: npm run demo serves VS Code with a demo host and autosave off; the own-script example runs there, the GPU panel shows the host has no GPU and its CPU and memory, the H200 replay fills the dashboard; SIGTERM stops every child',
   { timeout: 420_000 },
   async () => {
     mkdirSync(OUT, { recursive: true });
@@ -109,15 +112,40 @@ test(
       // The built-in trainer's example has its tiny local model (the e2e suite runs it; here it must be ready).
       assert.ok(existsSync(join(demo.dir, 'workspace/demo-host-builtin-lora/tiny-model/config.json')), 'tiny model built for the built-in example');
       assert.match(demo.output(), /demo-host-builtin-lora\/finetune\.yaml \(the built-in trainer/);
+      const settings = JSON.parse(readFileSync(join(demo.dir, 'user/User/settings.json'), 'utf8')) as Record<string, unknown>;
+      assert.equal(settings['files.autoSave'], 'off', "the demo's VS Code saves only when asked");
+      assert.match(demo.output(), /replay of a real H200 capture\/gpu\.csv/);
       const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
       await page.goto(demo.url);
       await waitForWorkbench(page);
+      // A fresh demo has no runs: the Runs view offers Start Training and the walkthrough, inside the editor.
+      await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().click();
+      const welcome = page.locator('.welcome-view-content', { hasText: 'No runs yet' }).first();
+      await welcome.waitFor({ timeout: 60_000 });
+      assert.match(await welcome.innerText(), /Start Training…[\s\S]*Get started: your first run/);
+      await page.screenshot({ path: join(OUT, 'demo-runs-view-empty.png') });
+      mkdirSync(DOCS_SHOTS, { recursive: true });
+      copyFileSync(join(OUT, 'demo-runs-view-empty.png'), join(DOCS_SHOTS, 'runs-view-empty.png'));
+      await welcome.locator('a', { hasText: 'Get started: your first run' }).click();
+      await page.getByText('Your first fine-tuning run').first().waitFor({ timeout: 30_000 });
+      await page.getByText('Add a GPU host or a cloud key').first().waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: join(OUT, 'demo-walkthrough.png') });
+      copyFileSync(join(OUT, 'demo-walkthrough.png'), join(DOCS_SHOTS, 'walkthrough-first-run.png'));
+      await runCommand(page, 'View: Close All Editors');
       await openFile(page, 'demo-host-own-script/finetune.yaml');
       await startTrainingVia(page, 'Fine-Tune: Start Training…', 'demo-host', join(OUT, 'demo-target-failed.png'));
       await frameWithText(page, /line \d+ of the run/, 120_000);
       await runCommand(page, 'Fine-Tune: Show GPU Dashboard');
       await frameWithText(page, /No NVIDIA GPU on this host/, 90_000);
+      await frameWithText(page, /This host: CPU and memory[\s\S]*CPU \d+ % busy of \d+ CPUs?[\s\S]*Memory \d+ \/ \d+ MiB/, 60_000);
       await page.screenshot({ path: join(OUT, 'demo-no-gpu.png') });
+      copyFileSync(join(OUT, 'demo-no-gpu.png'), join(DOCS_SHOTS, 'gpu-panel-cpu-only-host.png'));
+      // The replay: its gpu.csv opened in the editor, then the GPU dashboard from the editor's title bar.
+      await openFile(page, 'replay of a real H200 capture/gpu.csv', 'NVIDIA H200');
+      await page.locator('.editor-actions [aria-label*="Show GPU Dashboard"]').first().click();
+      await frameWithText(page, /GPUs of replay of a real H200 capture\/gpu\.csv[\s\S]*GPU 0: NVIDIA H200[\s\S]*Memory \d+ \/ 143771 MiB/, 60_000);
+      await page.screenshot({ path: join(OUT, 'demo-gpu-replay-h200.png') });
+      copyFileSync(join(OUT, 'demo-gpu-replay-h200.png'), join(DOCS_SHOTS, 'gpu-panel-h200-replay.png'));
       ok = true;
     } finally {
       await browser.close();

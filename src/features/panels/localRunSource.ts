@@ -51,7 +51,8 @@ class Listeners<T> {
 export class LocalRunDataSource implements RunDataSource {
   readonly id: string;
   readonly label: string;
-  readonly host = 'this machine';
+  /** What is known is where the files are, not which machine sampled them (a copied run folder, a replay). */
+  readonly host = 'files on this machine';
   private readonly logTail: FileTail | undefined;
   private readonly tails: FileTail[] = [];
   private readonly events: RunEvent[] = [];

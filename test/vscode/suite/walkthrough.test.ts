@@ -57,9 +57,9 @@ suite('walkthrough', () => {
     let label = '';
     while (Date.now() < deadline) {
       label = vscode.window.tabGroups.activeTabGroup.activeTab?.label ?? '';
-      if (/Welcome|Walkthrough|Fine-tune a model/i.test(label)) break;
+      if (/Walkthrough: Remote Fine-Tune|first fine-tuning run/i.test(label)) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    assert.match(label, /Welcome|Walkthrough|Fine-tune a model/i);
+    assert.match(label, /Walkthrough: Remote Fine-Tune|first fine-tuning run/i);
   });
 });
