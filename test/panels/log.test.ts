@@ -419,3 +419,49 @@ test('scrolling up to read back pauses following; scrolling back to the end foll
   host.dispose();
   await p.close();
 });
+
+test('issue 39.2: a traceback frame in the synced workspace is a link asking to open the file at its line; a library frame is not', { skip }, async () => {
+  const p = await openPanel(browser, 'log');
+  const folder = 'my_project-1a2b3c4d';
+  const text = [
+    'Traceback (most recent call last):',
+    '  File "/usr/lib/python3.11/runpy.py", line 198, in _run_module_as_main',
+    `  File "/home/ubuntu/.remote-finetune/workspaces/${folder}/lib/helper.py", line 3, in check`,
+    'ValueError: batch_size 3 does not divide the data',
+    '',
+  ].join('\n');
+  await p.post(
+    { type: 'init', title: 'output.log', signatures: [], startOffset: 0, truncated: false, scrollback: 1000, workspaceFolder: folder },
+    { type: 'chunk', seq: 1, offset: 0, bytes: Buffer.byteLength(text), data: text },
+  );
+  await waitForRow(p, (r) => r.some((x) => x.includes('ValueError')), 'the traceback was not drawn');
+  // The screen position of a piece of a row's text (the DOM renderer draws rows as text nodes).
+  const at = (needle: string): Promise<{ x: number; y: number }> =>
+    p.page.evaluate((n) => {
+      const walker = document.createTreeWalker(document.querySelector('.xterm-rows')!, NodeFilter.SHOW_TEXT);
+      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+        const i = (t.textContent ?? '').indexOf(n);
+        if (i < 0) continue;
+        const range = document.createRange();
+        range.setStart(t, i + 2);
+        range.setEnd(t, i + 3);
+        const b = range.getBoundingClientRect();
+        return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+      }
+      throw new Error(`no row shows ${n}`);
+    }, needle);
+  const lib = await at('runpy.py');
+  await p.page.mouse.move(lib.x, lib.y);
+  await p.page.mouse.click(lib.x, lib.y);
+  const own = await at('helper.py');
+  await p.page.mouse.move(own.x, own.y);
+  await p.page.mouse.click(own.x, own.y);
+  await p.waitForSent('openSource');
+  assert.deepEqual(
+    p.sent.filter((m) => (m as { type: string }).type === 'openSource'),
+    [{ type: 'openSource', path: `/home/ubuntu/.remote-finetune/workspaces/${folder}/lib/helper.py`, line: 3 }],
+    'only the workspace frame opens, with its host path for the extension to check',
+  );
+  assert.deepEqual(p.pageErrors, []);
+  await p.close();
+});

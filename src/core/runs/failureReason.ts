@@ -94,6 +94,12 @@ export function localSourceFile(workspaceDir: string, rel: string): string | und
   }
 }
 
+/** The local file a traceback's host path names (log panel links), or undefined when it is no workspace file. */
+export function tracebackSource(workspaceDir: string | undefined, hostPath: string): string | undefined {
+  const rel = workspaceDir ? workspaceRelative(hostPath, workspaceDir) : undefined;
+  return rel ? localSourceFile(workspaceDir!, rel) : undefined;
+}
+
 /** Where an exception was raised in the workspace's code: the innermost frame inside the workspace. */
 export function workspaceFrame(frames: readonly TraceFrame[], workspaceDir: string | undefined): FailureAt | undefined {
   if (!workspaceDir) return undefined;

@@ -11,7 +11,8 @@ import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
 import { LogStreamer } from './logStreamer';
 import { remoteWorkspaceName } from '../../core/runs/runPaths';
-import { openAtLine, tracebackSource } from '../runs/failureSource';
+import { openAtLine } from '../runs/failureSource';
+import { tracebackSource } from '../../core/runs/failureReason';
 
 export const LOG_PANEL: PanelKind = { viewType: 'remoteFinetune.logPanel', bundle: 'log', title: 'Run Logs' };
 
@@ -41,7 +42,9 @@ export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
   protected override async attach(source: RunDataSource): Promise<void> {
     this.streamer?.dispose();
     // Traceback frames in the run's synced workspace become links to the local files (a run of this extension only).
-    const workspaceDir = this.services.runContext?.runHistories?.([source.id])[0]?.record.workspaceDir;
+    // A run of this extension is the source `run:<id>` (runPanelsContext.ts); a local file has no workspace.
+    const runId = source.id.startsWith('run:') ? source.id.slice('run:'.length) : undefined;
+    const workspaceDir = runId ? this.services.runContext?.runHistories?.([runId])[0]?.record.workspaceDir : undefined;
     this.workspaceDir = workspaceDir;
     const streamer = new LogStreamer(
       source,

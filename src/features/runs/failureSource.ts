@@ -3,7 +3,7 @@
 // workspace folder (failureReason.ts localSourceFile: no '..', no symlink out).
 import * as vscode from 'vscode';
 import { linkSafe } from '../../core/text/linkSafe';
-import { localSourceFile, workspaceRelative } from '../../core/runs/failureReason';
+import { localSourceFile } from '../../core/runs/failureReason';
 import type { RunRecord } from '../../core/runs/runRecord';
 
 export interface FailureSource {
@@ -19,13 +19,6 @@ export function failureSource(r: Pick<RunRecord, 'failure' | 'workspaceDir'>): F
   if (!at || !r.workspaceDir) return undefined;
   const path = localSourceFile(r.workspaceDir, at.file);
   return path ? { label: linkSafe(`Open ${at.file}:${at.line}`), path, line: at.line } : undefined;
-}
-
-/** The local file a traceback frame's host path names, or undefined when it is not a workspace file. */
-export function tracebackSource(workspaceDir: string | undefined, hostPath: string): string | undefined {
-  if (!workspaceDir) return undefined;
-  const rel = workspaceRelative(hostPath, workspaceDir);
-  return rel ? localSourceFile(workspaceDir, rel) : undefined;
 }
 
 /** Opens a file with the cursor on a 1-based line. */

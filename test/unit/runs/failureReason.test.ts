@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { explainFailure, failureShort, lastException, localSourceFile, workspaceRelative } from '../../../src/core/runs/failureReason';
+import { explainFailure, failureShort, lastException, localSourceFile, tracebackSource, workspaceRelative } from '../../../src/core/runs/failureReason';
 import { remoteWorkspaceName } from '../../../src/core/runs/runPaths';
 import { runOutcome } from '../../../src/core/runs/runFinish';
 import { runDescription, runTooltipLines, finishedMessage } from '../../../src/core/runs/runSummary';
@@ -97,4 +97,9 @@ test('host paths resolve only to files inside the local workspace: no .., no abs
   assert.equal(localSourceFile(ws, 'lib'), undefined, 'a folder is not a file');
   assert.equal(localSourceFile(ws, 'missing.py'), undefined);
   assert.equal(localSourceFile(ws, 'train.py'), realpathSync(join(ws, 'train.py')));
+  // What a log panel link asks for: the host path of a frame, checked the same way.
+  assert.equal(tracebackSource(ws, `/root/.remote-finetune/workspaces/${name}/lib/helper.py`), realpathSync(join(ws, 'lib', 'helper.py')));
+  assert.equal(tracebackSource(ws, `/root/.remote-finetune/workspaces/${name}/link.py`), undefined);
+  assert.equal(tracebackSource(ws, `/root/.remote-finetune/workspaces/${name}/lib/../../../etc/passwd`), undefined);
+  assert.equal(tracebackSource(undefined, 'train.py'), undefined, 'a local log file has no workspace');
 });

@@ -354,6 +354,66 @@ suite('host pickers and GPU checks (real sshd)', function () {
     assert.match((confirm.options as { detail?: string }).detail ?? '', /T4/);
   });
 
+  test('issue 39.1 and 39.2: Start Anyway on a GPU-less host: the row says CPU only beside the ask; the failure says what and where, and its button opens the file', async function () {
+    this.timeout(180_000);
+    const ws = process.env.RFT_TEST_WORKSPACE!;
+    const folder = join(ws, 'hosts-suite-fail');
+    mkdirSync(join(folder, 'lib'), { recursive: true });
+    writeFileSync(
+      join(folder, 'finetune.yaml'),
+      specText('hosts-suite-fail', ['  provider: ssh', '  host: suite-nogpu'], ['  policy: keep']).replace(
+        'python train.py --steps 3 --sleep 0',
+        'python3 fail.py',
+      ),
+    );
+    writeFileSync(
+      join(folder, 'fail.py'),
+      'import os\nimport sys\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))\nimport helper\n\nhelper.check(3)\n',
+    );
+    writeFileSync(join(folder, 'lib', 'helper.py'), 'def check(n):\n    if n > 2:\n        raise ValueError("batch_size %d does not divide the data" % n)\n');
+    // The end notification is caught as the person would see it, and its first button pressed.
+    const w = vscode.window as unknown as Record<string, unknown>;
+    const savedError = w.showErrorMessage;
+    let pressed: ((b: string | undefined) => void) | undefined;
+    const ended = new Promise<{ text: string; buttons: string[] }>((resolve) => {
+      w.showErrorMessage = (text: string, ...rest: unknown[]) => {
+        const buttons = rest.filter((x): x is string => typeof x === 'string');
+        if (text.startsWith('hosts-suite-fail')) resolve({ text, buttons });
+        return new Promise((r) => (pressed = r));
+      };
+    });
+    try {
+      const { result } = await withAnswers(
+        {
+          async pick(qp) {
+            qp.accept(qp.item('$(server) suite-nogpu'));
+          },
+          warning: (m, _o, buttons) => (/no NVIDIA GPU/.test(m) ? 'Start Anyway' : buttons[0]),
+          info: (m, _o, buttons) => (m.startsWith('Start hosts-suite-fail on') ? buttons[0] : undefined),
+        },
+        () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', vscode.Uri.file(join(folder, 'finetune.yaml'))),
+      );
+      assert.ok(result, 'a run started');
+      const notice = await Promise.race([ended, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no failure notification')), 150_000))]);
+      assert.match(notice.text, /^hosts-suite-fail failed\. ValueError: batch_size 3 does not divide the data \((hosts-suite-fail\/)?lib\/helper\.py:3\)/);
+      assert.match(notice.buttons[0] ?? '', /^Open (hosts-suite-fail\/)?lib\/helper\.py:3$/, JSON.stringify(notice.buttons));
+      const rows = (await vscode.commands.executeCommand<{ rows: Array<{ id: string; description: string; tooltip: string }> }>('remoteFinetune.runs._state'))
+        .rows;
+      const row = rows.find((r) => r.id === result);
+      assert.match(row?.description ?? '', /failed \(ValueError at (hosts-suite-fail\/)?lib\/helper\.py:3\)/);
+      assert.match(row?.description ?? '', / · CPU only \(spec asked A100-40GB\)/);
+      assert.match(row?.tooltip ?? '', /ssh · suite-nogpu · CPU only \(spec asked A100-40GB\)/);
+      pressed?.(notice.buttons[0]);
+      for (let i = 0; i < 100 && !vscode.window.activeTextEditor?.document.uri.fsPath.endsWith(join('lib', 'helper.py')); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      const editor = vscode.window.activeTextEditor;
+      assert.equal(editor?.document.uri.fsPath, join(folder, 'lib', 'helper.py'));
+      assert.equal(editor?.selection.active.line, 2, 'at the raising line (3, one-based)');
+    } finally {
+      w.showErrorMessage = savedError;
+    }
+  });
+
   test('the Hosts view lists the ssh_config hosts with their GPUs after Refresh', async () => {
     const rows = await vscode.commands.executeCommand<Array<{ label: string; description: string; tooltip: string }>>('remoteFinetune.refreshHosts');
     const t4Row = rows.find((r) => r.label === 'suite-t4');
