@@ -4,6 +4,7 @@
 import type { RunRecord } from './runRecord';
 import type { OnRunHost, OpLine } from './hostOps';
 import { runHostOp, runnerOpCommand } from './hostOps';
+import { usedHardwareLabel } from './runHardware';
 
 export type PublishWhat = 'adapter' | 'merged';
 
@@ -79,7 +80,8 @@ export function cardFacts(record: RunRecord): Record<string, unknown> {
   const ms = record.finishedAt ? Date.parse(record.finishedAt) - Date.parse(record.createdAt) : NaN;
   return {
     run_name: record.name,
-    ...(record.gpu ? { gpu: record.gpu } : {}),
+    // The hardware the run had (runHardware.ts), with the spec's ask beside it when they differ.
+    ...(usedHardwareLabel(record) ? { gpu: usedHardwareLabel(record) } : {}),
     ...(Number.isFinite(ms) && ms > 0 ? { duration_s: Math.round(ms / 1000) } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { RunStore } from '../../../src/core/runs/runStore';
 import { runDescription, runTooltipLines } from '../../../src/core/runs/runSummary';
 import { buildComparison } from '../../../src/core/runs/runCompare';
 import { mergePlanFor } from '../../../src/core/runs/adapterMerge';
+import { cardFacts } from '../../../src/core/runs/hubPublish';
 import { catalogGpu, GpuCsvBoards, hardwareFromProbe, usedHardwareLabel } from '../../../src/core/runs/runHardware';
 import type { ProbeOutcome } from '../../../src/core/hosts/gpuCheck';
 
@@ -57,6 +58,8 @@ test('a run on a GPU-less host says CPU only beside the ask: row, tooltip, Compa
   assert.deepEqual([plan.dtype, plan.device], ['fp32', 'cpu']);
   assert.match(plan.reason, /no GPU \(CPU only \(spec asked A100-40GB\)\)/);
   assert.ok(!plan.reason.includes('supports bf16'), plan.reason);
+  // The model card published from the run says what trained it.
+  assert.equal(cardFacts(r).gpu, 'CPU only (spec asked A100-40GB)');
 });
 
 test('another GPU than asked is named with the ask; the asked one alone; Merge advises for the board used', () => {
