@@ -21,6 +21,7 @@ import { waitForSshViaDescribe } from './sshProbe';
 import { attachNamedVolume, findVolume } from './ec2Volume';
 import { cancelSpotRequest, opensPersistentRequest, spotLaunchOptions } from './ec2SpotRecovery';
 import type { AttachedVolume, VolumeSpec } from './ec2Volume';
+import { awsCode, findNodesGroup, placementGroupName, prepareEc2Cluster, releaseEc2Cluster } from './ec2Cluster';
 import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 
@@ -100,11 +101,6 @@ function mapSdkError(err: unknown): ProviderError {
   else if (name === 'TimeoutError' || /timed? ?out/i.test(message)) code = 'timeout';
   else if (/ECONNREFUSED|ECONNRESET|socket hang up|EPIPE/.test(message)) code = 'unreachable';
   return new ProviderError(code, message, 'ec2');
-}
-
-/** The AWS error code a ProviderError came from (mapSdkError puts it first in the message). */
-function awsCode(err: unknown): string | undefined {
-  return err instanceof ProviderError ? /^([A-Za-z.]+):/.exec(err.message)?.[1] : undefined;
 }
 
 const STATE: Record<string, InstanceState> = {
@@ -651,6 +647,10 @@ export class Ec2Provider implements Provider {
     const keyName = await this.ensureKeyPair(request.sshPublicKey, signal);
     const net = await this.network(request.instanceType, request.zone, signal);
     const groupId = await this.ensureSecurityGroup(net.vpcId, signal);
+    // A node of a multi-node run joins the run's placement group and its nodes' group (prepareCluster made them).
+    const nodesGroup = request.cluster ? await findNodesGroup((make, sig) => this.send(make, sig), request.runId, net.vpcId, signal) : undefined;
+    if (request.cluster && !nodesGroup) throw new ProviderError('invalid', `the security group of run ${request.runId}'s nodes is missing`, 'ec2');
+    const groups = nodesGroup ? [groupId, nodesGroup] : [groupId];
     const name = instanceNameFor(request.runId);
     const market = spotLaunchOptions(request);
     if (market.note) request.progress?.(market.note);
@@ -675,11 +675,9 @@ export class Ec2Provider implements Provider {
               // In a subnet of our choosing the address must be asked for: such subnets rarely hand them out.
               ...(net.subnetId
                 ? {
-                    NetworkInterfaces: [
-                      { DeviceIndex: 0, SubnetId: net.subnetId, Groups: [groupId], AssociatePublicIpAddress: true, DeleteOnTermination: true },
-                    ],
+                    NetworkInterfaces: [{ DeviceIndex: 0, SubnetId: net.subnetId, Groups: groups, AssociatePublicIpAddress: true, DeleteOnTermination: true }],
                   }
-                : { SecurityGroupIds: [groupId] }),
+                : { SecurityGroupIds: groups }),
               // Same run, same token: EC2 returns the first instance instead of launching another (a replacement has its own key).
               ClientToken: clientTokenFor(request),
               // The on-host watchdog powers off; with terminate, power-off ends billing instead of leaving a stopped
@@ -708,7 +706,12 @@ export class Ec2Provider implements Provider {
                 // The request carries the run too, so a request left open is seen for what it is.
                 ...(opensPersistentRequest(request) ? [{ ResourceType: 'spot-instances-request' as const, Tags: tags }] : []),
               ],
-              Placement: request.zone && !net.subnetId ? { AvailabilityZone: request.zone } : undefined,
+              Placement:
+                request.zone && !net.subnetId
+                  ? { AvailabilityZone: request.zone, ...(request.cluster ? { GroupName: placementGroupName(request.runId) } : {}) }
+                  : request.cluster
+                    ? { GroupName: placementGroupName(request.runId) }
+                    : undefined,
               InstanceMarketOptions: market.InstanceMarketOptions,
               ...(market.HibernationOptions ? { HibernationOptions: market.HibernationOptions } : {}),
             }),
@@ -738,6 +741,7 @@ export class Ec2Provider implements Provider {
       instanceType: type,
       state: STATE[i.State?.Name ?? ''] ?? 'unknown',
       publicIp: i.PublicIpAddress,
+      ...(i.PrivateIpAddress ? { privateIp: i.PrivateIpAddress } : {}),
       sshPort: this.options.sshPort ?? 22,
       sshUser: this.options.sshUser ?? 'ubuntu',
       spot,
@@ -838,6 +842,16 @@ export class Ec2Provider implements Provider {
   async attachVolume(instance: Instance, volume: VolumeSpec, signal?: AbortSignal): Promise<AttachedVolume> {
     const tags = instance.ownerId ? [{ Key: OWNER_ID_TAG, Value: instance.ownerId }] : [];
     return await attachNamedVolume((make, sig) => this.send(make, sig), instance, volume, tags, signal);
+  }
+
+  /** The run's cluster placement group and its nodes' security group (ec2Cluster.ts), in the VPC its nodes go to. */
+  async prepareCluster(request: LaunchRequest, signal?: AbortSignal): Promise<void> {
+    const net = await this.network(request.instanceType, request.zone, signal);
+    await prepareEc2Cluster((make, sig) => this.send(make, sig), request.runId, net.vpcId, signal);
+  }
+
+  async releaseCluster(runId: string, signal?: AbortSignal): Promise<void> {
+    await releaseEc2Cluster((make, sig) => this.send(make, sig), runId, signal, this.options.consistency?.windowMs ?? 180_000);
   }
 
   async listOwned(signal?: AbortSignal): Promise<Instance[]> {

@@ -12,7 +12,7 @@ import { matchesQuery } from './offers';
 import { launchWithFailover } from './zoneFailover';
 import type { ZoneChoice } from './zoneFailover';
 import { waitForSshViaDescribe } from './sshProbe';
-import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
+import { instanceNameFor, launchNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
 import { callerIpv4 } from './callerIp';
 import { requireCloudName } from './cloudNames';
 import { memberOf, noAccountError, OSLOGIN_BASE, osLoginRefusal, osLoginState, posixUser } from './gcpOsLogin';
@@ -70,7 +70,7 @@ interface GcpInstance {
   readonly status?: string;
   readonly labels?: Record<string, string>;
   readonly creationTimestamp?: string;
-  readonly networkInterfaces?: ReadonlyArray<{ readonly accessConfigs?: ReadonlyArray<{ readonly natIP?: string }> }>;
+  readonly networkInterfaces?: ReadonlyArray<{ readonly networkIP?: string; readonly accessConfigs?: ReadonlyArray<{ readonly natIP?: string }> }>;
   readonly guestAccelerators?: ReadonlyArray<{ readonly acceleratorType?: string; readonly acceleratorCount?: number }>;
   readonly scheduling?: { readonly provisioningModel?: string };
   readonly metadata?: { readonly items?: ReadonlyArray<{ readonly key?: string; readonly value?: string }> };
@@ -135,12 +135,15 @@ function tail(url: string | undefined): string {
   return (url ?? '').split('/').pop() ?? '';
 }
 
-/** GCP labels: lowercase letters, digits, - and _, at most 63 characters. */
-/** A replacement's name is its own: the reclaimed VM of the same run may still be being deleted under the first name. */
-function vmNameFor(request: LaunchRequest): string {
-  return instanceNameFor(request.launchKey ? `${request.runId}-${request.launchKey}` : request.runId);
+/**
+ * A multi-node run's network tag, and the name of the firewall rule that admits, on every port, traffic from
+ * instances with the tag to instances with the tag: the run's nodes reach each other (rendezvous, NCCL), nothing else.
+ */
+export function clusterTagFor(runId: string): string {
+  return `${instanceNameFor(runId).slice(0, 57).replace(/-+$/, '')}-nodes`;
 }
 
+/** GCP labels: lowercase letters, digits, - and _, at most 63 characters. */
 function labelValue(s: string): string {
   return s
     .toLowerCase()
@@ -436,7 +439,7 @@ export class GcpProvider implements Provider {
 
   private async insertIn(request: LaunchRequest, zone: string, prep: InsertPrep, signal?: AbortSignal): Promise<Instance> {
     const { shape, image, diskGb, login, sshTag } = prep;
-    const name = vmNameFor(request);
+    const name = launchNameFor(request);
     const body = {
       name,
       machineType: `zones/${zone}/machineTypes/${shape.machineType}`,
@@ -449,7 +452,7 @@ export class GcpProvider implements Provider {
         },
       ],
       networkInterfaces: [{ network: 'global/networks/default', accessConfigs: [{ type: 'ONE_TO_ONE_NAT', name: 'External NAT' }] }],
-      tags: { items: [sshTag] },
+      tags: { items: [sshTag, ...(request.cluster ? [clusterTagFor(request.runId)] : [])] },
       // The host's storage client (checkpoints, staged data, outputs on gs://) takes its token from the metadata
       // server, which has one only for a VM with a service account; read/write on Cloud Storage is all it is given.
       serviceAccounts: [{ email: request.serviceAccount ?? 'default', scopes: [GCS_READ_WRITE_SCOPE] }],
@@ -511,6 +514,7 @@ export class GcpProvider implements Provider {
       instanceType: shape ? gcpOfferName(shape) : machine,
       state: STATUS[i.status ?? ''] ?? 'unknown',
       publicIp: i.networkInterfaces?.[0]?.accessConfigs?.[0]?.natIP,
+      ...(i.networkInterfaces?.[0]?.networkIP ? { privateIp: i.networkInterfaces[0].networkIP } : {}),
       sshPort: this.options.sshPort ?? 22,
       sshUser: this.sshUserOf(i),
       spot,
@@ -614,9 +618,47 @@ export class GcpProvider implements Provider {
   /** The launch's VM by its own name in its zone (get is strongly consistent), then by the run's label. */
   async findLaunched(request: LaunchRequest, signal?: AbortSignal): Promise<Instance[]> {
     const zone = request.zone ?? this.options.zone;
-    const named = await this.describe(`${zone}/${vmNameFor(request)}`, signal);
+    const named = await this.describe(`${zone}/${launchNameFor(request)}`, signal);
     const labelled = (await this.listOwned(signal)).filter((i) => i.runId === labelValue(request.runId));
     return [...(named && !named.interrupted ? [named] : []), ...labelled.filter((i) => i.id !== named?.id)];
+  }
+
+  /** The firewall rule between the run's nodes (clusterTagFor); its instances all go to one zone (the launches pin it). */
+  async prepareCluster(request: LaunchRequest, signal?: AbortSignal): Promise<void> {
+    const tag = clusterTagFor(request.runId);
+    try {
+      await this.call('GET', `/global/firewalls/${encodeURIComponent(tag)}`, undefined, signal);
+      return;
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
+    }
+    const op = (await this.call(
+      'POST',
+      '/global/firewalls',
+      {
+        name: tag,
+        network: 'global/networks/default',
+        direction: 'INGRESS',
+        priority: 1000,
+        description: `Remote Fine-Tune: the nodes of run ${request.runId} reach each other`,
+        sourceTags: [tag],
+        targetTags: [tag],
+        allowed: [{ IPProtocol: 'tcp' }, { IPProtocol: 'udp' }, { IPProtocol: 'icmp' }],
+      },
+      signal,
+    )) as GcpOperation;
+    await this.waitOperation(op, undefined, signal);
+  }
+
+  async releaseCluster(runId: string, signal?: AbortSignal): Promise<void> {
+    let op: GcpOperation;
+    try {
+      op = (await this.call('DELETE', `/global/firewalls/${encodeURIComponent(clusterTagFor(runId))}`, undefined, signal)) as GcpOperation;
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'not-found') return;
+      throw err;
+    }
+    await this.waitOperation(op, undefined, signal);
   }
 
   async listOwned(signal?: AbortSignal): Promise<Instance[]> {

@@ -8,7 +8,7 @@ import { sleep, throwIfAborted } from './abort';
 import { codeForStatus, DEFAULT_RETRY, requestJson } from './http';
 import type { HttpErrorDetail, RetryPolicy } from './http';
 import { waitForSshViaDescribe } from './sshProbe';
-import { instanceNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, OWNER_TAG, ProviderError, runIdFromName, unlessGone } from './types';
+import { launchNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, OWNER_TAG, ProviderError, runIdFromName, unlessGone } from './types';
 import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
 import { matchesQuery } from './offers';
 import { requireCloudName } from './cloudNames';
@@ -43,6 +43,7 @@ interface LambdaInstance {
   readonly id: string;
   readonly name?: string | null;
   readonly ip?: string | null;
+  readonly private_ip?: string | null;
   readonly status: string;
   readonly region?: { readonly name: string };
   readonly instance_type?: LambdaInstanceType;
@@ -204,7 +205,7 @@ export class LambdaProvider implements Provider {
           ssh_key_names: [keyName],
           file_system_names: [],
           quantity: 1,
-          name: instanceNameFor(request.runId),
+          name: launchNameFor(request),
           // The owner tag's value is this installation's owner id (or 'true' without one).
           tags: [
             { key: OWNER_TAG, value: request.ownerId ?? this.options.ownerId ?? 'true' },
@@ -224,7 +225,7 @@ export class LambdaProvider implements Provider {
       (await this.describe(id, signal)) ?? {
         provider: 'lambda',
         id,
-        name: instanceNameFor(request.runId),
+        name: launchNameFor(request),
         runId: request.runId,
         region: request.region,
         instanceType: request.instanceType,
@@ -250,11 +251,13 @@ export class LambdaProvider implements Provider {
       provider: 'lambda',
       id: i.id,
       name,
-      runId: runIdFromName(name),
+      // A multi-node run's nodes after the first carry the run in their tag only (their names are the node's own).
+      runId: i.tags?.find((t) => t.key === LAMBDA_RUN_TAG)?.value ?? runIdFromName(name),
       region: i.region?.name ?? '',
       instanceType: type,
       state: stateOf(i.status),
       publicIp: i.ip ?? undefined,
+      ...(i.private_ip ? { privateIp: i.private_ip } : {}),
       sshPort: this.sshPort,
       sshUser: 'ubuntu',
       spot: false,
@@ -309,7 +312,7 @@ export class LambdaProvider implements Provider {
 
   /** Lambda has no idempotency token: the launch's instance is the one with its name. */
   async findLaunched(request: LaunchRequest, signal?: AbortSignal): Promise<Instance[]> {
-    const name = instanceNameFor(request.runId);
+    const name = launchNameFor(request);
     return (await this.listOwned(signal)).filter((i) => i.name === name);
   }
 

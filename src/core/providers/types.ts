@@ -78,6 +78,11 @@ export interface LaunchRequest {
   readonly spotRecovery?: 'extension' | 'cloud';
   /** EC2 spot with spotRecovery cloud: hibernate instead of stop where the instance type can. */
   readonly spotHibernate?: boolean;
+  /**
+   * Multi-node: this instance is node `index` of the run's `size`. It joins what prepareCluster made for the run
+   * (EC2: the placement group and the nodes' security group; GCP: the nodes' network tag); launchKey names the node.
+   */
+  readonly cluster?: { readonly size: number; readonly index: number };
 }
 
 export interface ZoneRefusal {
@@ -125,7 +130,8 @@ export interface Instance {
   /** The owner id the instance was launched with (LaunchRequest.ownerId), when the cloud keeps it. */
   readonly ownerId?: string;
   /** Set by launch: where it landed and what was refused where (zone failover). */
-  readonly placement?: Placement;
+  readonly placement?: Placement; /** The address the run's other instances reach it at (the VPC's, the network's): a multi-node rendezvous. */
+  readonly privateIp?: string;
 }
 
 export interface WaitForSshOptions {
@@ -166,6 +172,15 @@ export interface Provider {
   readonly consistencyWindowMs?: number;
   /** The longest one terminate may take to be confirmed (GCP awaits its delete operation): cleanup allows at least that. */
   readonly terminateTimeoutMs?: number;
+  /**
+   * Multi-node: makes what the run's nodes share before the first launches (EC2: a cluster placement group and a
+   * security group whose members reach each other on every port, for the rendezvous and NCCL; GCP: a firewall rule
+   * between instances with the run's network tag). Idempotent. Providers without it (Lambda) need nothing beyond
+   * launching every node in the same region.
+   */
+  prepareCluster?(request: LaunchRequest, signal?: AbortSignal): Promise<void>;
+  /** Deletes what prepareCluster made for the run (none of it bills, but it is ours); absent parts are fine. After the instances are gone. */
+  releaseCluster?(runId: string, signal?: AbortSignal): Promise<void>;
   /** A named disk that outlives instances (EC2 EBS today): its zone when it exists, and attach to a running instance. */
   volumeZone?(name: string, signal?: AbortSignal): Promise<string | undefined>;
   attachVolume?(
@@ -221,6 +236,14 @@ export function instanceNameFor(runId: string): string {
     .replace(/^-+|-+$/g, '');
   const named = cleaned.startsWith(INSTANCE_NAME_PREFIX) ? cleaned : `${INSTANCE_NAME_PREFIX}${cleaned}`;
   return named.slice(0, 63).replace(/-+$/, '');
+}
+
+/**
+ * The instance name of one launch of a run: a replacement's (or another node's) is its own, as its launchKey
+ * says (the reclaimed VM of the same run may still be being deleted under the first name; Lambda has no token).
+ */
+export function launchNameFor(request: Pick<LaunchRequest, 'runId' | 'launchKey'>): string {
+  return instanceNameFor(request.launchKey ? `${request.runId}-${request.launchKey}` : request.runId);
 }
 
 /** The run an owned instance belongs to, read back from its name (exact for run ids made by newRunId). */

@@ -22,6 +22,8 @@ export interface LedgerEntry {
   readonly instanceType: string;
   readonly spot: boolean;
   readonly instanceId?: string;
+  /** A multi-node run's instance count (all carry its run id): teardown also deletes what the provider's prepareCluster made. */
+  readonly nodes?: number;
   readonly state: LedgerState;
   /** Teardown policy the run asked for; 'keep' entries must carry idleMinutes (the armed watchdog). */
   readonly policy?: 'terminate' | 'stop' | 'keep';

@@ -29,6 +29,22 @@ export function multiNodeProblem(spec: Readonly<Record<string, unknown>>, hosts:
   return undefined;
 }
 
+/**
+ * What is wrong with a multi-node run on a cloud (N instances launched for it), or undefined. A reclaimed spot
+ * node would need the whole cluster relaunched, which nothing does yet; stop and keep would act on node 0 alone.
+ */
+export function cloudMultiNodeProblem(spec: Readonly<Record<string, unknown>>, spot: boolean, policy: string, provider: string): string | undefined {
+  const n = machinesOf(spec);
+  if (n === 1) return undefined;
+  const l = spec.launcher as { type?: unknown };
+  if (l.type !== 'torchrun' && l.type !== 'accelerate') return `launcher.num_machines is ${n}: launcher.type must be torchrun or accelerate`;
+  if (provider !== 'ec2' && provider !== 'gcp' && provider !== 'lambda') return `launcher.num_machines is ${n}: ${provider} does not launch several instances`;
+  if (spot) return `launcher.num_machines is ${n}: multi-node runs launch on-demand instances; a spot node's reclaim is not recovered (set target.spot: false)`;
+  if (policy !== 'terminate')
+    return `launcher.num_machines is ${n}: a multi-node cloud run's instances are terminated when it ends (teardown.policy ${policy} is not supported)`;
+  return undefined;
+}
+
 /** The rendezvous: rank 0's address as the other machines reach it, and a port free there. */
 export interface Rendezvous {
   readonly address: string;

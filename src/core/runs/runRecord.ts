@@ -51,6 +51,8 @@ export const runAttemptSchema = z.object({
 });
 export type RunAttempt = z.infer<typeof runAttemptSchema>;
 
+const pinnedHostKeysSchema = z.array(z.string().regex(/^[a-z0-9@.-]+ [A-Za-z0-9+/=]+$/)).max(8);
+
 export const runRecordSchema = z.object({
   // A run id names local folders: never '.', '..' or anything with a path separator (a host may send any text).
   id: z
@@ -77,10 +79,7 @@ export const runRecordSchema = z.object({
   provider: z.enum(['ssh', 'local', 'lambda', 'ec2', 'gcp']),
   instanceId: z.string().optional(),
   /** Host keys the provider vouched for at launch ("type base64"); only these are accepted for the instance. */
-  pinnedHostKeys: z
-    .array(z.string().regex(/^[a-z0-9@.-]+ [A-Za-z0-9+/=]+$/))
-    .max(8)
-    .optional(),
+  pinnedHostKeys: pinnedHostKeysSchema.optional(),
   region: z.string().optional(),
   /** The GPU the spec asked for. */
   gpu: z.string().optional(),
@@ -147,6 +146,11 @@ export const runRecordSchema = z.object({
         rank: z.number().int().min(1).max(1023),
         host: z.string(),
         identityFile: z.string().optional(),
+        /** A multi-node cloud run's node: its instance, login and the host keys it was launched with. */
+        sshUser: z.string().optional(),
+        sshPort: z.number().int().min(1).max(65535).optional(),
+        instanceId: z.string().optional(),
+        pinnedHostKeys: pinnedHostKeysSchema.optional(),
         remoteDir: z.string().optional(),
         pid: z.number().int().positive().optional(),
         status: z.enum(RUN_STATUSES).optional(),

@@ -10,6 +10,7 @@ import { generateInstanceHostKey } from '../providers/instanceHostKey';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { provisionGuarded, ProvisionError } from './teardown';
+import { provisionClusterGuarded } from './clusterLaunch';
 import type { RunAttempt, RunRecord, RunStatus } from './runRecord';
 import { localOffsets } from './runMirror';
 import { relaunchPolicyOf } from './runAttempts';
@@ -27,7 +28,16 @@ import { specWithBudgetBilling } from './runBudget';
 import { readyWait, specReadyTimeout } from '../providers/readyWait';
 import { linkOutputsScript, volumeEnv, volumeOf } from './runVolume';
 import { mountVolumeScript } from '../providers/ec2Volume';
-import { fixedRendezvous, hostsOf, machinesOf, multiNodeProblem, parseRendezvousProbe, rendezvousProbe, specForMachine } from './multiNode';
+import {
+  cloudMultiNodeProblem,
+  fixedRendezvous,
+  hostsOf,
+  machinesOf,
+  multiNodeProblem,
+  parseRendezvousProbe,
+  rendezvousProbe,
+  specForMachine,
+} from './multiNode';
 import type { Rendezvous } from './multiNode';
 import type { HostRef, RunManagerContext, StartRequest } from './runTypes';
 
@@ -50,10 +60,9 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
   const machineCount = machinesOf(req.spec);
   const hosts = machineCount > 1 ? hostsOf(req.spec) : undefined;
   if (machineCount > 1) {
-    // Several machines are the person's own SSH hosts: provisioning N instances is not supported yet.
-    if (target.kind !== 'ssh')
-      throw new Error(`launcher.num_machines is ${machineCount}: multi-node runs go to SSH hosts (target.hosts), not to a new instance`);
-    const problem = multiNodeProblem(req.spec, hosts);
+    // On SSH hosts, one listed host per machine rank; on a cloud, N instances of the offer launched here.
+    const problem =
+      target.kind === 'ssh' ? multiNodeProblem(req.spec, hosts) : cloudMultiNodeProblem(req.spec, target.offer.spot, req.teardown.policy, target.provider.kind);
     if (problem) throw new Error(problem);
   }
   const policy = target.kind === 'cloud' && target.offer.spot ? relaunchPolicyOf(req.spec) : undefined;
@@ -101,6 +110,11 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     // A replacement instance needs the spec again (its spec.json went with the reclaimed host): the history's
     // copy serves when it was written, else one is kept for the purpose.
     if (policy && !history.files.includes('spec.json')) saveLocalSpec(ctx.localDirOf(id), req.spec);
+    if (target.kind === 'cloud' && machineCount > 1) {
+      const rec = await launchCluster(ctx, id, req, target, machineCount);
+      ctx.watch(id);
+      return rec;
+    }
     if (target.kind === 'cloud') {
       const rec = await launchAttempt(ctx, id, req, target, {
         n: 1,
@@ -235,6 +249,81 @@ export async function launchAttempt(
   return result;
 }
 
+/**
+ * A multi-node cloud run: `n` instances of the offer in one zone (clusterLaunch.ts), then the ranks started on
+ * them as on SSH hosts, rendezvousing at node 0's private address (the nodes' own network, which the provider's
+ * cluster rule opens between them). Teardown ends every node: they all carry the run id.
+ */
+async function launchCluster(
+  ctx: RunManagerContext,
+  id: string,
+  req: StartRequest,
+  target: Extract<StartRequest['target'], { kind: 'cloud' }>,
+  n: number,
+): Promise<RunRecord> {
+  const { store } = ctx.deps;
+  const provider = target.provider;
+  const say = sayFor(ctx, id, req);
+  store.update(id, { status: 'provisioning' });
+  say(
+    'provisioning',
+    `launching ${n} × ${target.offer.instanceType} (on-demand) on ${provider.kind} in ${target.offer.zone ?? target.offer.region} at $${(target.offer.pricePerHour * n).toFixed(2)}/h in all`,
+  );
+  const hostKeys = provider.deliversHostKey ? Array.from({ length: n }, () => generateInstanceHostKey()) : undefined;
+  const pins = (i: number, inst: Instance): string[] | undefined => {
+    const all = [...(hostKeys?.[i] ? [hostKeys[i].publicKey] : []), ...(inst.hostKeys ?? [])];
+    return all.length ? all : undefined;
+  };
+  let result: RunRecord | undefined;
+  await provisionClusterGuarded({
+    provider,
+    ledger: ctx.deps.ledger,
+    size: n,
+    request: {
+      ...launchRequestFor(id, target.offer, specTarget(req.spec), target.sshPublicKey),
+      ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
+      ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
+      progress: (line: string) => say('provisioning', line),
+    },
+    ...(hostKeys ? { hostKeys } : {}),
+    pricePerHour: target.offer.pricePerHour,
+    sshTimeoutMs: target.sshTimeoutMs ?? readyWait(provider.kind, target.offer.gpuCount, specReadyTimeout(req.spec)).timeoutMinutes * 60_000,
+    ...(req.signal ? { signal: req.signal } : {}),
+    log: (l) => ctx.deps.log?.(`[${id}] ${l}`),
+    bootstrap: async (instances, signal, launchedAt) => {
+      const [first, ...rest] = instances;
+      const pin0 = pins(0, first!);
+      const rec = store.update(id, {
+        host: first!.publicIp ?? '',
+        sshUser: first!.sshUser,
+        sshPort: first!.sshPort,
+        instanceId: first!.id,
+        launchedAt,
+        readyAt: Date.now(),
+        pricePerHour: target.offer.pricePerHour * n,
+        ...(pin0 ? { pinnedHostKeys: pin0 } : {}),
+        machines: rest.map((inst, k) => {
+          const pin = pins(k + 1, inst);
+          return {
+            rank: k + 1,
+            host: inst.publicIp ?? '',
+            sshUser: inst.sshUser,
+            sshPort: inst.sshPort,
+            instanceId: inst.id,
+            ...(target.identityFile ? { identityFile: target.identityFile } : {}),
+            ...(pin ? { pinnedHostKeys: pin } : {}),
+          };
+        }),
+      });
+      store.update(id, { status: 'connecting' });
+      say('connecting', `connecting to ${rec.host} and ${rest.length} more`);
+      result = await startOnMachines(ctx, id, req, rec, signal, first!.privateIp);
+    },
+  });
+  if (!result) throw new Error('the instances came up but the run did not start');
+  return result;
+}
+
 function sayFor(ctx: RunManagerContext, id: string, req: StartRequest): (status: RunStatus, message: string) => void {
   return (status, message) => {
     ctx.deps.log?.(`[${id}] ${message}`);
@@ -345,8 +434,17 @@ async function startOn(
  * rank's spec names), then all machines synced and started together. If one cannot start, those already
  * started are stopped: a rank waiting alone at the rendezvous would hold its host for torchrun's timeout.
  */
-async function startOnMachines(ctx: RunManagerContext, id: string, req: StartRequest, rec: RunRecord, signal: AbortSignal | undefined): Promise<RunRecord> {
-  const fixed = fixedRendezvous(req.spec);
+async function startOnMachines(
+  ctx: RunManagerContext,
+  id: string,
+  req: StartRequest,
+  rec: RunRecord,
+  signal: AbortSignal | undefined,
+  /** Rank 0's address on the nodes' own network, where the provider knows it (a cloud instance's private address). */
+  privateAddress?: string,
+): Promise<RunRecord> {
+  const spec = fixedRendezvous(req.spec);
+  const fixed = { ...spec, ...(spec.address || !privateAddress ? {} : { address: privateAddress }) };
   let rdv: Rendezvous;
   if (fixed.address && fixed.port) rdv = { address: fixed.address, port: fixed.port };
   else {

@@ -145,6 +145,22 @@ export async function terminateRun(
   return listed && Date.now() >= pollUntil && [...pending].every((id) => done.has(id));
 }
 
+/**
+ * After a multi-node run's instances are gone: what the provider made for its nodes (placement group, security
+ * group, firewall rule). Whether that is done (true for a run of one instance, which has none).
+ */
+export async function releaseClusterOf(provider: Provider, ledger: Ledger, runId: string, log?: (line: string) => void): Promise<boolean> {
+  if (!provider.releaseCluster || ((await ledger.get(runId))?.nodes ?? 1) < 2) return true;
+  const signal = AbortSignal.timeout(Math.max(240_000, provider.terminateTimeoutMs ?? 0));
+  const done = await withRetries(
+    () => provider.releaseCluster!(runId, signal).then(() => true),
+    signal,
+    (err) => log?.(`deleting the ${provider.kind} network of run ${runId}'s nodes failed: ${(err as Error).message}`),
+  );
+  if (done) log?.(`deleted the ${provider.kind} placement and network rules of run ${runId}'s nodes`);
+  return done === true;
+}
+
 async function failAndClean(
   opts: GuardOptions,
   step: 'launch' | 'ssh' | 'bootstrap',
@@ -269,7 +285,7 @@ export async function finishGuarded(
           ? 'spot instances cannot be stopped; terminated instead'
           : `${provider.kind} cannot stop instances; terminated instead`
         : undefined;
-  const ok = await terminateRun(provider, runId, instance.id);
+  const ok = (await terminateRun(provider, runId, instance.id)) && (await releaseClusterOf(provider, ledger, runId));
   const c = cost();
   await ledger.update(runId, { state: ok ? 'terminated' : 'cleanup-failed', policy: settings.policy, endedAt: Date.now(), finalUsd: c?.usd });
   if (!ok) throw new ProviderError('server', `could not terminate ${instance.id}; it is listed under orphaned instances`, provider.kind);
@@ -422,7 +438,7 @@ export async function terminateOrphans(
     if (!provider) continue;
     const runId = o.entry?.runId ?? o.instance.runId;
     const ok = runId
-      ? await terminateRun(provider, runId, o.instance.id, 120_000, log)
+      ? (await terminateRun(provider, runId, o.instance.id, 120_000, log)) && (await releaseClusterOf(provider, ledger, runId, log))
       : await provider.terminate(o.instance.id).then(
           () => true,
           () => false,

@@ -20,7 +20,7 @@ test('two machines with two hosts listed: no RFT830', () => {
   assert.deepEqual(rft830(spec('  type: torchrun\n  num_processes: 2', '  provider: ssh\n  host: gpu-a')), [], 'one machine: nothing asked');
 });
 
-test('missing hosts, the wrong count, a cloud provider, or the python launcher are each an error at the right key', () => {
+test('missing hosts, the wrong count, a provider that launches no machines, or the python launcher are each an error at the right key', () => {
   const missing = rft830(spec(torchrun, '  provider: ssh\n  host: gpu-a'));
   assert.equal(missing.length, 1);
   assert.match(missing[0]!.message, /list 2 SSH hosts in target.hosts/);
@@ -28,6 +28,20 @@ test('missing hosts, the wrong count, a cloud provider, or the python launcher a
   const count = rft830(spec(torchrun, '  provider: ssh\n  hosts: [gpu-a, gpu-b, gpu-c]'));
   assert.match(count[0]!.message, /lists 3 hosts but launcher.num_machines is 2/);
   assert.equal(count[0]!.line, 12, 'at target.hosts');
-  assert.match(rft830(spec(torchrun, '  provider: lambda\n  hosts: [a, b]'))[0]!.message, /lambda does not launch several instances/);
+  assert.match(rft830(spec(torchrun, '  provider: local'))[0]!.message, /local does not launch several machines/);
   assert.match(rft830(spec('  type: python\n  num_machines: 2', '  provider: ssh\n  hosts: [a, b]'))[0]!.message, /torchrun or accelerate/);
+});
+
+test('a cloud launches the machines itself (issue 36.5): no hosts asked; spot and a kept or stopped teardown are each an error at their key', () => {
+  for (const provider of ['ec2', 'gcp', 'lambda']) assert.deepEqual(rft830(spec(torchrun, `  provider: ${provider}`)), [], provider);
+  const spot = rft830(spec(torchrun, '  provider: ec2\n  spot: true'));
+  assert.equal(spot.length, 1);
+  assert.match(spot[0]!.message, /on-demand instances; a reclaimed spot node is not recovered/);
+  assert.equal(spot[0]!.line, 12, 'at target.spot');
+  const kept = rft830(spec(torchrun, '  provider: gcp') + 'teardown:\n  policy: keep\n  idle_minutes: 30\n');
+  assert.equal(kept.length, 1);
+  assert.match(kept[0]!.message, /teardown.policy keep is not supported/);
+  assert.equal(kept[0]!.line, 13, 'at teardown.policy');
+  assert.deepEqual(rft830(spec(torchrun, '  provider: lambda') + 'teardown:\n  policy: terminate\n'), []);
+  assert.match(rft830(spec('  type: python\n  num_machines: 2', '  provider: ec2'))[0]!.message, /torchrun or accelerate/);
 });

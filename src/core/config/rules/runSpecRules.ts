@@ -104,21 +104,42 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
       fixes: [{ title: `Set num_processes to ${world}`, edits: [replaceNode(npNode, world, inp.syntax)], preferred: true }],
     });
   }
-  // Multi-node (README "Multi-node"): one SSH host per machine rank in target.hosts, started by torchrun/accelerate.
+  // Multi-node (README "Multi-node"): one SSH host per machine rank in target.hosts, or N on-demand instances of
+  // a cloud (ec2, gcp, lambda) launched for the run and terminated with it; started by torchrun/accelerate.
   const machinesNode = nodeAt(root, ['launcher', 'num_machines']);
   if (machines > 1 && machinesNode) {
     const hostsNode = nodeAt(root, ['target', 'hosts']);
     const provider = scalarAt(root, ['target', 'provider']) ?? 'ssh';
+    const cloud = provider === 'ec2' || provider === 'gcp' || provider === 'lambda';
+    const spotNode = nodeAt(root, ['target', 'spot']);
+    const policyNode = nodeAt(root, ['teardown', 'policy']);
+    const policy = scalarAt(root, ['teardown', 'policy']) ?? 'terminate';
+    const cloudProblem = (): { node: DocNode; message: string } | undefined =>
+      spotNode?.kind === 'scalar' && spotNode.value === true
+        ? {
+            node: spotNode,
+            message: `launcher.num_machines is ${machines}: multi-node cloud runs launch on-demand instances; a reclaimed spot node is not recovered. Set target.spot: false.`,
+          }
+        : policyNode && policy !== 'terminate'
+          ? {
+              node: policyNode,
+              message: `launcher.num_machines is ${machines}: a multi-node cloud run's instances are terminated when it ends; teardown.policy ${String(policy)} is not supported for it.`,
+            }
+          : undefined;
+    const onCloud = cloud && (ltype === 'torchrun' || ltype === 'accelerate') ? cloudProblem() : undefined;
+    if (onCloud) out.push({ ...range(onCloud.node), severity: 'error', code: 'RFT830', message: onCloud.message });
     const problem =
       ltype !== 'torchrun' && ltype !== 'accelerate'
         ? `launcher.num_machines is ${machines}: launcher.type must be torchrun or accelerate to start ranks on several machines.`
-        : provider !== 'ssh'
-          ? `launcher.num_machines is ${machines}: multi-node runs go to your SSH hosts (provider ssh with target.hosts); ${String(provider)} does not launch several instances yet.`
-          : hostsNode?.kind !== 'seq'
-            ? `launcher.num_machines is ${machines}: list ${machines} SSH hosts in target.hosts, rank 0 first.`
-            : hostsNode.items.length !== machines
-              ? `target.hosts lists ${plural(hostsNode.items.length, 'host')} but launcher.num_machines is ${machines}: one host per machine rank.`
-              : undefined;
+        : cloud
+          ? undefined
+          : provider !== 'ssh'
+            ? `launcher.num_machines is ${machines}: multi-node runs go to your SSH hosts (provider ssh with target.hosts) or to instances of ec2, gcp or lambda; ${String(provider)} does not launch several machines.`
+            : hostsNode?.kind !== 'seq'
+              ? `launcher.num_machines is ${machines}: list ${machines} SSH hosts in target.hosts, rank 0 first.`
+              : hostsNode.items.length !== machines
+                ? `target.hosts lists ${plural(hostsNode.items.length, 'host')} but launcher.num_machines is ${machines}: one host per machine rank.`
+                : undefined;
     if (problem) out.push({ ...range(hostsNode?.kind === 'seq' ? hostsNode : machinesNode), severity: 'error', code: 'RFT830', message: problem });
   }
   if (ltype === 'python' && gpuCount > 1 && !hasCommand) {

@@ -1,0 +1,125 @@
+// What the instances of one multi-node EC2 run share: a cluster placement group (the nodes packed close together
+// in one Availability Zone, low-latency and high-bandwidth between them: EC2's recommendation for tightly
+// coupled jobs) and a security group of the run whose one rule admits its own members on every port and
+// protocol. torchrun's rendezvous port is picked at start and NCCL/gloo open ephemeral ports, so a port range
+// would be a guess; the self-reference admits only the run's own instances. Both are named after the run and
+// found again by that name: teardown and the orphan sweep delete them after the instances are gone.
+import type * as Ec2Sdk from '@aws-sdk/client-ec2';
+import { sleep } from './abort';
+import { instanceNameFor, OWNER_TAG, ProviderError, RUN_ID_TAG } from './types';
+
+type Send = <T>(make: (sdk: typeof Ec2Sdk) => object, signal?: AbortSignal) => Promise<T>;
+
+/** The run's placement group (names are unique per account and region). */
+export function placementGroupName(runId: string): string {
+  return instanceNameFor(runId);
+}
+
+/** The run's nodes' security group (names are unique per VPC). */
+export function nodesGroupName(runId: string): string {
+  return `${instanceNameFor(runId)}-nodes`;
+}
+
+/** The AWS error code a ProviderError came from (the provider's send puts it first in the message). */
+export function awsCode(err: unknown): string | undefined {
+  return err instanceof ProviderError ? /^([A-Za-z.]+):/.exec(err.message)?.[1] : undefined;
+}
+
+/** The run's nodes' group in the VPC, when it exists. */
+export async function findNodesGroup(send: Send, runId: string, vpcId: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+  const r = await send<{ SecurityGroups?: Ec2Sdk.SecurityGroup[] }>(
+    (sdk) =>
+      new sdk.DescribeSecurityGroupsCommand({
+        Filters: [{ Name: 'group-name', Values: [nodesGroupName(runId)] }, ...(vpcId ? [{ Name: 'vpc-id', Values: [vpcId] }] : [])],
+      }),
+    signal,
+  );
+  return r.SecurityGroups?.[0]?.GroupId;
+}
+
+/** Makes (or finds) the placement group and the nodes' group with its self-referencing rule; returns the group's id. */
+export async function prepareEc2Cluster(send: Send, runId: string, vpcId: string, signal?: AbortSignal): Promise<string> {
+  const tags = [
+    { Key: OWNER_TAG, Value: 'true' },
+    { Key: RUN_ID_TAG, Value: runId },
+  ];
+  try {
+    await send(
+      (sdk) =>
+        new sdk.CreatePlacementGroupCommand({
+          GroupName: placementGroupName(runId),
+          Strategy: 'cluster',
+          TagSpecifications: [{ ResourceType: 'placement-group', Tags: tags }],
+        }),
+      signal,
+    );
+  } catch (err) {
+    // A retried start of the same run made it already.
+    if (awsCode(err) !== 'InvalidPlacementGroup.Duplicate') throw err;
+  }
+  let groupId = await findNodesGroup(send, runId, vpcId, signal);
+  if (!groupId) {
+    const made = await send<{ GroupId?: string }>(
+      (sdk) =>
+        new sdk.CreateSecurityGroupCommand({
+          GroupName: nodesGroupName(runId),
+          VpcId: vpcId,
+          Description: `Remote Fine-Tune: the nodes of run ${runId} reach each other`,
+          TagSpecifications: [{ ResourceType: 'security-group', Tags: tags }],
+        }),
+      signal,
+    );
+    groupId = made.GroupId;
+    if (!groupId) throw new ProviderError('server', 'CreateSecurityGroup returned no id', 'ec2');
+  }
+  const id = groupId;
+  try {
+    await send(
+      (sdk) =>
+        new sdk.AuthorizeSecurityGroupIngressCommand({
+          GroupId: id,
+          IpPermissions: [{ IpProtocol: '-1', UserIdGroupPairs: [{ GroupId: id, Description: 'Remote Fine-Tune: the run nodes, to each other' }] }],
+        }),
+      signal,
+    );
+  } catch (err) {
+    if (awsCode(err) !== 'InvalidPermission.Duplicate') throw err;
+  }
+  return id;
+}
+
+/**
+ * Deletes the nodes' group and the placement group. EC2 refuses both while an instance still uses them
+ * (DependencyViolation, InvalidPlacementGroup.InUse): a terminating instance holds them until it is terminated,
+ * so the refusal is waited out within the budget; an absent one is already done.
+ */
+export async function releaseEc2Cluster(send: Send, runId: string, signal?: AbortSignal, budgetMs = 180_000): Promise<void> {
+  const until = Date.now() + budgetMs;
+  const retrying = async (what: string, call: () => Promise<unknown>, gone: readonly string[], busy: readonly string[]): Promise<void> => {
+    for (let wait = 500; ; wait = Math.min(wait * 2, 10_000)) {
+      try {
+        await call();
+        return;
+      } catch (err) {
+        const code = awsCode(err);
+        if (code && gone.includes(code)) return;
+        if (!code || !busy.includes(code) || Date.now() + wait > until) throw new ProviderError('server', `deleting ${what}: ${(err as Error).message}`, 'ec2');
+        await sleep(wait, signal);
+      }
+    }
+  };
+  const groupId = await findNodesGroup(send, runId, undefined, signal);
+  if (groupId)
+    await retrying(
+      `security group ${nodesGroupName(runId)}`,
+      () => send((sdk) => new sdk.DeleteSecurityGroupCommand({ GroupId: groupId }), signal),
+      ['InvalidGroup.NotFound'],
+      ['DependencyViolation'],
+    );
+  await retrying(
+    `placement group ${placementGroupName(runId)}`,
+    () => send((sdk) => new sdk.DeletePlacementGroupCommand({ GroupName: placementGroupName(runId) }), signal),
+    ['InvalidPlacementGroup.Unknown', 'InvalidPlacementGroup.NotFound'],
+    ['InvalidPlacementGroup.InUse', 'DependencyViolation'],
+  );
+}
