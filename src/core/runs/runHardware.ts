@@ -48,20 +48,33 @@ export function hardwareText(h: RunHardware): string {
   return h.gpus.map((g) => `${g.count} × ${g.name}`).join(', ');
 }
 
-/** Whether what the run had is not what its spec asked for (no GPU, or another GPU family). */
+/** Whether a board is the GPU the spec asked for: the same catalog entry, or by family where the catalog knows neither. */
+function isAsked(board: string, asked: string): boolean {
+  const want = findGpu(asked);
+  const have = catalogGpu(board);
+  return want && have ? want.id === have.id : gpuMatches(board, asked);
+}
+
+/** Whether what the run had is not what its spec asked for (no GPU, or another GPU). */
 export function hardwareDiffers(r: HardwareOf): boolean {
   const h = r.hardware;
   if (!h) return false;
   if (h.gpus.length === 0) return true;
-  return r.gpu ? !h.gpus.some((g) => gpuMatches(g.name, r.gpu!)) : false;
+  return r.gpu ? !h.gpus.every((g) => isAsked(g.name, r.gpu!)) : false;
 }
 
 /**
- * The run's hardware as rows, Compare and the confirmation name it: what was used, with the spec's ask beside it
- * when they differ ("CPU only (spec asked A100-40GB)"); the spec's GPU for a record without a report.
+ * The run's hardware as rows, Compare and the model card name it: what was used, with the spec's ask beside it
+ * when they differ ("CPU only (spec asked A100-40GB)", "1 × Tesla T4 (spec asked A100-40GB)"); the ask's own
+ * short name when the boards are what it asked for ("A100-40GB", "2 × A100-40GB"); the spec's GPU for a record
+ * without a report.
  */
 export function usedHardwareLabel(r: HardwareOf): string | undefined {
   if (!r.hardware) return r.gpu || undefined;
+  if (!hardwareDiffers(r) && r.gpu && r.hardware.gpus.length > 0) {
+    const n = r.hardware.gpus.reduce((a, g) => a + g.count, 0);
+    return n > 1 ? `${n} × ${r.gpu}` : r.gpu;
+  }
   const used = hardwareText(r.hardware);
   return hardwareDiffers(r) && r.gpu ? `${used} (spec asked ${r.gpu})` : used;
 }

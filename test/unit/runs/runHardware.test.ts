@@ -67,7 +67,11 @@ test('another GPU than asked is named with the ask; the asked one alone; Merge a
   assert.equal(usedHardwareLabel(t4), '2 × Tesla T4 (spec asked A100-40GB)');
   assert.equal(mergePlanFor(t4, 'Qwen/Qwen2.5-1.5B').dtype, 'fp16', 'a T4 has no bf16, whatever the spec asked');
   const a100 = base({ hardware: { gpus: [{ name: 'NVIDIA A100-SXM4-80GB', count: 1 }], source: 'runner' } });
-  assert.equal(usedHardwareLabel(a100), '1 × NVIDIA A100-SXM4-80GB');
+  assert.equal(usedHardwareLabel(a100), '1 × NVIDIA A100-SXM4-80GB (spec asked A100-40GB)', 'the 80 GB board is not the 40 GB asked for');
+  // The boards asked for keep the ask's short name, with their count.
+  assert.equal(usedHardwareLabel(base({ hardware: { gpus: [{ name: 'NVIDIA A100-SXM4-40GB', count: 1 }], source: 'runner' } })), 'A100-40GB');
+  assert.equal(usedHardwareLabel(base({ hardware: { gpus: [{ name: 'NVIDIA A100-SXM4-40GB', count: 2 }], source: 'runner' } })), '2 × A100-40GB');
+  assert.equal(usedHardwareLabel(base({ gpu: undefined, hardware: { gpus: [{ name: 'NVIDIA L4', count: 1 }], source: 'runner' } })), '1 × NVIDIA L4');
   assert.equal(catalogGpu('NVIDIA A100-SXM4-80GB')?.id, 'A100-80GB');
   assert.equal(catalogGpu('NVIDIA H100 80GB HBM3')?.id, 'H100');
   assert.equal(mergePlanFor(a100, 'meta-llama/Llama-3.1-8B').reason, 'A100-80GB supports bf16 (about 19.3 GB)');
