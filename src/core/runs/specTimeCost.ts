@@ -35,6 +35,17 @@ export function roughDuration(hours: number): string {
   return min < 60 ? `≈ ${min} min` : `≈ ${Math.floor(min / 60)}h ${String(min % 60).padStart(2, '0')}m`;
 }
 
+/** The Start confirmation's money line for an own host: nothing billed here, and how long, when that can be known. */
+export function ownHostLine(length: RunLength | undefined): string {
+  const free = 'Your own host: no cloud charges from this extension.';
+  return length ? `${free} ${trainingLine(length)}` : free;
+}
+
+/** "Training ≈ 40 min: <basis>." or why there is no time. */
+function trainingLine(length: RunLength): string {
+  return length.known ? `Training ${roughDuration(length.hours)}: ${length.basis}.` : `No time estimate: ${length.reason}.`;
+}
+
 function targetOf(spec: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const t = spec.target;
   return typeof t === 'object' && t !== null ? (t as Record<string, unknown>) : {};
@@ -65,7 +76,7 @@ export function specTimeCost(x: SpecTimeCostInput): SpecTimeCost {
     measuredForSpec(x.spec, e.gpu.id, x.history ?? []),
   );
   const time = length.known ? roughDuration(length.hours) : undefined;
-  const training = length.known ? `Training ${time}: ${length.basis}.` : `No time estimate: ${length.reason}.`;
+  const training = trainingLine(length);
   const provider = provisionedProvider(target.provider);
   if (!provider) return { lens: time ? `own host: no charge, ${time}` : 'own host: no charge', detail: training };
   const gpus = `${count > 1 ? `${count}× ` : ''}${e.gpu.id}`;

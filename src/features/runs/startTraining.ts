@@ -36,6 +36,7 @@ import { estimateCaseOf, measuredMatch, withMeasuredThroughput } from '../../cor
 import { budgetLine } from '../../core/runs/runBudget';
 import type { RunEstimated } from '../../core/runs/runMeasuredSchema';
 import { countExamples } from '../../core/runs/dataExamples';
+import { ownHostLine } from '../../core/runs/specTimeCost';
 import { planRun, fitOn, describeDiagnostic, readEnvFileWithin } from '../../core/runs/runPlan';
 import { billedResources } from '../../core/runs/billedResources';
 import { redirectLines } from '../../core/runs/runEnv';
@@ -361,6 +362,22 @@ export async function startTraining(
   const measured = runCase ? measuredMatch(runs.manager.store.all(), runCase) : undefined;
   const runFit = fits.find((f) => f.gpu === runGpu) ?? fits[0];
   let estimated: RunEstimated | undefined = runCase ? { ...runCase, ...(runFit?.estimate ? { vramGib: runFit.estimate.estimate.totalGib } : {}) } : undefined;
+  // An own host has no offer, but the run's length still goes into the record, against the budget and into the
+  // confirmation.
+  const ownLength =
+    choice.kind === 'ssh'
+      ? withMeasuredThroughput(
+          runLength({
+            spec: plan.spec,
+            specDir: plan.workspaceDir,
+            gpu: runGpu,
+            gpuCount: runGpuCount,
+            ...(runFit?.estimate ? { params: runFit.estimate.model.params, layers: runFit.estimate.model.layers } : {}),
+            countExamples,
+          }),
+          measured,
+        )
+      : undefined;
   // Price × the run's estimated hours (steps, tokens per step, the GPU class's throughput, the estimator's model size).
   const priceLine =
     choice.kind === 'cloud'
@@ -389,24 +406,9 @@ export async function startTraining(
             };
           return `${cost.text} ${describeReadyWait(ready, choice.offer.provider, choice.offer.gpuCount)} Teardown: ${plan.teardown.policy}.`;
         })()
-      : 'Your own host: no cloud charges from this extension.';
+      : ownHostLine(ownLength);
   const measuredLine = measured ? ` Estimate from your own run: ${measured.text}.` : '';
-  // An own host has no offer, but the run's length still goes into the record and against the budget.
-  if (estimated && choice.kind === 'ssh' && runFit?.estimate) {
-    const length = withMeasuredThroughput(
-      runLength({
-        spec: plan.spec,
-        specDir: plan.workspaceDir,
-        gpu: runGpu,
-        gpuCount: runGpuCount,
-        params: runFit.estimate.model.params,
-        layers: runFit.estimate.model.layers,
-        countExamples,
-      }),
-      measured,
-    );
-    if (length.known) estimated = { ...estimated, hours: length.hours, tokensPerSecond: length.tokensPerSecond };
-  }
+  if (estimated && ownLength?.known) estimated = { ...estimated, hours: ownLength.hours, tokensPerSecond: ownLength.tokensPerSecond };
   const budgetText = budgetLine(plan.spec, {
     ...(estimated?.costUsd !== undefined ? { costUsd: estimated.costUsd } : {}),
     ...(estimated?.hours !== undefined ? { hours: estimated.hours } : {}),

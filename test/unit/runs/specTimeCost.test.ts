@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseConfigText, toValue } from '../../../src/core/config/parse';
 import { estimateRunSpec } from '../../../src/core/config/runSpecEstimate';
-import { roughDuration, specTimeCost } from '../../../src/core/runs/specTimeCost';
+import { ownHostLine, roughDuration, specTimeCost } from '../../../src/core/runs/specTimeCost';
 import { launchCost } from '../../../src/core/runs/launchCost';
 import { runLength } from '../../../src/core/runs/runLength';
 import { readyWait } from '../../../src/core/providers/readyWait';
@@ -117,4 +117,24 @@ test('rough durations', () => {
   assert.equal(roughDuration(0.001), '≈ 1 min');
   assert.equal(roughDuration(0.5), '≈ 30 min');
   assert.equal(roughDuration(2.17), '≈ 2h 10m');
+});
+
+test('the own-host Start confirmation says how long, from the same run length', () => {
+  const s = spec({ maxSteps: 200, target: '  provider: ssh\n  host: lab-t4\n  gpu: T4\n' });
+  const length = runLength({
+    spec: s.spec,
+    specDir: '/ws',
+    gpu: 'T4',
+    gpuCount: 1,
+    params: s.estimate.model.params,
+    layers: s.estimate.model.layers,
+    countExamples: noFiles,
+  });
+  assert.ok(length.known);
+  assert.equal(ownHostLine(length), `Your own host: no cloud charges from this extension. Training ${roughDuration(length.hours)}: ${length.basis}.`);
+  assert.equal(
+    ownHostLine({ known: false, reason: 'your own command sets its own length' }),
+    'Your own host: no cloud charges from this extension. No time estimate: your own command sets its own length.',
+  );
+  assert.equal(ownHostLine(undefined), 'Your own host: no cloud charges from this extension.');
 });

@@ -352,6 +352,11 @@ suite('host pickers and GPU checks (real sshd)', function () {
     const confirm = seen.infos.find((i) => i.message === 'Start hosts-suite on suite-t4?');
     assert.ok(confirm, JSON.stringify(seen.infos));
     assert.match((confirm.options as { detail?: string }).detail ?? '', /T4/);
+    // Issue 39.3: an own host costs nothing here, and the confirmation says how long, or (an own command) why not.
+    assert.match(
+      (confirm.options as { detail?: string }).detail ?? '',
+      /Your own host: no cloud charges from this extension\. No time estimate: your own command sets its own length\./,
+    );
   });
 
   test('issue 39.1 and 39.2: Start Anyway on a GPU-less host: the row says CPU only beside the ask; the failure says what and where, and its button opens the file', async function () {
