@@ -96,6 +96,9 @@ class TrainerOutputParser:
         if "loss" not in logs and "learning_rate" not in logs:
             return None
         fields = {"step": step}
+        # The training bar's total is the Trainer's max_steps: the extension shows "step N of M" and the time left.
+        if self.step is not None and self._bar_total > 0:
+            fields["max_steps"] = self._bar_total
         for src, dst in TRAIN_KEYS.items():
             if src in logs:
                 fields[dst] = logs[src]

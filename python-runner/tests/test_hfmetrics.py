@@ -32,7 +32,7 @@ class PrintedDicts(unittest.TestCase):
         ]
         got = [g for g in (p.feed(l) for l in lines) if g]
         self.assertEqual([t for t, _ in got], ["metrics", "metrics", "eval", "metrics"])
-        self.assertEqual(got[0][1], {"step": 10, "loss": 2.3131, "learning_rate": 0.0002, "grad_norm": 0.8123, "epoch": 0.04,
+        self.assertEqual(got[0][1], {"step": 10, "max_steps": 200, "loss": 2.3131, "learning_rate": 0.0002, "grad_norm": 0.8123, "epoch": 0.04,
                                      "extra": {"num_input_tokens_seen": 51200.0}})
         self.assertEqual(got[1][1]["step"], 20)
         self.assertEqual(got[2][1], {"step": 20, "eval_loss": 2.0112, "epoch": 0.08, "metrics": {"eval_runtime": 3.21, "eval_samples_per_second": 31.1}})

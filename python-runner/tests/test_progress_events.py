@@ -7,6 +7,7 @@ import unittest
 
 from remote_finetune.callback import EventsCallbackCore
 from remote_finetune.events import EventWriter, parse_event_line, validate_event
+from remote_finetune.hfmetrics import TrainerOutputParser
 from tests.helpers import TempDirTest
 
 
@@ -36,6 +37,25 @@ class MaxStepsInMetrics(TempDirTest):
         self.assertIsNone(validate_event(dict(base, max_steps=12)))
         for bad in (0, -5, 2.5, "12", True):
             self.assertIsNotNone(validate_event(dict(base, max_steps=bad)), bad)
+
+
+class OwnScriptBar(unittest.TestCase):
+    """An own script's printed Trainer output: the training bar's total is its max_steps (the demo prints one)."""
+
+    def test_the_training_bars_total_is_max_steps_and_the_eval_bar_is_not(self):
+        p = TrainerOutputParser()
+        p.feed("  5%|▌         | 10/200 [00:10<03:10,  1.00s/it]")
+        first = p.feed("{'loss': 2.3, 'learning_rate': 0.0002, 'epoch': 0.04}")
+        p.feed("100%|██████████| 13/13 [00:03<00:00,  4.1it/s]")
+        second = p.feed("{'loss': 2.1, 'learning_rate': 0.0002, 'epoch': 0.05}")
+        self.assertEqual((first[1]["step"], first[1]["max_steps"]), (10, 200))
+        self.assertEqual(second[1]["max_steps"], 200)
+        self.assertIsNone(validate_event(dict({"v": 1, "ts": 1.0, "type": "metrics"}, **first[1])))
+
+    def test_no_bar_no_total(self):
+        got = TrainerOutputParser().feed("{'loss': 1.0, 'epoch': 0.1}")
+        self.assertEqual(got[1]["step"], 1)
+        self.assertNotIn("max_steps", got[1])
 
 
 if __name__ == "__main__":
