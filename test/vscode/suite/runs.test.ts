@@ -160,14 +160,15 @@ suite('runs: three runs told apart', () => {
     );
     const row = (id: string): Row => ended.rows.find((r) => r.id === id)!;
     // Start time (to the second, today), status, step, loss, duration.
-    const shape = /^(\d\d:\d\d:\d\d) · (completed|failed) · step (\d+) · loss (\d+\.\d{4}) · (\d+s|\d+m \d\ds)/;
+    // A failed run's row names its exception (issue 39.2).
+    const shape = /^(\d\d:\d\d:\d\d) · (completed|failed \(RuntimeError\)) · step (\d+) · loss (\d+\.\d{4}) · (\d+s|\d+m \d\ds)/;
     const parsed = ids.map((id) => shape.exec(row(id).description));
     parsed.forEach((m, i) => assert.ok(m, `row ${i}: ${row(ids[i]!).description}`));
     assert.deepEqual(
       parsed.map((m) => [m![2], Number(m![3])]),
       [
         ['completed', 30],
-        ['failed', 12],
+        ['failed (RuntimeError)', 12],
         ['completed', 20],
       ],
       'a 30-step run ends at step 30',
