@@ -76,11 +76,15 @@ interface Group {
   visibleAt: number;
   tags: Record<string, string>;
   vpcId?: string;
+  /** Groups whose members the ingress admits on every port (UserIdGroupPairs): a multi-node run's self-reference. */
+  peers?: string[];
 }
 
 export class Ec2Emulator extends EmulatorBase {
   readonly keyPairs: KeyPair[] = [];
   readonly groups: Group[] = [];
+  /** Placement groups by name, with their strategy (cluster, spread, partition). */
+  readonly placementGroups = new Map<string, { strategy: string; tags: Record<string, string> }>();
   readonly region: string;
   /** Requests that came without a SigV4 Authorization header. */
   unsigned = 0;
@@ -330,6 +334,40 @@ export class Ec2Emulator extends EmulatorBase {
         this.ok(res, op, `<return>true</return><groupId>${g.id}</groupId>`);
         return;
       }
+      case 'CreatePlacementGroup': {
+        const name = p.get('GroupName') ?? '';
+        const strategy = p.get('Strategy') ?? '';
+        if (!['cluster', 'spread', 'partition'].includes(strategy)) return this.error(res, 400, 'InvalidParameterValue', `Invalid strategy '${strategy}'`);
+        if (this.placementGroups.has(name)) return this.error(res, 400, 'InvalidPlacementGroup.Duplicate', `The Placement Group '${name}' already exists.`);
+        const tags: Record<string, string> = {};
+        for (let m = 1; p.has(`TagSpecification.1.Tag.${m}.Key`); m++)
+          tags[p.get(`TagSpecification.1.Tag.${m}.Key`)!] = p.get(`TagSpecification.1.Tag.${m}.Value`) ?? '';
+        this.placementGroups.set(name, { strategy, tags });
+        this.ok(res, op, '<return>true</return>');
+        return;
+      }
+      case 'DeletePlacementGroup': {
+        const name = p.get('GroupName') ?? '';
+        if (!this.placementGroups.has(name)) return this.error(res, 400, 'InvalidPlacementGroup.Unknown', `The Placement Group '${name}' is unknown.`);
+        if (this.usersOf((q) => q.get('Placement.GroupName') === name).length)
+          return this.error(res, 400, 'InvalidPlacementGroup.InUse', `The placement group '${name}' is in use and may not be deleted.`);
+        this.placementGroups.delete(name);
+        this.ok(res, op, '<return>true</return>');
+        return;
+      }
+      case 'DeleteSecurityGroup': {
+        const id = p.get('GroupId') ?? '';
+        const g = this.groups.find((x) => x.id === id);
+        if (!g) return this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${id}' does not exist`);
+        if (
+          this.usersOf((q) => [...q.entries()].some(([k, v]) => /^(SecurityGroupId\.\d+|NetworkInterface\.1\.SecurityGroupId\.\d+)$/.test(k) && v === id))
+            .length
+        )
+          return this.error(res, 400, 'DependencyViolation', `resource ${id} has a dependent object`);
+        this.groups.splice(this.groups.indexOf(g), 1);
+        this.ok(res, op, '<return>true</return>');
+        return;
+      }
       case 'AuthorizeSecurityGroupIngress':
       case 'RevokeSecurityGroupIngress': {
         const g = this.groups.find((x) => x.id === p.get('GroupId'));
@@ -345,6 +383,14 @@ export class Ec2Emulator extends EmulatorBase {
               cidr,
             });
           }
+        }
+        // UserIdGroupPairs arrive as IpPermissions.n.Groups.m.GroupId (the EC2 query name of the member).
+        const peers: string[] = [];
+        for (let n = 1; p.has(`IpPermissions.${n}.IpProtocol`); n++)
+          for (let m = 1; p.has(`IpPermissions.${n}.Groups.${m}.GroupId`); m++) peers.push(p.get(`IpPermissions.${n}.Groups.${m}.GroupId`)!);
+        if (op === 'AuthorizeSecurityGroupIngress' && peers.length) {
+          if (peers.some((x) => g.peers?.includes(x))) return this.error(res, 400, 'InvalidPermission.Duplicate', 'the specified rule already exists');
+          g.peers = [...(g.peers ?? []), ...peers];
         }
         const same = (a: Group['cidrs'][number], b: Group['cidrs'][number]): boolean =>
           a.proto === b.proto && a.from === b.from && a.to === b.to && a.cidr === b.cidr;
@@ -368,6 +414,8 @@ export class Ec2Emulator extends EmulatorBase {
       }
       case 'RunInstances': {
         const token = p.get('ClientToken');
+        const pg = p.get('Placement.GroupName');
+        if (pg && !this.placementGroups.has(pg)) return this.error(res, 400, 'InvalidPlacementGroup.Unknown', `The Placement Group '${pg}' is unknown.`);
         const known = token ? this.tokens.get(token) : undefined;
         if (known && this.instances.has(known) && !sameLaunch(this.instances.get(known)!.request as Params, p))
           return this.error(
@@ -578,6 +626,11 @@ export class Ec2Emulator extends EmulatorBase {
     const i = this.instances.get(id);
     if (started && i && ip) i.ip = ip;
     return started;
+  }
+
+  /** Instances not yet terminated whose launch request matches: what keeps a group from being deleted. */
+  private usersOf(match: (request: Params) => boolean): EmulatedInstance[] {
+    return this.billing().filter((i) => match(i.request as Params));
   }
 
   /** Whether the security group ingress opened port 22 to exactly this /32 and nothing else. */

@@ -453,6 +453,13 @@ export class GcpEmulator extends EmulatorBase {
         json(200, this.opJson(o));
         return;
       }
+      case 'firewall-delete': {
+        const name = decodeURIComponent(parts[7] ?? '');
+        if (!this.firewalls.delete(name))
+          return this.err(res, 404, 'notFound', `The resource 'projects/${this.project}/global/firewalls/${name}' was not found`);
+        json(200, this.opJson(this.newOp('', 'delete', name)));
+        return;
+      }
       case 'firewall-get': {
         const name = decodeURIComponent(parts[7] ?? '');
         const f = this.firewalls.get(name);

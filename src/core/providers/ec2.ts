@@ -648,7 +648,9 @@ export class Ec2Provider implements Provider {
     const net = await this.network(request.instanceType, request.zone, signal);
     const groupId = await this.ensureSecurityGroup(net.vpcId, signal);
     // A node of a multi-node run joins the run's placement group and its nodes' group (prepareCluster made them).
-    const nodesGroup = request.cluster ? await findNodesGroup((make, sig) => this.send(make, sig), request.runId, net.vpcId, signal) : undefined;
+    const nodesGroup = request.cluster
+      ? (this.nodesGroups.get(request.runId) ?? (await findNodesGroup((make, sig) => this.send(make, sig), request.runId, net.vpcId, signal)))
+      : undefined;
     if (request.cluster && !nodesGroup) throw new ProviderError('invalid', `the security group of run ${request.runId}'s nodes is missing`, 'ec2');
     const groups = nodesGroup ? [groupId, nodesGroup] : [groupId];
     const name = instanceNameFor(request.runId);
@@ -847,11 +849,23 @@ export class Ec2Provider implements Provider {
   /** The run's cluster placement group and its nodes' security group (ec2Cluster.ts), in the VPC its nodes go to. */
   async prepareCluster(request: LaunchRequest, signal?: AbortSignal): Promise<void> {
     const net = await this.network(request.instanceType, request.zone, signal);
-    await prepareEc2Cluster((make, sig) => this.send(make, sig), request.runId, net.vpcId, signal);
+    const groupId = await prepareEc2Cluster(
+      (make, sig) => this.send(make, sig),
+      (codes, call) => this.untilConsistent(codes, call, signal),
+      request.runId,
+      net.vpcId,
+      signal,
+    );
+    // DescribeSecurityGroups may not list a group made a moment ago: the nodes' launches take its id from here.
+    this.nodesGroups.set(request.runId, groupId);
   }
 
+  /** Each multi-node run's nodes' group made here, by run id. */
+  private readonly nodesGroups = new Map<string, string>();
+
   async releaseCluster(runId: string, signal?: AbortSignal): Promise<void> {
-    await releaseEc2Cluster((make, sig) => this.send(make, sig), runId, signal, this.options.consistency?.windowMs ?? 180_000);
+    await releaseEc2Cluster((make, sig) => this.send(make, sig), runId, signal, this.options.consistency?.windowMs ?? 180_000, this.nodesGroups.get(runId));
+    this.nodesGroups.delete(runId);
   }
 
   async listOwned(signal?: AbortSignal): Promise<Instance[]> {

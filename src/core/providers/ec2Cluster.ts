@@ -9,6 +9,8 @@ import { sleep } from './abort';
 import { instanceNameFor, OWNER_TAG, ProviderError, RUN_ID_TAG } from './types';
 
 type Send = <T>(make: (sdk: typeof Ec2Sdk) => object, signal?: AbortSignal) => Promise<T>;
+/** Runs the call again while it fails with one of the codes (EC2's eventual consistency: a new id unknown for a while). */
+type UntilConsistent = <T>(codes: readonly string[], call: () => Promise<T>) => Promise<T>;
 
 /** The run's placement group (names are unique per account and region). */
 export function placementGroupName(runId: string): string {
@@ -38,7 +40,7 @@ export async function findNodesGroup(send: Send, runId: string, vpcId: string | 
 }
 
 /** Makes (or finds) the placement group and the nodes' group with its self-referencing rule; returns the group's id. */
-export async function prepareEc2Cluster(send: Send, runId: string, vpcId: string, signal?: AbortSignal): Promise<string> {
+export async function prepareEc2Cluster(send: Send, consistent: UntilConsistent, runId: string, vpcId: string, signal?: AbortSignal): Promise<string> {
   const tags = [
     { Key: OWNER_TAG, Value: 'true' },
     { Key: RUN_ID_TAG, Value: runId },
@@ -73,18 +75,22 @@ export async function prepareEc2Cluster(send: Send, runId: string, vpcId: string
     if (!groupId) throw new ProviderError('server', 'CreateSecurityGroup returned no id', 'ec2');
   }
   const id = groupId;
-  try {
-    await send(
-      (sdk) =>
-        new sdk.AuthorizeSecurityGroupIngressCommand({
-          GroupId: id,
-          IpPermissions: [{ IpProtocol: '-1', UserIdGroupPairs: [{ GroupId: id, Description: 'Remote Fine-Tune: the run nodes, to each other' }] }],
-        }),
-      signal,
-    );
-  } catch (err) {
-    if (awsCode(err) !== 'InvalidPermission.Duplicate') throw err;
-  }
+  // Right after CreateSecurityGroup the new id may be unknown to the next call (InvalidGroup.NotFound).
+  await consistent(['InvalidGroup.NotFound'], async () => {
+    try {
+      await send(
+        (sdk) =>
+          new sdk.AuthorizeSecurityGroupIngressCommand({
+            GroupId: id,
+            IpPermissions: [{ IpProtocol: '-1', UserIdGroupPairs: [{ GroupId: id, Description: 'Remote Fine-Tune: the run nodes, to each other' }] }],
+          }),
+        signal,
+      );
+    } catch (err) {
+      // An earlier attempt whose answer was lost already added it.
+      if (awsCode(err) !== 'InvalidPermission.Duplicate') throw err;
+    }
+  });
   return id;
 }
 
@@ -93,7 +99,7 @@ export async function prepareEc2Cluster(send: Send, runId: string, vpcId: string
  * (DependencyViolation, InvalidPlacementGroup.InUse): a terminating instance holds them until it is terminated,
  * so the refusal is waited out within the budget; an absent one is already done.
  */
-export async function releaseEc2Cluster(send: Send, runId: string, signal?: AbortSignal, budgetMs = 180_000): Promise<void> {
+export async function releaseEc2Cluster(send: Send, runId: string, signal?: AbortSignal, budgetMs = 180_000, knownGroupId?: string): Promise<void> {
   const until = Date.now() + budgetMs;
   const retrying = async (what: string, call: () => Promise<unknown>, gone: readonly string[], busy: readonly string[]): Promise<void> => {
     for (let wait = 500; ; wait = Math.min(wait * 2, 10_000)) {
@@ -108,7 +114,8 @@ export async function releaseEc2Cluster(send: Send, runId: string, signal?: Abor
       }
     }
   };
-  const groupId = await findNodesGroup(send, runId, undefined, signal);
+  // The id prepareCluster got, where this process made it: a listing may not show a group made a moment ago.
+  const groupId = knownGroupId ?? (await findNodesGroup(send, runId, undefined, signal));
   if (groupId)
     await retrying(
       `security group ${nodesGroupName(runId)}`,

@@ -14,12 +14,18 @@ import { Ledger } from '../../../src/core/runs/ledger';
 import { checkInstance, finishGuarded, provisionGuarded, ProvisionError, reconcile, terminateOrphans } from '../../../src/core/runs/teardown';
 import type { TeardownSettings } from '../../../src/core/runs/teardown';
 import type { SlowSettings } from '../../emulators/server';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { makeRig, sshLogin } from './harness';
 import type { CloudKind, CloudRig } from './harness';
 import { SpyLedger } from '../../support/spyLedger';
+import { nodeRequest, provisionClusterGuarded } from '../../../src/core/runs/clusterLaunch';
+import type { ClusterGuardOptions } from '../../../src/core/runs/clusterLaunch';
+import { clusterTagFor } from '../../../src/core/providers/gcp';
+import { nodesGroupName, placementGroupName } from '../../../src/core/providers/ec2Cluster';
+import type { Ec2Emulator } from '../../emulators/ec2';
+import type { GcpEmulator } from '../../emulators/gcp';
 
 /** Every case runs this slowly: the listing lag is longer than the abort (150 ms) and the request timeouts (600 ms). */
 const SLOW: SlowSettings = { listLagSec: 1, operationSec: 0.5, deleteLingerSec: 0.5, noIpSec: 1 };
@@ -90,6 +96,60 @@ async function runToEnd(c: CaseContext, settings: TeardownSettings): Promise<Cas
   const r = await finishGuarded(c.rig.provider, c.ledger, c.runId, g.instance, g.launchedAt, settings, 1.5);
   assert.ok(r.cost && r.cost.usd >= 0);
   return { kept: r.action === 'kept' || r.action === 'stopped' ? 1 : 0 };
+}
+
+/** A multi-node launch of `size` nodes (issue 36.5); bootstrap logs in to every node with OpenSSH. */
+function clusterGuard(c: CaseContext, size: number, extra: Partial<ClusterGuardOptions> = {}): ClusterGuardOptions {
+  return {
+    provider: c.rig.provider,
+    ledger: c.ledger,
+    request: request(c.rig, c.runId),
+    size,
+    pricePerHour: 1.5,
+    sshTimeoutMs: 4000,
+    sshIntervalMs: 20,
+    cleanupTimeoutMs: 10_000,
+    bootstrap: async (nodes) => {
+      for (const i of nodes) assert.match(await sshLogin(sshd, i.publicIp ?? '', i.sshPort, 'echo bootstrap-ok'), /bootstrap-ok/);
+    },
+    ...extra,
+  };
+}
+
+/**
+ * What the provider made for the run's nodes, as the emulator holds it: EC2's cluster placement group and the nodes'
+ * security group admitting its own members, GCP's firewall rule between instances with the run's tag. Lambda: none.
+ */
+function clusterNetwork(c: CaseContext): string[] {
+  if (c.rig.kind === 'ec2') {
+    const emu = c.rig.emu as Ec2Emulator;
+    const pg = emu.placementGroups.get(placementGroupName(c.runId));
+    const sg = emu.groups.find((g) => g.name === nodesGroupName(c.runId));
+    return [
+      ...(pg ? [`placement group ${pg.strategy}`] : []),
+      ...(sg ? [`security group admitting ${sg.peers?.includes(sg.id) ? 'itself' : JSON.stringify(sg.peers)}`] : []),
+    ];
+  }
+  if (c.rig.kind === 'gcp') {
+    const fw = (c.rig.emu as GcpEmulator).firewalls.get(clusterTagFor(c.runId)) as { sourceTags?: string[]; targetTags?: string[] } | undefined;
+    return fw ? [`firewall ${JSON.stringify(fw.sourceTags)} -> ${JSON.stringify(fw.targetTags)}`] : [];
+  }
+  return [];
+}
+
+/** Each launched node's placement as its launch request asked for it: EC2's placement group and groups, GCP's tags. */
+function nodePlacement(c: CaseContext): string[] {
+  const raw = [...c.rig.emu.instances.values()].filter((i) => i.tags[RUN_ID_TAG] === c.runId || JSON.stringify(i.request).includes(c.runId));
+  if (c.rig.kind === 'ec2') {
+    const nodes = (c.rig.emu as Ec2Emulator).groups.find((g) => g.name === nodesGroupName(c.runId))?.id;
+    return raw.map((i) => {
+      const q = i.request as URLSearchParams;
+      return `${i.zone} ${q.get('Placement.GroupName')} ${[...q.entries()].some(([k, v]) => /SecurityGroupId/.test(k) && v === nodes) ? 'in the nodes group' : 'outside'}`;
+    });
+  }
+  if (c.rig.kind === 'gcp')
+    return raw.map((i) => `${i.zone} ${JSON.stringify((i.request as { tags?: { items?: string[] } }).tags?.items?.includes(clusterTagFor(c.runId)))}`);
+  return raw.map((i) => i.region);
 }
 
 const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
@@ -278,6 +338,56 @@ const cases: Record<string, (c: CaseContext) => Promise<CaseOutcome>> = {
     );
     assert.equal(await terminateOrphans([c.rig.provider], c.ledger, rec.orphans), 1);
     assert.equal((await c.ledger.get(c.runId))?.state, 'terminated');
+    return {};
+  },
+  'multi-node: 3 nodes in one zone and one network, the run ends, every node and the network go': async (c) => {
+    const g = await provisionClusterGuarded(clusterGuard(c, 3));
+    assert.equal(new Set(g.instances.map((i) => i.id)).size, 3);
+    assert.equal(new Set(g.instances.map((i) => i.runId)).size, 1, 'every node carries the run id');
+    const placed = nodePlacement(c);
+    assert.equal(placed.length, 3);
+    assert.equal(new Set(placed).size, 1, `one zone, one placement: ${JSON.stringify(placed)}`);
+    if (c.rig.kind === 'ec2') assert.match(placed[0]!, new RegExp(`${placementGroupName(c.runId)} in the nodes group$`));
+    if (c.rig.kind === 'gcp') assert.match(placed[0]!, / true$/);
+    const expected = {
+      ec2: ['placement group cluster', 'security group admitting itself'],
+      gcp: [`firewall ["${clusterTagFor(c.runId)}"] -> ["${clusterTagFor(c.runId)}"]`],
+      lambda: [],
+    };
+    assert.deepEqual(clusterNetwork(c), expected[c.rig.kind]);
+    await finishGuarded(c.rig.provider, c.ledger, c.runId, g.instances[0]!, g.launchedAt, { policy: 'terminate' }, 4.5);
+    assert.deepEqual(clusterNetwork(c), [], 'the placement group, the nodes security group, the firewall rule are gone');
+    return {};
+  },
+  'multi-node: instance 2 of 3 is refused (no capacity in the first node zone)': async (c) => {
+    // The refusal comes for the second launch: the first node is up, the network made.
+    const g = clusterGuard(c, 3, { log: (l) => /^node 1 of 3/.test(l) && c.rig.emu.inject(c.rig.ops.launch, { kind: 'capacity' }, 10) });
+    await expectProvisionFailure(provisionClusterGuarded(g), 'launch');
+    assert.equal(c.rig.launched(), 1, 'node 2 was refused, node 3 never asked for');
+    assert.deepEqual(clusterNetwork(c), []);
+    return {};
+  },
+  'multi-node: the extension host dies after 2 of 3 launches': async (c) => {
+    // As provisionClusterGuarded leaves it when the process dies inside the third launch call.
+    const base = request(c.rig, c.runId);
+    await c.ledger.update(c.runId, {
+      provider: c.rig.provider.kind,
+      region: c.rig.region,
+      instanceType: c.rig.instanceType,
+      spot: false,
+      nodes: 3,
+      state: 'launching',
+      holderPid: deadPid,
+    });
+    await c.rig.provider.prepareCluster?.(base);
+    const first = await c.rig.provider.launch(nodeRequest(base, 3, 0, undefined));
+    await c.rig.provider.launch(nodeRequest(base, 3, 1, first.zone));
+    await nextActivation();
+    const rec = await reconcile([c.rig.provider], c.ledger);
+    assert.equal(rec.orphans.length, 2, JSON.stringify(rec));
+    assert.ok(rec.orphans.every((o) => /never recorded/.test(o.reason)));
+    assert.equal(await terminateOrphans([c.rig.provider], c.ledger, rec.orphans), 2);
+    assert.deepEqual(clusterNetwork(c), []);
     return {};
   },
   'instance launched outside the ledger (ledger lost)': async (c) => {
