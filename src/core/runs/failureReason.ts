@@ -137,7 +137,9 @@ export function explainFailure(failure: RunFailure, logTail: string, workspaceDi
   if (!exc) return failure;
   const at = workspaceFrame(exc.frames, workspaceDir);
   const inner = exc.frames[exc.frames.length - 1];
-  const where = at ? `${at.file}:${at.line}` : inner ? `${inner.file}:${inner.line}` : undefined;
+  // Outside the workspace (a library's frame) the place is said only for an unrecognised exception: a recognised
+  // failure's fix does not depend on which library line noticed it.
+  const where = at ? `${at.file}:${at.line}` : inner && !failure.signature ? `${inner.file}:${inner.line}` : undefined;
   // A recognised failure keeps its own words (its line and fix); an unrecognised one is told by its exception.
   const base = failure.signature ? failure.message : exc.line;
   const message = where && !base.includes(where) ? `${base} (${where})` : base;

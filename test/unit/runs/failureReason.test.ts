@@ -42,6 +42,18 @@ test('the last exception line and where the workspace code raised it, from a rea
   const oom = explainFailure({ signature: 'cuda-oom', message: 'torch.OutOfMemoryError: CUDA out of memory.', hint: 'lower the batch' }, log, ws);
   assert.equal(oom.message, 'torch.OutOfMemoryError: CUDA out of memory. (lib/helper.py:3)');
   assert.equal(oom.signature, 'cuda-oom');
+  // Raised in a library: an unrecognised exception names the library's line, a recognised failure keeps its words.
+  const lib =
+    'Traceback (most recent call last):\n  File "/opt/venv/lib/python3.11/site-packages/torch/nn/functional.py", line 2573, in f\nRuntimeError: boom\n';
+  assert.equal(
+    explainFailure({ message: 'exit 1' }, lib, ws).message,
+    'RuntimeError: boom (/opt/venv/lib/python3.11/site-packages/torch/nn/functional.py:2573)',
+  );
+  assert.equal(explainFailure({ message: 'exit 1' }, lib, ws).at, undefined, 'no workspace file to open');
+  assert.equal(
+    explainFailure({ signature: 'cuda-oom', message: 'torch.OutOfMemoryError: CUDA out of memory.' }, lib, ws).message,
+    'torch.OutOfMemoryError: CUDA out of memory.',
+  );
 });
 
 test('runOutcome: a failed run with no error event is told by its exception, not by its exit code', () => {
