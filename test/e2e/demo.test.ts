@@ -129,6 +129,8 @@ test(
       await welcome.locator('a', { hasText: 'Get started: your first run' }).click();
       await page.getByText('Your first fine-tuning run').first().waitFor({ timeout: 30_000 });
       await page.getByText('Add a GPU host or a cloud key').first().waitFor({ timeout: 30_000 });
+      // The step's Markdown media renders in its own frame, beside the steps.
+      await frameWithText(page, /Where the training runs[\s\S]*Add GPU Host/, 30_000);
       await page.screenshot({ path: join(OUT, 'demo-walkthrough.png') });
       copyFileSync(join(OUT, 'demo-walkthrough.png'), join(DOCS_SHOTS, 'walkthrough-first-run.png'));
       await runCommand(page, 'View: Close All Editors');
