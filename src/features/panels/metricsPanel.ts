@@ -92,6 +92,8 @@ interface WandbSeries {
 export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsToWebview> {
   private readonly wandb = new Map<string, WandbSeries>();
   private readonly compared = new Map<string, ComparedRun>();
+  /** What the page was last told of the followed run's progress (the host tests read it from the panel's state). */
+  private progressLines: readonly string[] = [];
 
   constructor(panel: vscode.WebviewPanel, services: PanelServices) {
     super(panel, METRICS_PANEL, metricsFromWebview, services, 'events.jsonl');
@@ -131,13 +133,16 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
   /** Step of total, time left and cost so far from the run's record; an events.jsonl without a record says nothing. */
   private followProgress(source: RunDataSource): void {
     const runs = this.services.runContext;
+    // A run of this extension is the source `run:<id>` (runPanelsContext.ts), as the log panel reads it.
+    const runId = source.id.startsWith('run:') ? source.id.slice('run:'.length) : undefined;
     let last = '';
     const post = (): void => {
-      const r = runs?.runHistories?.([source.id])[0]?.record;
+      const r = runId ? runs?.runHistories?.([runId])[0]?.record : undefined;
       const lines = r ? runProgressLines(r, Date.now()) : [];
       const key = lines.join('\n');
       if (key === last) return;
       last = key;
+      this.progressLines = lines;
       this.post({ type: 'progress', lines });
     };
     post();
@@ -171,7 +176,7 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
   }
 
   protected override details(): Record<string, number | string | null> {
-    return { compared: this.compared.size, wandbRuns: this.wandb.size };
+    return { compared: this.compared.size, wandbRuns: this.wandb.size, progress: this.progressLines.join('\n') };
   }
 
   private async compareRun(): Promise<void> {
