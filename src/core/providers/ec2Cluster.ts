@@ -39,19 +39,22 @@ export async function findNodesGroup(send: Send, runId: string, vpcId: string | 
   return r.SecurityGroups?.[0]?.GroupId;
 }
 
-/** Makes (or finds) the placement group and the nodes' group with its self-referencing rule; returns the group's id. */
-export async function prepareEc2Cluster(send: Send, consistent: UntilConsistent, runId: string, vpcId: string, signal?: AbortSignal): Promise<string> {
-  const tags = [
+function runTags(runId: string): Array<{ Key: string; Value: string }> {
+  return [
     { Key: OWNER_TAG, Value: 'true' },
     { Key: RUN_ID_TAG, Value: runId },
   ];
+}
+
+/** Makes (or finds) the placement group and the nodes' group with its self-referencing rule; returns the group's id. */
+export async function prepareEc2Cluster(send: Send, consistent: UntilConsistent, runId: string, vpcId: string, signal?: AbortSignal): Promise<string> {
   try {
     await send(
       (sdk) =>
         new sdk.CreatePlacementGroupCommand({
           GroupName: placementGroupName(runId),
           Strategy: 'cluster',
-          TagSpecifications: [{ ResourceType: 'placement-group', Tags: tags }],
+          TagSpecifications: [{ ResourceType: 'placement-group', Tags: runTags(runId) }],
         }),
       signal,
     );
@@ -59,6 +62,11 @@ export async function prepareEc2Cluster(send: Send, consistent: UntilConsistent,
     // A retried start of the same run made it already.
     if (awsCode(err) !== 'InvalidPlacementGroup.Duplicate') throw err;
   }
+  return await ensureNodesGroup(send, consistent, runId, vpcId, signal);
+}
+
+/** The run's nodes' security group in the VPC, made when missing, with the rule that admits its own members. */
+export async function ensureNodesGroup(send: Send, consistent: UntilConsistent, runId: string, vpcId: string, signal?: AbortSignal): Promise<string> {
   let groupId = await findNodesGroup(send, runId, vpcId, signal);
   if (!groupId) {
     const made = await send<{ GroupId?: string }>(
@@ -67,7 +75,7 @@ export async function prepareEc2Cluster(send: Send, consistent: UntilConsistent,
           GroupName: nodesGroupName(runId),
           VpcId: vpcId,
           Description: `Remote Fine-Tune: the nodes of run ${runId} reach each other`,
-          TagSpecifications: [{ ResourceType: 'security-group', Tags: tags }],
+          TagSpecifications: [{ ResourceType: 'security-group', Tags: runTags(runId) }],
         }),
       signal,
     );
@@ -94,39 +102,55 @@ export async function prepareEc2Cluster(send: Send, consistent: UntilConsistent,
   return id;
 }
 
+/** Retries a delete EC2 refuses while something still uses the resource (a terminating instance), within `until`. */
+async function deleteWhenFree(
+  what: string,
+  call: () => Promise<unknown>,
+  gone: readonly string[],
+  busy: readonly string[],
+  until: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  for (let wait = 500; ; wait = Math.min(wait * 2, 10_000)) {
+    try {
+      await call();
+      return;
+    } catch (err) {
+      const code = awsCode(err);
+      if (code && gone.includes(code)) return;
+      if (!code || !busy.includes(code) || Date.now() + wait > until) throw new ProviderError('server', `deleting ${what}: ${(err as Error).message}`, 'ec2');
+      await sleep(wait, signal);
+    }
+  }
+}
+
+/** Deletes the run's nodes' group (the id prepareCluster got where this process made it: a listing may lag behind). */
+export async function deleteNodesGroup(send: Send, runId: string, signal?: AbortSignal, budgetMs = 180_000, knownGroupId?: string): Promise<void> {
+  const groupId = knownGroupId ?? (await findNodesGroup(send, runId, undefined, signal));
+  if (!groupId) return;
+  await deleteWhenFree(
+    `security group ${nodesGroupName(runId)}`,
+    () => send((sdk) => new sdk.DeleteSecurityGroupCommand({ GroupId: groupId }), signal),
+    ['InvalidGroup.NotFound'],
+    ['DependencyViolation'],
+    Date.now() + budgetMs,
+    signal,
+  );
+}
+
 /**
  * Deletes the nodes' group and the placement group. EC2 refuses both while an instance still uses them
  * (DependencyViolation, InvalidPlacementGroup.InUse): a terminating instance holds them until it is terminated,
  * so the refusal is waited out within the budget; an absent one is already done.
  */
 export async function releaseEc2Cluster(send: Send, runId: string, signal?: AbortSignal, budgetMs = 180_000, knownGroupId?: string): Promise<void> {
-  const until = Date.now() + budgetMs;
-  const retrying = async (what: string, call: () => Promise<unknown>, gone: readonly string[], busy: readonly string[]): Promise<void> => {
-    for (let wait = 500; ; wait = Math.min(wait * 2, 10_000)) {
-      try {
-        await call();
-        return;
-      } catch (err) {
-        const code = awsCode(err);
-        if (code && gone.includes(code)) return;
-        if (!code || !busy.includes(code) || Date.now() + wait > until) throw new ProviderError('server', `deleting ${what}: ${(err as Error).message}`, 'ec2');
-        await sleep(wait, signal);
-      }
-    }
-  };
-  // The id prepareCluster got, where this process made it: a listing may not show a group made a moment ago.
-  const groupId = knownGroupId ?? (await findNodesGroup(send, runId, undefined, signal));
-  if (groupId)
-    await retrying(
-      `security group ${nodesGroupName(runId)}`,
-      () => send((sdk) => new sdk.DeleteSecurityGroupCommand({ GroupId: groupId }), signal),
-      ['InvalidGroup.NotFound'],
-      ['DependencyViolation'],
-    );
-  await retrying(
+  await deleteNodesGroup(send, runId, signal, budgetMs, knownGroupId);
+  await deleteWhenFree(
     `placement group ${placementGroupName(runId)}`,
     () => send((sdk) => new sdk.DeletePlacementGroupCommand({ GroupName: placementGroupName(runId) }), signal),
     ['InvalidPlacementGroup.Unknown', 'InvalidPlacementGroup.NotFound'],
     ['InvalidPlacementGroup.InUse', 'DependencyViolation'],
+    Date.now() + budgetMs,
+    signal,
   );
 }
