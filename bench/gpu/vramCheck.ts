@@ -5,7 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Estimate, EstimateInput } from '../../src/core/gpu/estimate';
-import { CUDA_CONTEXT_GIB, CUDA_CONTEXT_PART, estimateMemory } from '../../src/core/gpu/estimate';
+import { CUDA_CONTEXT_GIB, estimateMemory } from '../../src/core/gpu/estimate';
+import { allocatorOutside } from '../../src/core/gpu/vramFit';
 import { shapeFromConfigJson } from '../../src/core/gpu/models';
 
 export const ROOT = join(__dirname, '..', '..');
@@ -96,10 +97,7 @@ export function estimateInput(rec: VramRecord, readText: (repoPath: string) => s
   };
 }
 
-/** The estimate's parts that torch's caching allocator does not hold (the CUDA context). */
-export function allocatorOutside(e: Estimate): number {
-  return e.parts.filter((p) => p.name === CUDA_CONTEXT_PART).reduce((sum, p) => sum + p.gib, 0);
-}
+export { allocatorOutside };
 
 export interface Check {
   readonly case: string;

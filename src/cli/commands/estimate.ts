@@ -41,7 +41,7 @@ export const estimateCommand: CliCommand = {
       io.stderr(`remote-finetune: ${r.message}\n`);
       return 2;
     }
-    // Every figure with its band and basis (issue 32.7): the VRAM's in-sample error, the throughput's held-out one.
+    // Every figure with its band and basis (issue 32.7): the VRAM's and the throughput's held-out errors.
     const tput = runSpecThroughput(r);
     if (parsed.format === 'json') {
       io.stdout(

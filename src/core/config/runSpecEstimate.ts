@@ -130,7 +130,7 @@ export function formatGb(gib: number): string {
   return gib >= 100 ? gib.toFixed(0) : gib.toFixed(1);
 }
 
-/** The CodeLens text, never a bare number: "≈ 14.1 GB of 40 GB on A100-40GB · ±8%: calibrated on 10 H200 cases (in-sample error)". */
+/** The CodeLens text, never a bare number: "≈ 14.1 GB of 40 GB on A100-40GB · ±11%: held out over 3 models, 10 H200 cases (in sample ±8%)". */
 export function estimateLabel(e: RunSpecEstimate): string {
   return `≈ ${formatGb(e.estimate.totalGib)} GB of ${e.gpu.vramGb} GB on ${e.gpu.id}${e.fits ? '' : ' (does not fit)'} · ${vramBandText()}`;
 }

@@ -44,6 +44,8 @@ export interface Estimate {
 }
 
 const GIB = 1024 ** 3;
+const num = (x: number): string => String(Number(x.toPrecision(3)));
+const pctOf = (x: number): string => `${num(x * 100)}%`;
 
 export function loraParams(m: ModelShape, r: number, targets: 'all-linear' | readonly string[]): number {
   // A LoRA adapter on a d_in × d_out linear layer adds r·(d_in + d_out) parameters (Hu et al. 2021, §4).
@@ -96,7 +98,36 @@ export function shardingOf(x: EstimateInput): Sharding {
   return { ...SINGLE_GPU, engine: stage > 0 ? 'deepspeed' : 'ddp', stage, gpusPerNode: Math.max(1, x.gpuCount), source: `ZeRO-${stage}` };
 }
 
-export function estimateMemory(x: EstimateInput): Estimate {
+/**
+ * The estimate's calibrated coefficients: the bytes per token a decoder layer keeps for backward and the caching
+ * allocator's overhead. Counted from first principles where possible (see estimateMemory), then calibrated on the
+ * measured cases; vramFit.ts is the procedure that fits them and the source of their held-out error.
+ */
+export interface VramCoefficients {
+  /** Bytes per token per unit of the MLP's intermediate width (gate, up, activation, product: four bf16 tensors). */
+  readonly mlpBytesPerIntermediate: number;
+  /** Bytes per token per unit of hidden width for attention and the RMSNorms. */
+  readonly attentionBytesPerHidden: number;
+  /** The same under QLoRA, whose residual stream is fp32. */
+  readonly qloraAttentionBytesPerHidden: number;
+  /** The allocator's cache as a fraction of activations and logits, with and without checkpointing. */
+  readonly cacheCheckpointed: number;
+  readonly cacheUncheckpointed: number;
+  /** Block rounding as a fraction of the long-lived tensors (weights, gradients, optimizer states). */
+  readonly cacheLongLived: number;
+}
+
+/** The coefficients the estimator ships (calibrated on the H200 cases of bench/gpu/vram-nvidia-h200-2026-11-26.json). */
+export const VRAM_COEFFICIENTS: VramCoefficients = {
+  mlpBytesPerIntermediate: 8,
+  attentionBytesPerHidden: 32,
+  qloraAttentionBytesPerHidden: 52,
+  cacheCheckpointed: 0.2,
+  cacheUncheckpointed: 0.05,
+  cacheLongLived: 0.05,
+};
+
+export function estimateMemory(x: EstimateInput, k: VramCoefficients = VRAM_COEFFICIENTS): Estimate {
   const m = x.model;
   const parts: EstimatePart[] = [];
   const s = shardingOf(x);
@@ -125,7 +156,10 @@ export function estimateMemory(x: EstimateInput): Estimate {
   // layer, fitted to the H200 measurements of Llama-3.2-1B and Mistral-7B without checkpointing (±10%). Eager
   // attention adds the 5·a·s score term of the same equation; SDPA and FlashAttention keep none.
   const tokens = x.seqLen * x.batch;
-  const perTokenLayer = 8 * m.intermediate + (qlora ? 52 : 32) * m.hidden + (x.attention === 'eager' ? 5 * m.heads * x.seqLen : 0);
+  const perTokenLayer =
+    k.mlpBytesPerIntermediate * m.intermediate +
+    (qlora ? k.qloraAttentionBytesPerHidden : k.attentionBytesPerHidden) * m.hidden +
+    (x.attention === 'eager' ? 5 * m.heads * x.seqLen : 0);
   // With checkpointing transformers keeps each decoder layer's input (its residual stream: 4 B in fp32 under
   // QLoRA, else 2) and recomputes one layer at a time in backward.
   const act = x.gradientCheckpointing ? tokens * (m.layers * (qlora ? 4 : 2) * m.hidden + perTokenLayer) : tokens * m.layers * perTokenLayer;
@@ -135,7 +169,7 @@ export function estimateMemory(x: EstimateInput): Estimate {
   parts.push({
     name: `activations (batch ${x.batch} × seq ${x.seqLen}${x.gradientCheckpointing ? ', checkpointed' : ''})`,
     gib: act / GIB,
-    source: 'Llama decoder layer: 8·i + 32·h bytes per token (52·h under QLoRA); checkpointing keeps each layer input',
+    source: `Llama decoder layer: ${num(k.mlpBytesPerIntermediate)}·i + ${num(k.attentionBytesPerHidden)}·h bytes per token (${num(k.qloraAttentionBytesPerHidden)}·h under QLoRA); checkpointing keeps each layer input`,
   });
   // The loss: the bf16 logits (2 B), their fp32 upcast (4), log-softmax in fp32 (4) and the bf16 gradient (2)
   // back through the head: 12 B per token per vocabulary entry (transformers' ForCausalLMLoss upcasts to fp32).
@@ -151,8 +185,8 @@ export function estimateMemory(x: EstimateInput): Estimate {
   const shortLived = act / GIB + logits;
   parts.push({
     name: 'allocator cache and fragmentation',
-    gib: shortLived * (x.gradientCheckpointing ? 0.2 : 0.05) + longLived * 0.05,
-    source: 'torch caching allocator, fitted to the H200 measurements: 20% of activations and logits with checkpointing (5% without) + 5% of the rest',
+    gib: shortLived * (x.gradientCheckpointing ? k.cacheCheckpointed : k.cacheUncheckpointed) + longLived * k.cacheLongLived,
+    source: `torch caching allocator, fitted to the H200 measurements: ${pctOf(k.cacheCheckpointed)} of activations and logits with checkpointing (${pctOf(k.cacheUncheckpointed)} without) + ${pctOf(k.cacheLongLived)} of the rest`,
   });
   parts.push({ name: CUDA_CONTEXT_PART, gib: CUDA_CONTEXT_GIB, source: 'measured on an H200: nvidia-smi per-process memory less torch reserved' });
   const totalGib = parts.reduce((sum, p) => sum + p.gib, 0);

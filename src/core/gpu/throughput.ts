@@ -1,15 +1,17 @@
 // Training throughput (tokens per second) of a GPU class, for the run length and cost shown before launch.
-// The model (throughputModel.ts) is compute at a fitted MFU ceiling plus a fitted per-kernel overhead that
-// dominates small models and small batches; its coefficients and its errors come from the measured cases in
-// bench/gpu/vram-*.json (our H200 runs) and the published ones in bench/gpu/published-*.json (QwenLM/Qwen's README
-// table of LoRA seconds per step on an A100-SXM4-80G), fitted by scripts/gpu-accuracy.ts into
+// The model (throughputModel.ts) is compute at a fitted MFU ceiling plus a fitted per-kernel and per-micro-batch
+// overhead that dominates small models and small batches, and QLoRA's dequantisation at the memory bandwidth; its
+// coefficients and its errors come from the measured cases in bench/gpu/vram-*.json (our H200 runs) and the
+// published ones in bench/gpu/published-*.json (QwenLM/Qwen's README table of LoRA seconds per step on an
+// A100-SXM4-80G), fitted by scripts/gpu-accuracy.ts into
 // estimateAccuracy.json (a unit test fits again and fails when the committed file is stale). Every figure carries
 // its band (the largest leave-one-model-out error of its GPU class) and its basis. LLaMA-Factory's and Unsloth's
 // tokens/s figures are not used: the ones found could not be checked against their source with their hardware,
 // or give only ratios to another tool.
 // Assumptions not measured anywhere, said in the basis when they apply:
 //  - other GPUs: the compute term scales with NVIDIA's datasheet dense FP16/BF16 tensor peak (without sparsity);
-//    the overhead term is host-side kernel launches and is kept as measured;
+//    the overhead terms are host-side (kernel launches, the Trainer's step) and are kept as measured; QLoRA's
+//    dequantisation scales with the GPU's datasheet memory bandwidth;
 //  - fp32 runs at about a quarter of the 16-bit tensor rate (TF32 on Ampere and newer is half, plain FP32 an
 //    eighth on older parts);
 //  - several GPUs (data parallel) add 90% each: gradient all-reduce is not free.
@@ -35,6 +37,20 @@ export const PEAK_DENSE_16BIT_TFLOPS: Readonly<Record<GpuId, number>> = {
   H200: 989,
 };
 
+// Memory bandwidth, TB/s, from NVIDIA's datasheets (SXM parts where there are two; A10G as the A10).
+export const MEMORY_TBPS: Readonly<Record<GpuId, number>> = {
+  T4: 0.32,
+  V100: 0.9,
+  A10G: 0.6,
+  L4: 0.3,
+  RTX3090: 0.936,
+  RTX4090: 1.008,
+  'A100-40GB': 1.555,
+  'A100-80GB': 2.039,
+  H100: 3.35,
+  H200: 4.8,
+};
+
 export const FP32_FACTOR = 0.25;
 export const MULTI_GPU_EFFICIENCY = 0.9;
 
@@ -50,6 +66,7 @@ export interface GpuFit {
   readonly models: number;
   readonly mfuCeiling: number;
   readonly secondsPerKernel: number;
+  readonly secondsPerMicroBatch: number;
   readonly inSampleMaxAbs: number;
   readonly heldOutMaxAbs: number;
 }
@@ -62,7 +79,12 @@ export const THROUGHPUT_FIT: { readonly checkpointPasses: number; readonly gpus:
 
 const COEFFICIENTS: ThroughputCoefficients = {
   checkpointPasses: THROUGHPUT_FIT.checkpointPasses,
-  gpus: Object.fromEntries(Object.entries(THROUGHPUT_FIT.gpus).map(([g, f]) => [g, { mfuCeiling: f.mfuCeiling, secondsPerKernel: f.secondsPerKernel }])),
+  gpus: Object.fromEntries(
+    Object.entries(THROUGHPUT_FIT.gpus).map(([g, f]) => [
+      g,
+      { mfuCeiling: f.mfuCeiling, secondsPerKernel: f.secondsPerKernel, secondsPerMicroBatch: f.secondsPerMicroBatch },
+    ]),
+  ),
 };
 
 // A GPU without data of its own borrows the coefficients of the nearest class that has some: Hopper from the H200,
@@ -134,6 +156,7 @@ export function trainingThroughput(x: ThroughputInput): Throughput {
     seqLen: x.seqLen ?? tokens,
     tokensPerMicroBatch: tokens,
     peakTflops: PEAK_DENSE_16BIT_TFLOPS[x.gpu] * precisionFactor(x.precision),
+    memoryTBps: MEMORY_TBPS[x.gpu],
   };
   const cls = fitClassOf(x.gpu);
   const flops = flopsPerToken(c);

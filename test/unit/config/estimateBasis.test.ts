@@ -1,5 +1,5 @@
 // Issue 32.7: every estimate shown (the CodeLens and its breakdown, the Start confirmation's cost, the CLI) carries
-// its band and its basis, never a bare number: the VRAM with its in-sample error on the measured cases, the
+// its band and its basis, never a bare number: the VRAM with its held-out error on the measured cases (in-sample beside it), the
 // throughput, run length and cost with the throughput model's held-out error and what it was fitted on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +15,7 @@ import { runLength } from '../../../src/core/runs/runLength';
 import { launchCost } from '../../../src/core/runs/launchCost';
 
 const root = resolve(__dirname, '../../..');
-const VRAM_BASIS = /±\d+%: calibrated on \d+ H200 cases \(in-sample error\)/;
+const VRAM_BASIS = /±\d+%: held out over \d+ models, \d+ H200 cases \(in sample ±\d+%\)/;
 const TPUT_BASIS =
   /±\d+%\S*:? .*fitted on \d+ (measured H200 cases|published A100-80GB figures \([^)]+\)) \(\d+ models\), held-out error ≤ \d+% \(in-sample ≤ \d+%\)/;
 const SPEC =
@@ -81,5 +81,5 @@ test('basis: the does-not-fit diagnostic (RFT901) gives the estimate with its ba
   await main(['validate', file, '--format', 'json'], c.io);
   const d = (JSON.parse(c.out.join('')) as { code: string; message: string }[]).find((x) => x.code === 'RFT901');
   assert.ok(d, c.out.join(''));
-  assert.match(d.message, /Estimated peak memory ≈ \d+(\.\d)? GB \(±\d+%: calibrated on \d+ H200 cases \(in-sample error\)\) does not fit/);
+  assert.match(d.message, /Estimated peak memory ≈ \d+(\.\d)? GB \(±\d+%: held out over \d+ models, \d+ H200 cases \(in sample ±\d+%\)\) does not fit/);
 });

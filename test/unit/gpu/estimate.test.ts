@@ -99,7 +99,7 @@ test('estimate: run spec → CodeLens label and a does-not-fit diagnostic with t
     'version: 1\nmodel:\n  id: meta-llama/Llama-2-7b-hf\nmethod: qlora\ndata:\n  train: a/b\n  max_seq_length: 2048\ntrainer:\n  per_device_batch_size: 4\n  gradient_accumulation: 4\n  gradient_checkpointing: false\n  precision: fp16\ntarget:\n  provider: gcp\n  gpu: T4\n';
   const { root } = parseConfigText(spec, 'yaml');
   const e = estimateRunSpec(root, 'finetune.yaml', undefined)!;
-  assert.match(estimateLabel(e), /^≈ \d+(\.\d)? GB of 16 GB on T4 \(does not fit\) · ±\d+%: calibrated on \d+ H200 cases \(in-sample error\)$/);
+  assert.match(estimateLabel(e), /^≈ \d+(\.\d)? GB of 16 GB on T4 \(does not fit\) · ±\d+%: held out over \d+ models, \d+ H200 cases \(in sample ±\d+%\)$/);
   // Checkpointing alone is not enough: Mistral-7B (a larger MLP, the same vocabulary) under QLoRA at 2048 × 4 with
   // checkpointing reserved 15.7 GiB on an H200 (bench/gpu/vram-nvidia-h200-2026-11-26.json), more than a T4 holds.
   assert.ok(!e.advice.some((a) => a.change === 'gradient_checkpointing'), JSON.stringify(e.advice));
@@ -116,5 +116,5 @@ test('estimate: run spec → CodeLens label and a does-not-fit diagnostic with t
   assert.equal(short.advice[0]!.change, 'gradient_checkpointing');
   const ok = estimateRunSpec(root, 'finetune.yaml', undefined, findGpu('H200'))!;
   assert.ok(ok.fits);
-  assert.match(estimateLabel(ok), /^≈ \d+(\.\d)? GB of 141 GB on H200 · ±\d+%: calibrated on \d+ H200 cases \(in-sample error\)$/);
+  assert.match(estimateLabel(ok), /^≈ \d+(\.\d)? GB of 141 GB on H200 · ±\d+%: held out over \d+ models, \d+ H200 cases \(in sample ±\d+%\)$/);
 });

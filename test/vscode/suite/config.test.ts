@@ -135,7 +135,9 @@ suite('config', () => {
     const titles = lenses.map((l) => l.command?.title ?? '');
     assert.ok(
       // Then the run's time and cost on the spec's own GCP machine (issue 39.3).
-      titles.some((t) => /^≈ \d+\.\d GB of 16 GB on T4 · ±\d+%: calibrated on \d+ H200 cases \(in-sample error\) · .* on gcp n1-standard-4$/.test(t)),
+      titles.some((t) =>
+        /^≈ \d+\.\d GB of 16 GB on T4 · ±\d+%: held out over \d+ models, \d+ H200 cases \(in sample ±\d+%\) · .* on gcp n1-standard-4$/.test(t),
+      ),
       titles.join(' | '),
     );
   });

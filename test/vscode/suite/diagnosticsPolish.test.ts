@@ -126,7 +126,7 @@ suite('diagnostics polish (issue 18.6)', () => {
     for (const l of lenses)
       assert.match(
         l.command?.title ?? '',
-        /^≈ \d+\.\d GB of 16 GB on T4 · ±\d+%: calibrated on \d+ H200 cases \(in-sample error\) · own host: no charge(, ≈ .*)?$/,
+        /^≈ \d+\.\d GB of 16 GB on T4 · ±\d+%: held out over \d+ models, \d+ H200 cases \(in sample ±\d+%\) · own host: no charge(, ≈ .*)?$/,
       );
     assert.match(String(lenses[0]!.command?.tooltip ?? ''), /LoRA adapters \(r=16\): \d+(\.\d)? MB/);
     const cmd = lenses[0]!.command!;
