@@ -44,6 +44,8 @@ export class GcpEmulator extends EmulatorBase {
    * has not published (Compute Engine then answers 404 notFound).
    */
   guestHostKeys: string[] = [];
+  /** An instance's VPC address (networkIP) by its external one (natIP); absent: the same address. */
+  readonly privateIps = new Map<string, string>();
   /** Firewall rules by name, as inserted (compute#firewall bodies). */
   readonly firewalls = new Map<string, Record<string, unknown>>();
   private readonly requestIds = new Map<string, string>();
@@ -230,7 +232,12 @@ export class GcpEmulator extends EmulatorBase {
       metadata: body.metadata,
       creationTimestamp: new Date(i.launchedAt).toISOString(),
       networkInterfaces: [
-        { network: 'global/networks/default', accessConfigs: i.state === 'running' ? [{ type: 'ONE_TO_ONE_NAT', natIP: i.ip }] : [{ type: 'ONE_TO_ONE_NAT' }] },
+        {
+          network: 'global/networks/default',
+          // The VPC address, where its peers reach it (privateIps); by default the one external address.
+          ...(i.state === 'running' ? { networkIP: this.privateIps.get(i.ip) ?? i.ip } : {}),
+          accessConfigs: i.state === 'running' ? [{ type: 'ONE_TO_ONE_NAT', natIP: i.ip }] : [{ type: 'ONE_TO_ONE_NAT' }],
+        },
       ],
     };
   }
