@@ -5,9 +5,11 @@
 // published ones in bench/gpu/published-*.json (QwenLM/Qwen's README table of LoRA seconds per step on an
 // A100-SXM4-80G), fitted by scripts/gpu-accuracy.ts into
 // estimateAccuracy.json (a unit test fits again and fails when the committed file is stale). Every figure carries
-// its band (the largest leave-one-model-out error of its GPU class) and its basis. LLaMA-Factory's and Unsloth's
-// tokens/s figures are not used: the ones found could not be checked against their source with their hardware,
-// or give only ratios to another tool.
+// its band (the largest leave-one-model-out error of its GPU class) and its basis. Not fitted: Unsloth's benchmark
+// pages (ratios to Hugging Face, no tokens/s), and LLaMA-Factory's wiki "Performance comparison"
+// (https://github.com/hiyouga/LLaMA-Factory/wiki/Performance-comparison): its only table with a GPU (LLaMA2-7B 4-bit
+// LoRA on one A100 40GB, tokens per GPU per second at 1,024-32,768 tokens) does not say whether checkpointing was on
+// or whether sequences filled the length, and the fit would have to guess both.
 // Assumptions not measured anywhere, said in the basis when they apply:
 //  - other GPUs: the compute term scales with NVIDIA's datasheet dense FP16/BF16 tensor peak (without sparsity);
 //    the overhead terms are host-side (kernel launches, the Trainer's step) and are kept as measured; QLoRA's
