@@ -117,7 +117,12 @@ const fixed: CodeInfo[] = [
       'Learning-rate schedule that cannot run: cosine_with_min_lr or warmup_stable_decay without its lr_scheduler_kwargs, reduce_lr_on_plateau without evaluation',
   },
   { code: 'RFT841', severity: 'warning', title: 'Attention kernel the model family refuses at load time (gpt-oss, Gemma-2 under transformers 5 with sdpa)' },
-  { code: 'RFT830', severity: 'error', title: 'Multi-node spec without one SSH host per machine in target.hosts, or not torchrun/accelerate' },
+  {
+    code: 'RFT830',
+    severity: 'error',
+    title:
+      'Multi-node spec without one SSH host per machine in target.hosts or an ec2/gcp/lambda target (on-demand, terminated at the end), or not torchrun/accelerate',
+  },
   { code: 'RFT901', severity: 'error', title: 'Estimated peak GPU memory does not fit the target GPU (with the cheapest fixes)' },
   { code: 'RFT903', severity: 'warning', title: "Estimated peak GPU memory within 10% of the GPU's memory" },
 ];

@@ -1,0 +1,30 @@
+// A multi-node run on a cloud (issue 36.5): what start refuses before anything is launched, and how each node's
+// launch is named and placed (clusterLaunch.ts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cloudMultiNodeProblem } from '../../../src/core/runs/multiNode';
+import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
+import { launchNameFor } from '../../../src/core/providers/types';
+
+const spec = (type: string): Record<string, unknown> => ({ launcher: { type, num_processes: 2, num_machines: 2 } });
+
+test('start refuses a spot, a kept or stopped, or a non-cloud multi-node launch, and a launcher that cannot start ranks', () => {
+  assert.equal(cloudMultiNodeProblem(spec('torchrun'), false, 'terminate', 'ec2'), undefined);
+  assert.equal(cloudMultiNodeProblem({ launcher: { type: 'python' } }, true, 'keep', 'local'), undefined, 'one machine: nothing to refuse');
+  assert.match(cloudMultiNodeProblem(spec('torchrun'), true, 'terminate', 'gcp') ?? '', /on-demand instances; a spot node's reclaim is not recovered/);
+  assert.match(cloudMultiNodeProblem(spec('accelerate'), false, 'stop', 'lambda') ?? '', /teardown.policy stop is not supported/);
+  assert.match(cloudMultiNodeProblem(spec('torchrun'), false, 'terminate', 'local') ?? '', /local does not launch several instances/);
+  assert.match(cloudMultiNodeProblem(spec('python'), false, 'terminate', 'ec2') ?? '', /torchrun or accelerate/);
+});
+
+test('node 0 is named as a single run; later nodes get their own launch key, name and token, pinned to node 0 zone', () => {
+  const base = { runId: 'rft-20261128-020000-abcd', instanceType: 'g5.xlarge', region: 'us-east-1', spot: false, sshPublicKey: 'ssh-ed25519 AAAA x' };
+  const n0 = nodeRequest(base, 3, 0, undefined);
+  const n2 = nodeRequest(base, 3, 2, 'us-east-1b');
+  assert.deepEqual(n0.cluster, { size: 3, index: 0 });
+  assert.equal(n0.launchKey, undefined);
+  assert.equal(n0.zonePinned, undefined);
+  assert.equal(launchNameFor(n0), 'rft-20261128-020000-abcd');
+  assert.deepEqual([n2.launchKey, n2.zone, n2.zonePinned], ['node2', 'us-east-1b', true]);
+  assert.equal(launchNameFor(n2), 'rft-20261128-020000-abcd-node2');
+});
