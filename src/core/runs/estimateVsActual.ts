@@ -6,17 +6,9 @@ import type { RunRecord } from './runRecord';
 import type { RunEstimated } from './runMeasuredSchema';
 import type { RunLength } from './runLength';
 import { RUNNER_DEFAULTS } from '../config/runnerDefaults';
+import { formatDuration } from './duration';
 
 const MIB_PER_GIB = 1024;
-
-/** "45s", "3m 12s", "1h 04m" (runSummary.ts's formatDuration, which imports this file). */
-function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
-}
 
 export interface RunActuals {
   /** The largest torch peak reserved over the run's GPUs (what decides whether it fits), GiB. */

@@ -5,7 +5,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunRecord } from './runRecord';
-import { runDurationMs, formatDuration } from './runSummary';
+import { runDurationMs } from './runSummary';
+import { formatDuration } from './duration';
 import { runDisplayName } from './runDisplayName';
 import { usedHardwareLabel } from './runHardware';
 import { HISTORY_FILES } from './runHistory';

@@ -2,7 +2,7 @@
 // carry the step and the Trainer's max_steps; the rate is measured from the logged steps of the run's current
 // stretch (a resumed run starts mid-way, and the hours it lay interrupted are no part of its speed). Pure, so
 // the Runs row, the status bar and the metrics panel say the same words.
-import { formatDuration } from './runSummary';
+import { formatDuration } from './duration';
 import type { RunProgress } from './runProgressSchema';
 import type { RunStatus } from './runRecord';
 import { isTerminal } from './runRecord';

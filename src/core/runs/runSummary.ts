@@ -8,15 +8,7 @@ import { estimateVsActualLines } from './estimateVsActual';
 import { usedHardwareLabel } from './runHardware';
 import { failureShort } from './failureReason';
 import { liveProgressLine, stepWords } from './runProgress';
-
-/** "45s", "3m 12s", "1h 04m": a run's length at a glance. */
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
-}
+import { formatDuration } from './duration';
 
 function parseTime(iso: string | undefined): number | undefined {
   if (!iso) return undefined;

@@ -6,16 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
 import { RunStore } from '../../../src/core/runs/runStore';
-import {
-  endLogLine,
-  formatDuration,
-  runDescription,
-  runDurationMs,
-  runTooltipLines,
-  startLabel,
-  statusBarState,
-  FINISHED_LINGER_MS,
-} from '../../../src/core/runs/runSummary';
+import { formatDuration } from '../../../src/core/runs/duration';
+import { endLogLine, runDescription, runDurationMs, runTooltipLines, startLabel, statusBarState, FINISHED_LINGER_MS } from '../../../src/core/runs/runSummary';
 import { RUNS_CONTEXT, runsContextState } from '../../../src/features/runs/runsContextState';
 
 // Local times, so the expected "HH:MM" does not depend on the machine's time zone.
