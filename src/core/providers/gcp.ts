@@ -303,23 +303,28 @@ export class GcpProvider implements Provider {
         );
       return tag;
     }
-    const op = (await this.call(
-      'POST',
-      '/global/firewalls',
+    await this.insertFirewall(
       {
         name: tag,
-        network: 'global/networks/default',
-        direction: 'INGRESS',
-        priority: 1000,
         description: `Remote Fine-Tune: SSH from ${ip} only`,
         sourceRanges: [`${ip}/32`],
         targetTags: [tag],
         allowed: [{ IPProtocol: 'tcp', ports: ['22'] }],
       },
       signal,
+    );
+    return tag;
+  }
+
+  /** An ingress rule on the default network, awaited through its global operation. */
+  private async insertFirewall(rule: Record<string, unknown>, signal?: AbortSignal): Promise<void> {
+    const op = (await this.call(
+      'POST',
+      '/global/firewalls',
+      { network: 'global/networks/default', direction: 'INGRESS', priority: 1000, ...rule },
+      signal,
     )) as GcpOperation;
     await this.waitOperation(op, undefined, signal);
-    return tag;
   }
 
   /**
@@ -632,22 +637,16 @@ export class GcpProvider implements Provider {
     } catch (err) {
       if (!(err instanceof ProviderError && err.code === 'not-found')) throw err;
     }
-    const op = (await this.call(
-      'POST',
-      '/global/firewalls',
+    await this.insertFirewall(
       {
         name: tag,
-        network: 'global/networks/default',
-        direction: 'INGRESS',
-        priority: 1000,
         description: `Remote Fine-Tune: the nodes of run ${request.runId} reach each other`,
         sourceTags: [tag],
         targetTags: [tag],
         allowed: [{ IPProtocol: 'tcp' }, { IPProtocol: 'udp' }, { IPProtocol: 'icmp' }],
       },
       signal,
-    )) as GcpOperation;
-    await this.waitOperation(op, undefined, signal);
+    );
   }
 
   async releaseCluster(runId: string, signal?: AbortSignal): Promise<void> {
