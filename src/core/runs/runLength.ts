@@ -2,8 +2,8 @@
 // over the local training file's examples) × tokens per step ÷ the GPU class's training throughput
 // (gpu/throughput.ts, with its band and basis), with the model's size from the VRAM estimator. Unset fields take
 // python-runner's defaults (config/runnerDefaults.ts over RUN_SPEC_DEFAULTS, which the runner reads from its
-// generated spec_defaults.py), since that is what the host will run. When the length cannot be known (an own command, a Hub dataset without max_steps, no model size) it
-// says why instead of guessing.
+// generated spec_defaults.py), since that is what the host will run. When the length cannot be known (an own
+// command, a Hub dataset without max_steps, no model size) it says why instead of guessing.
 import { preferenceBase, preferenceComputeFactor } from '../config/preferenceMethod';
 import { isAbsolute, join } from 'node:path';
 import { isGpuId } from '../gpu/catalog';
