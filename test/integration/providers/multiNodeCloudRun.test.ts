@@ -13,10 +13,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusterTagFor, GcpProvider } from '../../../src/core/providers/gcp';
-import { serviceAccountTokenSource } from '../../../src/core/providers/gcpAuth';
+import { clusterTagFor } from '../../../src/core/providers/gcp';
 import type { Offer } from '../../../src/core/providers/types';
-import { GcpEmulator } from '../../emulators/gcp';
+import { gcpOnSshd } from '../../support/gcpOnSshd';
 import { makeNetnsLan, netnsUnavailable } from '../../support/netns';
 import type { NetnsLan } from '../../support/netns';
 import { runFinished, testRunManager, trustingConnectOptions } from '../../support/runHosts';
@@ -70,7 +69,6 @@ test(
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     const lan: NetnsLan = makeNetnsLan(2);
     cleanup.push(() => lan.remove());
-    // One host key for both hosts: the emulator's guest attributes publish one set for every instance.
     sshKeygen(join(dir, 'host_key'));
     sshKeygen(join(dir, 'user_key'));
     const userPub = readFileSync(join(dir, 'user_key.pub'), 'utf8').trim();
@@ -83,26 +81,12 @@ test(
       sshds.push(s);
     }
     cleanup.push(() => Promise.all(sshds.map((s) => s.stop())));
-    const emu = await new GcpEmulator({}).start();
+    // Both hosts have one host key, which the emulator's guest attributes publish for every instance.
+    const { emu, provider } = await gcpOnSshd(sshds[0]!, 200);
     cleanup.push(() => emu.stop());
-    emu.guestHostKeys = [readFileSync(join(dir, 'host_key.pub'), 'utf8').trim().split(/\s+/).slice(0, 2).join(' ')];
     // Node k gets the k-th namespace's address: the first now, the second once the first launch is through.
     emu.instanceIp = lan.hosts[0]!.address;
     for (const h of lan.hosts) emu.privateIps.set(h.address, privateOf(h.address));
-    const key = JSON.parse(emu.serviceAccountJson()) as Parameters<typeof serviceAccountTokenSource>[0];
-    const provider = new GcpProvider({
-      project: emu.project,
-      zone: 'us-central1-a',
-      auth: serviceAccountTokenSource(key),
-      baseUrl: `${emu.url}/compute/v1`,
-      sshUser: sshds[0]!.user,
-      retry: { retries: 3, baseDelayMs: 5, maxDelayMs: 20, retryServerErrors: true },
-      requestTimeoutMs: 5000,
-      operationPollMs: 10,
-      operationTimeoutMs: 10_000,
-      consistencyWindowMs: 1000,
-      callerIp: async () => '198.51.100.4',
-    });
     const storage = join(dir, 'storage');
     const manager = testRunManager(storage, trustingConnectOptions([]), {
       providerFor: () => provider,
