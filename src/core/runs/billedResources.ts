@@ -4,6 +4,7 @@
 import type { Offer } from '../providers/types';
 import { relaunchPolicyOf } from './runAttempts';
 import { volumeOf } from './runVolume';
+import { machinesOf } from './multiNode';
 import type { TeardownSettings } from './teardown';
 
 export interface BilledResourcesInput {
@@ -43,7 +44,13 @@ export function billedResources(i: BilledResourcesInput): string[] {
         ? 'stopped when the run ends (no GPU charge while stopped)'
         : `kept running when the run ends, billed until the watchdog shuts it down after ${i.teardown.idleMinutes} idle minutes`;
   const replacements = attempts > 1 ? `; after a spot reclaim a replacement is launched, up to ${attempts} instances in all, one at a time` : '';
-  const lines = [`Instance: 1 × ${offer.instanceType} (${offer.gpuCount}× ${offer.gpu}${offer.spot ? ', spot' : ''}) in ${where}, ${endText}${replacements}.`];
+  // A multi-node run launches one instance per machine rank, all in one zone (clusterLaunch.ts).
+  const nodes = machinesOf(i.spec);
+  const count =
+    nodes > 1
+      ? `${nodes} × ${offer.instanceType} (${offer.gpuCount}× ${offer.gpu} each, one per machine rank, with the network between them)`
+      : `1 × ${offer.instanceType} (${offer.gpuCount}× ${offer.gpu}${offer.spot ? ', spot' : ''})`;
+  const lines = [`Instance: ${count} in ${where}, ${endText}${replacements}.`];
 
   const diskFate =
     end === 'terminate'
@@ -52,9 +59,10 @@ export function billedResources(i: BilledResourcesInput): string[] {
         ? 'kept while the instance is stopped, billed per GB-month until you terminate it'
         : 'kept with the running instance';
   const disk = diskGb(i.spec);
-  if (offer.provider === 'ec2') lines.push(`Root disk: ${disk ?? DEFAULT_DISK_GB} GB gp3 EBS (encrypted), ${diskFate}.`);
+  const each = nodes > 1 ? ` on each of the ${nodes}` : '';
+  if (offer.provider === 'ec2') lines.push(`Root disk: ${disk ?? DEFAULT_DISK_GB} GB gp3 EBS (encrypted)${each}, ${diskFate}.`);
   else if (offer.provider === 'gcp')
-    lines.push(`Boot disk: ${disk !== undefined ? `${disk} GB` : `${DEFAULT_DISK_GB} GB (more if the image needs it)`} pd-balanced, ${diskFate}.`);
+    lines.push(`Boot disk: ${disk !== undefined ? `${disk} GB` : `${DEFAULT_DISK_GB} GB (more if the image needs it)`} pd-balanced${each}, ${diskFate}.`);
   else if (offer.provider === 'lambda') lines.push('Root disk: part of the instance (no separate charge), gone when it is terminated.');
 
   const volume = volumeOf(i.spec);

@@ -3,6 +3,8 @@
 // the first rank to fail ends the run on every machine. What each machine's spec says (machine_rank, the
 // rendezvous address and port) is decided here, before anything starts.
 
+import { volumeOf } from './runVolume';
+
 /** The spec's machine count (1 when it has no launcher block or says nothing). */
 export function machinesOf(spec: Readonly<Record<string, unknown>>): number {
   const l = spec.launcher;
@@ -40,6 +42,7 @@ export function cloudMultiNodeProblem(spec: Readonly<Record<string, unknown>>, s
   if (l.type !== 'torchrun' && l.type !== 'accelerate') return `launcher.num_machines is ${n}: launcher.type must be torchrun or accelerate`;
   if (provider !== 'ec2' && provider !== 'gcp' && provider !== 'lambda') return `launcher.num_machines is ${n}: ${provider} does not launch several instances`;
   if (spot) return `launcher.num_machines is ${n}: multi-node runs launch on-demand instances; a spot node's reclaim is not recovered (set target.spot: false)`;
+  if (volumeOf(spec)) return `launcher.num_machines is ${n}: target.volume attaches to one instance; a multi-node cloud run has ${n}`;
   if (policy !== 'terminate')
     return `launcher.num_machines is ${n}: a multi-node cloud run's instances are terminated when it ends (teardown.policy ${policy} is not supported)`;
   return undefined;

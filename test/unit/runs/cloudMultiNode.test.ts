@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { cloudMultiNodeProblem } from '../../../src/core/runs/multiNode';
 import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
 import { launchNameFor } from '../../../src/core/providers/types';
+import { billedResources } from '../../../src/core/runs/billedResources';
 
 const spec = (type: string): Record<string, unknown> => ({ launcher: { type, num_processes: 2, num_machines: 2 } });
 
@@ -27,4 +28,20 @@ test('node 0 is named as a single run; later nodes get their own launch key, nam
   assert.equal(launchNameFor(n0), 'rft-20261128-020000-abcd');
   assert.deepEqual([n2.launchKey, n2.zone, n2.zonePinned], ['node2', 'us-east-1b', true]);
   assert.equal(launchNameFor(n2), 'rft-20261128-020000-abcd-node2');
+});
+
+test('a volume cannot go with several instances; the confirmation lists one instance and one disk per machine rank', () => {
+  const withVolume = { ...spec('torchrun'), target: { provider: 'ec2', volume: { name: 'data', size_gb: 100 } } };
+  assert.match(cloudMultiNodeProblem(withVolume, false, 'terminate', 'ec2') ?? '', /target.volume attaches to one instance; a multi-node cloud run has 2/);
+  const lines = billedResources({
+    offer: { provider: 'ec2', instanceType: 'g5.12xlarge', gpu: 'A10G', gpuCount: 4, spot: false, region: 'us-east-1', zone: 'us-east-1a' },
+    spec: { ...spec('torchrun'), target: { provider: 'ec2', disk_gb: 300 } },
+    teardown: { policy: 'terminate' },
+    canStop: true,
+  });
+  assert.equal(
+    lines[0],
+    'Instance: 2 × g5.12xlarge (4× A10G each, one per machine rank, with the network between them) in us-east-1/us-east-1a, terminated when the run ends.',
+  );
+  assert.equal(lines[1], 'Root disk: 300 GB gp3 EBS (encrypted) on each of the 2, deleted with the instance.');
 });
