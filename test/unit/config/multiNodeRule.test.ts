@@ -32,7 +32,7 @@ test('missing hosts, the wrong count, a provider that launches no machines, or t
   assert.match(rft830(spec('  type: python\n  num_machines: 2', '  provider: ssh\n  hosts: [a, b]'))[0]!.message, /torchrun or accelerate/);
 });
 
-test('a cloud launches the machines itself (issue 36.5): no hosts asked; spot and a kept or stopped teardown are each an error at their key', () => {
+test('a cloud launches the machines itself (issue 36.5): no hosts asked; spot, a kept or stopped teardown and a volume are each an error at their key', () => {
   for (const provider of ['ec2', 'gcp', 'lambda']) assert.deepEqual(rft830(spec(torchrun, `  provider: ${provider}`)), [], provider);
   const spot = rft830(spec(torchrun, '  provider: ec2\n  spot: true'));
   assert.equal(spot.length, 1);
@@ -43,5 +43,8 @@ test('a cloud launches the machines itself (issue 36.5): no hosts asked; spot an
   assert.match(kept[0]!.message, /teardown.policy keep is not supported/);
   assert.equal(kept[0]!.line, 13, 'at teardown.policy');
   assert.deepEqual(rft830(spec(torchrun, '  provider: lambda') + 'teardown:\n  policy: terminate\n'), []);
+  const volume = rft830(spec(torchrun, '  provider: ec2\n  volume: { name: data, size_gb: 100 }'));
+  assert.match(volume[0]?.message ?? '', /target.volume attaches to one instance/);
+  assert.equal(volume[0]!.line, 12, 'at target.volume');
   assert.match(rft830(spec('  type: python\n  num_machines: 2', '  provider: ec2'))[0]!.message, /torchrun or accelerate/);
 });

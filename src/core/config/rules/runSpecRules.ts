@@ -113,6 +113,7 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
     const cloud = provider === 'ec2' || provider === 'gcp' || provider === 'lambda';
     const spotNode = nodeAt(root, ['target', 'spot']);
     const policyNode = nodeAt(root, ['teardown', 'policy']);
+    const volumeNode = nodeAt(root, ['target', 'volume']);
     const policy = scalarAt(root, ['teardown', 'policy']) ?? 'terminate';
     const cloudProblem = (): { node: DocNode; message: string } | undefined =>
       spotNode?.kind === 'scalar' && spotNode.value === true
@@ -125,7 +126,12 @@ export function checkRunSpec(inp: RunSpecRuleInput): { diagnostics: ConfigDiagno
               node: policyNode,
               message: `launcher.num_machines is ${machines}: a multi-node cloud run's instances are terminated when it ends; teardown.policy ${String(policy)} is not supported for it.`,
             }
-          : undefined;
+          : volumeNode
+            ? {
+                node: volumeNode,
+                message: `launcher.num_machines is ${machines}: target.volume attaches to one instance; a multi-node cloud run launches ${machines}.`,
+              }
+            : undefined;
     const onCloud = cloud && (ltype === 'torchrun' || ltype === 'accelerate') ? cloudProblem() : undefined;
     if (onCloud) out.push({ ...range(onCloud.node), severity: 'error', code: 'RFT830', message: onCloud.message });
     const problem =
