@@ -19,12 +19,23 @@ export function hostsOf(spec: Readonly<Record<string, unknown>>): string[] | und
   return Array.isArray(h) && h.every((x): x is string => typeof x === 'string' && x.trim() !== '') ? h.map((x) => x.trim()) : undefined;
 }
 
-/** What is wrong with a multi-node start, or undefined when it can go ahead. */
-export function multiNodeProblem(spec: Readonly<Record<string, unknown>>, hosts: readonly string[] | undefined): string | undefined {
+/** Whether the spec's target is a cloud that launches the machines itself (no target.hosts). */
+export function launchesMachines(spec: Readonly<Record<string, unknown>>): boolean {
+  const p = (spec.target as { provider?: unknown } | undefined)?.provider;
+  return p === 'ec2' || p === 'gcp' || p === 'lambda';
+}
+
+/**
+ * What is wrong with a multi-node start, or undefined when it can go ahead. A spec whose cloud launches the
+ * machines needs no hosts (cloudMultiNodeProblem checks it once an offer is chosen), unless `onHosts` says the
+ * start goes to SSH hosts anyway.
+ */
+export function multiNodeProblem(spec: Readonly<Record<string, unknown>>, hosts: readonly string[] | undefined, onHosts = false): string | undefined {
   const n = machinesOf(spec);
   if (n === 1) return undefined;
   const l = spec.launcher as { type?: unknown };
   if (l.type !== 'torchrun' && l.type !== 'accelerate') return `launcher.num_machines is ${n}: launcher.type must be torchrun or accelerate`;
+  if (!hosts && !onHosts && launchesMachines(spec)) return undefined;
   if (!hosts || hosts.length !== n)
     return `launcher.num_machines is ${n}: target.hosts must list ${n} SSH hosts, rank 0 first (it lists ${hosts?.length ?? 0})`;
   if (new Set(hosts).size !== hosts.length) return 'target.hosts lists a host twice: each machine rank needs its own host';

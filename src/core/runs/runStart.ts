@@ -62,7 +62,9 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
   if (machineCount > 1) {
     // On SSH hosts, one listed host per machine rank; on a cloud, N instances of the offer launched here.
     const problem =
-      target.kind === 'ssh' ? multiNodeProblem(req.spec, hosts) : cloudMultiNodeProblem(req.spec, target.offer.spot, req.teardown.policy, target.provider.kind);
+      target.kind === 'ssh'
+        ? multiNodeProblem(req.spec, hosts, true)
+        : cloudMultiNodeProblem(req.spec, target.offer.spot, req.teardown.policy, target.provider.kind);
     if (problem) throw new Error(problem);
   }
   const policy = target.kind === 'cloud' && target.offer.spot ? relaunchPolicyOf(req.spec) : undefined;

@@ -2,7 +2,7 @@
 // launch is named and placed (clusterLaunch.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cloudMultiNodeProblem } from '../../../src/core/runs/multiNode';
+import { cloudMultiNodeProblem, multiNodeProblem } from '../../../src/core/runs/multiNode';
 import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
 import { launchNameFor } from '../../../src/core/providers/types';
 import { billedResources } from '../../../src/core/runs/billedResources';
@@ -44,4 +44,11 @@ test('a volume cannot go with several instances; the confirmation lists one inst
     'Instance: 2 × g5.12xlarge (4× A10G each, one per machine rank, with the network between them) in us-east-1/us-east-1a, terminated when the run ends.',
   );
   assert.equal(lines[1], 'Root disk: 300 GB gp3 EBS (encrypted) on each of the 2, deleted with the instance.');
+});
+
+test('Start Training lets a cloud multi-node spec through to the offer picker; on SSH hosts the hosts are still required', () => {
+  const cloud = { ...spec('torchrun'), target: { provider: 'gcp', gpu: 'L4' } };
+  assert.equal(multiNodeProblem(cloud, undefined), undefined);
+  assert.match(multiNodeProblem(cloud, undefined, true) ?? '', /target.hosts must list 2 SSH hosts/);
+  assert.match(multiNodeProblem({ ...spec('torchrun'), target: { provider: 'ssh' } }, undefined) ?? '', /target.hosts must list 2 SSH hosts/);
 });
