@@ -12,6 +12,7 @@ import { HostStore } from './features/hosts/hostStore';
 import { registerProviders } from './features/providers/registerProviders';
 import { createSshConnectOptions } from './features/hosts/sshPrompts';
 import { sshSync } from './core/runs/runSync';
+import { runHostsOf } from './core/runs/runHosts';
 import { confirmLargeFolders } from './features/runs/largeFolderPrompt';
 import { createCloudProviders } from './features/providers/cloudProviders';
 import { registerWalkthrough } from './features/walkthrough/registerWalkthrough';
@@ -33,16 +34,7 @@ export function activate(context: vscode.ExtensionContext): { activationMs: numb
     log,
   });
   const deps: FeatureDeps = { context, log, connectOptions, runContext: runs.panels };
-  // Hosts of past SSH runs (newest first) join the Hosts view and the target picker.
-  const runHosts = {
-    list: () =>
-      runs.store
-        .all()
-        .filter((r) => r.provider === 'ssh' && r.host)
-        .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-        .map((r) => r.host!),
-    onDidChange: (l: () => void) => runs.store.onDidChange(() => l()),
-  };
+  const runHosts = runHostsOf(runs.store);
   const hostStore = new HostStore(context.globalState);
   const hosts = createHostsApi(deps, hostStore, runHosts);
 

@@ -74,7 +74,6 @@ function record(id: string, name: string, localDir: string, patch: Partial<RunRe
     finishedAt: '2026-11-25T10:42:00.000Z',
     status: 'completed',
     provider: 'ssh',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     localDir,
     finalMetrics: finalMetricsOf(localDir),
     ...patch,

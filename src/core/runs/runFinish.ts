@@ -12,7 +12,6 @@ import type { AttemptEnd } from './runAttempts';
 import { closeAttempt } from './runRelaunch';
 import type { RunRecord, RunStatus } from './runRecord';
 import { isTerminal } from './runRecord';
-import { localOffsets } from './runMirror';
 import { artifactPlan, localOutputsDir } from './artifactPlan';
 import { rootOf } from './runPaths';
 import { fetchHostHistory, finalMetricsOf } from './runHistory';
@@ -142,7 +141,6 @@ export async function finishRun(ctx: RunManagerContext, runId: string, rank0Ende
     ...(Object.keys(finalMetrics).length ? { finalMetrics } : {}),
     status: out.status,
     exitCode: st.exitCode ?? null,
-    offsets: localOffsets(rec.localDir ?? ctx.localDirOf(runId)),
     ...(out.failure ? { failure: out.failure } : {}),
     ...(out.measured ? { measured: out.measured } : {}),
   });

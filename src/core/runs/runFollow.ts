@@ -31,7 +31,6 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   const localDir = rec.localDir ?? ctx.localDirOf(runId);
   const host = ctx.hostFor(rec);
   let pending = '';
-  let lastFlush = 0;
   const boards = new GpuCsvBoards();
   // Aborted when the instance answers at a new address: this follow ends with an error and the watch starts
   // again at the record's new host (the old address may hang rather than refuse).
@@ -76,7 +75,7 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
       ...(base ? { base } : {}),
       signal: followSignal,
       callbacks: {
-        onData: (file, data, offsets) => {
+        onData: (file, data) => {
           const patch: Partial<RunRecord> = {};
           // The boards the runner samples are the hardware the run has (a probe before the start may be stale).
           if (file === 'gpu' && boards.feed(data.toString('utf8'))) {
@@ -149,17 +148,9 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
             }
             if (events.length > 0) ctx.emitEvents(runId, events);
           }
-          // Offsets are persisted at most every 500 ms: the local files are the truth, this is a summary.
-          const now = Date.now();
-          if (now - lastFlush > 500 || Object.keys(patch).length > 0) {
-            lastFlush = now;
-            const cur = store.get(runId);
-            const cost =
-              cur?.pricePerHour !== undefined && cur.launchedAt
-                ? { costUsd: endedAttemptsCost(cur.attempts) + runningCost(cur.pricePerHour, cur.launchedAt, clock(), cur.provider) }
-                : {};
-            store.update(runId, { ...patch, ...cost, offsets });
-          }
+          // Only what the record shows is written (the local files are the truth for how far the mirror got); the
+          // cost so far moves on its own timer.
+          if (Object.keys(patch).length > 0) store.update(runId, patch);
         },
       },
     });

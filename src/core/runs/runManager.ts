@@ -328,7 +328,6 @@ export class RunManager {
         ...(options.identityFile ? { identityFile: options.identityFile } : {}),
         remoteDir: runDirOf(root, r.runId),
         ...(r.pid ? { pid: r.pid } : {}),
-        offsets: { output_log: 0, events: 0, gpu: 0 },
         localDir: this.localDirOf(r.runId),
         origin: 'found',
         ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}),

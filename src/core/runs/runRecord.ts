@@ -86,7 +86,6 @@ export const runRecordSchema = z.object({
   /** What the run had (runHardware.ts): the runner's report, else the probe before the start; absent in older records. */
   hardware: runHardwareSchema.optional(),
   remoteDir: z.string().optional(),
-  offsets: tailOffsetsSchema,
   /** Place in the host's queue while the run waits for its GPUs (1 = next); absent once it has them. */
   queuePosition: z.number().int().positive().optional(),
   /** Data named by URI being copied onto the host before training (staging events); absent once done. */

@@ -83,7 +83,6 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
       : { region: target.offer.region, pricePerHour: target.offer.pricePerHour, identityFile: target.identityFile, sshPublicKey: target.sshPublicKey }),
     ...(req.gpu ? { gpu: req.gpu } : {}),
     ...(req.hardware ? { hardware: req.hardware } : {}),
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     localDir: ctx.localDirOf(id),
     workspaceDir: req.workspaceDir,
     ...(req.envFileRel ? { envFileRel: req.envFileRel } : {}),

@@ -18,6 +18,22 @@ export interface RunStoreLoad {
   readonly problems: string[];
 }
 
+/**
+ * What changed in the store: which run, and for an update which of its fields, so a view refreshes only for what
+ * it shows (the Hosts view re-reads ~/.ssh/config, the Runs view the ownership ledger).
+ */
+export interface RunChange {
+  readonly kind: 'added' | 'updated' | 'removed';
+  readonly run: RunRecord;
+  /** The fields whose value changed (for an update); every field for an addition or a removal. */
+  readonly fields: ReadonlySet<keyof RunRecord>;
+}
+
+/** Whether a change touches any of `fields` (an addition or a removal touches them all). */
+export function touches(change: RunChange, ...fields: (keyof RunRecord)[]): boolean {
+  return change.kind !== 'updated' || fields.some((f) => change.fields.has(f));
+}
+
 /** What identifies one version of the file: another process's rename gives a new inode, a rewrite a new mtime or size. */
 type FileStamp = string;
 
@@ -32,7 +48,7 @@ function stampOf(file: string): FileStamp | undefined {
 
 export class RunStore {
   private records = new Map<string, RunRecord>();
-  private readonly listeners = new Set<(r: RunRecord) => void>();
+  private readonly listeners = new Set<(c: RunChange) => void>();
   readonly problems: string[] = [];
   /** The file as this store last read or wrote it: anything else was written by another window. */
   private seen: FileStamp | undefined;
@@ -83,7 +99,7 @@ export class RunStore {
     return this.records.get(id);
   }
 
-  onDidChange(listener: (r: RunRecord) => void): { dispose(): void } {
+  onDidChange(listener: (c: RunChange) => void): { dispose(): void } {
     this.listeners.add(listener);
     return { dispose: () => this.listeners.delete(listener) };
   }
@@ -92,10 +108,13 @@ export class RunStore {
     const parsed = runRecordSchema.parse(record);
     if (this.records.has(parsed.id)) throw new Error(`run ${parsed.id} already exists`);
     this.records.set(parsed.id, parsed);
-    this.flush(parsed);
+    this.flush({ kind: 'added', run: parsed, fields: allFields(parsed) });
   }
 
-  /** Applies a patch; a status change must be a legal lifecycle transition. */
+  /**
+   * Applies a patch; a status change must be a legal lifecycle transition. A patch that changes no value writes
+   * nothing and tells no one (a live run's batches often repeat what the record holds).
+   */
   update(id: string, patch: Partial<Omit<RunRecord, 'id' | 'createdAt'>>): RunRecord {
     // The patch applies to the newest copy of the record, whichever window wrote it: a window still following a
     // run that another finished must not write it back as running (its own status change then fails here).
@@ -107,8 +126,10 @@ export class RunStore {
     // The moment it ended, kept apart from updatedAt (teardown and downloads update the record afterwards).
     const ended = isTerminal(status) && !isTerminal(cur.status) && !patch.finishedAt ? { finishedAt: now } : {};
     const next = runRecordSchema.parse({ ...cur, ...patch, ...ended, status, updatedAt: now });
+    const fields = changedFields(cur, next);
+    if (fields.size === 0) return cur;
     this.records.set(id, next);
-    this.flush(next);
+    this.flush({ kind: 'updated', run: next, fields });
     return next;
   }
 
@@ -118,7 +139,7 @@ export class RunStore {
     if (!cur) return;
     this.records.delete(id);
     this.removedHere.add(id);
-    this.flush(cur);
+    this.flush({ kind: 'removed', run: cur, fields: allFields(cur) });
   }
 
   /**
@@ -145,7 +166,8 @@ export class RunStore {
     if (disk.problems.length === 0) for (const id of this.onDisk) if (!ids.has(id)) this.records.delete(id);
   }
 
-  private flush(changed: RunRecord): void {
+  private flush(change: RunChange): void {
+    const changed = change.run;
     mkdirSync(dirname(this.file), { recursive: true });
     // Another window may have written between the change and here: its records are taken in, the change stands.
     this.mergeOthers();
@@ -156,8 +178,20 @@ export class RunStore {
     renameSync(tmp, this.file);
     this.seen = stampOf(this.file);
     this.onDisk = new Set(this.records.keys());
-    for (const l of this.listeners) l(changed);
+    for (const l of this.listeners) l(change);
   }
+}
+
+function allFields(r: RunRecord): ReadonlySet<keyof RunRecord> {
+  return new Set(Object.keys(r) as (keyof RunRecord)[]);
+}
+
+/** The fields whose value differs, updatedAt aside (it moves with every write). */
+function changedFields(cur: RunRecord, next: RunRecord): Set<keyof RunRecord> {
+  const out = new Set<keyof RunRecord>();
+  const keys = new Set([...Object.keys(cur), ...Object.keys(next)] as (keyof RunRecord)[]);
+  for (const k of keys) if (k !== 'updatedAt' && JSON.stringify(cur[k]) !== JSON.stringify(next[k])) out.add(k);
+  return out;
 }
 
 /**

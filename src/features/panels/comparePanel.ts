@@ -76,7 +76,7 @@ export class ComparePanelHost extends PanelHost<CompareFromWebview, CompareToWeb
     await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true, viewColumn: vscode.ViewColumn.Beside });
   }
 
-  /** Record updates come in bursts while a run is live (offsets every 500 ms): one comparison per second at most. */
+  /** Record updates come in bursts while a run is live (a step, a loss, the cost): one comparison per second at most. */
   private refreshSoon(): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {

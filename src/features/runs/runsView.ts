@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { textTooltip, treeItem } from '../linkSafeUi';
 import type { RunStore } from '../../core/runs/runStore';
+import { touches } from '../../core/runs/runStore';
 import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
 import { runDescription, runTooltipLines } from '../../core/runs/runSummary';
@@ -56,9 +57,10 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     private readonly store: RunStore,
     private readonly ledger?: { entries(): Promise<readonly LedgerEntry[]> },
   ) {
-    this.sub = store.onDidChange(() => {
+    this.sub = store.onDidChange((c) => {
       this.changed.fire(undefined);
-      void this.readLedger();
+      // The ledger's word on a run changes with its instance or its state, not with its step or loss.
+      if (touches(c, 'status', 'instanceId', 'provider')) void this.readLedger();
     });
     // A live run's duration moves even when its log is quiet; a ledger entry changes state without the store.
     this.clock = setInterval(() => {

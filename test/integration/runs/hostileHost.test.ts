@@ -74,7 +74,6 @@ test('hostile host: run ids that name paths are not taken from "Find Runs on Hos
           updatedAt: '',
           status: 'completed',
           provider: 'ssh',
-          offsets: { output_log: 0, events: 0, gpu: 0 },
         },
       ],
     }),

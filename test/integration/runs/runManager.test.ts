@@ -56,9 +56,8 @@ test('runs: an own-script run syncs, runs detached, mirrors byte-identically, fi
     const local = readFileSync(join(m.localDirOf(rec.id), name));
     assert.equal(sha(local), sha(remote), `${name} differs`);
   }
-  const store = new RunStore(join(storage, 'runs.json'));
-  assert.equal(store.get(rec.id)?.offsets.output_log, readFileSync(join(remoteRun, 'output.log')).length);
   // Metrics came from the HF-style dicts the script printed; the stand-in A100 was sampled.
+  const store = new RunStore(join(storage, 'runs.json'));
   const events = readFileSync(join(m.localDirOf(rec.id), 'events.jsonl'), 'utf8')
     .trim()
     .split('\n')

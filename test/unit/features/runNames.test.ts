@@ -24,7 +24,6 @@ const rec = (id: string, createdAt: string): RunRecord =>
     status: 'completed',
     provider: 'ssh',
     host: 'gpu-box',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     workspaceDir: '/ws',
     origin: 'here',
     teardownPolicy: 'terminate',

@@ -17,7 +17,6 @@ test('comparable runs: every recorded run, newest first, its mirror events.jsonl
     specHash: 'h',
     updatedAt: '2026-11-24T10:00:00.000Z',
     provider: 'ssh',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     workspaceDir: '/ws',
     origin: 'here',
     teardownPolicy: 'terminate',

@@ -70,7 +70,6 @@ test('Compare Runs: a metric only one run logged is missing (null) on the others
     updatedAt: '2026-11-25T10:05:00.000Z',
     status: 'completed',
     provider: 'ssh',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     finalMetrics,
   });
   const dir = mkdtempSync(join(tmpdir(), 'rft-metric-names-'));

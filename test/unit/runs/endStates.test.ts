@@ -30,7 +30,6 @@ function rec(status: RunStatus, patch: Partial<RunRecord> = {}): RunRecord {
     provider: 'ssh',
     host: 'gpu-box',
     remoteDir: '/home/u/.remote-finetune/runs/rft-1',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     lastStep: 120,
     ...patch,
   });

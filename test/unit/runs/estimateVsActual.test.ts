@@ -17,7 +17,6 @@ const record = (id: string, over: Partial<RunRecord>): RunRecord =>
     updatedAt: '2026-11-20T12:00:00Z',
     status: 'completed',
     provider: 'lambda',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     ...over,
   }) as RunRecord;
 

@@ -76,7 +76,6 @@ test('runOutcome: a failed run with no error event is told by its exception, not
     updatedAt: new Date().toISOString(),
     status: 'failed',
     provider: 'ssh',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     failure: out.failure,
   } as RunRecord;
   assert.match(runDescription(r), / · failed \(ValueError at lib\/helper\.py:3\)/);

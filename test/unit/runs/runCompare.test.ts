@@ -105,7 +105,6 @@ function rec(id: string, patch: Partial<RunRecord>): RunRecord {
     finishedAt: '2026-11-25T10:05:00.000Z',
     status: 'completed',
     provider: 'ssh',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     ...patch,
   };
 }

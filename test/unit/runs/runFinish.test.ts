@@ -49,7 +49,6 @@ function setup(
     provider: 'ssh',
     host: 'h',
     remoteDir: `/home/u/.remote-finetune/runs/${id}`,
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     localDir,
     workspaceDir: ws,
     outputs: { dir: 'outputs', download: ['adapter'] },

@@ -31,7 +31,6 @@ const base = (patch: Partial<RunRecord> = {}): RunRecord =>
     provider: 'ssh',
     host: 'box',
     gpu: 'A100-40GB',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     ...patch,
   });
 

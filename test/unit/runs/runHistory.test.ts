@@ -110,7 +110,6 @@ test('runHistory: the start writes the spec text, spec.json and git.diff with en
     updatedAt: now,
     status: 'planned',
     provider: 'ssh',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     git: h.git,
     historyFiles: h.files,
   });

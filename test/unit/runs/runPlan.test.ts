@@ -73,7 +73,6 @@ function rec(patch: Partial<RunRecord>): RunRecord {
     updatedAt: '',
     status: 'running',
     provider: 'lambda',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     ...patch,
   };
 }

@@ -129,7 +129,6 @@ const rec = (over: Partial<RunRecord>): RunRecord =>
     status: 'running',
     provider: 'gcp',
     host: '10.0.0.5',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     ...over,
   }) as RunRecord;
 

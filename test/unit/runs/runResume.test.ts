@@ -22,7 +22,6 @@ function rec(over: Partial<RunRecord> = {}): RunRecord {
     provider: 'ssh',
     host: 'gpu-box',
     remoteDir: '/home/u/.remote-finetune/runs/rft-20261127-180000-abcd',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     ...over,
   };
 }

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, readFileSync, statSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore } from '../../../src/core/runs/runStore';
+import { RunStore, touches } from '../../../src/core/runs/runStore';
+import type { RunChange } from '../../../src/core/runs/runStore';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
 import { canTransition } from '../../../src/core/runs/lifecycle';
 import { newRunId } from '../../../src/core/runs/runId';
@@ -20,20 +21,19 @@ function record(id: string): RunRecord {
     status: 'planned',
     provider: 'ssh',
     host: 'gpu',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
   };
 }
 
-test('runStore: records survive a reload (a new store on the same file) with offsets and status', () => {
+test('runStore: records survive a reload (a new store on the same file) with their fields and status', () => {
   const file = join(mkdtempSync(join(tmpdir(), 'rft-store-')), 'runs.json');
   const a = new RunStore(file);
   a.add(record('r1'));
   a.update('r1', { status: 'connecting' });
-  a.update('r1', { status: 'running', offsets: { output_log: 1234, events: 56, gpu: 7 } });
+  a.update('r1', { status: 'running', lastStep: 1234, lastLoss: 0.56 });
   const b = new RunStore(file);
   const r = b.get('r1');
   assert.equal(r?.status, 'running');
-  assert.deepEqual(r?.offsets, { output_log: 1234, events: 56, gpu: 7 });
+  assert.deepEqual([r?.lastStep, r?.lastLoss], [1234, 0.56]);
   assert.equal(b.live().length, 1);
   b.update('r1', { status: 'completed', exitCode: 0 });
   assert.equal(new RunStore(file).live().length, 0);
@@ -76,20 +76,20 @@ test("runStore: two windows (two stores on one file) never drop each other's run
   assert.deepEqual(ids(), ['from-a', 'from-b', 'shared'], "b's write kept a's new run");
   // b follows the shared run; a's next write (of its own run) must not put back a's older copy of it.
   b.update('shared', { status: 'connecting' });
-  b.update('shared', { status: 'running', offsets: { output_log: 99, events: 1, gpu: 0 } });
+  b.update('shared', { status: 'running', lastStep: 99 });
   a.update('from-a', { status: 'connecting' });
   const shared = new RunStore(file).get('shared');
   assert.equal(shared?.status, 'running');
-  assert.equal(shared?.offsets.output_log, 99);
+  assert.equal(shared?.lastStep, 99);
   assert.equal(a.get('shared')?.status, 'running', 'a took in the newer record');
   // A run removed in one window stays removed when the other writes; a run removed here is not brought back.
   b.remove('from-a');
-  a.update('shared', { offsets: { output_log: 120, events: 1, gpu: 0 } });
+  a.update('shared', { lastStep: 120 });
   assert.deepEqual(ids(), ['from-b', 'shared']);
   a.remove('from-b');
-  b.update('shared', { offsets: { output_log: 130, events: 2, gpu: 0 } });
+  b.update('shared', { lastStep: 130 });
   assert.deepEqual(ids(), ['shared']);
-  assert.equal(new RunStore(file).get('shared')?.offsets.output_log, 130);
+  assert.equal(new RunStore(file).get('shared')?.lastStep, 130);
 });
 
 test('runStore: a window still following a run that another window finished does not write it back as running', () => {
@@ -100,12 +100,12 @@ test('runStore: a window still following a run that another window finished does
   a.update('r', { status: 'running' });
   const b = new RunStore(file); // a reloaded window, which reattached and saw the run end
   b.update('r', { status: 'completed', exitCode: 0 });
-  // The old window's next write (its mirror's offsets) lands on the finished record.
-  a.update('r', { offsets: { output_log: 10, events: 2, gpu: 0 } });
+  // The old window's next write (its mirror's last step) lands on the finished record.
+  a.update('r', { lastStep: 10 });
   const r = new RunStore(file).get('r');
   assert.equal(r?.status, 'completed');
   assert.equal(r?.exitCode, 0);
-  assert.equal(r?.offsets.output_log, 10);
+  assert.equal(r?.lastStep, 10);
   assert.throws(() => a.update('r', { status: 'failed' }), /cannot go from completed to failed/);
   assert.equal(new RunStore(file).get('r')?.status, 'completed');
   // The same within one millisecond (timestamps cannot order those writes): fifty rounds, most in the same ms.
@@ -114,7 +114,7 @@ test('runStore: a window still following a run that another window finished does
     const old = new RunStore(f);
     old.add({ ...record(`q${i}`), status: 'running' });
     new RunStore(f).update(`q${i}`, { status: 'completed' });
-    old.update(`q${i}`, { offsets: { output_log: i, events: 0, gpu: 0 } });
+    old.update(`q${i}`, { lastStep: i });
     assert.equal(new RunStore(f).get(`q${i}`)?.status, 'completed', `round ${i}`);
   }
 });
@@ -154,4 +154,35 @@ test('runId: sortable, unique, shell- and path-safe', () => {
   const ids = new Set(Array.from({ length: 200 }, () => newRunId(new Date(Date.UTC(2026, 10, 21, 12, 0, 0)))));
   assert.ok(ids.size > 150);
   for (const id of ids) assert.match(id, /^rft-20261121-120000-[0-9a-f]{4}$/);
+});
+
+test('runStore: an update that changes no value writes nothing and tells no one; a change names its run and fields', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'rft-store-')), 'runs.json');
+  const s = new RunStore(file);
+  const seen: RunChange[] = [];
+  s.onDidChange((c) => seen.push(c));
+  s.add(record('w'));
+  s.update('w', { status: 'connecting' });
+  s.update('w', { status: 'running', lastStep: 5 });
+  const written = readFileSync(file, 'utf8');
+  const inode = statSync(file).ino;
+  assert.equal(s.update('w', { lastStep: 5 }).lastStep, 5);
+  s.update('w', {});
+  assert.equal(statSync(file).ino, inode, 'the file was not replaced');
+  assert.equal(readFileSync(file, 'utf8'), written);
+  assert.deepEqual(
+    seen.map((c) => [c.kind, c.run.id, [...c.fields].sort().join('+')]),
+    [
+      ['added', 'w', Object.keys(record('w')).sort().join('+')],
+      ['updated', 'w', 'status'],
+      ['updated', 'w', 'lastStep+status'],
+    ],
+  );
+  s.update('w', { lastLoss: 1.5 });
+  const last = seen[seen.length - 1]!;
+  assert.deepEqual([...last.fields], ['lastLoss']);
+  assert.equal(touches(last, 'lastLoss'), true);
+  assert.equal(touches(last, 'host', 'provider'), false);
+  s.remove('w');
+  assert.equal(touches(seen[seen.length - 1]!, 'host'), true, 'a removal touches every field');
 });

@@ -25,7 +25,6 @@ function rec(patch: Partial<RunRecord>): RunRecord {
     status: 'running',
     provider: 'ssh',
     host: 'demo-host',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     ...patch,
   };
 }

@@ -103,7 +103,6 @@ test('the user’s own measured run of this case sets the time (issue 32.4)', ()
     finishedAt: '2026-11-20T12:00:00Z',
     status: 'completed',
     provider: 'gcp',
-    offsets: { output_log: 0, events: 0, gpu: 0 },
     estimated: { model: 'meta-llama/Llama-3.1-8B', gpu: 'T4', gpuCount: 1, method: 'qlora', seqLen: 1024, batch: 16 },
     measured: { tokensPerSecond: 16384 / 60 },
   } as RunRecord;
