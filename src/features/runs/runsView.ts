@@ -9,7 +9,7 @@ import { touches } from '../../core/runs/runStore';
 import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
 import { runDescription, runTooltipLines } from '../../core/runs/runSummary';
-import { mayOfferResume } from '../../core/runs/runResume';
+import { runContextValue } from '../../core/runs/runContextValue';
 import { ledgerNote } from '../../core/runs/ledger';
 import type { LedgerEntry } from '../../core/runs/ledger';
 
@@ -34,16 +34,6 @@ const ICONS: Readonly<Record<RunStatus, string>> = {
   'budget-stopped': 'credit-card',
   cancelled: 'circle-slash',
 };
-
-/** contextValue drives which actions the menu shows: run, run.live, run.cloud, run.done… */
-export function runContextValue(r: RunRecord): string {
-  const v = ['run'];
-  v.push(isTerminal(r.status) ? 'done' : 'live');
-  if (r.instanceId && r.finishedAction !== 'terminated') v.push('instance');
-  if (r.machines?.length) v.push('multinode');
-  if (mayOfferResume(r)) v.push('resumable');
-  return v.join('.');
-}
 
 export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<RunsNode | undefined>();

@@ -1,0 +1,64 @@
+// Issue 39.6, actions only where they work: the Runs view's context menu (package.json's view/item/context `when`
+// clauses, evaluated against the item's contextValue as VS Code does for `viewItem =~ /…/`) offers the adapter
+// actions only on runs that saved their final model, Stop only on live runs, Terminate only where an instance may
+// still bill.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runContextValue } from '../../../src/core/runs/runContextValue';
+import type { RunRecord, RunStatus } from '../../../src/core/runs/runRecord';
+
+const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
+  contributes: { menus: Record<string, Array<{ command: string; when?: string }>> };
+};
+const runsMenu = pkg.contributes.menus['view/item/context']!.filter((m) => /view == remoteFinetune\.runs/.test(m.when ?? ''));
+
+/** The commands the menu shows for an item: every `viewItem =~ /re/` clause of the entry must hold. */
+function offered(contextValue: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of runsMenu) {
+    const clauses = [...(m.when ?? '').matchAll(/viewItem =~ \/((?:\\\/|[^/])+)\//g)].map((x) => new RegExp(x[1]!));
+    if (clauses.length > 0 && clauses.every((re) => re.test(contextValue))) out.add(m.command);
+  }
+  return out;
+}
+
+function record(status: RunStatus, extra: Partial<RunRecord> = {}): RunRecord {
+  const now = new Date().toISOString();
+  return {
+    id: `r-${status}`,
+    name: 'sft',
+    specPath: '/w/finetune.yaml',
+    specHash: 'h',
+    createdAt: now,
+    updatedAt: now,
+    status,
+    provider: 'ssh',
+    host: 'gpu',
+    ...extra,
+  };
+}
+
+const ADAPTER_ACTIONS = ['remoteFinetune.run.revealAdapter', 'remoteFinetune.tryAdapter', 'remoteFinetune.mergeAdapter', 'remoteFinetune.pushToHub'];
+
+test('the adapter actions are offered on runs that saved their final model, never on failed, stalled, preempted or interrupted ones', () => {
+  for (const status of ['completed', 'stopped', 'budget-stopped'] as const) {
+    const got = offered(runContextValue(record(status)));
+    for (const c of ADAPTER_ACTIONS) assert.ok(got.has(c), `${c} on a ${status} run (${runContextValue(record(status))})`);
+  }
+  for (const status of ['failed', 'stalled', 'preempted', 'interrupted'] as const) {
+    const got = offered(runContextValue(record(status)));
+    for (const c of ADAPTER_ACTIONS) assert.ok(!got.has(c), `${c} offered on a ${status} run (${runContextValue(record(status))})`);
+    assert.ok(got.has('remoteFinetune.run.showLogs'), `the logs say why a ${status} run ended`);
+  }
+});
+
+test('Stop only on a live run; Terminate only while an instance may still bill', () => {
+  assert.ok(offered(runContextValue(record('running'))).has('remoteFinetune.stopRun'));
+  assert.ok(!offered(runContextValue(record('completed'))).has('remoteFinetune.stopRun'));
+  assert.ok(!offered(runContextValue(record('running'))).has('remoteFinetune.run.revealAdapter'), 'no adapter before the end');
+  const billing = record('failed', { provider: 'ec2', instanceId: 'i-0abc' });
+  assert.ok(offered(runContextValue(billing)).has('remoteFinetune.terminateRunInstance'));
+  assert.ok(!offered(runContextValue({ ...billing, finishedAction: 'terminated' })).has('remoteFinetune.terminateRunInstance'));
+});
