@@ -19,7 +19,7 @@ import type { CodeServer } from '../harness/codeServer';
 import { launchChromium } from '../harness/chromium';
 import { buildVsix } from '../harness/vsix';
 import { trainingPython as ensureTrainingPython } from '../harness/trainingVenv';
-import { openFile, startTrainingVia, waitForWorkbench } from '../harness/workbench';
+import { onWorkbench, openFile, startTrainingVia } from '../harness/workbench';
 import { frameWithText, waitForNotification } from '../harness/frames';
 import { startSshd } from '../support/sshd';
 import type { Sshd } from '../support/sshd';
@@ -123,10 +123,7 @@ test(
   "e2e (issue 39.3, 39.7): a GCP T4 spec's CodeLens gives memory · time · cost at its machine type; a click renders the breakdown (screenshots)",
   { timeout: 240_000 },
   async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-    try {
-      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
-      await waitForWorkbench(page);
+    await onWorkbench(browser, cs.url, ws, async (page) => {
       await openFile(page, 'gcp-t4/finetune.yaml');
       const lens = page.locator('.codelens-decoration a', { hasText: /on T4 .*≈ \$\d+\.\d\d on gcp n1-standard-4/ }).first();
       await lens.waitFor({ timeout: 90_000 });
@@ -142,9 +139,7 @@ test(
       assert.match(text, /GPU memory estimate: finetune\.yaml/);
       assert.match(text, /of 16 GB on T4/);
       await shot(page, 'vram-breakdown.png');
-    } finally {
-      await page.close();
-    }
+    });
   },
 );
 
@@ -152,10 +147,7 @@ test(
   'e2e (issue 39.1, 39.3): an A100 spec started anyway on a GPU-less host: the live Runs row says step N of M, the time left and CPU only (screenshot)',
   { timeout: 420_000 },
   async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-    try {
-      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
-      await waitForWorkbench(page);
+    await onWorkbench(browser, cs.url, ws, async (page) => {
       await openFile(page, 'cpu-progress/finetune.yaml');
       await startTrainingVia(page, 'Fine-Tune: Start Training…', HOST_ALIAS, join(OUT, 'sees-target-pick-failed.png'));
       await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().click();
@@ -173,9 +165,7 @@ test(
       await shot(page, 'runs-view-progress-cpu-only.png');
       const done = await runsRow(page, /completed .*CPU only \(spec asked A100-40GB\)/, 120_000);
       assert.doesNotMatch(done, / left/, 'a finished run has no time left');
-    } finally {
-      await page.close();
-    }
+    });
   },
 );
 
@@ -183,10 +173,7 @@ test(
   'e2e (issue 39.2): a run that raises in the workspace fails with the exception, its file and line, and a button that opens it there (screenshot)',
   { timeout: 420_000 },
   async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-    try {
-      await page.goto(`${cs.url}?folder=${encodeURIComponent(ws)}`);
-      await waitForWorkbench(page);
+    await onWorkbench(browser, cs.url, ws, async (page) => {
       await openFile(page, 'fails-why/finetune.yaml');
       await startTrainingVia(page, 'Fine-Tune: Start Training…', HOST_ALIAS, join(OUT, 'sees-target-pick-failed-2.png'));
       const text = await waitForNotification(page, /fails-why failed\. ValueError: batch_size 3 does not divide the data/, 240_000);
@@ -204,8 +191,6 @@ test(
         .first()
         .waitFor({ timeout: 30_000 });
       assert.ok(existsSync(join(ws, 'fails-why', 'lib', 'helper.py')));
-    } finally {
-      await page.close();
-    }
+    });
   },
 );

@@ -1,5 +1,5 @@
 // Small helpers for driving the VS Code workbench in Chromium the way a person does.
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { clickDialogButton } from './frames';
 
 export async function waitForWorkbench(page: Page): Promise<void> {
@@ -7,6 +7,18 @@ export async function waitForWorkbench(page: Page): Promise<void> {
   await page.locator('.monaco-workbench .part.statusbar').waitFor({ timeout: 90_000 });
   // Remote extensions register after the workbench shows; our activity bar entry says they have.
   await page.locator('.monaco-workbench .activitybar [aria-label^="Fine-Tune"]').first().waitFor({ timeout: 90_000 });
+}
+
+/** A new page on the workbench of `folder` at the size the screenshots are taken at, closed when `fn` ends. */
+export async function onWorkbench<T>(browser: Browser, url: string, folder: string, fn: (page: Page) => Promise<T>): Promise<T> {
+  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  try {
+    await page.goto(`${url}?folder=${encodeURIComponent(folder)}`);
+    await waitForWorkbench(page);
+    return await fn(page);
+  } finally {
+    await page.close();
+  }
 }
 
 /**
