@@ -41,7 +41,13 @@ export type HostState =
   | { readonly kind: 'noGpu'; readonly detail: string }
   /** A GPU that answered before stopped answering (fell off the bus, needs a reset): the charts stop there. */
   | { readonly kind: 'gpuLost'; readonly detail: string }
-  | { readonly kind: 'unreachable'; readonly detail: string; readonly since: number };
+  | { readonly kind: 'unreachable'; readonly detail: string; readonly since: number }
+  /** The link dropped and SshHost is reconnecting; unreachable once that lasts (core/runs/hostLink.ts). */
+  | { readonly kind: 'reconnecting'; readonly detail: string; readonly since: number }
+  /** Connected to a live run, but gpu.csv stopped growing: `since` is when the last sample arrived (epoch ms). */
+  | { readonly kind: 'noSample'; readonly since: number }
+  /** The run's follow ended: the charts stop at the last sample. */
+  | { readonly kind: 'ended' };
 
 export interface GpuInitMessage {
   readonly type: 'init';

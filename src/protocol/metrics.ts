@@ -62,7 +62,14 @@ export interface MetricsProgressMessage {
   readonly lines: readonly string[];
 }
 
-export type MetricsToWebview = EmptyStateMessage | MetricsRunMessage | MetricsErrorMessage | MetricsRemoveRunMessage | MetricsProgressMessage;
+/** The followed run's host, in words the host made: why the charts stopped (unreachable, reconnecting); '' when live. */
+export interface MetricsHostStateMessage {
+  readonly type: 'hostState';
+  readonly text: string;
+}
+
+export type MetricsToWebview =
+  EmptyStateMessage | MetricsRunMessage | MetricsErrorMessage | MetricsRemoveRunMessage | MetricsProgressMessage | MetricsHostStateMessage;
 
 export interface WandbRunRef {
   readonly entity: string;

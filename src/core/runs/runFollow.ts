@@ -13,6 +13,7 @@ import type { RunRecord } from './runRecord';
 import { isTerminal } from './runRecord';
 import { endedAttemptsCost } from './runAttempts';
 import { mirrorRun } from './runMirror';
+import { HostLinkTracker, linkCallbacks } from './hostLink';
 import { finishRun, runOutcome } from './runFinish';
 import { machineLocalDir } from './multiNode';
 import { rootOf } from './runPaths';
@@ -66,6 +67,8 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   const machines = (rec.machines ?? []).filter((m) => m.remoteDir && !(m.status && isTerminal(m.status)));
   const others = machines.map((m) => followMachine(ctx, runId, m.rank, localDir, signal));
   let rank0EndedAt = Date.now();
+  const link = new HostLinkTracker((state) => ctx.emitHostLink(runId, state));
+  ctx.emitHostLink(runId, link.current);
   try {
     const status = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), followSignal);
     const pid = status.pid ?? rec.pid;
@@ -75,6 +78,7 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
       ...(base ? { base } : {}),
       signal: followSignal,
       callbacks: {
+        ...linkCallbacks(link, rec.host),
         onData: (file, data) => {
           const patch: Partial<RunRecord> = {};
           // The boards the runner samples are the hardware the run has (a probe before the start may be stale).
@@ -162,6 +166,7 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
     }
     await Promise.all(others);
   } finally {
+    link.ended();
     if (instanceTimer) clearInterval(instanceTimer);
     clearInterval(heartbeat);
     clearInterval(costTimer);

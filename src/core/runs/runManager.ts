@@ -3,6 +3,7 @@
 // by byte offset (runFollow.ts) → on exit, download artifacts and tear down per policy (runFinish.ts). Every
 // step updates the run store, so a crash anywhere leaves a record that reattach() picks up. This class owns
 // what the parts share: the SSH connections, the watches, the listeners. No `vscode` here.
+import type { HostLink } from './hostLink';
 import { join } from 'node:path';
 import { SshHost } from '../ssh/reconnect';
 import { shellQuote } from '../ssh/quote';
@@ -42,6 +43,9 @@ export class RunManager {
   private readonly watches = new Map<string, Watch>();
   private readonly eventListeners = new Set<(runId: string, events: readonly RunEvent[]) => void>();
   private readonly finishedListeners = new Set<(f: RunFinished) => void>();
+  private readonly linkListeners = new Set<(runId: string, link: HostLink) => void>();
+  /** Each followed run's link to its host, in memory only (host state is transient). */
+  private readonly links = new Map<string, HostLink>();
   private readonly stopping = new Set<string>();
   private readonly relaunchedListeners = new Set<(r: RunRelaunched) => void>();
   /** Variables of runs started in this session, for a replacement instance; in memory only. */
@@ -66,6 +70,10 @@ export class RunManager {
       emitEvents: (id, events) => {
         for (const l of this.eventListeners) l(id, events);
       },
+      emitHostLink: (id, link) => {
+        this.links.set(id, link);
+        for (const l of this.linkListeners) l(id, link);
+      },
       emitFinished: (f) => {
         for (const l of this.finishedListeners) l(f);
       },
@@ -83,6 +91,17 @@ export class RunManager {
   onEvents(l: (runId: string, events: readonly RunEvent[]) => void): { dispose(): void } {
     this.eventListeners.add(l);
     return { dispose: () => this.eventListeners.delete(l) };
+  }
+
+  /** A followed run's link to its host changed: reconnecting, unreachable, connected again, ended. */
+  onHostLink(l: (runId: string, link: HostLink) => void): { dispose(): void } {
+    this.linkListeners.add(l);
+    return { dispose: () => this.linkListeners.delete(l) };
+  }
+
+  /** The run's link as its follow last saw it; undefined when it was not followed in this session. */
+  hostLink(runId: string): HostLink | undefined {
+    return this.links.get(runId);
   }
 
   onFinished(l: (f: RunFinished) => void): { dispose(): void } {

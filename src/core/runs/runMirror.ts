@@ -19,7 +19,9 @@ export interface MirrorCallbacks {
   /** New complete lines of one file, as bytes appended to the local copy. */
   onData?(file: keyof TailOffsets, data: Buffer, offsets: TailOffsets): void;
   onTruncated?(file: keyof TailOffsets): void;
-  onReconnected?(attempt: number): void;
+  /** One file's tail lost its connection and is reconnecting (each file has its own tail). */
+  onDropped?(file: keyof TailOffsets): void;
+  onReconnected?(attempt: number, file: keyof TailOffsets): void;
 }
 
 export function localOffsets(localDir: string): TailOffsets {
@@ -69,8 +71,10 @@ export async function mirrorRun(
           if (existsSync(local)) truncateSync(local, base[key]);
           offsets[key] = base[key];
           options.callbacks?.onTruncated?.(key);
-        } else if (key === 'output_log') {
-          options.callbacks?.onReconnected?.(item.attempt);
+        } else if (item.kind === 'dropped') {
+          options.callbacks?.onDropped?.(key);
+        } else {
+          options.callbacks?.onReconnected?.(item.attempt, key);
         }
       }
     }),

@@ -1,5 +1,6 @@
 // The run lifecycle's shared shapes: what a start asks for, what the manager is built from, and the
 // context its three parts (runStart.ts, runFollow.ts, runFinish.ts) share through runManager.ts.
+import type { HostLink } from './hostLink';
 import type { ConnectOptions, SshSession } from '../ssh/session';
 import type { SshHost } from '../ssh/reconnect';
 import type { RunEvent } from '../telemetry/events';
@@ -138,6 +139,8 @@ export interface RunManagerContext {
   /** Whether the user asked this run to stop (its end is then "stopped", not "failed"). */
   isStopping(runId: string): boolean;
   emitEvents(runId: string, events: readonly RunEvent[]): void;
+  /** The followed run's link to its host changed (hostLink.ts); kept in memory, never stored. */
+  emitHostLink(runId: string, link: HostLink): void;
   emitFinished(f: RunFinished): void;
   downloadArtifacts(
     runId: string,

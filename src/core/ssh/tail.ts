@@ -12,7 +12,9 @@ import { noAnswerError } from './commandLimits';
 export type TailItem =
   | { readonly kind: 'data'; readonly offset: number; readonly nextOffset: number; readonly data: Buffer }
   | { readonly kind: 'truncated'; readonly offset: number; readonly size: number }
-  | { readonly kind: 'reconnected'; readonly offset: number; readonly attempt: number };
+  | { readonly kind: 'reconnected'; readonly offset: number; readonly attempt: number }
+  /** The connection dropped mid-stream (or a keepalive went unanswered); the tail is reconnecting from `offset`. */
+  | { readonly kind: 'dropped'; readonly offset: number };
 
 export interface TailOptions {
   /** Byte offset to start from (the nextOffset of the last batch handled). */
@@ -214,5 +216,6 @@ export async function* tailFile(host: SshHost, path: string, options: TailOption
       return;
     }
     // The connection dropped mid-stream: the partial line is re-read from `offset` after reconnecting.
+    yield { kind: 'dropped', offset };
   }
 }

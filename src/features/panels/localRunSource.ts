@@ -65,6 +65,8 @@ export class LocalRunDataSource implements RunDataSource {
   private readonly hostSampleListeners = new Listeners<readonly HostSample[]>();
   private readonly procListeners = new Listeners<readonly GpuProcess[]>();
   private readonly stateListeners = new Listeners<HostState>();
+  /** When the last GPU sample arrived here (epoch ms): a live run whose samples stop says so. */
+  lastSampleAt: number | undefined;
   /** events.jsonl lines that did not parse, counted rather than shown. */
   badEventLines = 0;
 
@@ -190,6 +192,7 @@ export class LocalRunDataSource implements RunDataSource {
       this.hostSampleListeners.fire(hostBatch);
     }
     if (!batch.length) return;
+    this.lastSampleAt = Date.now();
     this.samples.push(...batch);
     if (this.samples.length > MAX_SAMPLES) this.samples.splice(0, this.samples.length - MAX_SAMPLES);
     // gpuLost stays: samples read after the event were taken before it (the files are tailed separately).

@@ -10,6 +10,7 @@ import { RunPanelHost } from './runPanel';
 import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
 import { LogStreamer } from './logStreamer';
+import { hostStateLine } from './linkedHostState';
 import { remoteWorkspaceName } from '../../core/runs/runPaths';
 import { openAtLine } from '../runs/failureSource';
 import { tracebackSource } from '../../core/runs/failureReason';
@@ -61,13 +62,8 @@ export class LogPanelHost extends RunPanelHost<LogFromWebview, LogToWebview> {
     // log is not live: host unreachable (the tail resumes by offset) or the run is over.
     this.subscribe(
       source.onHostState((state) => {
-        if (state.kind === 'unreachable')
-          this.post({
-            type: 'status',
-            state: 'unreachable',
-            text: `Host unreachable since ${new Date(state.since).toLocaleTimeString()}: ${state.detail}; the log resumes where it stopped.`,
-          });
-        else if (state.kind === 'connected') this.post({ type: 'status', state: 'live', text: '' });
+        const text = hostStateLine(state);
+        if (text !== undefined) this.post({ type: 'status', state: text ? 'unreachable' : 'live', text });
       }),
       source.onEvents((events) => {
         const fin = events.find((e) => e.type === 'finished');

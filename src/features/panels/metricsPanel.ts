@@ -1,6 +1,7 @@
 // Host of "Fine-Tune: Show Training Metrics": the followed run's events.jsonl, plus any number of runs to
 // compare on the same charts: runs of this extension (their events.jsonl) and W&B runs fetched through its
 // GraphQL API with the key from SecretStorage.
+import { hostStateLine } from './linkedHostState';
 import * as vscode from 'vscode';
 import { setting } from '../settings';
 import type { MetricsFromWebview, MetricsToWebview, WandbRunRef } from '../../protocol/metrics';
@@ -125,6 +126,12 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
     if (first)
       this.post({ type: 'run', info: { key: PRIMARY_RUN, source: 'events', name: source.label, state: 'waiting for metrics' }, reset: true, points: [] });
     first = false;
+    this.subscribe(
+      source.onHostState((state) => {
+        const text = hostStateLine(state);
+        if (text !== undefined) this.post({ type: 'hostState', text });
+      }),
+    );
     // A reloaded page lost its compared runs of this extension; the page asks for W&B ones itself.
     for (const c of this.compared.values()) void c.start();
     this.followProgress(source);

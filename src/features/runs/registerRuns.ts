@@ -24,7 +24,7 @@ export function registerRuns(deps: FeatureDeps, runs: RunServices, sources: Targ
     const n = runs.manager.reattachAll();
     if (n > 0) deps.log.info(`reattached to ${n} live run(s)`);
   };
-  const view = registerRunsView(runs.store, runs.ledger);
+  const view = registerRunsView(runs.store, runs.ledger, runs.manager);
   const statusBar = registerRunStatusBar(runs);
   const notices = registerRunNotifications(runs, deps.log);
   const context = registerRunsContext(runs.store);

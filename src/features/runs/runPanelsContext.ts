@@ -8,6 +8,15 @@ import type { RunRecord } from '../../core/runs/runRecord';
 import type { ComparedRunInput } from '../../core/runs/runCompare';
 import { runDisplayName } from '../../core/runs/runDisplayName';
 import { usedHardwareLabel } from '../../core/runs/runHardware';
+import type { HostLink } from '../../core/runs/hostLink';
+import { onLinkedHostState } from '../panels/linkedHostState';
+import type { HostLinkFeed } from '../panels/linkedHostState';
+
+/** The run manager's in-memory link states (RunManager.hostLink / onHostLink). */
+export interface HostLinks {
+  hostLink(runId: string): HostLink | undefined;
+  onHostLink(listener: (runId: string, link: HostLink) => void): Unsubscribe;
+}
 
 /** The local mirror read as a run: the same tails as a local file, named after the run and its host. */
 class MirrorSource implements RunDataSource {
@@ -16,10 +25,17 @@ class MirrorSource implements RunDataSource {
   readonly host: string;
   private readonly local: LocalRunDataSource;
 
+  private readonly feed: HostLinkFeed | undefined;
+
   constructor(
     dir: string,
     readonly record: RunRecord,
+    links?: HostLinks,
   ) {
+    this.feed = links && {
+      current: () => links.hostLink(record.id),
+      onChange: (l) => links.onHostLink((id, link) => id === record.id && l(link)),
+    };
     this.local = new LocalRunDataSource({
       log: join(dir, 'output.log'),
       events: join(dir, 'events.jsonl'),
@@ -59,7 +75,7 @@ class MirrorSource implements RunDataSource {
     return this.local.onGpuProcesses(l);
   }
   onHostState(l: Parameters<RunDataSource['onHostState']>[0]): Unsubscribe {
-    return this.local.onHostState(l);
+    return onLinkedHostState(this.local, this.feed, l);
   }
   dispose(): void {
     this.local.dispose();
@@ -86,6 +102,7 @@ export class RunPanelsContext implements RunContext {
   constructor(
     private readonly store: RunStore,
     private readonly localDirOf: (id: string) => string,
+    private readonly links?: HostLinks,
   ) {
     this.sub = store.onDidChange(() => this.refresh());
   }
@@ -126,7 +143,7 @@ export class RunPanelsContext implements RunContext {
     if (!rec) return undefined;
     if (this.source?.record.id !== rec.id) {
       this.source?.dispose();
-      this.source = new MirrorSource(rec.localDir ?? this.localDirOf(rec.id), rec);
+      this.source = new MirrorSource(rec.localDir ?? this.localDirOf(rec.id), rec, this.links);
       void this.source.start();
     }
     return this.source;

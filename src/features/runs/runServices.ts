@@ -88,7 +88,7 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
     },
     relaunchAtActivation: () => setting('cloud.reconcileOnStartup') ?? true,
   });
-  const panels = new RunPanelsContext(store, (id) => manager.localDirOf(id));
+  const panels = new RunPanelsContext(store, (id) => manager.localDirOf(id), manager);
   const tensorboard = new TensorboardService(
     (r) => manager.hostOf(r),
     (l) => opts.log.info(l),

@@ -12,6 +12,8 @@ import { runDescription, runTooltipLines } from '../../core/runs/runSummary';
 import { runContextValue } from '../../core/runs/runContextValue';
 import { ledgerNote } from '../../core/runs/ledger';
 import type { LedgerEntry } from '../../core/runs/ledger';
+import { hostLinkText } from '../../core/runs/hostLink';
+import type { HostLinks } from './runPanelsContext';
 
 export const RUNS_VIEW_ID = 'remoteFinetune.runs';
 
@@ -39,6 +41,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   private readonly changed = new vscode.EventEmitter<RunsNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly sub: { dispose(): void };
+  private readonly linkSub: { dispose(): void } | undefined;
   private readonly clock: NodeJS.Timeout;
   /** What the ownership ledger says of runs whose instance may still bill (launch outcome unknown, cleanup failed). */
   private notes = new Map<string, string>();
@@ -46,7 +49,10 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   constructor(
     private readonly store: RunStore,
     private readonly ledger?: { entries(): Promise<readonly LedgerEntry[]> },
+    private readonly links?: HostLinks,
   ) {
+    // A live run's link to its host is said on its row; it is transient, so it stays out of the store.
+    this.linkSub = links?.onHostLink(() => this.changed.fire(undefined));
     this.sub = store.onDidChange((c) => {
       this.changed.fire(undefined);
       // The ledger's word on a run changes with its instance or its state, not with its step or loss.
@@ -90,11 +96,14 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const item = treeItem(r.name, vscode.TreeItemCollapsibleState.None);
     item.id = r.id;
     const note = this.notes.get(r.id);
-    item.description = note ? `${runDescription(r)} · ${note}` : runDescription(r);
+    const link = isTerminal(r.status) ? '' : hostLinkText(this.links?.hostLink(r.id));
+    item.description = [runDescription(r), link, note].filter((x) => x).join(' · ');
     item.iconPath = new vscode.ThemeIcon(note ? 'warning' : ICONS[r.status]);
     item.contextValue = runContextValue(r);
     // Host and log text in it is untrusted: appended as text, never as markdown.
-    item.tooltip = textTooltip([...runTooltipLines(r), ...(note ? [`Instance: ${note}`] : [])].join('\n'), { supportThemeIcons: true });
+    item.tooltip = textTooltip([...runTooltipLines(r), ...(link ? [`Host: ${link}`] : []), ...(note ? [`Instance: ${note}`] : [])].join('\n'), {
+      supportThemeIcons: true,
+    });
     item.command = { command: 'remoteFinetune.selectRun', title: 'Select Run', arguments: [r.id] };
     return item;
   }
@@ -112,6 +121,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
 
   dispose(): void {
     clearInterval(this.clock);
+    this.linkSub?.dispose();
     this.sub.dispose();
     this.changed.dispose();
   }
@@ -160,8 +170,9 @@ export function runsViewRows(provider: RunsTreeProvider): RunsViewRow[] {
 export function registerRunsView(
   store: RunStore,
   ledger?: { entries(): Promise<readonly LedgerEntry[]> },
+  links?: HostLinks,
 ): vscode.Disposable & { readonly provider: RunsTreeProvider } {
-  const provider = new RunsTreeProvider(store, ledger);
+  const provider = new RunsTreeProvider(store, ledger, links);
   // Several runs selected at once go to Compare Runs together.
   const view = vscode.window.createTreeView(RUNS_VIEW_ID, { treeDataProvider: provider, showCollapseAll: true, canSelectMany: true });
   return Object.assign(vscode.Disposable.from(view, provider), { provider });

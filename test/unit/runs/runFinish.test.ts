@@ -79,6 +79,7 @@ function setup(
     abortWatch: () => undefined,
     isStopping: () => opts.stopping === true,
     emitEvents: () => undefined,
+    emitHostLink: () => undefined,
     emitFinished: (f) => finished.push(f),
     rememberEnv: () => undefined,
     envFor: () => undefined,

@@ -129,6 +129,10 @@ class Dashboard {
     );
     this.renderState();
     this.renderProcesses([]);
+    // "No GPU sample for N s" counts up while it lasts.
+    setInterval(() => {
+      if (this.state.kind === 'noSample') this.renderState();
+    }, 1000);
     new ResizeObserver(() => this.schedule()).observe(this.gpusEl);
   }
 
@@ -161,13 +165,25 @@ class Dashboard {
         b.classList.add('bad');
         b.textContent = `Host unreachable since ${new Date(s.since).toLocaleTimeString()}: ${s.detail}. The charts resume when it answers again.`;
         break;
+      case 'reconnecting':
+        b.classList.add('warn');
+        b.textContent = `Host not answering since ${new Date(s.since).toLocaleTimeString()}: ${s.detail}; reconnecting.`;
+        break;
+      case 'noSample':
+        // Counted here, where it is shown: the host says only when the last sample came.
+        b.classList.add('warn');
+        b.textContent = `No GPU sample for ${Math.max(0, Math.round((Date.now() - s.since) / 1000))} s: the host answers, but its sampler has stopped writing gpu.csv.`;
+        break;
+      case 'ended':
+        b.textContent = 'The run ended; the charts stop at its last sample.';
+        break;
     }
     b.hidden = b.textContent === '';
   }
 
   addSamples(samples: readonly GpuSample[]): void {
     for (const s of samples) this.card(s).series.add(s);
-    if (samples.length && this.state.kind !== 'unreachable' && this.state.kind !== 'noGpu' && this.state.kind !== 'gpuLost')
+    if (samples.length && (this.state.kind === 'connecting' || this.state.kind === 'connected' || this.state.kind === 'noSample'))
       this.setState({ kind: 'connected' });
     this.schedule();
   }

@@ -56,6 +56,8 @@ class MetricsApp {
   private readonly latest = el('table', { class: 'latest', 'aria-label': 'Latest values' });
   /** The followed run's step of total, time left and cost so far (or, ended, its estimate against actual). */
   private readonly progress = el('div', { class: 'progress', id: 'runProgress', role: 'status', 'aria-label': 'Run progress' });
+  /** Why the charts stopped moving (host unreachable, reconnecting), host text; hidden while the run is live. */
+  private readonly hostState = el('div', { class: 'banner bad', id: 'hostState', role: 'status', 'aria-live': 'polite' });
   private readonly others = el('div', { class: 'others', 'aria-label': 'Other metrics' });
   private readonly chartsEl = el('div', { class: 'charts' });
   private readonly main: HTMLElement;
@@ -90,7 +92,18 @@ class MetricsApp {
       this.chartsEl.append(ch.root);
     }
     this.progress.hidden = true;
-    this.main = el('main', { class: 'metrics', 'data-points': '0' }, this.progress, this.latest, toolbar, this.compare.root, this.chartsEl, this.others);
+    this.hostState.hidden = true;
+    this.main = el(
+      'main',
+      { class: 'metrics', 'data-points': '0' },
+      this.hostState,
+      this.progress,
+      this.latest,
+      toolbar,
+      this.compare.root,
+      this.chartsEl,
+      this.others,
+    );
     appHost.replaceChildren(this.main);
     new ResizeObserver(() => this.schedule()).observe(this.chartsEl);
     this.draw();
@@ -155,6 +168,11 @@ class MetricsApp {
   setProgress(lines: readonly string[]): void {
     this.progress.replaceChildren(...lines.map((l) => el('div', {}, l)));
     this.progress.hidden = lines.length === 0;
+  }
+
+  setHostState(text: string): void {
+    this.hostState.textContent = text;
+    this.hostState.hidden = text === '';
   }
 
   plotted(metric: string): Plotted | undefined {
@@ -235,6 +253,9 @@ bridge.start((msg) => {
       return;
     case 'progress':
       ensureApp().setProgress(msg.lines);
+      return;
+    case 'hostState':
+      ensureApp().setHostState(msg.text);
       return;
   }
 });
