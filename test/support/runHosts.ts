@@ -4,6 +4,8 @@
 import { cpSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { before, after } from 'node:test';
+import { startSshd } from './sshd';
 import type { Sshd } from './sshd';
 import type { ConnectOptions } from '../../src/core/ssh/session';
 import { RunStore } from '../../src/core/runs/runStore';
@@ -21,6 +23,23 @@ export function trustingConnectOptions(sshds: readonly Sshd[]): ConnectOptions {
   const knownHosts = join(dir, 'known_hosts');
   writeFileSync(knownHosts, sshds.map((s) => `${s.knownHostsLine}\n`).join(''));
   return { hostKeyStore: join(dir, 'store_known_hosts'), knownHostsFiles: [knownHosts], agentSocket: null, sshConfigPath: join(dir, 'no_ssh_config') };
+}
+
+/**
+ * A loopback sshd for this test file, its PATH led by the stand-ins (an nvidia-smi reporting an A100), started
+ * before the file's tests and stopped after them; read its host and the options that trust it inside a test.
+ */
+export function standInHost(): { readonly sshd: () => Sshd; readonly connectOptions: () => ConnectOptions } {
+  let sshd: Sshd | undefined;
+  let options: ConnectOptions | undefined;
+  before(async () => {
+    sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
+    options = trustingConnectOptions([sshd]);
+  });
+  after(async () => {
+    await sshd?.stop();
+  });
+  return { sshd: () => sshd!, connectOptions: () => options! };
 }
 
 export function testRunManager(storage: string, connectOptions: ConnectOptions, extra: Partial<RunManagerDeps> = {}): RunManager {

@@ -1,28 +1,15 @@
 // Issue 39.3 against a real OpenSSH server on loopback: a run whose training loop reports through the runner's
 // real callback core (the Trainer's max_steps included) is followed by the real run lifecycle, and while it trains
 // the record's progress gives the Runs row "step N of 8, ≈ T left"; the record keeps the total when it ends.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { startSshd } from '../../support/sshd';
-import type { Sshd } from '../../support/sshd';
-import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
-import type { ConnectOptions } from '../../../src/core/ssh/session';
+import { join } from 'node:path';
+import { runFinished, sshStartRequest, testRunManager, standInHost, until } from '../../support/runHosts';
 import { runDescription } from '../../../src/core/runs/runSummary';
 
-const REPO = resolve(__dirname, '../../..');
-let sshd: Sshd;
-let connectOptions: ConnectOptions;
-
-before(async () => {
-  sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
-  connectOptions = trustingConnectOptions([sshd]);
-});
-after(async () => {
-  await sshd?.stop();
-});
+const host = standInHost();
 
 // Eight optimizer steps of 0.4 s, each logged with the Trainer state's max_steps, as the runner's callback does.
 const TRAIN_PY = `
@@ -43,8 +30,8 @@ test('runs: a followed run shows step N of M and the time left from its own step
   const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
   const ws = mkdtempSync(join(tmpdir(), 'rft-ws-'));
   writeFileSync(join(ws, 'train.py'), TRAIN_PY);
-  const m = testRunManager(storage, connectOptions);
-  const rec = await m.start(sshStartRequest(sshd, ws, 'progress-run', 'python3 train.py'));
+  const m = testRunManager(storage, host.connectOptions());
+  const rec = await m.start(sshStartRequest(host.sshd(), ws, 'progress-run', 'python3 train.py'));
   const done = runFinished(m, rec.id);
   const seen: string[] = [];
   // Seen while it trains: a total, and once two steps are in, a time left.

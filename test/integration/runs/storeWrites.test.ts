@@ -2,29 +2,16 @@
 // every 50 ms for about 5 s but logs a loss only twice is written to the store for what its row shows (its step and
 // loss, the hardware), not for every batch of log bytes; each change event names its run and the fields that
 // changed, and the Hosts view (which re-reads ~/.ssh/config) is refreshed for none of them.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { startSshd } from '../../support/sshd';
-import type { Sshd } from '../../support/sshd';
+import { join } from 'node:path';
 import type { RunChange } from '../../../src/core/runs/runStore';
 import { runHostsOf } from '../../../src/core/runs/runHosts';
-import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
-import type { ConnectOptions } from '../../../src/core/ssh/session';
+import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, standInHost } from '../../support/runHosts';
 
-const REPO = resolve(__dirname, '../../..');
-let sshd: Sshd;
-let connectOptions: ConnectOptions;
-
-before(async () => {
-  sshd = await startSshd({ pathPrepend: [join(REPO, 'test/support/standins')] });
-  connectOptions = trustingConnectOptions([sshd]);
-});
-after(async () => {
-  await sshd?.stop();
-});
+const host = standInHost();
 
 /** 100 log lines, 50 ms apart; a loss dict (a metrics event) after the 50th and the 100th only. */
 const CHATTY = `import time
@@ -40,14 +27,14 @@ test(
   { timeout: 180_000 },
   async () => {
     const storage = mkdtempSync(join(tmpdir(), 'rft-storage-'));
-    const m = testRunManager(storage, connectOptions);
+    const m = testRunManager(storage, host.connectOptions());
     const ws = ownScriptWorkspace();
     writeFileSync(join(ws, 'chatty.py'), CHATTY);
     const changes: RunChange[] = [];
     const sub = m.store.onDidChange((c) => changes.push(c));
     let hostRefreshes = 0;
     const hostsSub = runHostsOf(m.store).onDidChange(() => hostRefreshes++);
-    const rec = await m.start(sshStartRequest(sshd, ws, 'store-writes', 'python3 chatty.py'));
+    const rec = await m.start(sshStartRequest(host.sshd(), ws, 'store-writes', 'python3 chatty.py'));
     assert.equal(rec.status, 'running');
     const before = { changes: changes.length, hostRefreshes };
     const f = await runFinished(m, rec.id);
