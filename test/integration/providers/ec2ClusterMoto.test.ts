@@ -5,32 +5,17 @@
 // rendezvous, and the group deleted once they are terminated. Checked through moto's own view with the AWS SDK.
 // moto 5.2.5 does not implement placement groups (CreatePlacementGroup answers an HTML 500): the cluster
 // placement group is checked against the EC2 emulator in matrix.test.ts.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DescribeInstancesCommand, DescribeSecurityGroupsCommand, DescribeVpcsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeInstancesCommand, DescribeSecurityGroupsCommand, DescribeVpcsCommand } from '@aws-sdk/client-ec2';
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { deleteNodesGroup, ensureNodesGroup, nodesGroupName } from '../../../src/core/providers/ec2Cluster';
 import { RUN_ID_TAG } from '../../../src/core/providers/types';
 import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
-import { startMoto } from '../../support/moto';
-import type { Moto } from '../../support/moto';
+import { motoEc2 } from '../../support/motoEc2';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto';
-let moto: Moto;
-let sdk: EC2Client;
-
-before(async () => {
-  process.env.AWS_ACCESS_KEY_ID = 'testing';
-  process.env.AWS_SECRET_ACCESS_KEY = 'testing';
-  delete process.env.AWS_PROFILE;
-  moto = await startMoto();
-  sdk = new EC2Client({ region: 'us-east-1', endpoint: moto.url });
-});
-
-after(async () => {
-  await moto?.stop();
-});
+const aws = motoEc2();
 
 type Send = <T>(make: (sdk: typeof Ec2Sdk) => object, signal?: AbortSignal) => Promise<T>;
 
@@ -38,23 +23,15 @@ test(
   'moto: the nodes group admits its own members on every port; nodes launch into it with private addresses; it is deleted after them',
   { timeout: 120_000 },
   async () => {
-    const ec2 = new Ec2Provider({
-      region: 'us-east-1',
-      endpoint: moto.url,
-      maxAttempts: 2,
-      requestTimeoutMs: 10_000,
-      callerIp: async () => '203.0.113.9',
-      amiNamePattern: 'Deep Learning AMI*',
-      consistency: { baseMs: 10, maxMs: 50, windowMs: 1000 },
-    });
+    const ec2 = aws.provider();
     // The provider's own send (SDK errors mapped to ProviderErrors), as prepareCluster passes it.
     const send = (ec2 as unknown as { send: Send }).send.bind(ec2) as Send;
     const once = <T>(_codes: readonly string[], call: () => Promise<T>): Promise<T> => call();
     const runId = 'rft-20261128-020000-clu1';
-    const vpcId = (await sdk.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }))).Vpcs![0]!.VpcId!;
+    const vpcId = (await aws.sdk().send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }))).Vpcs![0]!.VpcId!;
     const groupId = await ensureNodesGroup(send, once, runId, vpcId);
     assert.equal(await ensureNodesGroup(send, once, runId, vpcId), groupId, 'made again: the same group, the duplicate rule recognised');
-    const sg = (await sdk.send(new DescribeSecurityGroupsCommand({ GroupIds: [groupId] }))).SecurityGroups![0]!;
+    const sg = (await aws.sdk().send(new DescribeSecurityGroupsCommand({ GroupIds: [groupId] }))).SecurityGroups![0]!;
     assert.equal(sg.GroupName, nodesGroupName(runId));
     assert.deepEqual(
       (sg.IpPermissions ?? []).map((p) => [p.IpProtocol, (p.UserIdGroupPairs ?? []).map((u) => u.GroupId), (p.IpRanges ?? []).length]),
@@ -66,7 +43,7 @@ test(
     const first = await ec2.launch(nodeRequest(base, 2, 0, undefined));
     const second = await ec2.launch(nodeRequest(base, 2, 1, first.zone));
     assert.notEqual(first.id, second.id, 'each node its own ClientToken');
-    const raw = (await sdk.send(new DescribeInstancesCommand({ InstanceIds: [first.id, second.id] }))).Reservations!.flatMap((r) => r.Instances ?? []);
+    const raw = (await aws.sdk().send(new DescribeInstancesCommand({ InstanceIds: [first.id, second.id] }))).Reservations!.flatMap((r) => r.Instances ?? []);
     assert.equal(new Set(raw.map((i) => i.Placement?.AvailabilityZone)).size, 1, 'one zone');
     for (const i of raw) {
       assert.ok(
@@ -81,7 +58,7 @@ test(
     await ec2.terminate(first.id);
     await ec2.terminate(second.id);
     await deleteNodesGroup(send, runId, undefined, 30_000);
-    const left = await sdk.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [nodesGroupName(runId)] }] }));
+    const left = await aws.sdk().send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: 'group-name', Values: [nodesGroupName(runId)] }] }));
     assert.deepEqual(left.SecurityGroups ?? [], [], 'nodes group deleted');
   },
 );

@@ -3,24 +3,17 @@
 // boto3 from moto's own venv, the provider's RunInstances names it, and moto's DescribeInstances shows the
 // instance associated with that profile's ARN (by name and by ARN). moto resolves the profile in its IAM, so a
 // request shape it did not understand would leave the instance without one.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
-import { startMoto } from '../../support/moto';
-import type { Moto } from '../../support/moto';
+import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
+import { motoEc2 } from '../../support/motoEc2';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto';
-let moto: Moto;
 let profileArn = '';
-
-before(async () => {
-  process.env.AWS_ACCESS_KEY_ID = 'testing';
-  process.env.AWS_SECRET_ACCESS_KEY = 'testing';
-  delete process.env.AWS_PROFILE;
-  moto = await startMoto();
+// The instance profile is made with boto3 against moto's IAM, as the user's account would hold it.
+const aws = motoEc2((moto) => {
   const venv = execFileSync('bash', [join(__dirname, '..', '..', '..', 'scripts', 'ensure-moto.sh')], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -35,25 +28,11 @@ before(async () => {
     { encoding: 'utf8' },
   ).trim();
 });
-after(async () => {
-  await moto?.stop();
-});
-
-function provider(): Ec2Provider {
-  return new Ec2Provider({
-    region: 'us-east-1',
-    endpoint: moto.url,
-    maxAttempts: 2,
-    requestTimeoutMs: 10_000,
-    callerIp: async () => '203.0.113.9',
-    amiNamePattern: 'Deep Learning AMI*',
-    consistency: { baseMs: 10, maxMs: 50, windowMs: 1000 },
-  });
-}
+const provider = aws.provider;
 
 test('moto: RunInstances carries target.iam_instance_profile by name or ARN, and the instance runs as that profile', async () => {
   assert.match(profileArn, /^arn:aws:iam::\d+:instance-profile\/rft-s3$/);
-  const sdk = new EC2Client({ region: 'us-east-1', endpoint: moto.url });
+  const sdk = aws.sdk();
   const p = provider();
   for (const [n, iamInstanceProfile] of [
     [1, 'rft-s3'],

@@ -3,44 +3,19 @@
 // account (DescribeVolumes with the same SDK): made once in the instance's zone, tagged, encrypted gp3, attached as
 // /dev/sdf, left alone by teardown and found again by a later run in the same zone; a run in another zone is refused.
 // Not covered here: the device appearing on a real instance and the mount (mountVolumeScript), which need EC2 itself.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DescribeVolumesCommand, EC2Client } from '@aws-sdk/client-ec2';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { DescribeVolumesCommand } from '@aws-sdk/client-ec2';
 import { VOLUME_TAG, mountVolumeScript } from '../../../src/core/providers/ec2Volume';
 import { ProviderError } from '../../../src/core/providers/types';
-import { startMoto } from '../../support/moto';
-import type { Moto } from '../../support/moto';
+import { motoEc2 } from '../../support/motoEc2';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto';
-let moto: Moto;
-let sdk: EC2Client;
-
-before(async () => {
-  process.env.AWS_ACCESS_KEY_ID = 'testing';
-  process.env.AWS_SECRET_ACCESS_KEY = 'testing';
-  delete process.env.AWS_PROFILE;
-  moto = await startMoto();
-  sdk = new EC2Client({ region: 'us-east-1', endpoint: moto.url });
-});
-after(async () => {
-  await moto?.stop();
-});
-
-function provider(): Ec2Provider {
-  return new Ec2Provider({
-    region: 'us-east-1',
-    endpoint: moto.url,
-    maxAttempts: 2,
-    requestTimeoutMs: 10_000,
-    callerIp: async () => '203.0.113.9',
-    amiNamePattern: 'Deep Learning AMI*',
-    consistency: { baseMs: 10, maxMs: 50, windowMs: 1000 },
-  });
-}
+const aws = motoEc2();
+const provider = aws.provider;
 
 async function volumesNamed(name: string) {
-  return (await sdk.send(new DescribeVolumesCommand({ Filters: [{ Name: `tag:${VOLUME_TAG}`, Values: [name] }] }))).Volumes ?? [];
+  return (await aws.sdk().send(new DescribeVolumesCommand({ Filters: [{ Name: `tag:${VOLUME_TAG}`, Values: [name] }] }))).Volumes ?? [];
 }
 
 test('moto: a named volume is made in the instance zone, attached, kept after terminate and re-attached by the next run there', async () => {
