@@ -536,6 +536,22 @@ def speed_host(spec: Dict[str, Any], capability: Optional[Tuple[int, int]]) -> s
                       int(os.environ.get("WORLD_SIZE", "1")), (version[0], version[1]))
 
 
+def pin_accelerate_env(spec: Dict[str, Any]) -> None:
+    """Sets the accelerate variables TrainingArguments and the Accelerator start from to what the (speed-planned)
+    spec says, whatever the process inherited.
+
+    TrainingArguments start from ACCELERATE_MIXED_PRECISION and only raise it: one exported on the host, or left
+    by a library (trl 0.x's SFTConfig writes bf16 there), would train an fp32 spec under bf16 autocast. Under
+    `accelerate launch` the launcher sets the same value from --mixed_precision. Likewise torch.compile:
+    TrainingArguments(torch_compile=True) writes ACCELERATE_DYNAMO_BACKEND into its process's environment
+    (transformers 4.x), and accelerate compiles any model while it is set; exported on the host or inherited, it
+    would compile a run whose speed plan left compile off (minutes of compilation, a stall on a slow CPU)."""
+    os.environ["ACCELERATE_MIXED_PRECISION"] = {"bf16": "bf16", "fp16": "fp16"}.get(str(RunSpec(spec).trainer.precision), "no")
+    if not (spec.get("trainer") or {}).get("compile"):
+        os.environ["ACCELERATE_DYNAMO_BACKEND"] = "no"
+        os.environ.pop("ACCELERATE_DYNAMO_MODE", None)
+
+
 def speed_plan(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], run: Run) -> Dict[str, Any]:
     """The spec with speed.py's choices written in; what was chosen and why goes to the log and, as one of the run's
     first events, to events.jsonl (a `warning` with code speed-plan and the choices in `speed`). Raises SpecRefused."""
@@ -605,10 +621,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         if _is_main():
             run.events.emit("error", message=str(e), signature="spec-refused")
         return 2
-    # TrainingArguments start from ACCELERATE_MIXED_PRECISION and only raise it: one exported on the host, or left
-    # by a library (trl 0.x's SFTConfig writes bf16 there), would train an fp32 spec under bf16 autocast. The spec
-    # decides; under `accelerate launch` the launcher sets the same value from --mixed_precision.
-    os.environ["ACCELERATE_MIXED_PRECISION"] = {"bf16": "bf16", "fp16": "fp16"}.get(str(RunSpec(spec).trainer.precision), "no")
+    pin_accelerate_env(spec)
     prefer = spec["method"] in plan.PREFERENCE_METHODS
     if prefer and not _installed("trl"):
         print("[remote-finetune] method %s needs trl, which is not installed in the run's venv" % spec["method"], file=sys.stderr, flush=True)

@@ -105,6 +105,7 @@ class SameTraining(unittest.TestCase):
         os.makedirs(run.run_dir, exist_ok=True)
         raw = tt.base_spec(self.model_dir, trainer=dict({"max_steps": STEPS, "save_strategy": "no", "precision": "fp32"}, **trainer_over))
         spec = trainer.speed_plan(normalise(raw), None, run)
+        trainer.pin_accelerate_env(spec)  # as the runner's main does before the arguments are built
         args = trainer.training_arguments(spec, os.path.join(self.tmp, "out-" + name), has_eval=False, sft=False, run=run)
         set_seed(7)
         model, _ = trainer.load_model(spec, self.tok, run, None)
@@ -138,10 +139,35 @@ class SameTraining(unittest.TestCase):
         plain = self.train("eager")
         torch._dynamo.reset()
         torch._dynamo.utils.counters.clear()
-        compiled = self.train("compiled", compile=True)
+        try:
+            compiled = self.train("compiled", compile=True)
+        finally:
+            # TrainingArguments(torch_compile=True) wrote these into this process (transformers 4.x): later cases
+            # run here, and their subprocesses inherit the environment.
+            os.environ.pop("ACCELERATE_DYNAMO_BACKEND", None)
+            os.environ.pop("ACCELERATE_DYNAMO_MODE", None)
         self.assertTrue(compiled.args.torch_compile)
         self.assertGreater(torch._dynamo.utils.counters["stats"]["unique_graphs"], 0, "the model ran compiled")
         self.assert_same(self.losses(plain), self.losses(compiled), 1e-3)
+
+    def test_a_dynamo_backend_in_the_environment_compiles_nothing_the_spec_left_eager(self):
+        # Exported on a host, or left by TrainingArguments(torch_compile=True) in this very process (transformers
+        # 4.x writes it there): accelerate would compile every model while it is set.
+        import torch
+        saved = {k: os.environ.get(k) for k in ("ACCELERATE_DYNAMO_BACKEND", "ACCELERATE_DYNAMO_MODE")}
+        os.environ["ACCELERATE_DYNAMO_BACKEND"] = "inductor"
+        try:
+            torch._dynamo.reset()
+            torch._dynamo.utils.counters.clear()
+            t = self.train("inherited-backend")
+            self.assertFalse(t.args.torch_compile)
+            self.assertEqual(torch._dynamo.utils.counters["stats"]["unique_graphs"], 0, "a spec without compile ran compiled")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 if __name__ == "__main__":
