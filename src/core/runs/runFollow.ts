@@ -67,7 +67,10 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   const machines = (rec.machines ?? []).filter((m) => m.remoteDir && !(m.status && isTerminal(m.status)));
   const others = machines.map((m) => followMachine(ctx, runId, m.rank, localDir, signal));
   let rank0EndedAt = Date.now();
-  const link = new HostLinkTracker((state) => ctx.emitHostLink(runId, state));
+  const link = new HostLinkTracker(
+    (state) => ctx.emitHostLink(runId, state),
+    ctx.deps.hostUnreachableMs !== undefined ? { unreachableAfterMs: ctx.deps.hostUnreachableMs } : {},
+  );
   ctx.emitHostLink(runId, link.current);
   try {
     const status = await host.use((s) => runStatus(s, runId, rootOf(rec.remoteDir!)), followSignal);

@@ -87,6 +87,8 @@ export interface RunManagerDeps {
   readonly instanceCheckMs?: number;
   /** How often a cloud run's cost so far is brought up to date (default 30 s). */
   readonly costIntervalMs?: number;
+  /** How long a lost link is "reconnecting" before the panels call the host unreachable (default hostLink.ts). */
+  readonly hostUnreachableMs?: number;
   /** The clock the cost so far is read against (tests move it past billing minimums). */
   readonly now?: () => number;
   /** Where the host sends the end-of-run notification (hostNotify.ts), read from the user's settings at each start. */

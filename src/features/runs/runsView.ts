@@ -8,11 +8,10 @@ import type { RunStore } from '../../core/runs/runStore';
 import { touches } from '../../core/runs/runStore';
 import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
 import { isTerminal } from '../../core/runs/runRecord';
-import { runDescription, runTooltipLines } from '../../core/runs/runSummary';
 import { runContextValue } from '../../core/runs/runContextValue';
 import { ledgerNote } from '../../core/runs/ledger';
 import type { LedgerEntry } from '../../core/runs/ledger';
-import { hostLinkText } from '../../core/runs/hostLink';
+import { runRowText } from '../../core/runs/runRowText';
 import type { HostLinks } from './runPanelsContext';
 
 export const RUNS_VIEW_ID = 'remoteFinetune.runs';
@@ -96,14 +95,12 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const item = treeItem(r.name, vscode.TreeItemCollapsibleState.None);
     item.id = r.id;
     const note = this.notes.get(r.id);
-    const link = isTerminal(r.status) ? '' : hostLinkText(this.links?.hostLink(r.id));
-    item.description = [runDescription(r), link, note].filter((x) => x).join(' · ');
+    const row = runRowText(r, this.links?.hostLink(r.id), note);
+    item.description = row.description;
     item.iconPath = new vscode.ThemeIcon(note ? 'warning' : ICONS[r.status]);
     item.contextValue = runContextValue(r);
     // Host and log text in it is untrusted: appended as text, never as markdown.
-    item.tooltip = textTooltip([...runTooltipLines(r), ...(link ? [`Host: ${link}`] : []), ...(note ? [`Instance: ${note}`] : [])].join('\n'), {
-      supportThemeIcons: true,
-    });
+    item.tooltip = textTooltip(row.tooltip, { supportThemeIcons: true });
     item.command = { command: 'remoteFinetune.selectRun', title: 'Select Run', arguments: [r.id] };
     return item;
   }

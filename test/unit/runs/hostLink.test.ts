@@ -6,6 +6,8 @@ import { HostLinkTracker, hostLinkText } from '../../../src/core/runs/hostLink';
 import type { HostLink } from '../../../src/core/runs/hostLink';
 import { NO_SAMPLE_AFTER_MS, hostStateLine, onLinkedHostState, panelHostState } from '../../../src/features/panels/linkedHostState';
 import type { HostState } from '../../../src/protocol/gpu';
+import { runRowText } from '../../../src/core/runs/runRowText';
+import type { RunRecord } from '../../../src/core/runs/runRecord';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -100,4 +102,33 @@ test('onLinkedHostState follows the link feed and the clock, and says each chang
   sub.dispose();
   assert.deepEqual(seen, ['connected', 'unreachable', 'connected', 'noSample', 'connected']);
   assert.equal(feedListeners.size + localListeners.size, 0, 'dispose unsubscribes');
+});
+
+test("the Runs view row and tooltip say a live run's lost link, and nothing once the run ended or the link is back", () => {
+  const t = new Date(2026, 10, 28, 3, 0, 0).getTime();
+  const rec = {
+    id: 'r1',
+    name: 'qlora',
+    createdAt: new Date(t - 60_000).toISOString(),
+    updatedAt: new Date(t).toISOString(),
+    status: 'running',
+    host: 'gpu-box',
+    provider: 'ssh',
+    specPath: '/ws/finetune.yaml',
+    specHash: 'h',
+    workspaceDir: '/ws',
+    origin: 'here',
+    teardownPolicy: 'terminate',
+  } as RunRecord;
+  const lost: HostLink = { kind: 'unreachable', since: t - 30_000, detail: 'the connection to gpu-box dropped' };
+  const since = new Date(t - 30_000).toLocaleTimeString();
+  const row = runRowText(rec, lost, undefined, t);
+  assert.match(row.description, new RegExp(` · host unreachable since ${since}$`));
+  assert.match(row.tooltip, new RegExp(`\\nHost: host unreachable since ${since}$`));
+  assert.match(
+    runRowText(rec, { ...lost, kind: 'reconnecting' }, 'launch unknown', t).description,
+    /host not answering since .*; reconnecting · launch unknown$/,
+  );
+  assert.doesNotMatch(runRowText(rec, { kind: 'connected' }, undefined, t).description, /host/);
+  assert.doesNotMatch(runRowText({ ...rec, status: 'failed' }, lost, undefined, t).tooltip, /Host: /);
 });
