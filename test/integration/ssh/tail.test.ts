@@ -39,6 +39,7 @@ test('20 forced disconnects during a running job: the received log is sha256-ide
   let lastOffset = 0;
   let kills = 0;
   let offsetAtReconnect = 0;
+  let drops = 0;
   const killer = (async (): Promise<void> => {
     while (kills < 20) {
       await new Promise((r) => setTimeout(r, 300));
@@ -59,6 +60,10 @@ test('20 forced disconnects during a running job: the received log is sha256-ide
       reconnects++;
       assert.equal(item.offset, lastOffset);
       offsetAtReconnect = lastOffset;
+    } else if (item.kind === 'dropped') {
+      // Said before the reconnect, at the offset it resumes from (the run's host state reads it: hostLink.ts).
+      drops++;
+      assert.equal(item.offset, lastOffset);
     } else {
       assert.fail(`unexpected ${JSON.stringify(item)}`);
     }
@@ -66,6 +71,7 @@ test('20 forced disconnects during a running job: the received log is sha256-ide
   await killer;
   assert.equal(kills, 20);
   assert.ok(reconnects >= 20, `tail reconnected ${reconnects} times`);
+  assert.ok(drops >= 20, `tail said it dropped ${drops} times`);
   const got = Buffer.concat(received);
   const remote = await host.use((s) => s.run(`sha256sum ${shellQuote(`${started.runDir}/output.log`)} | cut -c1-64`));
   assert.equal(sha256(got), remote.trim(), `received ${got.length} bytes`);
