@@ -8,6 +8,7 @@ export const lazyVendors = {
   ssh2: 'ssh2',
   'client-ec2': '@aws-sdk/client-ec2',
   'client-ssm': '@aws-sdk/client-ssm',
+  'client-pricing': '@aws-sdk/client-pricing',
 };
 
 export const lazyExternal = {

@@ -21,7 +21,7 @@ export async function buildSuite(folder = 'test/vscode/suite'): Promise<string> 
     target: 'node20',
     sourcemap: 'inline',
     // mocha is resolved from the repo's node_modules at run time; vscode is the host's API.
-    external: ['vscode', 'mocha', 'ssh2', '@aws-sdk/client-ec2', '@aws-sdk/client-ssm', 'cpu-features'],
+    external: ['vscode', 'mocha', 'ssh2', '@aws-sdk/client-ec2', '@aws-sdk/client-ssm', '@aws-sdk/client-pricing', 'cpu-features'],
     logLevel: 'warning',
   });
   return join(SUITE_OUT, 'index.js');

@@ -387,6 +387,7 @@ suite('host pickers and GPU checks (real sshd)', function () {
         return new Promise((r) => (pressed = r));
       };
     });
+    let runId: string | undefined;
     try {
       const { result } = await withAnswers(
         {
@@ -399,6 +400,7 @@ suite('host pickers and GPU checks (real sshd)', function () {
         () => vscode.commands.executeCommand<string | undefined>('remoteFinetune.startTraining', vscode.Uri.file(join(folder, 'finetune.yaml'))),
       );
       assert.ok(result, 'a run started');
+      runId = result;
       const notice = await Promise.race([ended, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no failure notification')), 150_000))]);
       assert.match(notice.text, /^hosts-suite-fail failed\. ValueError: batch_size 3 does not divide the data \((hosts-suite-fail\/)?lib\/helper\.py:3\)/);
       assert.match(notice.buttons[0] ?? '', /^Open (hosts-suite-fail\/)?lib\/helper\.py:3$/, JSON.stringify(notice.buttons));
@@ -416,6 +418,20 @@ suite('host pickers and GPU checks (real sshd)', function () {
       assert.equal(editor?.selection.active.line, 2, 'at the raising line (3, one-based)');
     } finally {
       w.showErrorMessage = savedError;
+      // The suites after this one start with no run in this window (the panels' empty state, the Runs view's
+      // first rows, the Hosts view's words): the failed run leaves the history it joined.
+      if (runId) {
+        const id = runId;
+        await withAnswers(
+          {
+            async pick(qp) {
+              qp.hide();
+            },
+            warning: (m, _o, buttons) => (m.startsWith('Remove hosts-suite-fail') ? 'Remove' : buttons[0]),
+          },
+          () => vscode.commands.executeCommand('remoteFinetune.removeRunFromHistory', id),
+        );
+      }
     }
   });
 
