@@ -30,10 +30,9 @@ function spec(over: { target?: string; maxSteps?: number; train?: string } = {})
 
 const noFiles = (): number | undefined => undefined;
 
-test('a GCP spec: time and the money at its own machine type’s catalog price, the same figures as the Start confirmation', () => {
-  const s = spec({ maxSteps: 200 });
-  const tc = specTimeCost({ ...s, specDir: '/ws', countExamples: noFiles });
-  const length = runLength({
+/** The Start confirmation's run length of a fixture spec on one T4 (no local data file to count). */
+function t4Length(s: ReturnType<typeof spec>): ReturnType<typeof runLength> {
+  return runLength({
     spec: s.spec,
     specDir: '/ws',
     gpu: 'T4',
@@ -42,6 +41,12 @@ test('a GCP spec: time and the money at its own machine type’s catalog price, 
     layers: s.estimate.model.layers,
     countExamples: noFiles,
   });
+}
+
+test('a GCP spec: time and the money at its own machine type’s catalog price, the same figures as the Start confirmation', () => {
+  const s = spec({ maxSteps: 200 });
+  const tc = specTimeCost({ ...s, specDir: '/ws', countExamples: noFiles });
+  const length = t4Length(s);
   assert.ok(length.known);
   const start = launchCost(
     {
@@ -120,15 +125,7 @@ test('rough durations', () => {
 
 test('the own-host Start confirmation says how long, from the same run length', () => {
   const s = spec({ maxSteps: 200, target: '  provider: ssh\n  host: lab-t4\n  gpu: T4\n' });
-  const length = runLength({
-    spec: s.spec,
-    specDir: '/ws',
-    gpu: 'T4',
-    gpuCount: 1,
-    params: s.estimate.model.params,
-    layers: s.estimate.model.layers,
-    countExamples: noFiles,
-  });
+  const length = t4Length(s);
   assert.ok(length.known);
   assert.equal(ownHostLine(length), `Your own host: no cloud charges from this extension. Training ${roughDuration(length.hours)}: ${length.basis}.`);
   assert.equal(
