@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloudOfProblem, fixForProblem, setupRows } from '../../../src/core/runs/targetFixes';
 import { CLOUD_LABELS, EXTENSION_HINTS } from '../../../src/core/providers/providerSelection';
+import { runContextValue } from '../../../src/core/runs/runContextValue';
+import { runsMenuOffers } from '../../support/runsMenu';
 
 // The lines cloudProviders() gives with nothing set up, and the one offersForTarget adds for the spec's cloud.
 const NOTHING_SET_UP = [
@@ -70,16 +72,10 @@ test('package.json: the editor title runs "Start Training…" on a run spec; the
 });
 
 test("package.json: the end notification's actions stay in the Runs view (Reveal Adapter, metrics, logs) on a finished run", () => {
-  const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
-    contributes: { menus: Record<string, Array<{ command: string; when?: string }>> };
-  };
-  const item = pkg.contributes.menus['view/item/context'] ?? [];
-  const onDone = (command: string): boolean =>
-    item.some(
-      (m) =>
-        m.command === command &&
-        /view == remoteFinetune\.runs/.test(m.when ?? '') &&
-        ['viewItem =~ /^run/', 'viewItem =~ /^run\\.done/'].some((w) => (m.when ?? '').includes(w)),
-    );
+  // A completed run's item, as the Runs view gives it, in the menu as VS Code evaluates it.
+  const offers = runsMenuOffers(
+    runContextValue({ id: 'r', name: 'n', specPath: '/s', specHash: 'h', createdAt: '', updatedAt: '', status: 'completed', provider: 'ssh' }),
+  );
+  const onDone = (command: string): boolean => offers.has(command);
   for (const c of ['remoteFinetune.run.revealAdapter', 'remoteFinetune.run.showMetrics', 'remoteFinetune.run.showLogs']) assert.ok(onDone(c), c);
 });

@@ -4,25 +4,11 @@
 // still bill.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { runContextValue } from '../../../src/core/runs/runContextValue';
 import type { RunRecord, RunStatus } from '../../../src/core/runs/runRecord';
+import { runsMenuOffers } from '../../support/runsMenu';
 
-const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
-  contributes: { menus: Record<string, Array<{ command: string; when?: string }>> };
-};
-const runsMenu = pkg.contributes.menus['view/item/context']!.filter((m) => /view == remoteFinetune\.runs/.test(m.when ?? ''));
-
-/** The commands the menu shows for an item: every `viewItem =~ /re/` clause of the entry must hold. */
-function offered(contextValue: string): Set<string> {
-  const out = new Set<string>();
-  for (const m of runsMenu) {
-    const clauses = [...(m.when ?? '').matchAll(/viewItem =~ \/((?:\\\/|[^/])+)\//g)].map((x) => new RegExp(x[1]!));
-    if (clauses.length > 0 && clauses.every((re) => re.test(contextValue))) out.add(m.command);
-  }
-  return out;
-}
+const offered = runsMenuOffers;
 
 function record(status: RunStatus, extra: Partial<RunRecord> = {}): RunRecord {
   const now = new Date().toISOString();
