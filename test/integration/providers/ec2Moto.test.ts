@@ -6,7 +6,7 @@
 // moto 5.2.5 does not implement: RunInstances ClientToken idempotency, eventual consistency, capacity errors,
 // throttling; those are covered by the EC2 emulator (ec2.test.ts) and the fault matrix.
 // Writes .test-output/providers-moto.json (version, passed, failed) for scripts/test-providers.mjs.
-import { test, before, after, afterEach } from 'node:test';
+import { test, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -38,22 +38,12 @@ import {
 import type { Instance as Ec2Instance } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { OWNER_TAG, ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
-import { startMoto } from '../../support/moto';
-import type { Moto } from '../../support/moto';
+import { motoEc2 } from '../../support/motoEc2';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto';
 const CALLER = '203.0.113.9';
-let moto: Moto;
-let sdk: EC2Client;
+const aws = motoEc2();
 const tally = { passed: 0, failed: 0 };
-
-before(async () => {
-  process.env.AWS_ACCESS_KEY_ID = 'testing';
-  process.env.AWS_SECRET_ACCESS_KEY = 'testing';
-  delete process.env.AWS_PROFILE;
-  moto = await startMoto();
-  sdk = new EC2Client({ region: 'us-east-1', endpoint: moto.url });
-});
 
 afterEach((t) => {
   // node:test gives the context; a failed assertion has already marked it.
@@ -63,17 +53,17 @@ afterEach((t) => {
 });
 
 after(async () => {
-  await moto?.stop();
+  // moto itself is stopped by motoEc2's own after hook.
   const out = process.env.RFT_MOTO_REPORT ?? join('.test-output', 'providers-moto.json');
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ version: moto?.version ?? 'unavailable', ...tally }));
+  writeFileSync(out, JSON.stringify({ version: (aws.moto() as { version?: string } | undefined)?.version ?? 'unavailable', ...tally }));
 });
 
 function provider(region = 'us-east-1'): Ec2Provider {
   // moto's AMI list holds "Deep Learning AMI Amazon Linux - 3.3_Oct2017" and no current DLAMI names.
   return new Ec2Provider({
     region,
-    endpoint: moto.url,
+    endpoint: aws.moto().url,
     maxAttempts: 2,
     requestTimeoutMs: 10_000,
     callerIp: async () => CALLER,
@@ -83,7 +73,7 @@ function provider(region = 'us-east-1'): Ec2Provider {
 }
 
 async function raw(id: string): Promise<Ec2Instance> {
-  const r = await sdk.send(new DescribeInstancesCommand({ InstanceIds: [id] }));
+  const r = await aws.sdk().send(new DescribeInstancesCommand({ InstanceIds: [id] }));
   return r.Reservations![0]!.Instances![0]!;
 }
 
@@ -117,19 +107,19 @@ test('moto: launch imports the key, opens 22 to the caller /32 only, tags instan
   assert.equal(tags.get(RUN_ID_TAG), 'rft-20261121-150000-mot1');
   assert.equal(tags.get(OWNER_TAG), 'true');
   assert.equal(tags.get('Name'), 'rft-20261121-150000-mot1');
-  const keys = await sdk.send(new DescribeKeyPairsCommand({ KeyNames: [i.KeyName!] }));
+  const keys = await aws.sdk().send(new DescribeKeyPairsCommand({ KeyNames: [i.KeyName!] }));
   assert.equal(keys.KeyPairs?.length, 1);
-  const groups = await sdk.send(new DescribeSecurityGroupsCommand({ GroupIds: (i.SecurityGroups ?? []).map((g) => g.GroupId!) }));
+  const groups = await aws.sdk().send(new DescribeSecurityGroupsCommand({ GroupIds: (i.SecurityGroups ?? []).map((g) => g.GroupId!) }));
   const ingress = groups.SecurityGroups!.flatMap((g) => g.IpPermissions ?? []);
   assert.deepEqual(
     ingress.map((x) => [x.IpProtocol, x.FromPort, x.ToPort, (x.IpRanges ?? []).map((r) => r.CidrIp)]),
     [['tcp', 22, 22, [`${CALLER}/32`]]],
   );
   assert.equal(i.MetadataOptions?.HttpTokens, 'required', 'IMDSv2 only');
-  const vols = await sdk.send(new DescribeVolumesCommand({ Filters: [{ Name: 'attachment.instance-id', Values: [inst.id] }] }));
+  const vols = await aws.sdk().send(new DescribeVolumesCommand({ Filters: [{ Name: 'attachment.instance-id', Values: [inst.id] }] }));
   assert.equal(vols.Volumes?.[0]?.Size, 150);
   assert.equal(vols.Volumes?.[0]?.Encrypted, true, 'root volume encrypted');
-  const ud = await sdk.send(new DescribeInstanceAttributeCommand({ InstanceId: inst.id, Attribute: 'userData' }));
+  const ud = await aws.sdk().send(new DescribeInstanceAttributeCommand({ InstanceId: inst.id, Attribute: 'userData' }));
   assert.match(Buffer.from(ud.UserData?.Value ?? '', 'base64').toString('utf8'), /ssh_keys:|ssh-ed25519/);
   await p.terminate(inst.id);
 });
@@ -171,8 +161,8 @@ test('moto: the second launch reuses the key pair and the security group', async
 
 test('moto: a reused group opened to the world is narrowed to the caller before use', async () => {
   const ip = '198.51.100.77';
-  const g = await sdk.send(new CreateSecurityGroupCommand({ GroupName: `remote-finetune-ssh-${ip.replace(/\./g, '-')}`, Description: 'left behind' }));
-  await sdk.send(
+  const g = await aws.sdk().send(new CreateSecurityGroupCommand({ GroupName: `remote-finetune-ssh-${ip.replace(/\./g, '-')}`, Description: 'left behind' }));
+  await aws.sdk().send(
     new AuthorizeSecurityGroupIngressCommand({
       GroupId: g.GroupId,
       IpPermissions: [
@@ -183,13 +173,13 @@ test('moto: a reused group opened to the world is narrowed to the caller before 
   );
   const p = new Ec2Provider({
     region: 'us-east-1',
-    endpoint: moto.url,
+    endpoint: aws.moto().url,
     callerIp: async () => ip,
     amiNamePattern: 'Deep Learning AMI*',
     consistency: { baseMs: 10, windowMs: 1000 },
   });
   const inst = await p.launch({ runId: 'rft-20261121-150000-mot6', instanceType: 'g4dn.xlarge', region: 'us-east-1', spot: false, sshPublicKey: PUB });
-  const after = await sdk.send(new DescribeSecurityGroupsCommand({ GroupIds: [g.GroupId!] }));
+  const after = await aws.sdk().send(new DescribeSecurityGroupsCommand({ GroupIds: [g.GroupId!] }));
   const rules = after.SecurityGroups![0]!.IpPermissions ?? [];
   assert.deepEqual(
     rules.map((x) => [x.IpProtocol, x.FromPort, x.ToPort, (x.IpRanges ?? []).map((r) => r.CidrIp)]),
@@ -205,14 +195,14 @@ test('moto: a reused group opened to the world is narrowed to the caller before 
 test("moto: the image comes from an SSM parameter (GetParameters on moto's SSM), confirmed with DescribeImages; the default DLAMI parameters, absent from moto, fall back to DescribeImages", async () => {
   // moto holds no /aws/service/deeplearning parameters and refuses to create names under /aws (as AWS does),
   // so the parameter path is the provider's option here; the lookup and the wire are the real ones.
-  const images = await sdk.send(new DescribeImagesCommand({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: ['Deep Learning AMI*'] }] }));
+  const images = await aws.sdk().send(new DescribeImagesCommand({ Owners: ['amazon'], Filters: [{ Name: 'name', Values: ['Deep Learning AMI*'] }] }));
   const dl = images.Images?.[0]?.ImageId;
   assert.ok(dl, 'moto lists a Deep Learning AMI');
-  const ssm = new SSMClient({ region: 'us-east-1', endpoint: moto.url });
+  const ssm = new SSMClient({ region: 'us-east-1', endpoint: aws.moto().url });
   await ssm.send(new PutParameterCommand({ Name: '/rft-test/dlami/latest/ami-id', Value: dl, Type: 'String', DataType: 'aws:ec2:image', Overwrite: true }));
   const viaSsm = new Ec2Provider({
     region: 'us-east-1',
-    endpoint: moto.url,
+    endpoint: aws.moto().url,
     callerIp: async () => CALLER,
     amiParameters: ['/rft-test/none/latest/ami-id', '/rft-test/dlami/latest/ami-id'],
     amiNamePattern: 'No Such DLAMI *',
@@ -232,7 +222,7 @@ test("moto: the image comes from an SSM parameter (GetParameters on moto's SSM),
 test('moto: an account without a default VPC: a clear refusal while no subnet is public; once one routes to an internet gateway, the launch goes there with its group in that VPC', async () => {
   // A region of its own, so the other cases keep moto's default VPC.
   const region = 'eu-west-3';
-  const ec2 = new EC2Client({ region, endpoint: moto.url });
+  const ec2 = new EC2Client({ region, endpoint: aws.moto().url });
   for (const v of (await ec2.send(new DescribeVpcsCommand({ Filters: [{ Name: 'is-default', Values: ['true'] }] }))).Vpcs ?? []) {
     for (const sub of (await ec2.send(new DescribeSubnetsCommand({ Filters: [{ Name: 'vpc-id', Values: [v.VpcId!] }] }))).Subnets ?? [])
       await ec2.send(new DeleteSubnetCommand({ SubnetId: sub.SubnetId }));
@@ -275,7 +265,7 @@ test('moto: unknown ids: describe is undefined, terminate of an id EC2 never had
 test('moto: no image matching the DLAMI name in the region is a clear not-found, and nothing is launched', async () => {
   const p = new Ec2Provider({
     region: 'us-east-1',
-    endpoint: moto.url,
+    endpoint: aws.moto().url,
     callerIp: async () => CALLER,
     amiNamePattern: 'No Such DLAMI *',
     consistency: { baseMs: 10, windowMs: 1000 },

@@ -4,37 +4,23 @@
 // case ends by asking moto itself (not through the proxy, not through our provider) what is still running.
 // moto 5.2.5 has no ClientToken idempotency (a retried RunInstances makes another instance) and no
 // `client-token` filter (it answers 500): cleanup must still find everything by the run tag.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
 import { provisionGuarded, ProvisionError } from '../../../src/core/runs/teardown';
 import { FaultProxy } from '../../support/faultProxy';
-import { startMoto } from '../../support/moto';
-import type { Moto } from '../../support/moto';
+import { motoEc2 } from '../../support/motoEc2';
 import { SpyLedger } from '../../support/spyLedger';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto-faults';
 /** Longer than the abort below and than the SDK's retries: the old single listing saw nothing. */
 const LAG_MS = 1500;
-let moto: Moto;
-let direct: EC2Client;
-
-before(async () => {
-  process.env.AWS_ACCESS_KEY_ID = 'testing';
-  process.env.AWS_SECRET_ACCESS_KEY = 'testing';
-  delete process.env.AWS_PROFILE;
-  moto = await startMoto();
-  direct = new EC2Client({ region: 'us-east-1', endpoint: moto.url });
-});
-
-after(async () => {
-  await moto?.stop();
-});
+const aws = motoEc2();
 
 function providerVia(proxy: FaultProxy): Ec2Provider {
   return new Ec2Provider({
@@ -51,7 +37,7 @@ function providerVia(proxy: FaultProxy): Ec2Provider {
 
 /** What moto itself says is still running (or stopped, its disk billing) for the run. */
 async function billingInMoto(runId: string): Promise<string[]> {
-  const r = await direct.send(
+  const r = await aws.sdk().send(
     new DescribeInstancesCommand({
       Filters: [
         { Name: `tag:${RUN_ID_TAG}`, Values: [runId] },
@@ -63,7 +49,7 @@ async function billingInMoto(runId: string): Promise<string[]> {
 }
 
 async function launchedInMoto(runId: string): Promise<number> {
-  const r = await direct.send(new DescribeInstancesCommand({ Filters: [{ Name: `tag:${RUN_ID_TAG}`, Values: [runId] }] }));
+  const r = await aws.sdk().send(new DescribeInstancesCommand({ Filters: [{ Name: `tag:${RUN_ID_TAG}`, Values: [runId] }] }));
   return (r.Reservations ?? []).flatMap((x) => x.Instances ?? []).length;
 }
 
@@ -72,7 +58,7 @@ function request(runId: string): Parameters<typeof provisionGuarded>[0]['request
 }
 
 test('moto behind a proxy: every answer to RunInstances lost → launch-unknown, cleanup finds what moto made, 0 running', { timeout: 120_000 }, async () => {
-  const proxy = await new FaultProxy(moto.url, LAG_MS).start();
+  const proxy = await new FaultProxy(aws.moto().url, LAG_MS).start();
   const runId = 'rft-20261127-210000-mf01';
   const ledger = new SpyLedger(join(mkdtempSync(join(tmpdir(), 'rft-mf-')), 'ledger.json'));
   try {
@@ -90,7 +76,7 @@ test('moto behind a proxy: every answer to RunInstances lost → launch-unknown,
 });
 
 test('moto behind a proxy: Stop pressed while RunInstances is in flight → cleanup waits out the lag, 0 running', { timeout: 120_000 }, async () => {
-  const proxy = await new FaultProxy(moto.url, LAG_MS).start();
+  const proxy = await new FaultProxy(aws.moto().url, LAG_MS).start();
   const runId = 'rft-20261127-210000-mf02';
   const ledger = new SpyLedger(join(mkdtempSync(join(tmpdir(), 'rft-mf-')), 'ledger.json'));
   const stop = new AbortController();
