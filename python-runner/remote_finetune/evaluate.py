@@ -48,13 +48,9 @@ def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_len: int, a
 def eval_texts(spec: Dict[str, Any], tokenizer: Any, evalset: Any, warn: Any) -> Tuple[List[str], bool]:
     """The eval split's texts as the trainer renders them (template or text field, EOS appended), and whether
     they are templated (a rendered template already holds BOS)."""
-    from .trainer import to_texts, uses_template
+    from .data_prep import to_texts, uses_template
 
-    class _Warn:
-        def warn(self, message: str, code: str) -> None:
-            warn(message, code)
-
-    template = uses_template(spec, tokenizer, _Warn())  # type: ignore[arg-type]
+    template = uses_template(spec, tokenizer, warn)
     return [str(t) for t in to_texts(evalset, spec, tokenizer, template)["text"]], template
 
 
@@ -77,7 +73,7 @@ def main_evaluate(run_dir: str, workdir: str, adapter: Optional[str]) -> int:
     from .generate import load
     from .outputs import find_adapter
     from .spec import RunSpec, load_spec
-    from .trainer import load_raw_datasets
+    from .data_loading import load_raw_datasets
 
     spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
     if spec is None:

@@ -155,7 +155,7 @@ class Built:
         # The speed plan on a CUDA host with every speed package: what it turns on is written into trainer.*.
         chosen = speed.plan(resolved, speed.Host(True, (8, 0), "llama", {"liger_kernel": True, "unsloth": True, "bitsandbytes": True}))
         resolved = speed.apply(resolved, chosen)
-        # As trainer.load_raw_datasets reads the data: each training source, the eval set or a held-out share.
+        # As data_loading.load_raw_datasets reads the data: each training source, the eval set or a held-out share.
         split, config = str(get(resolved, "data.split", "train")), get(resolved, "data.config")
         sources = [dict(plan.source_of(r["path"], self.workdir, {}, str(r.get("split") or split), r.get("config") or config),
                         weight=r["weight"]) for r in data_formats.train_sources(get(resolved, "data.train"))]

@@ -72,7 +72,9 @@ class TeachesNothingChecks(unittest.TestCase):
     def prepare(self, rows: List[Dict[str, Any]], tok: Any = None, **data: Any) -> Any:
         import tempfile
         from remote_finetune.spec import normalise
-        from remote_finetune.trainer import Run, load_raw_datasets, prepare_datasets
+        from remote_finetune.data_loading import load_raw_datasets
+        from remote_finetune.data_prep import prepare_datasets
+        from remote_finetune.trainer import Run
         ws = tempfile.mkdtemp(prefix="rft-bad-")
         write_jsonl(os.path.join(ws, "data/train.jsonl"), rows)
         spec = normalise({"version": 1, "method": "lora-bf16", "model": {"id": "x"},

@@ -61,7 +61,9 @@ class Formats(unittest.TestCase):
 
     def prepare(self, data: Dict[str, Any], run_dir: str = "") -> Tuple[Any, Any]:
         from remote_finetune.spec import normalise
-        from remote_finetune.trainer import Run, load_raw_datasets, prepare_datasets
+        from remote_finetune.data_loading import load_raw_datasets
+        from remote_finetune.data_prep import prepare_datasets
+        from remote_finetune.trainer import Run
         spec = normalise({"version": 1, "method": "lora-bf16", "model": {"id": "x"}, "data": dict({"max_seq_length": 512}, **data),
                           "trainer": {"seed": 7}})
         run_dir = run_dir or tempfile.mkdtemp(prefix="run-", dir=self.tmp)

@@ -362,7 +362,8 @@ class Collator(unittest.TestCase):
         """transformers' DataCollatorForLanguageModeling masks every pad id, so with pad = EOS the EOS label is
         lost (shown first, so this test fails if the library ever changes); ours labels by the attention mask."""
         from transformers import DataCollatorForLanguageModeling
-        from remote_finetune.trainer import CausalCollator, choose_pad_token
+        from remote_finetune.data_prep import CausalCollator
+        from remote_finetune.trainer import choose_pad_token
         tok = tiny.build_tokenizer(tempfile.mkdtemp(prefix="rft-tok-"), with_pad_candidate=False)
         self.assertIsNone(choose_pad_token(tok))
         tok.pad_token = tok.eos_token
