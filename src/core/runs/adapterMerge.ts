@@ -10,7 +10,7 @@ import type { HardwareOf } from './runHardware';
 import { lookupModel, shapeFromName } from '../gpu/models';
 import type { OnRunHost, OpLine } from './hostOps';
 import { runHostOp, runnerOpCommand } from './hostOps';
-import { HISTORY_FILES } from './runHistory';
+import { HISTORY_FILES } from './runFolder';
 import { repoNameProblem } from './hubPublish';
 
 export type MergeDtype = 'bf16' | 'fp16' | 'fp32';

@@ -9,8 +9,8 @@ import { runDurationMs } from './runSummary';
 import { formatDuration } from './duration';
 import { runDisplayName } from './runDisplayName';
 import { usedHardwareLabel } from './runHardware';
-import { HISTORY_FILES } from './runHistory';
-import { parseEventLine } from '../telemetry/events';
+import { eventsOfText, HISTORY_FILES, readRunEvents } from './runFolder';
+import type { ReadEvent } from './runFolder';
 
 /** One config key across the compared runs (src/protocol/compare.ts repeats these shapes for the webview). */
 export interface ConfigDiffRow {
@@ -130,18 +130,19 @@ function thin(steps: number[], values: number[]): { steps: number[]; values: num
 
 /** Training and eval loss per step from an events.jsonl. */
 export function lossCurves(eventsText: string, run: string): CompareCurve[] {
+  return lossCurvesOf(eventsOfText(eventsText).events, run);
+}
+
+function lossCurvesOf(events: readonly ReadEvent[], run: string): CompareCurve[] {
   const train = { steps: [] as number[], values: [] as number[] };
   const evals = { steps: [] as number[], values: [] as number[] };
-  for (const line of eventsText.split('\n')) {
-    if (!line.trim()) continue;
-    const p = parseEventLine(line);
-    if (!p.ok) continue;
-    if (p.event.type === 'metrics' && p.event.loss !== undefined) {
-      train.steps.push(p.event.step);
-      train.values.push(p.event.loss);
-    } else if (p.event.type === 'eval' && p.event.eval_loss !== undefined) {
-      evals.steps.push(p.event.step);
-      evals.values.push(p.event.eval_loss);
+  for (const { event: e } of events) {
+    if (e.type === 'metrics' && e.loss !== undefined) {
+      train.steps.push(e.step);
+      train.values.push(e.loss);
+    } else if (e.type === 'eval' && e.eval_loss !== undefined) {
+      evals.steps.push(e.step);
+      evals.values.push(e.eval_loss);
     }
   }
   const out: CompareCurve[] = [];
@@ -215,14 +216,7 @@ export function buildComparison(runs: readonly ComparedRunInput[], now: number =
   const args = runs.map(({ localDir }) => readJsonObject(join(localDir, HISTORY_FILES.trainingArgs)));
   const metricKeys: string[] = [];
   for (const { record } of runs) for (const k of Object.keys(record.finalMetrics ?? {})) if (!metricKeys.includes(k)) metricKeys.push(k);
-  const curves = runs.flatMap(({ record, localDir }) => {
-    const f = join(localDir, 'events.jsonl');
-    try {
-      return existsSync(f) ? lossCurves(readFileSync(f, 'utf8'), record.id) : [];
-    } catch {
-      return [];
-    }
-  });
+  const curves = runs.flatMap(({ record, localDir }) => lossCurvesOf(readRunEvents(localDir).events, record.id));
   return {
     runs: columns,
     config: [...diffConfigs(specs, 'spec'), ...diffConfigs(args, 'trainingArgs')],

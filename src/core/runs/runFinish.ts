@@ -1,9 +1,9 @@
 // Finishing a run: how it ended (events.jsonl's finished and error lines, then the wrapper's exit code), its
 // artifacts downloaded into the workspace, its instance torn down per policy, the listeners told.
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { runStatus } from '../ssh/runs';
-import { parseEventLine } from '../telemetry/events';
+import { MIRRORED_NAMES, readRunEvents, runFile } from './runFolder';
 import type { RunEvent } from '../telemetry/events';
 import { mayActOn } from '../telemetry/eventAuth';
 import { finishGuarded, terminateRun } from './teardown';
@@ -15,7 +15,7 @@ import { isTerminal } from './runRecord';
 import { artifactPlan, localOutputsDir } from './artifactPlan';
 import { rootOf } from './runPaths';
 import { fetchHostHistory, finalMetricsOf } from './runHistory';
-import type { HistoryFile } from './runHistory';
+import type { HistoryFile } from './runFolder';
 import { decisiveFailure } from './multiNode';
 import { explainFailure, readTail } from './failureReason';
 import type { RunManagerContext, RunFinished } from './runTypes';
@@ -31,21 +31,16 @@ export function runOutcome(
   exitCode: number | undefined,
   dir?: string,
 ): { status: RunStatus; failure?: RunFinished['failure']; adapterPath?: string; spotNotice?: string; measured?: RunMeasured } {
-  const eventsFile = join(dir ?? rec.localDir ?? ctx.localDirOf(rec.id), 'events.jsonl');
+  const folder = dir ?? rec.localDir ?? ctx.localDirOf(rec.id);
   let finished: Extract<RunEvent, { type: 'finished' }> | undefined;
   let firstError: Extract<RunEvent, { type: 'error' }> | undefined;
   let spotNotice: string | undefined;
-  if (existsSync(eventsFile)) {
-    for (const line of readFileSync(eventsFile, 'utf8').split('\n')) {
-      if (!line) continue;
-      const p = parseEventLine(line);
-      if (!p.ok) continue;
-      // A finished line or a spot notice the training script wrote is no say in how the run ended.
-      if (!mayActOn(line, p.event, rec.controlKey)) continue;
-      if (p.event.type === 'finished') finished = p.event;
-      if (p.event.type === 'warning' && p.event.code === 'spot-notice') spotNotice = p.event.message;
-      if (p.event.type === 'error' && (!firstError || (!firstError.signature && p.event.signature))) firstError = p.event;
-    }
+  for (const { line, event: e } of readRunEvents(folder).events) {
+    // A finished line or a spot notice the training script wrote is no say in how the run ended.
+    if (!mayActOn(line, e, rec.controlKey)) continue;
+    if (e.type === 'finished') finished = e;
+    if (e.type === 'warning' && e.code === 'spot-notice') spotNotice = e.message;
+    if (e.type === 'error' && (!firstError || (!firstError.signature && e.signature))) firstError = e;
   }
   const stopped = ctx.isStopping(rec.id);
   let status: RunStatus = finished?.status ?? (exitCode === 0 ? 'completed' : 'failed');
@@ -63,7 +58,7 @@ export function runOutcome(
           }
         : { message: `the run exited with code ${exitCode ?? finished?.exit_code ?? '?'}; see its log` };
   // The log says more than an exit code: the exception's line and where in the workspace's code it was raised.
-  const explained = failure && explainFailure(failure, readTail(join(dir ?? rec.localDir ?? ctx.localDirOf(rec.id), 'output.log')), rec.workspaceDir);
+  const explained = failure && explainFailure(failure, readTail(runFile(folder, 'log')), rec.workspaceDir);
   return {
     status,
     ...(explained ? { failure: explained } : {}),
@@ -212,7 +207,7 @@ function attemptEndOf(status: RunStatus): AttemptEnd | 'interrupted' {
 /** The mirrored logs (already local) copied next to the downloaded adapter. */
 function copyLogs(from: string, to: string): void {
   mkdirSync(to, { recursive: true });
-  for (const name of ['output.log', 'events.jsonl', 'gpu.csv']) {
+  for (const name of MIRRORED_NAMES) {
     if (existsSync(join(from, name))) copyFileSync(join(from, name), join(to, name));
   }
 }

@@ -4,7 +4,7 @@
 import { shellQuote } from '../ssh/quote';
 import { runStatus, stopRun } from '../ssh/runs';
 import { MAX_PENDING } from '../ssh/tail';
-import { parseEventLine } from '../telemetry/events';
+import { EventLines } from './runFolder';
 import { mayActOn } from '../telemetry/eventAuth';
 import type { RunEvent } from '../telemetry/events';
 import { runningCost } from '../providers/cost';
@@ -31,7 +31,7 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
   if (!rec?.remoteDir || !rec.host || rec.status !== 'running') return;
   const localDir = rec.localDir ?? ctx.localDirOf(runId);
   const host = ctx.hostFor(rec);
-  let pending = '';
+  const eventLines = new EventLines({ keep: false, maxPending: MAX_PENDING });
   const boards = new GpuCsvBoards();
   // Aborted when the instance answers at a new address: this follow ends with an error and the watch starts
   // again at the record's new host (the old address may hang rather than refuse).
@@ -90,22 +90,12 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
             if (h) patch.hardware = h;
           }
           if (file === 'events') {
-            const text = pending + data.toString('utf8');
-            const lines = text.split('\n');
-            pending = lines.pop() ?? '';
-            // An event line is a few hundred bytes; one this long is damage, and keeping it would grow forever.
-            if (pending.length > MAX_PENDING) pending = '';
-            const events: RunEvent[] = [];
-            const acted: RunEvent[] = [];
+            // An event line is a few hundred bytes; an unterminated one past MAX_PENDING is damage and is dropped.
+            const read = eventLines.push(data.toString('utf8'));
+            const events: RunEvent[] = read.map((r) => r.event);
             const key = store.get(runId)?.controlKey;
-            for (const line of lines) {
-              if (!line.trim()) continue;
-              const p = parseEventLine(line);
-              if (!p.ok) continue;
-              events.push(p.event);
-              // Shown whoever wrote it; the record changes only on the runner's own control events.
-              if (mayActOn(line, p.event, key)) acted.push(p.event);
-            }
+            // Shown whoever wrote it; the record changes only on the runner's own control events.
+            const acted = read.filter((r) => mayActOn(r.line, r.event, key)).map((r) => r.event);
             // Step, total and rate for "step N of M, ≈ T left" (runProgress.ts), carried through the batch.
             const before = store.get(runId);
             let progress = before?.progress;

@@ -3,23 +3,14 @@
 // the host when the run ends, the trainer's resolved TrainingArguments and the `pip freeze` of the interpreter
 // that trained. Values of the run's env (its .env and stored secrets) are blanked out of whatever is written:
 // a spec or a diff may quote a token, and no secret is ever kept by the extension.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SshSession } from '../ssh/session';
 import { shellPath } from '../ssh/quote';
-import { parseEventLine } from '../telemetry/events';
+import { eventsOfText, HISTORY_FILES, readRunEvents } from './runFolder';
+import type { HistoryFile, ReadEvent } from './runFolder';
 import { gitSnapshot } from './gitInfo';
 import type { GitState } from './gitInfo';
-
-/** File names in a run's local folder (none collides with the mirrored output.log, events.jsonl, gpu.csv). */
-export const HISTORY_FILES = {
-  specSource: 'spec-source.yaml',
-  specJson: 'spec.json',
-  gitDiff: 'git.diff',
-  trainingArgs: 'training_args.json',
-  lock: 'pip-freeze.txt',
-} as const;
-export type HistoryFile = (typeof HISTORY_FILES)[keyof typeof HISTORY_FILES];
 
 /** What the host may send back for one file; a resolved config or a lock is a few tens of KB. */
 export const MAX_HOST_FILE_BYTES = 2 * 1024 * 1024;
@@ -108,17 +99,17 @@ export async function fetchHostHistory(session: SshSession, remoteRunDir: string
  * learning rate, the end-of-training summary such as train_runtime, eval_loss and eval metrics).
  */
 export function finalMetricsFromEvents(text: string): Record<string, number> {
+  return finalMetricsOfEvents(eventsOfText(text).events);
+}
+
+function finalMetricsOfEvents(events: readonly ReadEvent[]): Record<string, number> {
   const out = new Map<string, number>();
   const put = (k: string, v: number | undefined): void => {
     if (v === undefined || !Number.isFinite(v) || k.length > 200) return;
     out.delete(k);
     out.set(k, v);
   };
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    const p = parseEventLine(line);
-    if (!p.ok) continue;
-    const e = p.event;
+  for (const { event: e } of events) {
     if (e.type === 'metrics') {
       put('step', e.step);
       put('epoch', e.epoch);
@@ -142,6 +133,5 @@ export function finalMetricsFromEvents(text: string): Record<string, number> {
 
 /** finalMetricsFromEvents over a run folder's events.jsonl (empty when there is none). */
 export function finalMetricsOf(localDir: string): Record<string, number> {
-  const f = join(localDir, 'events.jsonl');
-  return existsSync(f) ? finalMetricsFromEvents(readFileSync(f, 'utf8')) : {};
+  return finalMetricsOfEvents(readRunEvents(localDir).events);
 }

@@ -28,6 +28,7 @@ import type { RunHostPaths } from './hostOps';
 import { pythonFromBootstrap, workspaceFromCommandScript } from './hostOps';
 import { relaunchRun } from './runRelaunch';
 import { resumeRun } from './runResume';
+import { hostRunFile, RUN_FILES, runFile } from './runFolder';
 
 export type { RunFinished, RunManagerDeps, RunRelaunched, RunTarget, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from './runPaths';
@@ -266,12 +267,14 @@ export class RunManager {
     const runner = `${root}/runner/${this.deps.runnerVersion}`;
     await this.deps.sync(s, this.deps.runnerDir, runner, { ...(signal ? { signal } : {}), ignoreFiles: false });
     // The run's venv when the bootstrap made one (it has torch and peft), else the interpreter runs start with.
-    const boot = await s.exec(`cat ${shellQuote(`${runDir}/bootstrap.json`)} 2>/dev/null`, {
-      what: "reading the run's bootstrap.json",
+    const boot = await s.exec(`cat ${shellQuote(hostRunFile(runDir, 'bootstrap'))} 2>/dev/null`, {
+      what: `reading the run's ${RUN_FILES.bootstrap}`,
       maxOutputBytes: 1024 * 1024,
     });
     const python = pythonFromBootstrap(boot.stdout.toString('utf8')) ?? this.deps.remotePython ?? 'python3';
-    const cmd = await s.exec(`head -c 65536 ${shellQuote(`${runDir}/command.sh`)} 2>/dev/null | head -n 1`, { what: "reading the run's command.sh" });
+    const cmd = await s.exec(`head -c 65536 ${shellQuote(hostRunFile(runDir, 'command'))} 2>/dev/null | head -n 1`, {
+      what: `reading the run's ${RUN_FILES.command}`,
+    });
     const workspace = workspaceFromCommandScript(cmd.stdout.toString('utf8')) ?? `${root}/workspaces/${remoteWorkspaceName(rec.workspaceDir ?? '')}`;
     return fn(s, { root, runDir, runner, python, workspace });
   }
@@ -279,7 +282,7 @@ export class RunManager {
   /** Try the adapter: a generate process on the run's host with the run's venv (tryAdapter.ts), through onRunHost. */
   async openGenerator(runId: string, signal?: AbortSignal): Promise<AdapterGenerator> {
     const rec = this.deps.store.get(runId);
-    const events = rec?.localDir ? join(rec.localDir, 'events.jsonl') : undefined;
+    const events = rec?.localDir ? runFile(rec.localDir, 'events') : undefined;
     return this.onRunHost(
       runId,
       (session, at) =>

@@ -7,12 +7,14 @@ import { join } from 'node:path';
 import type { SshHost } from '../ssh/reconnect';
 import { tailFile } from '../ssh/tail';
 import type { TailOffsets } from './runRecord';
+import { RUN_FILES, runFile } from './runFolder';
+import type { RunFileKey } from './runFolder';
 
 /** The files a run writes on the host, by the key their offset has in the run record. */
 export const MIRRORED_FILES: ReadonlyArray<{ readonly key: keyof TailOffsets; readonly name: string }> = [
-  { key: 'output_log', name: 'output.log' },
-  { key: 'events', name: 'events.jsonl' },
-  { key: 'gpu', name: 'gpu.csv' },
+  { key: 'output_log', name: RUN_FILES.log },
+  { key: 'events', name: RUN_FILES.events },
+  { key: 'gpu', name: RUN_FILES.gpu },
 ];
 
 export interface MirrorCallbacks {
@@ -25,8 +27,8 @@ export interface MirrorCallbacks {
 }
 
 export function localOffsets(localDir: string): TailOffsets {
-  const size = (name: string): number => (existsSync(join(localDir, name)) ? statSync(join(localDir, name)).size : 0);
-  return { output_log: size('output.log'), events: size('events.jsonl'), gpu: size('gpu.csv') };
+  const size = (key: RunFileKey): number => (existsSync(runFile(localDir, key)) ? statSync(runFile(localDir, key)).size : 0);
+  return { output_log: size('log'), events: size('events'), gpu: size('gpu') };
 }
 
 /**

@@ -2,18 +2,11 @@
 // (python-runner trainer_plan.run_outputs_dir), so no later run of the workspace writes over it. The exact folder
 // is the one the runner reported in its finished event; runs from before the per-run folders reported
 // <outputs.dir>/adapter there, and keep working through it.
-import { existsSync, readFileSync } from 'node:fs';
-import { parseEventLine } from '../telemetry/events';
+import { readEventsFile } from './runFolder';
 
 /** The run's adapter folder, relative to its workspace on the host (or absolute, as the runner reported it). */
 export function runAdapterPath(outputsDir: string | undefined, runId: string, localEventsFile: string | undefined): string {
   let reported: string | undefined;
-  if (localEventsFile && existsSync(localEventsFile)) {
-    for (const line of readFileSync(localEventsFile, 'utf8').split('\n')) {
-      if (!line.trim()) continue;
-      const p = parseEventLine(line);
-      if (p.ok && p.event.type === 'finished' && p.event.adapter_path) reported = p.event.adapter_path;
-    }
-  }
+  for (const { event: e } of readEventsFile(localEventsFile).events) if (e.type === 'finished' && e.adapter_path) reported = e.adapter_path;
   return reported ?? `${(outputsDir ?? 'outputs').replace(/\/+$/, '')}/${runId}/adapter`;
 }

@@ -6,6 +6,7 @@ import { FINISHED_STATUSES } from '../telemetry/events';
 import { runFailureSchema } from './failureReason';
 import { runHardwareSchema } from './runHardware';
 import { runProgressSchema } from './runProgressSchema';
+import { HISTORY_NAMES } from './runFolder';
 
 const LIVE_STATUSES = ['planned', 'provisioning', 'connecting', 'syncing', 'bootstrapping', 'running'] as const;
 /** The ends are the runner's words for how a run ended (events.ts), and cancelled: stopped before it ran. */
@@ -135,7 +136,7 @@ export const runRecordSchema = z.object({
     })
     .optional(),
   /** The history files kept in localDir (runHistory.ts): spec text, spec.json, git.diff, resolved config, lock. */
-  historyFiles: z.array(z.enum(['spec-source.yaml', 'spec.json', 'git.diff', 'training_args.json', 'pip-freeze.txt'])).optional(),
+  historyFiles: z.array(z.enum(HISTORY_NAMES)).optional(),
   /** The last value of each number the run logged (runHistory.ts finalMetricsFromEvents), set when it ends. */
   finalMetrics: z.record(z.string().max(200), z.number().finite()).optional(),
   /** A multi-node run's machines after rank 0 (which is the record's own host and folder), in rank order. */

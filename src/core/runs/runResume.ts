@@ -3,11 +3,9 @@
 // (<outputs.dir>/checkpoints/<run id>, trainer_plan.resume_checkpoint), restoring the optimizer, the LR schedule,
 // the RNG and the place in the data, so the steps go on at k+1; the run's files on the host are appended to, so
 // the local mirror goes on from its offsets.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { runStatus } from '../ssh/runs';
 import { controlVariablesRefusal } from '../config/controlVariables';
-import { parseEventLine } from '../telemetry/events';
+import { readRunEvents } from './runFolder';
 import type { RunRecord, RunStatus } from './runRecord';
 import { loadLocalSpec, startOnHost } from './runStart';
 import { rootOf } from './runPaths';
@@ -24,13 +22,9 @@ export interface Checkpoint {
 
 /** The newest checkpoint the run reported (its `checkpoint` events, mirrored locally), if any. */
 export function newestCheckpoint(localDir: string | undefined): Checkpoint | undefined {
-  const file = localDir ? join(localDir, 'events.jsonl') : undefined;
-  if (!file || !existsSync(file)) return undefined;
   let best: Checkpoint | undefined;
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    const p = parseEventLine(line);
-    if (p.ok && p.event.type === 'checkpoint' && (!best || p.event.step > best.step)) best = { step: p.event.step, path: p.event.path };
+  for (const { event: e } of readRunEvents(localDir).events) {
+    if (e.type === 'checkpoint' && (!best || e.step > best.step)) best = { step: e.step, path: e.path };
   }
   return best;
 }

@@ -8,7 +8,6 @@ import type { Instance } from '../providers/types';
 import type { TargetSpec } from '../providers/targetSpec';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { provisionGuarded, ProvisionError } from './teardown';
 import { provisionClusterGuarded } from './clusterLaunch';
 import type { RunAttempt, RunRecord, RunStatus } from './runRecord';
@@ -40,6 +39,7 @@ import {
 } from './multiNode';
 import type { Rendezvous } from './multiNode';
 import type { HostRef, RunManagerContext, StartRequest } from './runTypes';
+import { HISTORY_FILES, RUN_FILES, runFile } from './runFolder';
 
 type AttachedVolume = { readonly volumeId: string };
 
@@ -110,7 +110,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     store.update(id, { git: history.git, historyFiles: history.files });
     // A replacement instance needs the spec again (its spec.json went with the reclaimed host): the history's
     // copy serves when it was written, else one is kept for the purpose.
-    if (policy && !history.files.includes('spec.json')) saveLocalSpec(ctx.localDirOf(id), req.spec);
+    if (policy && !history.files.includes(HISTORY_FILES.specJson)) saveLocalSpec(ctx.localDirOf(id), req.spec);
     if (target.kind === 'cloud' && machineCount > 1) {
       const rec = await launchCluster(ctx, id, req, target, machineCount);
       ctx.watch(id);
@@ -403,7 +403,7 @@ async function startOn(
   }
   if (signal?.aborted) throw new Error('cancelled');
   if (!rank) store.update(id, { status: 'bootstrapping' });
-  say('bootstrapping', 'writing spec.json and the 0600 env file, starting the run detached');
+  say('bootstrapping', `writing ${RUN_FILES.spec} and the 0600 env file, starting the run detached`);
   const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
   const p = instance?.provider;
   const launch = instance && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: instance.id } : undefined;
@@ -485,17 +485,15 @@ async function startOnMachines(
   });
 }
 
-const LOCAL_SPEC = 'spec.json';
-
 function saveLocalSpec(localDir: string, spec: Readonly<Record<string, unknown>>): void {
   mkdirSync(localDir, { recursive: true });
-  writeFileSync(join(localDir, LOCAL_SPEC), JSON.stringify(spec), { mode: 0o600 });
+  writeFileSync(runFile(localDir, 'spec'), JSON.stringify(spec), { mode: 0o600 });
 }
 
 /** The spec a spot run started with, kept in its local folder for a replacement instance. */
 export function loadLocalSpec(localDir: string): Record<string, unknown> | undefined {
   try {
-    const v = JSON.parse(readFileSync(join(localDir, LOCAL_SPEC), 'utf8')) as unknown;
+    const v = JSON.parse(readFileSync(runFile(localDir, 'spec'), 'utf8')) as unknown;
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
@@ -515,8 +513,8 @@ export function runnerCommand(python: string, runnerDir: string, workdir: string
   const run = (py: string): string => `${pp} exec ${py} -m remote_finetune run --workdir ${shellQuote(workdir)} --run-dir "$RFT_RUN_DIR"`;
   if (ownScript) return run(shellQuote(python));
   return [
-    `${pp} ${shellCommand([python, '-m', 'remote_finetune', 'bootstrap', '--workdir', workdir])} --run-dir "$RFT_RUN_DIR" > "$RFT_RUN_DIR/bootstrap.json" || { cat "$RFT_RUN_DIR/bootstrap.json"; exit 1; }`,
-    `py=$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' "$RFT_RUN_DIR/bootstrap.json"); [ -n "$py" ] || { echo 'bootstrap chose no python' >&2; exit 1; }`,
+    `${pp} ${shellCommand([python, '-m', 'remote_finetune', 'bootstrap', '--workdir', workdir])} --run-dir "$RFT_RUN_DIR" > "$RFT_RUN_DIR/${RUN_FILES.bootstrap}" || { cat "$RFT_RUN_DIR/${RUN_FILES.bootstrap}"; exit 1; }`,
+    `py=$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' "$RFT_RUN_DIR/${RUN_FILES.bootstrap}"); [ -n "$py" ] || { echo 'bootstrap chose no python' >&2; exit 1; }`,
     run('"$py"'),
   ].join('\n');
 }

@@ -9,6 +9,7 @@ import type { LocalForward } from '../ssh/portForward';
 import { shellQuote } from '../ssh/quote';
 import { remoteWorkspaceName, rootOf } from './runPaths';
 import type { RunRecord } from './runRecord';
+import { RUN_FILES } from './runFolder';
 
 /** Where TensorBoard looks: the runner's fixed folder for report_to tensorboard, else the run's workspace (own scripts). */
 export function tensorboardLogdirs(remoteRunDir: string, workspaceDir: string | undefined): { readonly run: string; readonly workspace: string } {
@@ -40,7 +41,7 @@ export function tensorboardStartScript(remoteRunDir: string, workspaceDir: strin
     `logdir=${shellQuote(dirs.run)}`,
     `if [ -z "$(tb_events "$logdir")" ]; then logdir=${shellQuote(dirs.workspace)}; [ -n "$(tb_events "$logdir")" ] || { echo RFT_TB_NONE; exit 7; }; fi`,
     `py=''`,
-    `for c in "$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' bootstrap.json 2>/dev/null)" ${shellQuote(venvPython)} "\${RFT_PYTHON:-}" python3; do`,
+    `for c in "$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' ${RUN_FILES.bootstrap} 2>/dev/null)" ${shellQuote(venvPython)} "\${RFT_PYTHON:-}" python3; do`,
     `  [ -n "$c" ] || continue`,
     // From / : `-c` and `-m` put the working folder first on sys.path, and the run folder is the run's to write.
     `  if (cd / && "$c" -c 'import tensorboard') >/dev/null 2>&1; then py=$c; break; fi`,

@@ -15,6 +15,7 @@ import { runAdapterPath } from './runOutputs';
 import { RUNNER_ENTRY, runnerEntry } from './runnerEntry';
 import { DEFAULT_COMMAND_OUTPUT_BYTES, DEFAULT_STREAM_IDLE_MS, noAnswerError, tooMuchOutputError } from '../ssh/commandLimits';
 import type { HostCommandError } from '../ssh/commandLimits';
+import { RUN_FILES } from './runFolder';
 
 export interface GenerateParams {
   readonly prompt: string;
@@ -386,7 +387,7 @@ export function remoteGenerateCommand(t: RemoteGenerateTarget): string {
   const dir = shellQuote(t.runDir);
   return [
     `cd ${dir} || exit 1`,
-    `py=$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' bootstrap.json 2>/dev/null); [ -n "$py" ] || py=${shellQuote(t.fallbackPython)}`,
+    `py=$(sed -n 's/.*"python": *"\\([^"]*\\)".*/\\1/p' ${RUN_FILES.bootstrap} 2>/dev/null); [ -n "$py" ] || py=${shellQuote(t.fallbackPython)}`,
     `PYTHONSAFEPATH=1 PYTHONPATH=${shellQuote(t.runnerDir)} TOKENIZERS_PARALLELISM=false exec "$py" ${shellCommand([
       runnerEntry(t.runnerDir),
       'generate',

@@ -9,6 +9,7 @@ import { eventsToPoints, runStateFromEvents } from './metricPoints';
 import type { RunEvent } from '../../core/telemetry/events';
 import type { RunContext } from './runDataSource';
 import { pickLocalFile } from './sourceBinding';
+import { RUN_FILES } from '../../core/runs/runFolder';
 
 export interface ComparedPick {
   readonly key: string;
@@ -23,7 +24,7 @@ export async function pickRunToCompare(ctx: RunContext | undefined, shown: Reado
   const items: Item[] = runs
     .filter((r) => !shown.has(`run:${r.id}`))
     .map((r) => ({ label: r.label, detail: r.detail, pick: { key: `run:${r.id}`, label: r.label, eventsPath: r.eventsPath } }));
-  items.push({ label: '$(file) events.jsonl on this machine…', detail: 'A run folder downloaded or mirrored earlier', file: true });
+  items.push({ label: `$(file) ${RUN_FILES.events} on this machine…`, detail: 'A run folder downloaded or mirrored earlier', file: true });
   const chosen = await showQuickPick(items, {
     title: 'Compare with a run',
     placeHolder: runs.length ? 'Runs of this extension, newest first' : 'No other runs recorded yet',

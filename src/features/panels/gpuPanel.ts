@@ -6,6 +6,7 @@ import type { PanelKind } from './panelHost';
 import { RunPanelHost } from './runPanel';
 import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
+import { RUN_FILES } from '../../core/runs/runFolder';
 
 export const GPU_PANEL: PanelKind = { viewType: 'remoteFinetune.gpuPanel', bundle: 'gpu', title: 'GPU Dashboard' };
 
@@ -14,7 +15,7 @@ const BATCH = 2000;
 
 export class GpuPanelHost extends RunPanelHost<GpuFromWebview, GpuToWebview> {
   constructor(panel: vscode.WebviewPanel, services: PanelServices) {
-    super(panel, GPU_PANEL, gpuFromWebview, services, 'gpu.csv');
+    super(panel, GPU_PANEL, gpuFromWebview, services, RUN_FILES.gpu);
   }
 
   protected override attach(source: RunDataSource): void {

@@ -1,13 +1,14 @@
 // A run's files on this machine (output.log, events.jsonl, gpu.csv, gpu_procs.csv from one run folder),
 // tailed by byte offset: the panels work on a copied run folder or a local run without any SSH.
 import { existsSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { FileTail, LineTail } from '../../core/telemetry/sourcesTail';
-import { parseEventLine } from '../../core/telemetry/events';
 import type { RunEvent } from '../../core/telemetry/events';
 import { parseGpuCsvLine, parseGpuProcsCsvLine, parseHostCsvLine } from './gpuCsvLines';
 import type { GpuProcess, GpuSample, HostSample, HostState } from '../../protocol/gpu';
 import type { LogChunk, RunDataSource, Unsubscribe } from './runDataSource';
+import { EventLines, RUN_FILES, runFile } from '../../core/runs/runFolder';
+import type { RunFileKey } from '../../core/runs/runFolder';
 
 export interface LocalRunFiles {
   readonly log?: string;
@@ -23,13 +24,13 @@ const MAX_SAMPLES = 20_000;
 /** From any one file of a run folder, the run's files that exist next to it. */
 export function runFilesNear(path: string): LocalRunFiles {
   const dir = dirname(path);
-  const pick = (name: string): string | undefined => (existsSync(join(dir, name)) ? join(dir, name) : undefined);
+  const pick = (key: RunFileKey): string | undefined => (existsSync(runFile(dir, key)) ? runFile(dir, key) : undefined);
   const name = basename(path);
   const files: { log?: string; events?: string; gpu?: string; procs?: string } = {
-    log: pick('output.log'),
-    events: pick('events.jsonl'),
-    gpu: pick('gpu.csv'),
-    procs: pick('gpu_procs.csv'),
+    log: pick('log'),
+    events: pick('events'),
+    gpu: pick('gpu'),
+    procs: pick('gpuProcs'),
   };
   if (name.endsWith('.jsonl')) files.events = path;
   else if (name.endsWith('.csv') && !name.includes('procs')) files.gpu = path;
@@ -67,8 +68,11 @@ export class LocalRunDataSource implements RunDataSource {
   private readonly stateListeners = new Listeners<HostState>();
   /** When the last GPU sample arrived here (epoch ms): a live run whose samples stop says so. */
   lastSampleAt: number | undefined;
+  private readonly eventLines = new EventLines({ keep: false });
   /** events.jsonl lines that did not parse, counted rather than shown. */
-  badEventLines = 0;
+  get badEventLines(): number {
+    return this.eventLines.badLines;
+  }
 
   constructor(
     readonly files: LocalRunFiles,
@@ -77,7 +81,7 @@ export class LocalRunDataSource implements RunDataSource {
     const any = files.log ?? files.events ?? files.gpu ?? '';
     this.id = `local:${dirname(any)}`;
     this.label = opts.label ?? `${basename(dirname(any))}/${basename(any)}`;
-    this.state = files.gpu ? { kind: 'connecting' } : { kind: 'noGpu', detail: `no gpu.csv next to ${basename(any)}` };
+    this.state = files.gpu ? { kind: 'connecting' } : { kind: 'noGpu', detail: `no ${RUN_FILES.gpu} next to ${basename(any)}` };
     const pollMs = opts.pollMs ?? 500;
     if (files.log) {
       this.logTail = new FileTail(files.log, { pollMs });
@@ -150,12 +154,7 @@ export class LocalRunDataSource implements RunDataSource {
   }
 
   private addEvents(lines: readonly string[]): void {
-    const batch: RunEvent[] = [];
-    for (const line of lines) {
-      const r = parseEventLine(line);
-      if (r.ok) batch.push(r.event);
-      else this.badEventLines++;
-    }
+    const batch: RunEvent[] = this.eventLines.pushLines(lines).map((r) => r.event);
     if (!batch.length) return;
     this.events.push(...batch);
     if (this.events.length > MAX_EVENTS) this.events.splice(0, this.events.length - MAX_EVENTS);

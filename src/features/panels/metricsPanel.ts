@@ -28,6 +28,7 @@ import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
 import { eventsToPoints, runStateFromEvents } from './metricPoints';
 import { runProgressLines } from '../../core/runs/runProgress';
+import { RUN_FILES } from '../../core/runs/runFolder';
 
 export const METRICS_PANEL: PanelKind = { viewType: 'remoteFinetune.metricsPanel', bundle: 'metrics', title: 'Training Metrics' };
 export const WANDB_KEY_SECRET = 'remoteFinetune.wandb.apiKey';
@@ -97,7 +98,7 @@ export class MetricsPanelHost extends RunPanelHost<MetricsFromWebview, MetricsTo
   private progressLines: readonly string[] = [];
 
   constructor(panel: vscode.WebviewPanel, services: PanelServices) {
-    super(panel, METRICS_PANEL, metricsFromWebview, services, 'events.jsonl');
+    super(panel, METRICS_PANEL, metricsFromWebview, services, RUN_FILES.events);
     this.disposables.push({
       dispose: () => {
         for (const k of [...this.wandb.keys(), ...this.compared.keys()]) this.drop(k);

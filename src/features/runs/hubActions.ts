@@ -3,8 +3,6 @@
 // questions (dtype, what, repo name, private or public) and shows the host's progress.
 import * as vscode from 'vscode';
 import { showQuickPick, withProgress } from '../linkSafeUi';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { registerCommand } from '../commands';
 import { showErrorMessage, showInformationMessage } from '../notify';
 import type { FeatureDeps } from '../deps';
@@ -19,6 +17,7 @@ import { defaultRepoName, HF_HUB_ORIGIN, publishToHub, repoNameProblem } from '.
 import type { PublishWhat } from '../../core/runs/hubPublish';
 import { RUN_COMMANDS } from './runActions';
 import { SECRET_NAMES } from './runSecrets';
+import { readRunEvents } from '../../core/runs/runFolder';
 
 export const HUB_COMMANDS = {
   merge: 'remoteFinetune.mergeAdapter',
@@ -47,16 +46,8 @@ async function pickRun(runs: RunServices, arg: unknown): Promise<RunRecord | und
 
 /** The base model's id from the run's mirrored "started" event (the record keeps no spec), for the size in the merge plan. */
 function startedModel(r: RunRecord): string | undefined {
-  if (!r.localDir) return undefined;
-  try {
-    for (const line of readFileSync(join(r.localDir, 'events.jsonl'), 'utf8').split('\n')) {
-      if (!line.includes('"started"')) continue;
-      const ev = JSON.parse(line) as { type?: unknown; model?: unknown };
-      if (ev.type === 'started' && typeof ev.model === 'string') return ev.model;
-    }
-  } catch {
-    // no mirror yet, or a cut line: the plan then goes by the GPU alone
-  }
+  // No mirror yet, or no started line: the plan then goes by the GPU alone.
+  for (const { event: e } of readRunEvents(r.localDir).events) if (e.type === 'started') return e.model;
   return undefined;
 }
 

@@ -21,6 +21,7 @@ import { mayOfferResume } from '../../core/runs/runResume';
 import { runAdapterPath } from '../../core/runs/runOutputs';
 import { revealAdapter } from './revealAdapter';
 import { TensorboardNotLoggedError, tensorboardUnavailable } from '../../core/runs/tensorboard';
+import { runFile } from '../../core/runs/runFolder';
 
 export const RUN_COMMANDS = {
   select: 'remoteFinetune.selectRun',
@@ -96,7 +97,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
         { title: `Logs of ${r.name}: which machine? (rank 0 is in the log panel)` },
       );
       if (!pick) return;
-      const file = join(machineLocalDir(r.localDir, pick.rank), 'output.log');
+      const file = runFile(machineLocalDir(r.localDir, pick.rank), 'log');
       try {
         await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
       } catch (err) {
@@ -171,7 +172,7 @@ export function registerRunActions(deps: FeatureDeps, runs: RunServices): vscode
       const r = await runOf(runs, arg, (x) => !!x.remoteDir, 'No run has a folder on a host to download from.');
       if (!r) return;
       // The run's own folders, not the workspace's shared outputs (another run's adapter or checkpoints).
-      const adapter = runAdapterPath(r.outputs?.dir, r.id, join(r.localDir ?? runs.manager.localDirOf(r.id), 'events.jsonl'));
+      const adapter = runAdapterPath(r.outputs?.dir, r.id, runFile(r.localDir ?? runs.manager.localDirOf(r.id), 'events'));
       const checkpoints = `${(r.outputs?.dir ?? 'outputs').replace(/\/+$/, '')}/checkpoints/${r.id}`;
       const what = await showQuickPick(
         [

@@ -1,6 +1,5 @@
 // Gives the live panels the run to follow: the one picked in the Runs view, else the newest running
 // one. A run's panels read the local mirror of its files, which the run manager fills by byte offset.
-import { join } from 'node:path';
 import { LocalRunDataSource } from '../panels/localRunSource';
 import type { ComparableRun, RunContext, RunDataSource, Unsubscribe } from '../panels/runDataSource';
 import type { RunStore } from '../../core/runs/runStore';
@@ -11,6 +10,7 @@ import { usedHardwareLabel } from '../../core/runs/runHardware';
 import type { HostLink } from '../../core/runs/hostLink';
 import { onLinkedHostState } from '../panels/linkedHostState';
 import type { HostLinkFeed } from '../panels/linkedHostState';
+import { runFile } from '../../core/runs/runFolder';
 
 /** The run manager's in-memory link states (RunManager.hostLink / onHostLink). */
 export interface HostLinks {
@@ -37,10 +37,10 @@ class MirrorSource implements RunDataSource {
       onChange: (l) => links.onHostLink((id, link) => id === record.id && l(link)),
     };
     this.local = new LocalRunDataSource({
-      log: join(dir, 'output.log'),
-      events: join(dir, 'events.jsonl'),
-      gpu: join(dir, 'gpu.csv'),
-      procs: join(dir, 'gpu_procs.csv'),
+      log: runFile(dir, 'log'),
+      events: runFile(dir, 'events'),
+      gpu: runFile(dir, 'gpu'),
+      procs: runFile(dir, 'gpuProcs'),
     });
     this.id = `run:${record.id}`;
     this.label = runDisplayName(record);
@@ -118,7 +118,7 @@ export class RunPanelsContext implements RunContext {
       id: r.id,
       label: runDisplayName(r),
       detail: [new Date(r.createdAt).toLocaleString(), usedHardwareLabel(r), r.host, r.status].filter((x) => x).join(' · '),
-      eventsPath: join(r.localDir ?? this.localDirOf(r.id), 'events.jsonl'),
+      eventsPath: runFile(r.localDir ?? this.localDirOf(r.id), 'events'),
     }));
   }
 
