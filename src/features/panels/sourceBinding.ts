@@ -27,14 +27,16 @@ export function releaseSource(b: SourceBinding | undefined): void {
   if (b?.owned) b.source?.dispose();
 }
 
-/** Commands that start a run, if the run feature contributed one. */
-const START_COMMANDS = ['remoteFinetune.startTraining', 'remoteFinetune.startRun', 'remoteFinetune.runs.start'];
+/** "Fine-Tune: Start Training" (package.json), offered when the run feature registered it. */
+const START_COMMAND = 'remoteFinetune.startTraining';
+
+async function startRegistered(): Promise<boolean> {
+  return (await vscode.commands.getCommands(true)).includes(START_COMMAND);
+}
 
 export async function emptyState(what: string): Promise<EmptyStateMessage> {
-  const all = new Set(await vscode.commands.getCommands(true));
-  const start = START_COMMANDS.find((c) => all.has(c));
   const actions: PanelAction[] = [{ id: 'openLocalFile', label: `Open a local ${what}…` }];
-  if (start) actions.unshift({ id: 'startRun', label: 'Start a run…' });
+  if (await startRegistered()) actions.unshift({ id: 'startRun', label: 'Start a run…' });
   return {
     type: 'empty',
     message: `No active run. Start one with "Fine-Tune: Start Training", or open a run's ${what} from this machine.`,
@@ -43,9 +45,7 @@ export async function emptyState(what: string): Promise<EmptyStateMessage> {
 }
 
 export async function startRunCommand(): Promise<void> {
-  const all = new Set(await vscode.commands.getCommands(true));
-  const start = START_COMMANDS.find((c) => all.has(c));
-  if (start) await vscode.commands.executeCommand(start);
+  if (await startRegistered()) await vscode.commands.executeCommand(START_COMMAND);
 }
 
 export async function pickLocalFile(kind: 'log' | 'gpu' | 'metrics'): Promise<string | undefined> {
