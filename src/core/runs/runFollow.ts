@@ -2,7 +2,7 @@
 // summarised in the record (step, loss, W&B link), a heartbeat for the on-host watchdog, the cost so far
 // kept current, a cloud instance checked for a spot reclaim; when the run's files end, runFinish.ts.
 import { shellQuote } from '../ssh/quote';
-import { runStatus, stopRun } from '../ssh/runs';
+import { runStatus, stopRun } from '../ssh/detachedJob';
 import { MAX_PENDING } from '../ssh/tail';
 import { EventLines } from './runFolder';
 import { mayActOn } from '../telemetry/eventAuth';
@@ -12,7 +12,7 @@ import { checkInstance } from './teardown';
 import type { RunRecord } from './runRecord';
 import { isTerminal } from './runRecord';
 import { endedAttemptsCost } from './runAttempts';
-import { mirrorRun } from './runMirror';
+import { localOffsets, mirrorRun } from './runMirror';
 import { HostLinkTracker, linkCallbacks } from './hostLink';
 import { finishRun, runOutcome } from './runFinish';
 import { machineLocalDir } from './multiNode';
@@ -82,7 +82,11 @@ export async function followRun(ctx: RunManagerContext, runId: string, signal: A
       signal: followSignal,
       callbacks: {
         ...linkCallbacks(link, rec.host),
-        onData: (file, data) => {
+        onTruncated: (file) => {
+          if (file === 'output_log') ctx.emitLog(runId, { offset: localOffsets(localDir).output_log, bytes: new Uint8Array(0) });
+        },
+        onData: (file, data, offsets) => {
+          if (file === 'output_log') ctx.emitLog(runId, { offset: offsets.output_log - data.length, bytes: data });
           const patch: Partial<RunRecord> = {};
           // The boards the runner samples are the hardware the run has (a probe before the start may be stale).
           if (file === 'gpu' && boards.feed(data.toString('utf8'))) {

@@ -4,10 +4,11 @@
 // step updates the run store, so a crash anywhere leaves a record that reattach() picks up. This class owns
 // what the parts share: the SSH connections, the watches, the listeners. No `vscode` here.
 import type { HostLink } from './hostLink';
+import type { LogAppend } from './liveLog';
 import { join } from 'node:path';
 import { SshHost } from '../ssh/reconnect';
 import { shellQuote } from '../ssh/quote';
-import { isValidRunId, stopRun, listRuns, remoteRoot, runDirOf } from '../ssh/runs';
+import { isValidRunId, stopRun, listRuns, remoteRoot, runDirOf } from '../ssh/detachedJob';
 import type { RunEvent } from '../telemetry/events';
 import { finishGuarded } from './teardown';
 import type { RunStore } from './runStore';
@@ -45,6 +46,7 @@ export class RunManager {
   private readonly eventListeners = new Set<(runId: string, events: readonly RunEvent[]) => void>();
   private readonly finishedListeners = new Set<(f: RunFinished) => void>();
   private readonly linkListeners = new Set<(runId: string, link: HostLink) => void>();
+  private readonly logListeners = new Set<(runId: string, piece: LogAppend) => void>();
   /** Each followed run's link to its host, in memory only (host state is transient). */
   private readonly links = new Map<string, HostLink>();
   private readonly stopping = new Set<string>();
@@ -75,6 +77,9 @@ export class RunManager {
         this.links.set(id, link);
         for (const l of this.linkListeners) l(id, link);
       },
+      emitLog: (id, piece) => {
+        for (const l of this.logListeners) l(id, piece);
+      },
       emitFinished: (f) => {
         for (const l of this.finishedListeners) l(f);
       },
@@ -98,6 +103,12 @@ export class RunManager {
   onHostLink(l: (runId: string, link: HostLink) => void): { dispose(): void } {
     this.linkListeners.add(l);
     return { dispose: () => this.linkListeners.delete(l) };
+  }
+
+  /** Bytes appended to a followed run's local log, as the mirror writes them (the log panel's live stream). */
+  onLogAppended(l: (runId: string, piece: LogAppend) => void): { dispose(): void } {
+    this.logListeners.add(l);
+    return { dispose: () => this.logListeners.delete(l) };
   }
 
   /** The run's link as its follow last saw it; undefined when it was not followed in this session. */

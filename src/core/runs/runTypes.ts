@@ -4,7 +4,7 @@ import type { HostLink } from './hostLink';
 import type { ConnectOptions, SshSession } from '../ssh/session';
 import type { SshHost } from '../ssh/reconnect';
 import type { RunEvent } from '../telemetry/events';
-import type { Offer, Provider } from '../providers/types';
+import type { Offer, Provider } from '../providers/provider';
 import type { Ledger } from './ledger';
 import type { TeardownSettings } from './teardown';
 import type { RunStore } from './runStore';
@@ -13,6 +13,7 @@ import type { RunEstimated } from './runMeasuredSchema';
 import type { DownloadProgress } from './artifacts';
 import type { RunFailure } from './failureReason';
 import type { RunHardware } from './runHardware';
+import type { LogAppend } from './liveLog';
 
 export type RunTarget =
   | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
@@ -143,6 +144,8 @@ export interface RunManagerContext {
   emitEvents(runId: string, events: readonly RunEvent[]): void;
   /** The followed run's link to its host changed (hostLink.ts); kept in memory, never stored. */
   emitHostLink(runId: string, link: HostLink): void;
+  /** Bytes the mirror just appended to the run's local log (liveLog.ts), in order, each once. */
+  emitLog(runId: string, piece: LogAppend): void;
   emitFinished(f: RunFinished): void;
   downloadArtifacts(
     runId: string,

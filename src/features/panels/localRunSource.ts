@@ -4,6 +4,8 @@ import { existsSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { FileTail, LineTail } from '../../core/telemetry/sourcesTail';
 import type { RunEvent } from '../../core/telemetry/events';
+import { LiveLog } from '../../core/runs/liveLog';
+import type { LogAppend } from '../../core/runs/liveLog';
 import { parseGpuCsvLine, parseGpuProcsCsvLine, parseHostCsvLine } from './gpuCsvLines';
 import type { GpuProcess, GpuSample, HostSample, HostState } from '../../protocol/gpu';
 import type { LogChunk, RunDataSource, Unsubscribe } from './runDataSource';
@@ -54,7 +56,9 @@ export class LocalRunDataSource implements RunDataSource {
   readonly label: string;
   /** What is known is where the files are, not which machine sampled them (a copied run folder, a replay). */
   readonly host = 'files on this machine';
-  private readonly logTail: FileTail | undefined;
+  /** The log: a polled file, or (a followed run) the mirror's in-memory stream over the file's replay. */
+  private readonly logTail: Pick<FileTail, 'size' | 'read' | 'onGrow'> | undefined;
+  private readonly logSub: Unsubscribe | undefined;
   private readonly tails: FileTail[] = [];
   private readonly events: RunEvent[] = [];
   private readonly samples: GpuSample[] = [];
@@ -76,16 +80,26 @@ export class LocalRunDataSource implements RunDataSource {
 
   constructor(
     readonly files: LocalRunFiles,
-    opts: { readonly pollMs?: number; readonly label?: string } = {},
+    opts: {
+      readonly pollMs?: number;
+      readonly label?: string;
+      /** The log's appended bytes as this process writes them: then the file is read only to replay. */
+      readonly logStream?: (listener: (piece: LogAppend) => void) => Unsubscribe;
+    } = {},
   ) {
     const any = files.log ?? files.events ?? files.gpu ?? '';
     this.id = `local:${dirname(any)}`;
     this.label = opts.label ?? `${basename(dirname(any))}/${basename(any)}`;
     this.state = files.gpu ? { kind: 'connecting' } : { kind: 'noGpu', detail: `no ${RUN_FILES.gpu} next to ${basename(any)}` };
     const pollMs = opts.pollMs ?? 500;
-    if (files.log) {
-      this.logTail = new FileTail(files.log, { pollMs });
-      this.tails.push(this.logTail);
+    if (files.log && opts.logStream) {
+      const live = new LiveLog(files.log);
+      this.logTail = live;
+      this.logSub = opts.logStream((piece) => live.append(piece));
+    } else if (files.log) {
+      const tail = new FileTail(files.log, { pollMs });
+      this.logTail = tail;
+      this.tails.push(tail);
     }
     if (files.events) {
       const t = new FileTail(files.events, { pollMs });
@@ -212,6 +226,7 @@ export class LocalRunDataSource implements RunDataSource {
   }
 
   dispose(): void {
+    this.logSub?.dispose();
     for (const t of this.tails) t.stop();
   }
 }

@@ -8,14 +8,19 @@ import type { ComparedRunInput } from '../../core/runs/runCompare';
 import { runDisplayName } from '../../core/runs/runDisplayName';
 import { usedHardwareLabel } from '../../core/runs/runHardware';
 import type { HostLink } from '../../core/runs/hostLink';
+import type { LogAppend } from '../../core/runs/liveLog';
 import { onLinkedHostState } from '../panels/linkedHostState';
 import type { HostLinkFeed } from '../panels/linkedHostState';
 import { runFile } from '../../core/runs/runFolder';
 
-/** The run manager's in-memory link states (RunManager.hostLink / onHostLink). */
+/**
+ * The run manager's in-memory feeds: link states (RunManager.hostLink / onHostLink) and, for a followed run,
+ * the bytes its mirror appends to the log (onLogAppended), so the log panel reads the file only to replay.
+ */
 export interface HostLinks {
   hostLink(runId: string): HostLink | undefined;
   onHostLink(listener: (runId: string, link: HostLink) => void): Unsubscribe;
+  onLogAppended?(listener: (runId: string, piece: LogAppend) => void): Unsubscribe;
 }
 
 /** The local mirror read as a run: the same tails as a local file, named after the run and its host. */
@@ -36,12 +41,16 @@ class MirrorSource implements RunDataSource {
       current: () => links.hostLink(record.id),
       onChange: (l) => links.onHostLink((id, link) => id === record.id && l(link)),
     };
-    this.local = new LocalRunDataSource({
-      log: runFile(dir, 'log'),
-      events: runFile(dir, 'events'),
-      gpu: runFile(dir, 'gpu'),
-      procs: runFile(dir, 'gpuProcs'),
-    });
+    const logFeed = links?.onLogAppended?.bind(links);
+    this.local = new LocalRunDataSource(
+      {
+        log: runFile(dir, 'log'),
+        events: runFile(dir, 'events'),
+        gpu: runFile(dir, 'gpu'),
+        procs: runFile(dir, 'gpuProcs'),
+      },
+      logFeed ? { logStream: (l) => logFeed((id, piece) => id === record.id && l(piece)) } : {},
+    );
     this.id = `run:${record.id}`;
     this.label = runDisplayName(record);
     this.host = record.host ?? 'host';

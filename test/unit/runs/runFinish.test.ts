@@ -12,7 +12,7 @@ import type { RunFinished, RunManagerContext, RunManagerDeps } from '../../../sr
 import type { SshHost } from '../../../src/core/ssh/reconnect';
 import type { SshSession } from '../../../src/core/ssh/session';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
-import type { Provider } from '../../../src/core/providers/types';
+import type { Provider } from '../../../src/core/providers/provider';
 
 interface Setup {
   ctx: RunManagerContext;
@@ -80,6 +80,7 @@ function setup(
     isStopping: () => opts.stopping === true,
     emitEvents: () => undefined,
     emitHostLink: () => undefined,
+    emitLog: () => undefined,
     emitFinished: (f) => finished.push(f),
     rememberEnv: () => undefined,
     envFor: () => undefined,
