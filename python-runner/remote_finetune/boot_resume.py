@@ -30,7 +30,7 @@ from .watchdog import pid_alive, read_pid, run_dirs_under
 UNIT_NAME = "remote-finetune-resume.service"
 CRON_MARK = "# remote-finetune boot-resume"
 LOG_NAME = "boot-resume.log"
-# What the extension's start removes before it starts a run again in its folder (src/core/ssh/runs.ts startDetached).
+# What the extension's start removes before it starts a run again in its folder (src/core/ssh/detachedJob.ts startDetached).
 STALE_FILES = ("pid", "exit_code", "heartbeat", "started_at", "train.pgid", "runner.pid")
 
 

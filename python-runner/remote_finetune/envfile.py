@@ -70,7 +70,7 @@ def _quoted_word(text: str, p: int) -> Tuple[Optional[str], int]:
 def parse_env(text: str) -> Tuple[Dict[str, str], List[str]]:
     """dotenv-style entries: KEY=VALUE, `export KEY=VALUE`, # comments, quoted values.
 
-    The extension writes one `export KEY='value'` per variable (src/core/ssh/secrets.ts), which the
+    The extension writes one `export KEY='value'` per variable (src/core/ssh/envFile.ts), which the
     wrapper also sources with /bin/sh; a quoted value is read exactly as the shell reads it, so a
     value may span lines and hold quotes, $, backticks or `export X=...` lines without any of it
     being interpreted. Unquoted values end at the line's end or at a ` #` comment.

@@ -109,7 +109,7 @@ TRAIN_PGID = "train.pgid"
 def _write_train_pgid(run_dir: str, pid: int) -> None:
     """The training process leads its own process group (logcapture starts it in a new session, so a stop
     reaches the workers, not the launcher, first). A stop that must SIGKILL this runner after its grace period
-    kills that group too (src/core/ssh/runs.ts stopRun): otherwise a launcher still waiting for its workers, a
+    kills that group too (src/core/ssh/detachedJob.ts stopRun): otherwise a launcher still waiting for its workers, a
     torchrun whose peer machine died, would outlive the run."""
     try:
         with open(os.path.join(run_dir, TRAIN_PGID), "w", encoding="utf-8") as f:

@@ -1,5 +1,5 @@
 """The host resumes an interrupted run by itself after a restart (issue 36.2). A run is started the way the extension
-starts it: its wrapper.sh (the text of WRAPPER_SCRIPT in src/core/ssh/runs.ts, read from there), a command.sh
+starts it: its wrapper.sh (the text of WRAPPER_SCRIPT in src/core/ssh/detachedJob.ts, read from there), a command.sh
 that runs `python -m remote_finetune run`, in a session of its own. Once it has saved a checkpoint, the "reboot":
 every process of the run is killed with SIGKILL (the wrapper's group and the training process's own), nothing is
 written on the way out; then the boot hook runs with no client anywhere. The run must finish under the same
@@ -24,9 +24,9 @@ SCRIPT = os.path.join(FIXTURES, "own-scripts", "checkpointing_train.py")
 
 
 def wrapper_script() -> str:
-    src = read(os.path.join(REPO_DIR, "src", "core", "ssh", "runs.ts"))
+    src = read(os.path.join(REPO_DIR, "src", "core", "ssh", "detachedJob.ts"))
     m = re.search(r"export const WRAPPER_SCRIPT = `(.*?)`;", src, re.S)
-    assert m, "WRAPPER_SCRIPT not found in src/core/ssh/runs.ts"
+    assert m, "WRAPPER_SCRIPT not found in src/core/ssh/detachedJob.ts"
     return m.group(1)
 
 

@@ -21,7 +21,7 @@ class EnvFile(TempDirTest):
         _, problems = envfile.parse_env("HF TOKEN hf_supersecretvalue\n")
         self.assertNotIn("supersecret", problems[0])
 
-    # Exactly what src/core/ssh/secrets.ts renderEnvFile writes (test/unit/runs/envFileRoundTrip.test.ts
+    # Exactly what src/core/ssh/envFile.ts renderEnvFile writes (test/unit/runs/envFileRoundTrip.test.ts
     # checks the TypeScript side): `export NAME='value'`, a ' written as '\'', values that span lines.
     RENDERED = (
         "export SSH_KEY='-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA+/=\n-----END OPENSSH PRIVATE KEY-----\n'\n"
@@ -59,7 +59,7 @@ class EnvFile(TempDirTest):
         dump = "import json, os; print(json.dumps({k: v for k, v in os.environ.items() if k in %r or k.startswith('PWNED')}))" % (sorted(self.EXPECTED),)
         shells = [s for s in ("/bin/sh", "/bin/dash", "/bin/bash") if os.path.exists(s)]
         for sh in shells:
-            # The wrapper's own line (src/core/ssh/runs.ts WRAPPER_SCRIPT).
+            # The wrapper's own line (src/core/ssh/detachedJob.ts WRAPPER_SCRIPT).
             r = subprocess.run([sh, "-c", 'if [ -f env ]; then set -a; . ./env; set +a; fi\nexec "$0" -c "$1"', sys.executable, dump],
                                cwd=self.tmp, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)

@@ -16,7 +16,7 @@ import { buildRandomAdapter, buildTinyModel, trainingPython } from '../harness/t
 import { openLocalGenerator } from '../../src/core/runs/tryAdapter';
 import { TryAdapterSession } from '../../src/features/panels/tryAdapterSession';
 import { tryFromWebview, validate } from '../../src/features/panels/messages';
-import type { TryToWebview } from '../../src/protocol/tryAdapter';
+import type { TryToWebview } from '../../src/protocol/tryAdapterMessages';
 
 const skip = missingPrerequisite();
 if (skip) console.log(`# skipping the Try Adapter panel tests: ${skip}`);

@@ -1,6 +1,6 @@
 // The EC2 spot offer the spot-recovery tests launch (one A10G, the emulator's g5.xlarge), and its launch request
 // under a spec's target, so the tests build both the way Start Training does (launchRequestFor).
-import type { LaunchRequest, Offer } from '../../src/core/providers/types';
+import type { LaunchRequest, Offer } from '../../src/core/providers/provider';
 import type { TargetSpec } from '../../src/core/providers/targetSpec';
 import { launchRequestFor } from '../../src/core/runs/targetOffers';
 

@@ -3,7 +3,7 @@
 // The syntax is python-dotenv's: KEY=value, `export`, # comments, and '…' / "…" values that may span
 // lines (a PEM key, a JSON blob); single quotes are literal, double quotes read \n \" \\ and the like.
 import type { ConfigDiagnostic, FileAccess, Fix } from './types';
-import { isSecretKey, looksLikeExamplePlaceholder, looksLikePlaceholder, tokenKind } from './secrets';
+import { isSecretKey, looksLikeExamplePlaceholder, looksLikePlaceholder, tokenKind } from './tokenPatterns';
 import { baseName } from './kinds';
 import { dirName, join } from '../pathText';
 import { endpointDiagnostics } from './dotenvEndpoints';

@@ -1,6 +1,6 @@
 // Small helpers so every wait in provisioning honours an AbortSignal.
 import { abortableSleep } from '../abortableSleep';
-import { ProviderError } from './types';
+import { ProviderError } from './provider';
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new ProviderError('aborted', 'cancelled');

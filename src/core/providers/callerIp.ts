@@ -1,7 +1,7 @@
 // This machine's public IPv4 address as the internet sees it: SSH to a new instance is opened to it alone
 // (an EC2 security group rule, a GCP firewall rule), never to 0.0.0.0/0.
-import { ProviderError } from './types';
-import type { ProviderKind } from './types';
+import { ProviderError } from './provider';
+import type { ProviderKind } from './provider';
 
 async function publicIpv4(signal?: AbortSignal): Promise<string> {
   const res = await fetch('https://checkip.amazonaws.com/', {

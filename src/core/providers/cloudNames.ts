@@ -2,8 +2,8 @@
 // API URL path (GCP: /projects/<p>/zones/<z>/…) or in the endpoint's host name (EC2: ec2.<region>.amazonaws.com):
 // `../../other-project/zones/x` or `evil.example/` would send the person's signed calls elsewhere. The run-spec
 // check (RFT821) and the providers (before any request) both read these, so the two cannot disagree.
-import { ProviderError } from './types';
-import type { ProviderKind } from './types';
+import { ProviderError } from './provider';
+import type { ProviderKind } from './provider';
 
 export type CloudNameKind = 'gcp-project' | 'gcp-region' | 'gcp-zone' | 'ec2-region' | 'ec2-zone' | 'lambda-region';
 

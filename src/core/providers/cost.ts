@@ -1,6 +1,6 @@
 // Money, shown before launch (estimate), while the instance lives (running) and in the run record (final).
 // Billing rules differ: EC2 and GCP bill per second with a 60 s minimum, Lambda per minute started.
-import type { Offer, ProviderKind } from './types';
+import type { Offer, ProviderKind } from './provider';
 
 export interface BillingRule {
   /** Smallest billed unit, in seconds. */

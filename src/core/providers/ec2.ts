@@ -22,8 +22,8 @@ import { attachNamedVolume, findVolume } from './ec2Volume';
 import { cancelSpotRequest, opensPersistentRequest, spotLaunchOptions } from './ec2SpotRecovery';
 import type { AttachedVolume, VolumeSpec } from './ec2Volume';
 import { awsCode, findNodesGroup, placementGroupName, prepareEc2Cluster, releaseEc2Cluster } from './ec2Cluster';
-import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './types';
-import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
+import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './provider';
+import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './provider';
 
 type Sdk = typeof Ec2Sdk;
 

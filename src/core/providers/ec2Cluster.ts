@@ -6,7 +6,7 @@
 // found again by that name: teardown and the orphan sweep delete them after the instances are gone.
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import { sleep } from './abort';
-import { instanceNameFor, OWNER_TAG, ProviderError, RUN_ID_TAG } from './types';
+import { instanceNameFor, OWNER_TAG, ProviderError, RUN_ID_TAG } from './provider';
 
 type Send = <T>(make: (sdk: typeof Ec2Sdk) => object, signal?: AbortSignal) => Promise<T>;
 /** Runs the call again while it fails with one of the codes (EC2's eventual consistency: a new id unknown for a while). */

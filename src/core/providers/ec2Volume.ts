@@ -5,7 +5,7 @@
 // deleted by teardown: it bills (gp3, per GB-month) until the person deletes it.
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import { abortableSleep } from '../abortableSleep';
-import { OWNER_TAG, ProviderError } from './types';
+import { OWNER_TAG, ProviderError } from './provider';
 
 export const VOLUME_TAG = 'remote-finetune:volume';
 export const VOLUME_DEVICE = '/dev/sdf';

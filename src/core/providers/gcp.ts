@@ -12,11 +12,11 @@ import { matchesQuery } from './offers';
 import { launchWithFailover } from './zoneFailover';
 import type { ZoneChoice } from './zoneFailover';
 import { waitForSshViaDescribe } from './sshProbe';
-import { instanceNameFor, launchNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './types';
+import { instanceNameFor, launchNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './provider';
 import { callerIpv4 } from './callerIp';
 import { requireCloudName } from './cloudNames';
 import { memberOf, noAccountError, OSLOGIN_BASE, osLoginRefusal, osLoginState, posixUser } from './gcpOsLogin';
-import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './types';
+import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './provider';
 
 const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
 const RUN_LABEL = 'remote-finetune-run';

@@ -15,7 +15,7 @@ import { CachedToken, COMPUTE_SCOPE, exchange, GOOGLE_TOKEN_URI } from './gcpTok
 import type { TokenSource } from './gcpToken';
 import { externalAccountTokenSource, isExternalAccount } from './gcpExternalAccount';
 import { metadataServerTokenSource, onGoogleCloud } from './gcpMetadataCredentials';
-import { ProviderError } from './types';
+import { ProviderError } from './provider';
 
 export type { TokenSource } from './gcpToken';
 

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { DEFAULT_RETRY, requestJson } from './http';
 import { CachedToken, exchange, tokenError } from './gcpToken';
 import type { TokenSource } from './gcpToken';
-import { ProviderError } from './types';
+import { ProviderError } from './provider';
 
 const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';

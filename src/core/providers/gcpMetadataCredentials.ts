@@ -8,7 +8,7 @@ import { platform } from 'node:os';
 import { withTimeout } from './abort';
 import { CachedToken } from './gcpToken';
 import type { TokenSource } from './gcpToken';
-import { ProviderError } from './types';
+import { ProviderError } from './provider';
 
 const DEFAULT_HOST = '169.254.169.254';
 

@@ -1,8 +1,8 @@
 // JSON over HTTP for the REST providers (Lambda, GCP): timeouts, abort, and backoff on 429/5xx
 // where a retry cannot double an effect.
 import { sleep, withTimeout } from './abort';
-import { ProviderError } from './types';
-import type { ProviderErrorCode, ProviderKind } from './types';
+import { ProviderError } from './provider';
+import type { ProviderErrorCode, ProviderKind } from './provider';
 
 export interface RetryPolicy {
   /** Extra attempts after the first. */

@@ -1,7 +1,7 @@
 // One offer in words, as the editor's offer picker and the CLI's `offers` show it: GPUs, price, where,
 // capacity, and what a run of the planned length would cost.
 import { estimateRunCost, formatUsd } from './cost';
-import type { Offer } from './types';
+import type { Offer } from './provider';
 
 export function offerLabel(o: Offer, hours: number): { label: string; description: string; detail: string } {
   const est = estimateRunCost(o, hours);

@@ -1,5 +1,5 @@
 // Filtering and ordering offers the same way for every provider, so the picker reads consistently.
-import type { Offer, OfferQuery } from './types';
+import type { Offer, OfferQuery } from './provider';
 
 /** GPU ids compare loosely: "a100" matches A100-40GB and A100-80GB, "A100-80GB" only itself. */
 export function gpuMatches(offerGpu: string, wanted: string): boolean {

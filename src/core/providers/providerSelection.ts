@@ -11,7 +11,7 @@ import type { TokenSource } from './gcpAuth';
 import { LambdaProvider } from './lambda';
 import type { LambdaOptions } from './lambda';
 import type { TargetSpec } from './targetSpec';
-import type { Provider, ProviderKind } from './types';
+import type { Provider, ProviderKind } from './provider';
 
 /** The settings as the person wrote them; unset or empty means not given. */
 export interface CloudSettingValues {

@@ -4,7 +4,7 @@
 // OS hands over, and an 8×A100/H100 EC2 image checks its EFA devices), so the old fixed 15 minutes terminated
 // instances that were about to come up: billed for nothing. The default now grows with the GPU count and the
 // spec can set its own (`target.ready_timeout_min`). The typical wait is billed too, so the cost includes it.
-import type { ProviderKind } from './types';
+import type { ProviderKind } from './provider';
 
 export interface ReadyWait {
   /** What a launch usually takes to answer SSH, in minutes: billed, and shown before launch. */

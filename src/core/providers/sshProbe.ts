@@ -2,8 +2,8 @@
 // Authentication is core/ssh's job; a banner is enough to know sshd is up and reachable.
 import { connect } from 'node:net';
 import { sleep } from './abort';
-import { ProviderError } from './types';
-import type { Instance, Provider, WaitForSshOptions } from './types';
+import { ProviderError } from './provider';
+import type { Instance, Provider, WaitForSshOptions } from './provider';
 
 /** One attempt: resolves with the banner line, or undefined when nothing SSH-like answered in time. */
 export function probeSshBanner(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<string | undefined> {

@@ -1,4 +1,4 @@
-import type { ProviderKind } from './types';
+import type { ProviderKind } from './provider';
 
 /** The parts of finetune.yaml's `target` the providers and the run lifecycle read. */
 export interface TargetSpec {

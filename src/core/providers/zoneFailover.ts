@@ -2,8 +2,8 @@
 // the other zones that offer the type (and, when the spec names more regions, their zones), each under its own
 // idempotency identity (a reused token would hand back the refusal, or another zone's instance) and at its own
 // zone's price. EC2 and GCP share this loop; each says which zones are candidates and how one launch goes.
-import { ProviderError } from './types';
-import type { Placement, ProviderKind, ZoneRefusal } from './types';
+import { ProviderError } from './provider';
+import type { Placement, ProviderKind, ZoneRefusal } from './provider';
 
 export interface ZoneChoice {
   readonly region: string;

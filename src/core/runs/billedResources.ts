@@ -1,7 +1,7 @@
 // What a cloud run creates that bills, for the Start Training confirmation: the instance (type, GPUs, how many in
 // all), its root disk and any persistent volume, each with what teardown does to it. The spec is workspace content:
 // the person sees every billed thing it asks for before anything is launched.
-import type { Offer } from '../providers/types';
+import type { Offer } from '../providers/provider';
 import { relaunchPolicyOf } from './runAttempts';
 import { volumeOf } from './runVolume';
 import { machinesOf } from './multiNode';

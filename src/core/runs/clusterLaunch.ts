@@ -3,8 +3,8 @@
 // name), so a crash at any point, between two launches included, leaves nothing that reconcile cannot find and
 // end. Any failure before every rank has started ends every node launched so far and what prepareCluster made.
 import { finalCost } from '../providers/cost';
-import { ProviderError } from '../providers/types';
-import type { Instance, LaunchRequest, Provider } from '../providers/types';
+import { ProviderError } from '../providers/provider';
+import type { Instance, LaunchRequest, Provider } from '../providers/provider';
 import type { InstanceHostKey } from '../providers/instanceHostKey';
 import type { Ledger } from './ledger';
 import { launchOutcomeUnknown, ProvisionError, releaseClusterOf, terminateRun } from './teardown';

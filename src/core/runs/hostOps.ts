@@ -61,7 +61,7 @@ export function pythonFromBootstrap(text: string): string | undefined {
 
 /**
  * The workspace a run ran in, from the first line of its command.sh (`cd '<dir>' || exit 96`, written by
- * ssh/runs.startDetached): right even for a run found on the host, whose local workspace is unknown here.
+ * ssh/detachedJob.startDetached): right even for a run found on the host, whose local workspace is unknown here.
  */
 export function workspaceFromCommandScript(text: string): string | undefined {
   const m = /^cd (.+) \|\| exit 96$/.exec(text.split('\n')[0] ?? '');

@@ -3,7 +3,7 @@
 // known, the price per hour and why there is no total. Never a flat "first hour".
 import { estimateRunCost, formatUsd } from '../providers/cost';
 import type { CostEstimate } from '../providers/cost';
-import type { Offer } from '../providers/types';
+import type { Offer } from '../providers/provider';
 import type { RunLength } from './runLength';
 import type { ReadyWait } from '../providers/readyWait';
 import { SETUP_HOURS } from '../providers/readyWait';

@@ -5,7 +5,7 @@
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { hostname } from 'node:os';
-import type { ProviderKind } from '../providers/types';
+import type { ProviderKind } from '../providers/provider';
 
 /**
  * 'launch-unknown': the launch call failed in a way that does not say whether an instance was made (aborted,

@@ -2,7 +2,7 @@
 // artifacts downloaded into the workspace, its instance torn down per policy, the listeners told.
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { runStatus } from '../ssh/runs';
+import { runStatus } from '../ssh/detachedJob';
 import { MIRRORED_NAMES, readRunEvents, runFile } from './runFolder';
 import type { RunEvent } from '../telemetry/events';
 import { mayActOn } from '../telemetry/eventAuth';

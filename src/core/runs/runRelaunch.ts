@@ -5,8 +5,8 @@
 // mirror appends the new host's files after the old ones (each attempt's mirrorBase). The extension decides
 // this, so a reclaim while VS Code is closed is acted on at the next activation (the follower's first look).
 import { finalCost } from '../providers/cost';
-import { ProviderError } from '../providers/types';
-import type { Offer, Provider } from '../providers/types';
+import { ProviderError } from '../providers/provider';
+import type { Offer, Provider } from '../providers/provider';
 import { ProvisionError } from './teardown';
 import type { RunAttempt, RunRecord } from './runRecord';
 import { decideRelaunch, endedAttemptsCost, launchChoices, relaunchPolicyOf } from './runAttempts';

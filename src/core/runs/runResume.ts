@@ -3,7 +3,7 @@
 // (<outputs.dir>/checkpoints/<run id>, trainer_plan.resume_checkpoint), restoring the optimizer, the LR schedule,
 // the RNG and the place in the data, so the steps go on at k+1; the run's files on the host are appended to, so
 // the local mirror goes on from its offsets.
-import { runStatus } from '../ssh/runs';
+import { runStatus } from '../ssh/detachedJob';
 import { controlVariablesRefusal } from '../config/controlVariables';
 import { readRunEvents } from './runFolder';
 import type { RunRecord, RunStatus } from './runRecord';

@@ -3,8 +3,8 @@
 // and the 0600 env file written, the run started detached (on every machine of a multi-node run). Watching
 // then goes on in runFollow.ts; a spot run's replacement instances come from launchAttempt (runRelaunch.ts).
 import { shellCommand, shellQuote } from '../ssh/quote';
-import { startDetached, remoteRoot, stopRun } from '../ssh/runs';
-import type { Instance } from '../providers/types';
+import { startDetached, remoteRoot, stopRun } from '../ssh/detachedJob';
+import type { Instance } from '../providers/provider';
 import type { TargetSpec } from '../providers/targetSpec';
 import { generateInstanceHostKey } from '../providers/instanceHostKey';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // missing, not a dead-end warning row: picking it opens the prompt, then the picker comes back with offers.
 // The problems are cloudProviders()'s texts; their "<Cloud>:" prefix names the cloud.
 
-import type { ProviderKind } from '../providers/types';
+import type { ProviderKind } from '../providers/provider';
 
 export type TargetFix =
   /** Run an extension command that prompts for the credential (Set Lambda Cloud API Key). */

@@ -4,7 +4,7 @@
 // first); one that names a cloud lists only that cloud's offers.
 import { compareOffers, matchesQuery } from '../providers/offers';
 import type { TargetSpec } from '../providers/targetSpec';
-import type { LaunchRequest, Offer, OfferQuery, Provider, ProviderKind } from '../providers/types';
+import type { LaunchRequest, Offer, OfferQuery, Provider, ProviderKind } from '../providers/provider';
 
 const CLOUDS: readonly ProviderKind[] = ['lambda', 'ec2', 'gcp'];
 

@@ -4,8 +4,8 @@
 // Cleanup never uses the caller's signal: a cancelled run must still be torn down.
 import { finalCost } from '../providers/cost';
 import type { FinalCost } from '../providers/cost';
-import { instanceNameFor, ProviderError } from '../providers/types';
-import type { Instance, LaunchRequest, Provider, ProviderErrorCode, ProviderKind } from '../providers/types';
+import { instanceNameFor, ProviderError } from '../providers/provider';
+import type { Instance, LaunchRequest, Provider, ProviderErrorCode, ProviderKind } from '../providers/provider';
 import { probeSshBanner } from '../providers/sshProbe';
 import { holderAlive, RECENTLY_TERMINATED_MS } from './ledger';
 import type { Ledger, LedgerEntry } from './ledger';

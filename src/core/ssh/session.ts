@@ -31,7 +31,7 @@ import {
   knownHostsName,
   preferKeyTypes,
   preferKnownHostKeyAlgorithms,
-} from './knownHosts';
+} from './knownHostsFile';
 
 /** Where to connect: an ssh_config alias, or "[user@]host[:port]" with optional overrides. */
 export interface SshTarget {

@@ -3,8 +3,8 @@
 import * as vscode from 'vscode';
 import { textTooltip, treeItem } from '../linkSafeUi';
 import { describeGpus } from '../../core/ssh/gpuProbe';
-import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
-import type { KnownHostEntry } from '../../core/hosts/knownHosts';
+import { gpuSummary, sourcesText } from '../../core/hosts/hostSources';
+import type { KnownHostEntry } from '../../core/hosts/hostSources';
 
 export const HOSTS_VIEW_ID = 'remoteFinetune.hosts';
 

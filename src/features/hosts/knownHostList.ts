@@ -1,8 +1,8 @@
-// The hosts the pickers, the Hosts view and the Runs view know, as one list (core/hosts/knownHosts orders it):
+// The hosts the pickers, the Hosts view and the Runs view know, as one list (core/hosts/hostSources.ts orders it):
 // saved hosts, ~/.ssh/config's (the configured file, read at each call: it may change), hosts of past runs.
 import { listConfiguredHosts } from '../../core/ssh/sshConfig';
-import { mergeKnownHosts } from '../../core/hosts/knownHosts';
-import type { KnownHostEntry } from '../../core/hosts/knownHosts';
+import { mergeKnownHosts } from '../../core/hosts/hostSources';
+import type { KnownHostEntry } from '../../core/hosts/hostSources';
 import { newest } from '../../core/hosts/probeCache';
 import type { ProbeCache, ProbeEntry } from '../../core/hosts/probeCache';
 import { sshConfigPathSetting } from './sshPrompts';

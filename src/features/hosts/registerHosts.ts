@@ -10,7 +10,7 @@ import { createHostProber } from './hostProbe';
 import { ProbeCache } from '../../core/hosts/probeCache';
 import type { HostProber } from './hostProbe';
 import { listKnownHosts } from './knownHostList';
-import type { KnownHostEntry } from '../../core/hosts/knownHosts';
+import type { KnownHostEntry } from '../../core/hosts/hostSources';
 
 /** Hosts of past runs (newest first), from the run store the composition root owns. */
 export interface RunHosts {

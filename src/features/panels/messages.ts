@@ -7,8 +7,8 @@ import type { LogFromWebview } from '../../protocol/log';
 import type { MetricsFromWebview } from '../../protocol/metrics';
 import type { CompareFromWebview } from '../../protocol/compare';
 import { OPENABLE_FILES } from '../../protocol/compare';
-import type { TryFromWebview } from '../../protocol/tryAdapter';
-import { TRY_MAX_NEW_TOKENS, TRY_MAX_PROMPT, TRY_MAX_TEMPERATURE } from '../../protocol/tryAdapter';
+import type { TryFromWebview } from '../../protocol/tryAdapterMessages';
+import { TRY_MAX_NEW_TOKENS, TRY_MAX_PROMPT, TRY_MAX_TEMPERATURE } from '../../protocol/tryAdapterMessages';
 
 const ready = z.object({ type: z.literal('ready') }).strict();
 const action = z.object({ type: z.literal('action'), id: z.enum(['openLocalFile', 'startRun']) }).strict();

@@ -1,6 +1,6 @@
 // Host of "Fine-Tune: Try Adapter…": one panel per run; the work is TryAdapterSession's (tryAdapterSession.ts).
 import type * as vscode from 'vscode';
-import type { TryFromWebview, TryToWebview } from '../../protocol/tryAdapter';
+import type { TryFromWebview, TryToWebview } from '../../protocol/tryAdapterMessages';
 import { tryFromWebview } from './messages';
 import { PanelHost } from './panelHost';
 import type { PanelKind } from './panelHost';

@@ -3,7 +3,7 @@
 // prompt's pieces of text go to the page as they arrive; Stop cancels; closing ends every process. The panel
 // host (tryAdapterPanel.ts) forwards validated page messages here; the panel tests drive it against the page.
 import type { AdapterGenerator, GeneratorInfo } from '../../core/runs/tryAdapter';
-import type { TryFromWebview, TryToWebview, TryWhere } from '../../protocol/tryAdapter';
+import type { TryFromWebview, TryToWebview, TryWhere } from '../../protocol/tryAdapterMessages';
 
 export interface TryAdapterTarget {
   readonly runId: string;

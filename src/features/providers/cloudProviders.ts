@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { lazyApplicationDefaultCredentials } from '../../core/providers/gcpAuth';
 import { createProviderSelection, resolveCloudSettings } from '../../core/providers/providerSelection';
 import type { CloudSettings } from '../../core/providers/providerSelection';
-import type { Provider, ProviderKind } from '../../core/providers/types';
+import type { Provider, ProviderKind } from '../../core/providers/provider';
 import type { TargetSpec } from '../../core/providers/targetSpec';
 import { Ledger } from '../../core/runs/ledger';
 

@@ -7,7 +7,7 @@ import { showQuickPick, withProgress } from '../linkSafeUi';
 import { showWarningMessage } from '../notify';
 import { offerLabel } from '../../core/providers/offerLabel';
 import { sortOffers } from '../../core/providers/offers';
-import type { Offer } from '../../core/providers/types';
+import type { Offer } from '../../core/providers/provider';
 import type { CloudProviders } from './cloudProviders';
 
 export const SHOW_OFFERS_COMMAND = 'remoteFinetune.showCloudOffers';

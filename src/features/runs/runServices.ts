@@ -11,7 +11,7 @@ import type { SyncFn } from '../../core/runs/runManager';
 import type { Ledger } from '../../core/runs/ledger';
 import type { RunRecord } from '../../core/runs/runRecord';
 import type { ConnectOptions } from '../../core/ssh/session';
-import type { Provider } from '../../core/providers/types';
+import type { Provider } from '../../core/providers/provider';
 import { RunPanelsContext } from './runPanelsContext';
 import { notifyEnv } from '../../core/runs/hostNotify';
 import { TensorboardService } from '../../core/runs/tensorboard';

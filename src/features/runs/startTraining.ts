@@ -13,7 +13,7 @@ import type { RunServices } from './runServices';
 import { gatherSecrets } from './runSecrets';
 import type { TargetChoice, TargetSources } from './targets';
 import { gpuMatches, hostGpuWarning, probedGpuNames } from '../../core/hosts/gpuCheck';
-import { gpuSummary, sourcesText } from '../../core/hosts/knownHosts';
+import { gpuSummary, sourcesText } from '../../core/hosts/hostSources';
 import { setupRows, validateSettingValue } from '../../core/runs/targetFixes';
 import { runningNoticeLifetime } from './runningNotice';
 import { probedHardwareLine } from '../../core/runs/hardwareLine';

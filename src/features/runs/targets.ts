@@ -1,8 +1,8 @@
 // Where a run can go, as the Start Training picker lists it: SSH hosts (probed GPUs shown) and cloud
 // offers sorted by price with capacity. The composition root supplies the sources.
-import type { Offer, Provider } from '../../core/providers/types';
+import type { Offer, Provider } from '../../core/providers/provider';
 import type { TargetSpec } from '../../core/providers/targetSpec';
-import type { KnownHostEntry } from '../../core/hosts/knownHosts';
+import type { KnownHostEntry } from '../../core/hosts/hostSources';
 import type { ProbeOutcome } from '../../core/hosts/gpuCheck';
 
 export interface TargetSources {

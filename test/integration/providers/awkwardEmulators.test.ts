@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
 import { Ledger } from '../../../src/core/runs/ledger';
 import { provisionGuarded, ProvisionError } from '../../../src/core/runs/teardown';
 import { makeRig } from './harness';

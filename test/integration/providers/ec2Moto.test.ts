@@ -37,7 +37,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import type { Instance as Ec2Instance } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
-import { OWNER_TAG, ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
+import { OWNER_TAG, ProviderError, RUN_ID_TAG } from '../../../src/core/providers/provider';
 import { motoEc2 } from '../../support/motoEc2';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto';

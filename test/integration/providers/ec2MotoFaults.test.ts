@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
-import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
+import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/provider';
 import { provisionGuarded, ProvisionError } from '../../../src/core/runs/teardown';
 import { FaultProxy } from '../../support/faultProxy';
 import { motoEc2 } from '../../support/motoEc2';

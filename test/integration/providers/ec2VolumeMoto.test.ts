@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DescribeVolumesCommand } from '@aws-sdk/client-ec2';
 import { VOLUME_TAG, mountVolumeScript } from '../../../src/core/providers/ec2Volume';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
 import { motoEc2 } from '../../support/motoEc2';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto';

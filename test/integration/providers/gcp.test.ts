@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GcpProvider } from '../../../src/core/providers/gcp';
 import { applicationDefaultCredentials, tokenSourceFromJson } from '../../../src/core/providers/gcpAuth';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
 import { GcpEmulator } from '../../emulators/gcp';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { GcpProvider } from '../../../src/core/providers/gcp';
 import { applicationDefaultCredentials, tokenSourceFromJson } from '../../../src/core/providers/gcpAuth';
 import type { TokenSource } from '../../../src/core/providers/gcpAuth';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
 import { GcpEmulator } from '../../emulators/gcp';
 import { GcpMetadataServer } from '../../emulators/gcpMetadata';
 

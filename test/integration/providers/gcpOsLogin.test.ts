@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { GcpProvider } from '../../../src/core/providers/gcp';
 import { serviceAccountTokenSource, tokenSourceFromJson } from '../../../src/core/providers/gcpAuth';
 import type { TokenSource } from '../../../src/core/providers/gcpAuth';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
 import { GcpEmulator } from '../../emulators/gcp';
 import { OsLogin } from '../../emulators/gcpOsLogin';
 

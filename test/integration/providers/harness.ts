@@ -8,7 +8,7 @@ import { Ec2Provider } from '../../../src/core/providers/ec2';
 import { GcpProvider } from '../../../src/core/providers/gcp';
 import { serviceAccountTokenSource } from '../../../src/core/providers/gcpAuth';
 import { LambdaProvider } from '../../../src/core/providers/lambda';
-import type { Provider } from '../../../src/core/providers/types';
+import type { Provider } from '../../../src/core/providers/provider';
 import { Ec2Emulator } from '../../emulators/ec2';
 import { GcpEmulator } from '../../emulators/gcp';
 import { LambdaEmulator } from '../../emulators/lambda';

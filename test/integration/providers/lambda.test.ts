@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { LambdaProvider } from '../../../src/core/providers/lambda';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
 import { LambdaEmulator } from '../../emulators/lambda';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';

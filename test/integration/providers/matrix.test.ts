@@ -14,7 +14,7 @@ import { Ledger } from '../../../src/core/runs/ledger';
 import { checkInstance, finishGuarded, provisionGuarded, ProvisionError, reconcile, terminateOrphans } from '../../../src/core/runs/teardown';
 import type { TeardownSettings } from '../../../src/core/runs/teardown';
 import type { SlowSettings } from '../../emulators/server';
-import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/types';
+import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/provider';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { makeRig, sshLogin } from './harness';

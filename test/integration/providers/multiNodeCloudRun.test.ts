@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterTagFor } from '../../../src/core/providers/gcp';
-import type { Offer } from '../../../src/core/providers/types';
+import type { Offer } from '../../../src/core/providers/provider';
 import { gcpOnSshd } from '../../support/gcpOnSshd';
 import { makeNetnsLan, netnsUnavailable } from '../../support/netns';
 import type { NetnsLan } from '../../support/netns';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ec2Provider } from '../../../src/core/providers/ec2';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
 import { placementSummary } from '../../../src/core/providers/zoneFailover';
 import { Ec2Emulator } from '../../emulators/ec2';
 import { gcpOnSshd } from '../../support/gcpOnSshd';

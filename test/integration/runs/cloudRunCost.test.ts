@@ -16,7 +16,7 @@ import type { RunFinished } from '../../../src/core/runs/runManager';
 import { testRunManager } from '../../support/runHosts';
 import { gcpOnSshd, isolatedConnectOptions } from '../../support/gcpOnSshd';
 import { runningCost } from '../../../src/core/providers/cost';
-import type { Offer } from '../../../src/core/providers/types';
+import type { Offer } from '../../../src/core/providers/provider';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');

@@ -16,7 +16,7 @@ import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { runFinished, testRunManager } from '../../support/runHosts';
 import { gcpOnSshd, isolatedConnectOptions } from '../../support/gcpOnSshd';
-import type { Offer } from '../../../src/core/providers/types';
+import type { Offer } from '../../../src/core/providers/provider';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 import { runTooltipLines } from '../../../src/core/runs/runSummary';
 import { measuredMatch, withMeasuredThroughput } from '../../../src/core/runs/estimateVsActual';

@@ -17,7 +17,7 @@ import { LOGIN_SHELL_PROBE } from '../../../src/core/ssh/loginShell';
 import type { SshSession } from '../../../src/core/ssh/session';
 import { SshHost } from '../../../src/core/ssh/reconnect';
 import { probeGpus } from '../../../src/core/ssh/gpuProbe';
-import { listRuns, startDetached } from '../../../src/core/ssh/runs';
+import { listRuns, startDetached } from '../../../src/core/ssh/detachedJob';
 import { tailFile } from '../../../src/core/ssh/tail';
 import { downloadFolder } from '../../../src/core/runs/artifacts';
 import { runHostOp } from '../../../src/core/runs/hostOps';

@@ -13,7 +13,7 @@ import { startSshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
 import { syncWorkspace } from '../../../src/core/ssh/sync';
-import { startDetached, runStatus, stopRun, listRuns } from '../../../src/core/ssh/runs';
+import { startDetached, runStatus, stopRun, listRuns } from '../../../src/core/ssh/detachedJob';
 import { tailFile } from '../../../src/core/ssh/tail';
 import { probeGpus } from '../../../src/core/ssh/gpuProbe';
 import { classifyProbeOutput, viaPosixShell } from '../../../src/core/ssh/loginShell';

@@ -11,8 +11,8 @@ import type { Sshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import type { ClientSetup } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
-import { startDetached, runStatus, stopRun, listRuns, detectLauncher } from '../../../src/core/ssh/runs';
-import type { HostRunStatus } from '../../../src/core/ssh/runs';
+import { startDetached, runStatus, stopRun, listRuns, detectLauncher } from '../../../src/core/ssh/detachedJob';
+import type { HostRunStatus } from '../../../src/core/ssh/detachedJob';
 import { tailFile } from '../../../src/core/ssh/tail';
 import { shellQuote } from '../../../src/core/ssh/quote';
 

@@ -9,7 +9,7 @@ import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
-import { startDetached, runStatus } from '../../../src/core/ssh/runs';
+import { startDetached, runStatus } from '../../../src/core/ssh/detachedJob';
 import { tailFile, splitLines } from '../../../src/core/ssh/tail';
 import { shellQuote } from '../../../src/core/ssh/quote';
 

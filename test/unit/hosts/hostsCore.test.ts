@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ProbeCache, PROBES_KEY, isFresh, newest, PROBE_TTL_MS } from '../../../src/core/hosts/probeCache';
 import type { MementoLike, ProbeEntry } from '../../../src/core/hosts/probeCache';
 import { gpuMatches, hostGpuWarning } from '../../../src/core/hosts/gpuCheck';
-import { mergeKnownHosts, gpuSummary } from '../../../src/core/hosts/knownHosts';
+import { mergeKnownHosts, gpuSummary } from '../../../src/core/hosts/hostSources';
 import { fixForProblem, validateSettingValue } from '../../../src/core/runs/targetFixes';
 import type { GpuProbeResult } from '../../../src/core/ssh/gpuProbe';
 

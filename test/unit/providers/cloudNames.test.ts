@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cloudNameProblem, isCloudName, requireCloudName } from '../../../src/core/providers/cloudNames';
 import type { CloudNameKind } from '../../../src/core/providers/cloudNames';
-import { ProviderError } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
 
 const VALID: Readonly<Record<CloudNameKind, readonly string[]>> = {
   'gcp-project': ['my-project-123', 'rft-test-project', 'deeplearning-platform-release', 'abcdef', 'example.com:my-project', 'google.com:cloudsdktool'],

@@ -5,8 +5,8 @@ import { bestOffer, compareOffers, gpuMatches, matchesQuery, sortOffers } from '
 import { lambdaGpuOf } from '../../../src/core/providers/lambdaCatalog';
 import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2Catalog';
 import { GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from '../../../src/core/providers/gcpCatalog';
-import { instanceNameFor, runIdFromName } from '../../../src/core/providers/types';
-import type { Capacity, Offer, ProviderKind } from '../../../src/core/providers/types';
+import { instanceNameFor, runIdFromName } from '../../../src/core/providers/provider';
+import type { Capacity, Offer, ProviderKind } from '../../../src/core/providers/provider';
 
 const o = (p: Partial<Offer>): Offer => ({
   provider: 'ec2',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createProviderSelection, EXTENSION_HINTS, REAL_PROVIDERS, resolveCloudSettings } from '../../../src/core/providers/providerSelection';
 import type { CloudSettings, ProviderMakers } from '../../../src/core/providers/providerSelection';
 import type { TokenSource } from '../../../src/core/providers/gcpAuth';
-import type { Provider, ProviderKind } from '../../../src/core/providers/types';
+import type { Provider, ProviderKind } from '../../../src/core/providers/provider';
 
 const auth: TokenSource = { describe: 'test', token: async () => 'token' };
 /** An environment with no credentials anywhere: HOME and gcloud's folder are an empty temp folder. */

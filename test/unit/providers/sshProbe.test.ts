@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { probeSshBanner, waitForSshViaDescribe } from '../../../src/core/providers/sshProbe';
-import { ProviderError } from '../../../src/core/providers/types';
-import type { Instance, Provider } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
+import type { Instance, Provider } from '../../../src/core/providers/provider';
 
 async function serve(onConnect: (write: (s: string) => void) => void): Promise<{ server: Server; port: number }> {
   const server = createServer((sock) => {

@@ -11,8 +11,8 @@ import { ledgerNote, Ledger, RECENTLY_TERMINATED_MS, uncertainEntries } from '..
 import type { LedgerEntry } from '../../../src/core/runs/ledger';
 import { provisionGuarded, ProvisionError, reconcile, settleUnknownLaunches } from '../../../src/core/runs/teardown';
 import { startUncertainSweep } from '../../../src/core/runs/uncertainSweep';
-import { ProviderError } from '../../../src/core/providers/types';
-import type { Instance, LaunchRequest, Provider } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
+import type { Instance, LaunchRequest, Provider } from '../../../src/core/providers/provider';
 import { SpyLedger } from '../../support/spyLedger';
 
 const ledgerFile = (): string => join(mkdtempSync(join(tmpdir(), 'rft-unknown-')), 'ledger.json');

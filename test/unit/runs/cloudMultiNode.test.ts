@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cloudMultiNodeProblem, multiNodeProblem } from '../../../src/core/runs/multiNode';
 import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
-import { launchNameFor } from '../../../src/core/providers/types';
+import { launchNameFor } from '../../../src/core/providers/provider';
 import { billedResources } from '../../../src/core/runs/billedResources';
 
 const spec = (type: string): Record<string, unknown> => ({ launcher: { type, num_processes: 2, num_machines: 2 } });

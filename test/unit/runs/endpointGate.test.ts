@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { confirmRunEnv } from '../../../src/core/runs/startGate';
 import type { ApprovalState } from '../../../src/core/runs/originApprovals';
-import { renderEnvFile } from '../../../src/core/ssh/secrets';
+import { renderEnvFile } from '../../../src/core/ssh/envFile';
 
 const RUNNER = resolve(__dirname, '../../../python-runner');
 const TOKEN = 'hf_storedTOKENabcdefghijklmnopqrstuvwx';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { collectEnv } from '../../../src/core/runs/runPlan';
 import { parseDotenv } from '../../../src/core/config/dotenv';
-import { invalidEnvNames, renderEnvFile } from '../../../src/core/ssh/secrets';
-import { WRAPPER_SCRIPT } from '../../../src/core/ssh/runs';
+import { invalidEnvNames, renderEnvFile } from '../../../src/core/ssh/envFile';
+import { WRAPPER_SCRIPT } from '../../../src/core/ssh/detachedJob';
 
 const RUNNER = resolve(__dirname, '../../../python-runner');
 const PEM =

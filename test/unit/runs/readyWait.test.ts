@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readyWait, describeReadyWait } from '../../../src/core/providers/readyWait';
 import { launchCost } from '../../../src/core/runs/launchCost';
-import { ProviderError } from '../../../src/core/providers/types';
-import type { Instance, Offer, Provider, ProviderKind } from '../../../src/core/providers/types';
+import { ProviderError } from '../../../src/core/providers/provider';
+import type { Instance, Offer, Provider, ProviderKind } from '../../../src/core/providers/provider';
 import { testRunManager } from '../../support/runHosts';
 
 function offer(provider: ProviderKind, gpuCount: number): Offer {

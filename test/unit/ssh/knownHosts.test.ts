@@ -11,7 +11,7 @@ import {
   rememberHostKey,
   changedHostKeyMessage,
   preferKnownHostKeyAlgorithms,
-} from '../../../src/core/ssh/knownHosts';
+} from '../../../src/core/ssh/knownHostsFile';
 
 function newKey(dir: string, name: string): { type: string; blob: Buffer; pubLine: string; path: string } {
   const path = join(dir, name);

@@ -19,8 +19,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server } from 'ssh2';
-import { certAuthorityFor, checkHostKey, hostKeyAction, keyTypeOf } from '../../../src/core/ssh/knownHosts';
-import type { StrictHostKeyChecking } from '../../../src/core/ssh/knownHosts';
+import { certAuthorityFor, checkHostKey, hostKeyAction, keyTypeOf } from '../../../src/core/ssh/knownHostsFile';
+import type { StrictHostKeyChecking } from '../../../src/core/ssh/knownHostsFile';
 
 const probe = spawnSync('ssh', ['-V'], { encoding: 'utf8' });
 const keygen = spawnSync('ssh-keygen', ['-?'], { encoding: 'utf8' });

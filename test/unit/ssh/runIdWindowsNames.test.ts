@@ -3,7 +3,7 @@
 // there, so it is no run id, whether a person typed it or a host's run list named it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isValidRunId } from '../../../src/core/ssh/runs';
+import { isValidRunId } from '../../../src/core/ssh/detachedJob';
 import { newRunId } from '../../../src/core/runs/runId';
 
 test('run ids: Windows device names, with or without an extension, in any case, are refused', () => {

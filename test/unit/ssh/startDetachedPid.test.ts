@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SshSession } from '../../../src/core/ssh/session';
-import { startDetached } from '../../../src/core/ssh/runs';
+import { startDetached } from '../../../src/core/ssh/detachedJob';
 
 type Callback = (err?: Error, handle?: Buffer) => void;
 

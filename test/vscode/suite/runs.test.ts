@@ -17,7 +17,7 @@ import type { Sshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import type { ClientSetup } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
-import { startDetached } from '../../../src/core/ssh/runs';
+import { startDetached } from '../../../src/core/ssh/detachedJob';
 import { runnerCommand } from '../../../src/core/runs/runManager';
 
 const EXTENSION_ID = 'remote-finetune.remote-finetune';

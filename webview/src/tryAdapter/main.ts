@@ -1,7 +1,7 @@
 // Try Adapter: a prompt box, temperature, max tokens, Generate and Stop, and the model's answer growing as its
 // tokens arrive. Model output is untrusted text: it only ever enters the page as text nodes.
-import type { TryFromWebview, TryToWebview, TryViewState, TryWhere } from '../../../src/protocol/tryAdapter';
-import { TRY_MAX_NEW_TOKENS, TRY_MAX_PROMPT, TRY_MAX_TEMPERATURE } from '../../../src/protocol/tryAdapter';
+import type { TryFromWebview, TryToWebview, TryViewState, TryWhere } from '../../../src/protocol/tryAdapterMessages';
+import { TRY_MAX_NEW_TOKENS, TRY_MAX_PROMPT, TRY_MAX_TEMPERATURE } from '../../../src/protocol/tryAdapterMessages';
 import { createBridge } from '../shared/vscodeApi';
 import { el } from '../shared/dom';
 import './tryAdapter.css';

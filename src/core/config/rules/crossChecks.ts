@@ -9,7 +9,7 @@ import { insertKey, replaceNode } from '../edits';
 import type { PrecisionFact, TrainingFacts } from './facts';
 import type { Rule } from './ruleTable';
 import { nodeRange, runRules } from './ruleTable';
-import { tokenKind } from '../secrets';
+import { tokenKind } from '../tokenPatterns';
 
 export interface RuleContext {
   readonly text: string;

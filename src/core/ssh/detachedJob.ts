@@ -4,7 +4,7 @@
 import type { SshSession } from './session';
 import { shellQuote } from './quote';
 import { writeFileAtomic } from './remoteFiles';
-import { writeSecretsFile } from './secrets';
+import { writeSecretsFile } from './envFile';
 import type { CommandLimits } from './commandLimits';
 
 export type Launcher = 'auto' | 'setsid' | 'tmux' | 'systemd-run';

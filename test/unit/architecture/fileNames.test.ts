@@ -1,0 +1,42 @@
+// A file's name says what it holds, and no two files under src/ share one: `knownHosts.ts` was both the OpenSSH
+// known_hosts reader and the merged host list, `secrets.ts` both the token patterns and the 0600 env file.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+const REPO = join(__dirname, '../../..');
+
+/** Folders whose files are named after something outside the code, so a name may repeat one elsewhere. */
+const NAMED_FROM_OUTSIDE: Readonly<Record<string, string>> = {
+  // One file per `remote-finetune <subcommand>`: cli/commands/validate.ts is the `validate` subcommand over core's.
+  'src/cli/commands/': 'the CLI subcommands',
+};
+
+function filesUnder(rel: string): string[] {
+  return readdirSync(join(REPO, rel)).flatMap((n) => {
+    const p = `${rel}/${n}`;
+    return statSync(join(REPO, p)).isDirectory() ? filesUnder(p) : /\.tsx?$/.test(n) ? [p] : [];
+  });
+}
+
+/** Basenames two or more files share, each with its files (the allowed folders left out). */
+function sharedNames(files: readonly string[]): Record<string, string[]> {
+  const by = new Map<string, string[]>();
+  for (const f of files) {
+    if (Object.keys(NAMED_FROM_OUTSIDE).some((dir) => f.startsWith(dir))) continue;
+    const b = basename(f);
+    by.set(b, [...(by.get(b) ?? []), f]);
+  }
+  return Object.fromEntries([...by].filter(([, fs]) => fs.length > 1));
+}
+
+test('file names: the check sees a repeated name and the allowed folders', () => {
+  assert.deepEqual(sharedNames(['src/core/a/x.ts', 'src/core/b/x.ts', 'src/core/b/y.ts']), { 'x.ts': ['src/core/a/x.ts', 'src/core/b/x.ts'] });
+  assert.deepEqual(sharedNames(['src/cli/commands/validate.ts', 'src/core/config/validate.ts']), {});
+  assert.ok(filesUnder('src').length > 200);
+});
+
+test('file names: no two files under src/ share a name (src/cli/commands/ aside: named after the subcommands)', () => {
+  assert.deepEqual(sharedNames(filesUnder('src')), {});
+});
