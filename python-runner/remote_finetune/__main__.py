@@ -18,6 +18,8 @@ import os
 import sys
 from typing import List, Optional
 
+from .run_folder import RUNS_DIR, SPEC
+
 
 def _home() -> str:
     return os.environ.get("RFT_HOME") or os.path.join(os.path.expanduser("~"), ".remote-finetune")
@@ -25,7 +27,7 @@ def _home() -> str:
 
 def _root_of(run_dir: str) -> str:
     parent = os.path.dirname(os.path.abspath(run_dir))
-    return os.path.dirname(parent) if os.path.basename(parent) == "runs" else _home()
+    return os.path.dirname(parent) if os.path.basename(parent) == RUNS_DIR else _home()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,7 +156,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.cmd == "plan":
         from . import launchers
         from .spec import load_spec, mode_of
-        spec, errs = load_spec(os.path.join(args.run_dir, "spec.json"))
+        spec, errs = load_spec(os.path.join(args.run_dir, SPEC))
         if spec is None:
             print(json.dumps({"errors": errs}))
             return 2

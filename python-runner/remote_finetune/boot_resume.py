@@ -15,58 +15,41 @@ keeps it only in memory, control_key.py): the restarted runner's lines are unsig
 run's end from the wrapper's exit code, as for a run started by hand.
 """
 
-import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
-from .events import EventWriter
+from .events import EventWriter, read_events
+from .run_folder import (BOOT_RESUME_LOG, COMMAND, EVENTS, EXIT_CODE, HEARTBEAT, OUTPUT_LOG, PID, RUNNER_PID, STALE_AT_RESTART,
+                         STARTED_AT, WRAPPER)
 from .watchdog import pid_alive, read_pid, run_dirs_under
 
 UNIT_NAME = "remote-finetune-resume.service"
 CRON_MARK = "# remote-finetune boot-resume"
-LOG_NAME = "boot-resume.log"
-# What the extension's start removes before it starts a run again in its folder (src/core/ssh/detachedJob.ts startDetached).
-STALE_FILES = ("pid", "exit_code", "heartbeat", "started_at", "train.pgid", "runner.pid")
 
 
 def was_interrupted(run_dir: str) -> bool:
     """Started by our wrapper, never ended (no exit_code), and nothing of it alive: what a restart leaves."""
-    if not os.path.isfile(os.path.join(run_dir, "wrapper.sh")) or not os.path.isfile(os.path.join(run_dir, "command.sh")):
+    if not os.path.isfile(os.path.join(run_dir, WRAPPER)) or not os.path.isfile(os.path.join(run_dir, COMMAND)):
         return False
-    if not os.path.exists(os.path.join(run_dir, "started_at")) or os.path.exists(os.path.join(run_dir, "exit_code")):
+    if not os.path.exists(os.path.join(run_dir, STARTED_AT)) or os.path.exists(os.path.join(run_dir, EXIT_CODE)):
         return False
-    for name in ("pid", "runner.pid"):
+    for name in (PID, RUNNER_PID):
         pid = read_pid(os.path.join(run_dir, name))
         if pid is not None and pid_alive(pid):
             return False
     return not _ended_on_purpose(run_dir)
 
 
-def _events(run_dir: str) -> Iterator[Dict[str, Any]]:
-    """The run's events.jsonl lines that are JSON objects (the runner's and the script's alike)."""
-    try:
-        with open(os.path.join(run_dir, "events.jsonl"), "r", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(e, dict):
-                    yield e
-    except OSError:
-        return
-
-
 def _ended_on_purpose(run_dir: str) -> bool:
     """The runner wrote its end, or the idle watchdog stopped the run (its SIGKILL after the grace period leaves no
     exit code) since the run last started: a restart after that must not start it again."""
     ended = False
-    for e in _events(run_dir):
+    for e in read_events(run_dir).events:
         if e.get("type") == "resumed":
             ended = False
         elif e.get("type") == "finished" or (e.get("type") == "warning" and e.get("code") == "watchdog-stop"):
@@ -76,7 +59,7 @@ def _ended_on_purpose(run_dir: str) -> bool:
 
 def newest_checkpoint_step(run_dir: str) -> Optional[int]:
     """The highest step of the run's `checkpoint` events (what the runner will resume from, or a later one)."""
-    steps = [e["step"] for e in _events(run_dir)
+    steps = [e["step"] for e in read_events(run_dir).events
              if e.get("type") == "checkpoint" and isinstance(e.get("step"), int) and not isinstance(e["step"], bool) and e["step"] >= 0]
     return max(steps) if steps else None
 
@@ -84,7 +67,7 @@ def newest_checkpoint_step(run_dir: str) -> Optional[int]:
 def resume_run(run_dir: str, wait_s: float = 10.0) -> Optional[int]:
     """Writes the `resumed` event and starts the run's wrapper again, detached; returns the new wrapper's pid."""
     try:
-        last_alive: Optional[float] = os.stat(os.path.join(run_dir, "heartbeat")).st_mtime
+        last_alive: Optional[float] = os.stat(os.path.join(run_dir, HEARTBEAT)).st_mtime
     except OSError:
         last_alive = None
     step = newest_checkpoint_step(run_dir)
@@ -93,20 +76,20 @@ def resume_run(run_dir: str, wait_s: float = 10.0) -> Optional[int]:
         fields["from_step"] = step
     if last_alive is not None:
         fields["interrupted_at"] = last_alive
-    EventWriter(os.path.join(run_dir, "events.jsonl")).emit("resumed", **fields)
-    with open(os.path.join(run_dir, "output.log"), "ab") as log:
+    EventWriter(os.path.join(run_dir, EVENTS)).emit("resumed", **fields)
+    with open(os.path.join(run_dir, OUTPUT_LOG), "ab") as log:
         log.write(("\n[remote-finetune] the host restarted; the run goes on%s\n" % (" from checkpoint-%d" % step if step is not None else "")).encode())
-    for name in STALE_FILES:
+    for name in STALE_AT_RESTART:
         try:
             os.unlink(os.path.join(run_dir, name))
         except OSError:
             pass
     # A session of its own, as the extension's setsid launch gives it: stop signals its process group.
-    subprocess.Popen(["/bin/sh", os.path.join(run_dir, "wrapper.sh")], cwd=run_dir, stdin=subprocess.DEVNULL,
+    subprocess.Popen(["/bin/sh", os.path.join(run_dir, WRAPPER)], cwd=run_dir, stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     deadline = time.time() + wait_s
     while time.time() < deadline:
-        pid = read_pid(os.path.join(run_dir, "pid"))
+        pid = read_pid(os.path.join(run_dir, PID))
         if pid is not None:
             return pid
         time.sleep(0.05)
@@ -129,7 +112,7 @@ def log_line(root: str, message: str) -> None:
     """One line in <root>/boot-resume.log (no client may be there to see anything else)."""
     try:
         os.makedirs(root, exist_ok=True)
-        with open(os.path.join(root, LOG_NAME), "a", encoding="utf-8") as f:
+        with open(os.path.join(root, BOOT_RESUME_LOG), "a", encoding="utf-8") as f:
             f.write(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + message + "\n")
     except OSError:
         pass
@@ -160,7 +143,7 @@ def systemd_unit(root: str, python: str, runner_dir: str, user: str) -> str:
 
 
 def cron_line(root: str, python: str, runner_dir: str) -> str:
-    log = os.path.join(root, LOG_NAME)
+    log = os.path.join(root, BOOT_RESUME_LOG)
     # cron starts from the user's home with a bare PATH; the command names the interpreter by its full path.
     return "@reboot cd / && %s >> %s 2>&1 %s" % (" ".join(shlex.quote(a) for a in _command(root, python, runner_dir)), shlex.quote(log), CRON_MARK)
 

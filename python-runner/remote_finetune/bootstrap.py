@@ -24,6 +24,8 @@ import subprocess
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .run_folder import ENV, EVENTS, SPEC
+
 REQUIREMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "requirements")
 LOCKS_DIR = os.path.join(REQUIREMENTS_DIR, "locks")
 # (lock name, lowest torch (major, minor), highest torch or None). Newest first.
@@ -532,8 +534,8 @@ def main_predownload(run_dir: str, workdir: str) -> int:
     from .envfile import read_env_file
     from .spec import load_spec
     env = dict(os.environ)
-    env.update(read_env_file(os.path.join(run_dir, "env"))[0])
-    spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
+    env.update(read_env_file(os.path.join(run_dir, ENV))[0])
+    spec, errs = load_spec(os.path.join(run_dir, SPEC))
     if spec is None:
         print(json.dumps({"error": "spec.json: " + "; ".join(errs)}))
         return 2
@@ -542,7 +544,7 @@ def main_predownload(run_dir: str, workdir: str) -> int:
     try:
         notes = predownload(spec, workdir, env)
         if not spec.get("command"):
-            staged = stage_spec_data(spec, run_dir, env, EventWriter(os.path.join(run_dir, "events.jsonl")).emit)
+            staged = stage_spec_data(spec, run_dir, env, EventWriter(os.path.join(run_dir, EVENTS)).emit)
             notes += ["%s staged in %s" % (k, v) for k, v in staged.items()]
     except BootstrapError as e:
         print(json.dumps({"error": str(e), "hint": e.hint, "signature": e.signature}))
@@ -564,10 +566,10 @@ def main_bootstrap(run_dir: Optional[str], method: Optional[str], home: str, fla
     env = dict(os.environ)
     events = None
     if run_dir:
-        file_env, _ = read_env_file(os.path.join(run_dir, "env"))
+        file_env, _ = read_env_file(os.path.join(run_dir, ENV))
         env.update(file_env)  # values are used, never printed
-        events = EventWriter(os.path.join(run_dir, "events.jsonl"))
-        spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
+        events = EventWriter(os.path.join(run_dir, EVENTS))
+        spec, errs = load_spec(os.path.join(run_dir, SPEC))
         if spec is None:
             print(json.dumps({"error": "spec.json: " + "; ".join(errs)}))
             return 2

@@ -15,8 +15,8 @@ from typing import Any, Callable, Dict, Optional
 
 from .events import EventWriter
 from .measured import RankRecorder
+from .run_folder import CALLBACK_MARKER, EVENTS
 
-CALLBACK_MARKER = ".callback_active"
 _TRAIN_KEYS = ("loss", "learning_rate", "grad_norm", "epoch")
 
 
@@ -198,7 +198,7 @@ def events_callback(run_dir: Optional[str] = None, *, model: str = "", method: s
     from transformers import TrainerCallback  # heavy import, only when a Trainer exists
 
     run_dir = run_dir or os.environ.get("RFT_RUN_DIR") or "."
-    writer = EventWriter(os.path.join(run_dir, "events.jsonl"))
+    writer = EventWriter(os.path.join(run_dir, EVENTS))
 
     class RemoteFinetuneCallback(TrainerCallback):  # type: ignore[misc]
         def __init__(self) -> None:

@@ -19,13 +19,14 @@ import hmac
 import os
 from typing import Optional
 
-KEY_FILE = "control.key"
+from .run_folder import CONTROL_KEY
+
 _PR_SET_DUMPABLE = 4
 
 
 def take_key(run_dir: str) -> Optional[bytes]:
     """The key, read once and removed from disk; None when the extension wrote none (a run started by hand)."""
-    path = os.path.join(run_dir, KEY_FILE)
+    path = os.path.join(run_dir, CONTROL_KEY)
     try:
         with open(path, "r", encoding="ascii") as f:
             text = f.read().strip()

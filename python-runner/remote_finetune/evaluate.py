@@ -10,6 +10,8 @@ import math
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .run_folder import EVENTS, SPEC
+
 
 def perplexity(model: Any, tokenizer: Any, texts: Sequence[str], max_len: int, add_special_tokens: bool = True,
                batch_size: int = 4) -> Tuple[float, float, int]:
@@ -75,7 +77,7 @@ def main_evaluate(run_dir: str, workdir: str, adapter: Optional[str]) -> int:
     from .spec import RunSpec, load_spec
     from .data_loading import load_raw_datasets
 
-    spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
+    spec, errs = load_spec(os.path.join(run_dir, SPEC))
     if spec is None:
         for e in errs:
             print("spec.json: " + e, file=sys.stderr)
@@ -93,23 +95,12 @@ def main_evaluate(run_dir: str, workdir: str, adapter: Optional[str]) -> int:
     _train, evalset = load_raw_datasets(spec, workdir)
     texts, templated = eval_texts(spec, tokenizer, evalset, lambda m, c: print("warning: " + m, file=sys.stderr))
     loss, ppl, tokens = perplexity(model, tokenizer, texts, int(RunSpec(spec).data.max_seq_length), not templated)
-    ev = emit_perplexity(EventWriter(os.path.join(run_dir, "events.jsonl")), _last_step(run_dir), None, loss, ppl, tokens)
+    ev = emit_perplexity(EventWriter(os.path.join(run_dir, EVENTS)), _last_step(run_dir), None, loss, ppl, tokens)
     print(json.dumps(ev))
     return 0
 
 
 def _last_step(run_dir: str) -> int:
-    import json
-    step = 0
-    try:
-        with open(os.path.join(run_dir, "events.jsonl"), encoding="utf-8") as f:
-            for line in f:
-                try:
-                    ev = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(ev, dict) and isinstance(ev.get("step"), int):
-                    step = max(step, ev["step"])
-    except OSError:
-        pass
-    return step
+    from .events import read_events
+    steps = [e["step"] for e in read_events(run_dir).events if isinstance(e.get("step"), int) and not isinstance(e["step"], bool)]
+    return max([0] + steps)

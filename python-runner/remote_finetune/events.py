@@ -11,7 +11,9 @@ import math
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+
+from .run_folder import EVENTS, path
 
 EVENTS_SCHEMA_VERSION = 1
 MAX_SAFE_INTEGER = 2 ** 53 - 1
@@ -319,3 +321,40 @@ class EventWriter:
             finally:
                 os.close(fd)
         return ev
+
+
+class EventsRead(NamedTuple):
+    events: List[Dict[str, Any]]
+    skipped: int  # complete lines that are not events (not JSON, or refused by the schema)
+    offset: int  # bytes consumed: where the next read of a growing file starts
+    partial: bool  # a last line without its newline is left for the next read
+
+
+def read_events(run_dir: str, offset: int = 0) -> EventsRead:
+    """The valid events of the run's events.jsonl from byte `offset` on, as the extension reads them
+    (parse_event_line): a line either side would refuse is skipped and counted; a blank line is neither.
+    A last line without its newline is still being written (one write per line, EventWriter) and is left
+    for the next read. Bytes that are not UTF-8 become U+FFFD, so one bad byte costs at most its line. A missing
+    or unreadable file reads as no events."""
+    events: List[Dict[str, Any]] = []
+    skipped = 0
+    partial = False
+    try:
+        with open(path(run_dir, EVENTS), "rb") as f:
+            f.seek(offset)
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    partial = True
+                    break
+                offset += len(raw)
+                line = raw.decode("utf-8", errors="replace")
+                if not line.strip():
+                    continue
+                event, _err = parse_event_line(line)
+                if event is None:
+                    skipped += 1
+                else:
+                    events.append(event)
+    except OSError:
+        pass
+    return EventsRead(events, skipped, offset, partial)

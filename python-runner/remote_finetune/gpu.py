@@ -25,6 +25,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .host_sample import HostProbe
+from .run_folder import GPU_CSV, GPU_PROCS_CSV
 
 QUERY_FIELDS = [
     "index", "name", "utilization.gpu", "utilization.memory", "memory.used", "memory.total",
@@ -446,7 +447,7 @@ class GpuSampler:
         self._stop.set()
 
     def _host_loop(self) -> None:
-        out_path = os.path.join(self.run_dir, "gpu.csv")
+        out_path = os.path.join(self.run_dir, GPU_CSV)
         while not self._closed.is_set():
             line = self.host_probe.line(self.clock())
             if line:
@@ -468,7 +469,7 @@ class GpuSampler:
         return problem["message"].rstrip(".") + (' (nvidia-smi said: "%s")' % detail.rstrip(".") if detail else "")
 
     def _loop(self) -> None:
-        out_path = os.path.join(self.run_dir, "gpu.csv")
+        out_path = os.path.join(self.run_dir, GPU_CSV)
         ever_sampled = False
         while not self._stop.is_set():
             self.starts += 1
@@ -509,7 +510,7 @@ class GpuSampler:
             self._stop.wait(self.restart_delay_s)
 
     def _apps_loop(self) -> None:
-        out_path = os.path.join(self.run_dir, "gpu_procs.csv")
+        out_path = os.path.join(self.run_dir, GPU_PROCS_CSV)
         while not self._stop.is_set():
             try:
                 r = subprocess.run(apps_argv(self.nvidia_smi), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

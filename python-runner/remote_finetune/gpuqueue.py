@@ -17,6 +17,7 @@ import subprocess
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from .run_folder import QUEUE_DIR, QUEUE_SLOTS_DIR
 from .watchdog import pid_alive
 
 POLL_S = float(os.environ.get("RFT_QUEUE_POLL_S", "2"))
@@ -76,8 +77,8 @@ class Slots:
 
 class HostQueue:
     def __init__(self, root: str, run_id: str, poll_s: float = POLL_S) -> None:
-        self.slots_dir = os.path.join(root, "slots")
-        self.queue_dir = os.path.join(root, "queue")
+        self.slots_dir = os.path.join(root, QUEUE_SLOTS_DIR)
+        self.queue_dir = os.path.join(root, QUEUE_DIR)
         self.run_id = run_id
         self.poll_s = poll_s
         self.ticket: Optional[str] = None

@@ -12,7 +12,8 @@ import os
 import re
 from typing import Any, Dict, Optional
 
-LAUNCH_RECORD = "launch.json"
+from .run_folder import LAUNCH_RECORD
+
 LAUNCHED_BY = "remote-finetune"
 CLOUD_PROVIDERS = ("lambda", "ec2", "gcp")
 _INSTANCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")

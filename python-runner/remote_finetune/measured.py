@@ -17,7 +17,9 @@ import statistics
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-RANK_FILE = "measured-rank%d.json"
+from .events import read_events
+from .run_folder import GPU_CSV, MEASURED_RANK, MEASURED_RANK_GLOB
+
 MIB = 2 ** 20
 
 
@@ -44,7 +46,7 @@ class RankRecorder:
 
     def __init__(self, run_dir: Optional[str], rank: int, clock: Callable[[], float] = time.time,
                  peaks: Callable[[], Dict[str, Any]] = torch_peaks) -> None:
-        self.path = os.path.join(run_dir, RANK_FILE % rank) if run_dir else None
+        self.path = os.path.join(run_dir, MEASURED_RANK % rank) if run_dir else None
         self.clock, self.peaks = clock, peaks
         self.first_step_at: Optional[float] = None
 
@@ -74,7 +76,7 @@ def _finite(x: Any) -> bool:
 
 def _rank_docs(run_dir: str) -> List[Dict[str, Any]]:
     out = []
-    for p in sorted(glob.glob(os.path.join(run_dir, "measured-rank*.json"))):
+    for p in sorted(glob.glob(os.path.join(run_dir, MEASURED_RANK_GLOB))):
         try:
             with open(p, encoding="utf-8") as f:
                 doc = json.load(f)
@@ -89,7 +91,7 @@ def _smi_peaks(run_dir: str, since: float) -> Dict[int, float]:
     from .gpu import parse_gpu_csv_line
     peaks: Dict[int, float] = {}
     try:
-        with open(os.path.join(run_dir, "gpu.csv"), encoding="utf-8", errors="replace") as f:
+        with open(os.path.join(run_dir, GPU_CSV), encoding="utf-8", errors="replace") as f:
             for line in f:
                 s = parse_gpu_csv_line(line.strip())
                 if not s or not _finite(s.get("memory_used_mib")) or not isinstance(s.get("index"), int) or s.get("ts", 0) < since:
@@ -101,18 +103,8 @@ def _smi_peaks(run_dir: str, since: float) -> Dict[int, float]:
 
 
 def _tokens_per_second(run_dir: str, since: float) -> Optional[float]:
-    rates: List[float] = []
-    try:
-        with open(os.path.join(run_dir, "events.jsonl"), encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(e, dict) and e.get("type") == "metrics" and _finite(e.get("tokens_per_second")) and _finite(e.get("ts")) and e["ts"] >= since:
-                    rates.append(float(e["tokens_per_second"]))
-    except OSError:
-        return None
+    rates = [float(e["tokens_per_second"]) for e in read_events(run_dir).events
+             if e.get("type") == "metrics" and _finite(e.get("tokens_per_second")) and e["ts"] >= since]
     skip = max(1, len(rates) // 10)
     after = rates[skip:]
     return round(statistics.median(after), 1) if after else None

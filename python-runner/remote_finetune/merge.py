@@ -14,6 +14,7 @@ from typing import Any, Dict, Optional
 
 from .oplines import OpLines, quiet_stdout, read_stdin_json
 from .outputs import find_adapter, outputs_root
+from .run_folder import SPEC
 from .spec import load_spec, RunSpec
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -47,7 +48,7 @@ def merged_dir_of(adapter_dir: str) -> str:
 
 def merge(run_dir: str, workdir: str, adapter: Optional[str], out: Optional[str], dtype: str, device: str, lines: OpLines,
           token: Optional[str] = None) -> int:
-    spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
+    spec, errs = load_spec(os.path.join(run_dir, SPEC))
     if spec is None:
         return lines.error("spec.json: " + "; ".join(errs))
     if dtype not in DTYPES:

@@ -22,22 +22,6 @@ def is_hub_id(s: Any) -> bool:
     return isinstance(s, str) and bool(_HUB_ID.match(s)) and ".." not in s and not os.path.exists(s)
 
 
-def read_events(run_dir: str) -> List[Dict[str, Any]]:
-    out: List[Dict[str, Any]] = []
-    try:
-        with open(os.path.join(run_dir, "events.jsonl"), encoding="utf-8") as f:
-            for line in f:
-                try:
-                    ev = json.loads(line)
-                except ValueError:
-                    continue  # a line cut by a crash
-                if isinstance(ev, dict):
-                    out.append(ev)
-    except OSError:
-        pass
-    return out
-
-
 def run_summary(events: List[Dict[str, Any]]) -> Dict[str, Any]:
     s: Dict[str, Any] = {}
     for ev in events:

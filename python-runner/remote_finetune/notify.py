@@ -17,6 +17,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from remote_finetune import __version__
 
+from .events import read_events
+from .run_folder import OUTPUT_LOG
+
 WEBHOOK = "RFT_NOTIFY_WEBHOOK"
 NTFY = "RFT_NOTIFY_NTFY_URL"
 NAMES = (WEBHOOK, NTFY)
@@ -37,29 +40,21 @@ def summary(run_dir: str, spec_name: Optional[str], finished: Dict[str, Any]) ->
     """The run's outcome: the `finished` event's fields, with the last step and loss and the first error
     from events.jsonl so far."""
     out: Dict[str, Any] = {"run_id": os.path.basename(run_dir), "name": spec_name or os.path.basename(run_dir), "host": socket.gethostname()}
-    try:
-        with open(os.path.join(run_dir, "events.jsonl"), "r", encoding="utf-8") as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                t = e.get("type")
-                if t == "metrics":
-                    if e.get("step") is not None:
-                        out["step"] = e["step"]
-                    if e.get("loss") is not None:
-                        out["loss"] = e["loss"]
-                elif t == "error" and "error" not in out:
-                    out["error"] = str(e.get("message", ""))[:300]
-    except OSError:
-        pass
+    for e in read_events(run_dir).events:
+        t = e.get("type")
+        if t == "metrics":
+            if e.get("step") is not None:
+                out["step"] = e["step"]
+            if e.get("loss") is not None:
+                out["loss"] = e["loss"]
+        elif t == "error" and "error" not in out:
+            out["error"] = str(e.get("message", ""))[:300]
     for k in ("status", "exit_code", "runtime_s", "adapter_path"):
         if finished.get(k) is not None:
             out[k] = finished[k]
     out.setdefault("status", "unknown")
     if out["status"] != "completed":
-        line = _last_exception_line(os.path.join(run_dir, "output.log"))
+        line = _last_exception_line(os.path.join(run_dir, OUTPUT_LOG))
         if line:
             out["last_exception"] = line
     return out

@@ -16,9 +16,11 @@ import time
 from typing import Any, Dict, List, Optional
 
 from .merge import MERGE_RECORD
-from .modelcard import base_license, model_card, read_events
+from .events import read_events
+from .modelcard import base_license, model_card
 from .oplines import OpLines, quiet_stdout, read_stdin_json
 from .outputs import outputs_root
+from .run_folder import SPEC
 from .spec import RunSpec, load_spec
 from .merge import merged_dir_of, resolve_adapter
 from .trainer_plan import run_outputs_dir
@@ -50,7 +52,7 @@ def _hub_error(e: Exception) -> str:
 
 def publish(run_dir: str, workdir: str, what: str, repo: str, private: bool, path: Optional[str], token: str, facts: Dict[str, Any],
             lines: OpLines) -> int:
-    spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
+    spec, errs = load_spec(os.path.join(run_dir, SPEC))
     if spec is None:
         return lines.error("spec.json: " + "; ".join(errs))
     run_id = os.path.basename(run_dir)
@@ -95,7 +97,7 @@ def publish(run_dir: str, workdir: str, what: str, repo: str, private: bool, pat
     except (OSError, ValueError):
         pass
     base = base or str(RunSpec(spec).model.id or "")
-    card = model_card(spec, read_events(run_dir), facts, what, repo_id, base=base, license=facts.get("license") or base_license(base))
+    card = model_card(spec, read_events(run_dir).events, facts, what, repo_id, base=base, license=facts.get("license") or base_license(base))
     ops = [CommitOperationAdd(path_in_repo=n, path_or_fileobj=os.path.join(folder, n)) for n in files]
     ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=card.encode("utf-8")))
     total = sum(op.upload_info.size for op in ops)

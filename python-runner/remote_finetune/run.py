@@ -27,12 +27,11 @@ from .hfmetrics import TrainerOutputParser
 from .logcapture import run_captured
 from .signatures import SignatureScanner
 from .outputs import CheckpointWatcher, find_adapter, outputs_root
+from .run_folder import CALLBACK_MARKER, ENV, EVENTS, OUTPUT_LOG, PIP_FREEZE, RUNNER_PID, SPEC, TRAIN_PGID, WANDB_RUN_ID
 from .spec import get, hub_token, load_spec, mode_of, RunSpec
 from .trainer_plan import checkpoint_dir, find_resume_checkpoint
 
 RUNNER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CALLBACK_MARKER = ".callback_active"
-RUNNER_PID = "runner.pid"  # written by our TrainerCallback; then printed dicts are not parsed twice
 
 
 def wandb_settings(spec: Dict[str, Any], env: Dict[str, str], run_dir: str) -> Dict[str, str]:
@@ -43,7 +42,7 @@ def wandb_settings(spec: Dict[str, Any], env: Dict[str, str], run_dir: str) -> D
     """
     if not env.get("WANDB_API_KEY") or (spec.get("wandb") or {}).get("enabled") is False:
         return {}
-    id_file = os.path.join(run_dir, "wandb_run_id")
+    id_file = os.path.join(run_dir, WANDB_RUN_ID)
     try:
         with open(id_file, "r", encoding="utf-8") as f:
             run_id = f.read().strip()
@@ -80,7 +79,7 @@ def child_environment(base: Dict[str, str], file_env: Dict[str, str], run_dir: s
     env["PYTHONPATH"] = RUNNER_DIR + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"  # lines reach output.log as they are printed, not in 8 KiB blocks
     env["RFT_RUN_DIR"] = run_dir
-    env["RFT_EVENTS_FILE"] = os.path.join(run_dir, "events.jsonl")
+    env["RFT_EVENTS_FILE"] = os.path.join(run_dir, EVENTS)
     # `python` in the user's command means the interpreter the bootstrap chose.
     bindir = os.path.dirname(python)
     if os.path.isabs(python) and bindir:
@@ -99,11 +98,8 @@ def record_environment(python: str, run_dir: str, env: Dict[str, str], emit: Cal
     if r.returncode != 0:
         emit("warning", code="pip-freeze", message="could not record the environment: pip freeze exited %d" % r.returncode)
         return
-    with open(os.path.join(run_dir, "pip-freeze.txt"), "wb") as f:
+    with open(os.path.join(run_dir, PIP_FREEZE), "wb") as f:
         f.write(r.stdout)
-
-
-TRAIN_PGID = "train.pgid"
 
 
 def _write_train_pgid(run_dir: str, pid: int) -> None:
@@ -157,7 +153,7 @@ class _NotifyingEvents(EventWriter):
 
     def emit(self, type_: str, **fields: Any) -> Dict[str, Any]:
         if type_ == "finished" and notify.targets(self._file_env):
-            spec, _ = load_spec(os.path.join(self._run_dir, "spec.json"))
+            spec, _ = load_spec(os.path.join(self._run_dir, SPEC))
             name = spec.get("name") if isinstance(spec, dict) and isinstance(spec.get("name"), str) else None
             notify.send_finished(self._run_dir, self._file_env, name, fields,
                                  lambda m: super(_NotifyingEvents, self).emit("warning", code="notify", message=m))
@@ -242,18 +238,18 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
          gpu_interval_ms: int, grace_s: float, start_watchdog: Optional[Callable[[Dict[str, Any]], None]]) -> int:
     # Taken (and its file removed) before any child exists: only this process signs the events the extension acts on.
     key = control_key.take_key(run_dir)
-    file_env, env_problems = envfile.read_env_file(os.path.join(run_dir, "env"))
+    file_env, env_problems = envfile.read_env_file(os.path.join(run_dir, ENV))
     file_env, refused = control_env.split_env_file(file_env)
     control_env.unset_refused(os.environ, refused)
     secrets = envfile.secret_items(file_env) + envfile.secret_items({k: os.environ[k] for k in envfile.ALWAYS_SECRET if k in os.environ})
     redactor = envfile.Redactor(secrets)
-    events = _NotifyingEvents(os.path.join(run_dir, "events.jsonl"), redactor.text, run_dir, file_env, key)
+    events = _NotifyingEvents(os.path.join(run_dir, EVENTS), redactor.text, run_dir, file_env, key)
     for p in env_problems:
         events.emit("warning", message=p, code="env-file")
     if refused:
         events.emit("warning", message=control_env.refusal_message(refused), code="env-refused")
 
-    spec, errs = load_spec(os.path.join(run_dir, "spec.json"))
+    spec, errs = load_spec(os.path.join(run_dir, SPEC))
     if spec is None:
         for e in errs:
             events.emit("error", message="spec.json: " + e)
@@ -332,7 +328,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
         watcher = CheckpointWatcher(outputs_root(spec, workdir)[1], started_at, events.emit, lambda p: _relative(p, workdir),
                                     active=lambda: not os.path.exists(marker)).start()
     try:
-        res = run_captured(argv, os.path.join(run_dir, "output.log"), cwd=workdir, env=env, on_line=on_line,
+        res = run_captured(argv, os.path.join(run_dir, OUTPUT_LOG), cwd=workdir, env=env, on_line=on_line,
                            redactor=redactor, grace_s=grace_s, on_start=on_start)
     except OSError as e:
         events.emit("error", message="could not start %s: %s" % (argv[0], e.strerror))

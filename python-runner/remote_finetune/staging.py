@@ -22,9 +22,9 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import gcs
+from .run_folder import STAGED
 
 SCHEMES = ("s3://", "gs://", "hf://")
-STAGED_FILE = "staged.json"
 Emit = Callable[..., Any]
 Which = Callable[[str], Optional[str]]
 
@@ -232,14 +232,14 @@ def stage_spec_data(spec: Dict[str, Any], run_dir: str, env: Dict[str, str], emi
         if is_remote(ref) and ref not in staged:
             staged[ref] = stage_one(ref, root, env, emit, which, interval_s)
     if staged:
-        with open(os.path.join(run_dir, STAGED_FILE), "w", encoding="utf-8") as f:
+        with open(os.path.join(run_dir, STAGED), "w", encoding="utf-8") as f:
             json.dump(staged, f, indent=1)
     return staged
 
 
 def read_staged(run_dir: str) -> Dict[str, str]:
     try:
-        with open(os.path.join(run_dir, STAGED_FILE), "r", encoding="utf-8") as f:
+        with open(os.path.join(run_dir, STAGED), "r", encoding="utf-8") as f:
             raw = json.load(f)
     except (OSError, ValueError):
         return {}

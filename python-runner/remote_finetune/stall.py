@@ -17,16 +17,16 @@ script that logs every 50 steps would otherwise look stalled between its lines).
 first step: model download and loading have no steps.
 """
 
-import json
 import os
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .events import read_events
 from .gpu import parse_gpu_csv_line
+from .run_folder import GPU_CSV, STEP_PROGRESS
 from .spec import RunSpec
 
-PROGRESS_FILE = "step_progress"
 DEFAULT_MIN_S = 600.0
 STEPS_OF_SLACK = 20
 LOG_GAPS_OF_SLACK = 3
@@ -37,11 +37,11 @@ _STATES = {"R": "running", "S": "sleeping", "D": "disk-sleep", "T": "stopped", "
 
 def write_progress(run_dir: str, step: int) -> None:
     """The callback's side: the newest optimizer step, replaced atomically."""
-    tmp = os.path.join(run_dir, PROGRESS_FILE + ".tmp")
+    tmp = os.path.join(run_dir, STEP_PROGRESS + ".tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write("%d\n" % step)
-        os.replace(tmp, os.path.join(run_dir, PROGRESS_FILE))
+        os.replace(tmp, os.path.join(run_dir, STEP_PROGRESS))
     except OSError:
         pass
 
@@ -69,7 +69,7 @@ def process_state(pid: Optional[int]) -> Optional[str]:
 def gpu_utilisation(run_dir: str) -> Optional[float]:
     """The mean utilisation.gpu of the newest sample time in gpu.csv (all of the run's GPUs), if any."""
     try:
-        with open(os.path.join(run_dir, "gpu.csv"), "rb") as f:
+        with open(os.path.join(run_dir, GPU_CSV), "rb") as f:
             f.seek(0, os.SEEK_END)
             start = max(0, f.tell() - 16384)
             f.seek(start)
@@ -136,25 +136,14 @@ class StallWatcher:
         self._thread = threading.Thread(target=self._loop, name="rft-stall", daemon=True)
 
     def _read_events(self) -> None:
-        path = os.path.join(self.run_dir, "events.jsonl")
-        try:
-            with open(path, "rb") as f:
-                f.seek(self._events_offset)
-                data = f.read()
-        except OSError:
-            return
-        end = data.rfind(b"\n") + 1
-        self._events_offset += end
-        for line in data[:end].splitlines():
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(e, dict) and e.get("type") == "metrics" and isinstance(e.get("step"), int) and not isinstance(e.get("step"), bool):
+        read = read_events(self.run_dir, self._events_offset)
+        self._events_offset = read.offset
+        for e in read.events:
+            if e.get("type") == "metrics" and isinstance(e.get("step"), int) and not isinstance(e.get("step"), bool):
                 self._progress(e["step"])
 
     def _read_progress_file(self) -> None:
-        path = os.path.join(self.run_dir, PROGRESS_FILE)
+        path = os.path.join(self.run_dir, STEP_PROGRESS)
         try:
             mtime = os.stat(path).st_mtime
             if mtime == self._progress_mtime:

@@ -10,9 +10,10 @@ every run on the host (~/.remote-finetune/mlruns, so runs sit side by side in on
 import os
 from typing import Any, Dict, List
 
+from .run_folder import MLRUNS_DIR, TENSORBOARD_DIR
+
 # report_to names beyond wandb (run.py's wandb_settings owns W&B) that need a package in the venv.
 TRACKERS = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
-TENSORBOARD_DIR = "tensorboard"
 
 
 def asked_trackers(spec: Dict[str, Any]) -> List[str]:
@@ -40,7 +41,7 @@ def tracking_settings(spec: Dict[str, Any], env: Dict[str, str], run_dir: str) -
         out["TENSORBOARD_LOGGING_DIR"] = tensorboard_dir(run_dir)
     if "mlflow" in asked:
         if not env.get("MLFLOW_TRACKING_URI"):
-            store = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(run_dir))), "mlruns")
+            store = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(run_dir))), MLRUNS_DIR)
             out["MLFLOW_TRACKING_URI"] = "file://" + store
         uri = out.get("MLFLOW_TRACKING_URI") or env.get("MLFLOW_TRACKING_URI", "")
         if (uri.startswith("file:") or "://" not in uri) and not env.get("MLFLOW_ALLOW_FILE_STORE"):

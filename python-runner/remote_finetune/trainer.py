@@ -26,6 +26,8 @@ from .data_loading import ROW_COLUMN, load_raw_datasets
 from .data_prep import CausalCollator, prepare_datasets
 from .events import EventWriter
 from .memory_report import write_memory_report
+from .quantized_base import freeze_quantized_base
+from .run_folder import EVENTS, SPEC, TRAINING_ARGS
 from .spec import hub_token, load_spec, RunSpec
 
 # Tokens that are free to serve as padding when a tokenizer has none (Llama 3 ships the first, Qwen the
@@ -61,7 +63,7 @@ class Run:
     def __init__(self, run_dir: str, workdir: str) -> None:
         self.run_dir = os.path.abspath(run_dir)
         self.workdir = workdir
-        self.events = EventWriter(os.path.join(self.run_dir, "events.jsonl"))
+        self.events = EventWriter(os.path.join(self.run_dir, EVENTS))
 
     @property
     def run_id(self) -> str:
@@ -163,10 +165,9 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
             model.generation_config.pad_token_id = tokenizer.pad_token_id
     gc = bool(RunSpec(spec).trainer.gradient_checkpointing)
     if q is not None:
-        from peft import prepare_model_for_kbit_training
-        # Checkpointing is switched on by the Trainer from the arguments (activation_checkpointing where transformers
-        # has it): peft would call gradient_checkpointing_enable, which transformers 5 deprecates for removal in 6.
-        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
+        # Not peft's prepare_model_for_kbit_training: it casts embeddings, head and norms to fp32 (quantized_base.py).
+        # Checkpointing is switched on by the Trainer from the arguments (activation_checkpointing where transformers has it).
+        model = freeze_quantized_base(model)
     lk = plan.lora_kwargs(spec)
     if lk is not None:
         from peft import LoraConfig, get_peft_model
@@ -370,7 +371,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     stop = StopFlag().install()  # before the long model load: a spot notice then still stops cleanly
     workdir = os.path.abspath(workdir or os.getcwd())
     run = Run(run_dir, workdir)
-    spec, errs = load_spec(os.path.join(run.run_dir, "spec.json"))
+    spec, errs = load_spec(os.path.join(run.run_dir, SPEC))
     if spec is None:
         for e in errs:
             print("[remote-finetune] spec.json: " + e, file=sys.stderr, flush=True)
@@ -432,7 +433,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
     cb = events_callback(run.run_dir, model=str(RunSpec(spec).model.id), method=spec["method"], stop=stop, relpath=run.rel)
     trainer = build_trainer(spec, args, model, tokenizer, trainset, evalset, [cb], run, sft)
     if trainer.is_world_process_zero():
-        with open(os.path.join(run.run_dir, "training_args.json"), "w", encoding="utf-8") as f:
+        with open(os.path.join(run.run_dir, TRAINING_ARGS), "w", encoding="utf-8") as f:
             f.write(trainer.args.to_json_string())  # the arguments as used, kept with the run's record
     if resume:
         print("[remote-finetune] resuming from %s (%s)" % (resume, resume_why), flush=True)

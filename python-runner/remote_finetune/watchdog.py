@@ -27,11 +27,10 @@ from typing import Callable, Dict, List, Optional
 
 from .events import EventWriter
 from .launch_record import parse_launch_record, read_launch_record
+from .run_folder import (EVENTS, EXIT_CODE, HEARTBEAT, HOST_LAUNCH_RECORD, LEGACY_PROVISIONED_FLAG, OUTPUT_LOG, PID, ROOT_HEARTBEAT, RUNNER_PID,
+                         RUNS_DIR, SPEC, WATCHDOG_LOG, WATCHDOG_PID)
 
 DEFAULT_IDLE_MINUTES = 30.0
-LEGACY_PROVISIONED_FLAG = "provisioned"
-HOST_LAUNCH_RECORD = "launched-instance.json"
-PIDFILE = "watchdog.pid"
 
 
 def poweroff_argv_from(text: Optional[str]) -> Optional[List[str]]:
@@ -89,7 +88,7 @@ def _mtime(path: str) -> Optional[float]:
 
 def run_dirs_under(root: str) -> List[str]:
     """The run folders under a runner root (~/.remote-finetune/runs/*)."""
-    runs = os.path.join(root, "runs")
+    runs = os.path.join(root, RUNS_DIR)
     try:
         names = sorted(os.listdir(runs))
     except OSError:
@@ -116,16 +115,16 @@ class Watchdog:
 
     def run_pid(self, run_dir: str) -> Optional[int]:
         """The live process of a run: the wrapper's `pid`, else the runner's own `runner.pid`."""
-        pids = [read_pid(os.path.join(run_dir, name)) for name in ("pid", "runner.pid")]
+        pids = [read_pid(os.path.join(run_dir, name)) for name in (PID, RUNNER_PID)]
         live = [p for p in pids if p is not None and pid_alive(p)]
         return live[0] if live else None
 
     def run_state(self, run_dir: str) -> str:
         """'active', 'stalled' (alive but silent for the idle window) or 'done'."""
         pid = self.run_pid(run_dir)
-        if pid is None or os.path.exists(os.path.join(run_dir, "exit_code")):
+        if pid is None or os.path.exists(os.path.join(run_dir, EXIT_CODE)):
             return "done"
-        times = [t for t in (_mtime(os.path.join(run_dir, f)) for f in ("output.log", "events.jsonl", "spec.json")) if t is not None]
+        times = [t for t in (_mtime(os.path.join(run_dir, f)) for f in (OUTPUT_LOG, EVENTS, SPEC)) if t is not None]
         last = max(times) if times else self.started_at
         return "active" if self.clock() - last < self.idle_s else "stalled"
 
@@ -145,7 +144,7 @@ class Watchdog:
 
     def last_heartbeat(self) -> float:
         times = [self.started_at]
-        for p in [os.path.join(self.root, "heartbeat")] + [os.path.join(d, "heartbeat") for d in self.run_dirs()]:
+        for p in [os.path.join(self.root, ROOT_HEARTBEAT)] + [os.path.join(d, HEARTBEAT) for d in self.run_dirs()]:
             t = _mtime(p)
             if t is not None:
                 times.append(t)
@@ -168,7 +167,7 @@ class Watchdog:
                 continue
             pid = self.run_pid(d)
             assert pid is not None
-            EventWriter(os.path.join(d, "events.jsonl")).emit(
+            EventWriter(os.path.join(d, EVENTS)).emit(
                 "warning", code="watchdog-stop",
                 message="Idle watchdog: no output for %.0f min and the extension is gone; stopping the run (a checkpoint is saved)" % (self.idle_s / 60))
             self._signal(pid, signal.SIGTERM)
@@ -218,7 +217,7 @@ class Watchdog:
 
 
 def already_running(root: str) -> bool:
-    pid = read_pid(os.path.join(root, PIDFILE))
+    pid = read_pid(os.path.join(root, WATCHDOG_PID))
     return pid is not None and pid != os.getpid() and pid_alive(pid)
 
 
@@ -245,7 +244,7 @@ def ensure_watchdog(root: str, idle_minutes: float, launch: Optional[Dict[str, s
     argv = [python, "-m", "remote_finetune", "watchdog", "--root", root, "--idle-minutes", str(idle_minutes)] + (extra_args or [])
     # From "/": `-m` puts the working folder first on sys.path (Python 3.10, or PYTHONSAFEPATH unset), and the
     # runner's own folder is a run folder the user's script may write into.
-    with open(os.path.join(root, "watchdog.log"), "ab") as log:
+    with open(os.path.join(root, WATCHDOG_LOG), "ab") as log:
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                              start_new_session=True, close_fds=True, cwd="/")
     return p.pid
@@ -279,7 +278,7 @@ def _claim_pidfile(path: str) -> bool:
 
 def main_watchdog(root: str, idle_minutes: float, poll_s: float, grace_s: float, poweroff_cmd: Optional[str]) -> int:
     os.makedirs(root, exist_ok=True)
-    if not _claim_pidfile(os.path.join(root, PIDFILE)):
+    if not _claim_pidfile(os.path.join(root, WATCHDOG_PID)):
         print("watchdog already running", flush=True)
         return 0
     argv = poweroff_argv_from(poweroff_cmd)
@@ -290,7 +289,7 @@ def main_watchdog(root: str, idle_minutes: float, poll_s: float, grace_s: float,
         result = wd.loop()
     finally:
         try:
-            os.unlink(os.path.join(root, PIDFILE))
+            os.unlink(os.path.join(root, WATCHDOG_PID))
         except OSError:
             pass
     wd.log("watchdog finished: " + result)

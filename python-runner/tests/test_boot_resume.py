@@ -15,7 +15,7 @@ import sys
 import time
 import unittest
 
-from remote_finetune import boot_resume, watchdog
+from remote_finetune import boot_resume, run_folder, watchdog
 from remote_finetune.events import parse_event_line
 from tests.helpers import FIXTURES, PYTHON, REPO_DIR, RUNNER_DIR, TempDirTest, read, runner_env
 from tests.test_watchdog import LAUNCH
@@ -144,7 +144,7 @@ class Reboot(TempDirTest):
         log = read(os.path.join(run_dir, "output.log"))
         self.assertIn("the host restarted; the run goes on from checkpoint-%d" % saved, log)
         self.assertRegex(log, r"resuming from \S*/outputs/checkpoints/rft-20261127-reboot/checkpoint-%d at step %d" % (saved, saved + 1))
-        self.assertIn("boot-resume: 1 run(s) resumed", read(os.path.join(root, boot_resume.LOG_NAME)))
+        self.assertIn("boot-resume: 1 run(s) resumed", read(os.path.join(root, run_folder.BOOT_RESUME_LOG)))
         # A second boot finds nothing to do: the run ended.
         self.assertFalse(boot_resume.was_interrupted(run_dir))
         print("test_boot_resume: killed at step %d (checkpoint %d); the boot hook's run finished steps %d..30 in %.1f s" % (killed_at, saved, saved + 1, took))
@@ -218,11 +218,11 @@ class InstalledByRun(StandIns):
                            env=env, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
         self.assertEqual(r.returncode, 0, r.stdout)
         # The run started the host's watchdog (idle 30 min): this test stops it.
-        pid = watchdog.read_pid(os.path.join(home, watchdog.PIDFILE))
+        pid = watchdog.read_pid(os.path.join(home, run_folder.WATCHDOG_PID))
         deadline = time.time() + 10
         while pid is None and time.time() < deadline:
             time.sleep(0.05)
-            pid = watchdog.read_pid(os.path.join(home, watchdog.PIDFILE))
+            pid = watchdog.read_pid(os.path.join(home, run_folder.WATCHDOG_PID))
         if pid is not None:
             os.kill(pid, signal.SIGKILL)
         return home
@@ -236,7 +236,7 @@ class InstalledByRun(StandIns):
         self.assertFalse(os.path.exists(store), "a host we did not launch got a boot hook")
         home = self.run_once(launched=True)
         self.assertIn("boot-resume --root %s >> " % home, read(store))
-        self.assertRegex(read(os.path.join(home, boot_resume.LOG_NAME)), r"boot unit \(cron\): installed an @reboot line")
+        self.assertRegex(read(os.path.join(home, run_folder.BOOT_RESUME_LOG)), r"boot unit \(cron\): installed an @reboot line")
 
 
 if __name__ == "__main__":

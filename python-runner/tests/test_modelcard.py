@@ -5,7 +5,8 @@ import os
 import tempfile
 import unittest
 
-from remote_finetune.modelcard import is_hub_id, model_card, read_events, run_summary
+from remote_finetune.events import read_events
+from remote_finetune.modelcard import is_hub_id, model_card, run_summary
 from remote_finetune.publish import folder_files
 
 SPEC = {"name": "demo", "method": "qlora", "model": {"id": "meta-llama/Llama-3.1-8B"}, "lora": {"r": 16, "alpha": 32, "dropout": 0.05,
@@ -61,11 +62,11 @@ class ModelCard(unittest.TestCase):
     def test_results_come_from_the_events_and_the_runners_runtime_wins(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "events.jsonl"), "w") as f:
-                for ev in ({"type": "started", "trainable_params": 1000, "trainable_pct": 1.5}, {"type": "metrics", "step": 5, "loss": 1.5},
-                           {"type": "eval", "step": 5, "eval_loss": 1.75}):
-                    f.write(json.dumps(ev) + "\n")
-                f.write('{"type": "finished", "status": "completed", "runtime_s": 3725}\n{"cut')
-            events = read_events(d)
+                for ev in ({"type": "started", "run_id": "r", "model": "m", "method": "qlora", "trainable_params": 1000, "trainable_pct": 1.5},
+                           {"type": "metrics", "step": 5, "loss": 1.5}, {"type": "eval", "step": 5, "eval_loss": 1.75}):
+                    f.write(json.dumps(dict(ev, v=1, ts=1.0)) + "\n")
+                f.write('{"v": 1, "ts": 2, "type": "finished", "status": "completed", "exit_code": 0, "runtime_s": 3725}\n{"cut')
+            events = read_events(d).events
         self.assertEqual(run_summary(events)["final_loss"], 1.5)
         card = model_card(SPEC, events, {"duration_s": 9999}, "adapter", "alice/x")
         self.assertIn("| Final training loss | 1.5000 |", card)

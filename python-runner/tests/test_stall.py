@@ -11,7 +11,7 @@ import subprocess
 import time
 import unittest
 
-from remote_finetune import stall
+from remote_finetune import run_folder, stall
 from remote_finetune.events import parse_event_line
 from tests.helpers import FIXTURES, PYTHON, RUNNER_DIR, TempDirTest, read, runner_env
 from tests.test_budget import Clock
@@ -92,7 +92,7 @@ class Watch(TempDirTest):
         w.check()
         for _ in range(5):  # five minutes of evaluation batches, no optimizer step
             clock.t += 59
-            os.utime(self.path(stall.PROGRESS_FILE), (clock.t, clock.t))
+            os.utime(self.path(run_folder.STEP_PROGRESS), (clock.t, clock.t))
             w.check()
         self.assertEqual((self.events, self.stops), ([], []))
         clock.t += 61  # and then nothing at all
@@ -112,10 +112,10 @@ class BuiltInTrainerSteps(TempDirTest):
         core.step_end(1)
         clock.t += 0.5
         core.step_end(2)
-        self.assertEqual(read(self.path(stall.PROGRESS_FILE)).strip(), "1")
+        self.assertEqual(read(self.path(run_folder.STEP_PROGRESS)).strip(), "1")
         clock.t += 0.6
         core.step_end(3)
-        self.assertEqual(read(self.path(stall.PROGRESS_FILE)).strip(), "3")
+        self.assertEqual(read(self.path(run_folder.STEP_PROGRESS)).strip(), "3")
         w = stall.StallWatcher(self.tmp, 60.0, "notify", lambda t, **kw: None, lambda *a: None, lambda: None, lambda: None, clock=clock)
         w.check()
         self.assertEqual(w.steps.last, (3, clock.t), "no metrics line was logged; the step came from the callback")
