@@ -223,6 +223,9 @@ class Session:
         events, _ = harness.read_events(run_dir)
         started = next((e["ts"] for e in events if e["type"] == "started"), None)
         first = next((e["ts"] for e in events if e["type"] == "metrics" and "loss" in e), None)
+        plan = next((e for e in events if e.get("code") == "speed-plan"), None)
+        if plan:  # what speed: auto chose on this GPU, and why (the runner's first events)
+            rec.update(speed_plan=plan.get("speed"), speed_plan_message=plan.get("message"))
         attn = None
         log = os.path.join(run_dir, "output.log")
         if os.path.exists(log):
@@ -346,6 +349,15 @@ def fast_overlay(info: Dict[str, Any], dry: bool) -> Dict[str, Any]:
     return overlay
 
 
+def chosen_variants() -> Tuple[str, ...]:
+    """RFT_34_VARIANTS (comma list) runs some variants only: a second, short lease finishes what the first left out."""
+    want = [v.strip() for v in os.environ.get("RFT_34_VARIANTS", "").split(",") if v.strip()]
+    unknown = [v for v in want if v not in VARIANTS]
+    if unknown:
+        raise harness.HarnessError("RFT_34_VARIANTS names unknown variants %s (known: %s)" % (", ".join(unknown), ", ".join(VARIANTS)))
+    return tuple(v for v in VARIANTS if not want or v in want)
+
+
 def run_anchors(s: Session, doc: Dict[str, Any], path: str, info: Dict[str, Any], unsloth_site: Optional[str], unsloth_why: str,
                 anchors: List[Dict[str, Any]]) -> None:
     overlay = fast_overlay(info, s.dry)
@@ -362,7 +374,7 @@ def run_anchors(s: Session, doc: Dict[str, Any], path: str, info: Dict[str, Any]
         doc["anchors"].append(entry)
         data: Optional[str] = None
         model_dir: Optional[str] = None
-        for variant in VARIANTS:
+        for variant in chosen_variants():
             rec: Dict[str, Any] = {"variant": variant, "anchor": anchor["anchor"]}
             if variant == "unsloth" and not unsloth_site:
                 rec.update(status="not-run", why=unsloth_why)
