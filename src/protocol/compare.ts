@@ -1,13 +1,15 @@
-// "Fine-Tune: Compare Runs" messages: the host sends the whole comparison (built by core/runs/runCompare.ts,
-// whose shapes these repeat); the page asks to open a run's W&B page or one of its history files. Every
-// string in a comparison came from a run (its spec, its host, its trainer) and is rendered as text.
+// "Fine-Tune: Compare Runs" messages: the host sends the whole comparison (CompareModel, defined here once and
+// built by core/runs/runCompare.ts, which imports these types); the page asks to open a run's W&B page or one of
+// its history files. Every string in a comparison came from a run (its spec, its host, its trainer) and is
+// rendered as text.
 import type { ReadyMessage } from './common';
 
+/** One config key across the compared runs. */
 export interface ConfigDiffRow {
   readonly section: 'spec' | 'trainingArgs';
   /** Dotted path of the setting: `lora.r`, `data.files[0].path`. */
   readonly key: string;
-  /** Each run's value as JSON text, in the order of `runs`; null where that run has no such key. */
+  /** Each run's value as JSON text, in the order of `runs`; null where that run has no such key (or no such file). */
   readonly values: ReadonlyArray<string | null>;
   readonly differs: boolean;
 }
@@ -35,8 +37,9 @@ export interface CompareRunColumn {
   readonly provider: string;
   readonly git: CompareGit | undefined;
   readonly wandbRunId?: string;
-  /** True when the host can open the run's W&B page (an https URL it keeps). */
+  /** True when the host can open the run's W&B page (an https URL it keeps; the URL itself stays with the host). */
   readonly hasWandbPage: boolean;
+  /** History files present in the run's local folder. */
   readonly files: readonly string[];
 }
 

@@ -6,10 +6,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 /** file (relative to the repo, '/'-separated) → the files it imports. */
 export type ImportGraph = Map<string, string[]>;
 
-const IMPORT = /(?:^|[\n;])\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]*)['"]/g;
+const IMPORT = /(?:^|[\n;])\s*(?:import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]*)['"]/g;
 const DYNAMIC = /import\(\s*['"](\.{1,2}\/[^'"]*)['"]\s*\)/g;
 
-export function readImportGraph(repo: string, roots: readonly string[]): ImportGraph {
+/** With `values: true`, only imports that load code: `import type` / `export type` statements are left out. */
+export function readImportGraph(repo: string, roots: readonly string[], opts: { readonly values?: boolean } = {}): ImportGraph {
   const files: string[] = [];
   const walk = (d: string): void => {
     for (const e of readdirSync(d)) {
@@ -23,8 +24,9 @@ export function readImportGraph(repo: string, roots: readonly string[]): ImportG
   for (const f of files) {
     const text = readFileSync(f, 'utf8');
     const targets: string[] = [];
-    for (const m of [...text.matchAll(IMPORT), ...text.matchAll(DYNAMIC)]) {
-      const base = resolve(dirname(f), m[1]!);
+    const statics = [...text.matchAll(IMPORT)].filter((m) => !(opts.values && m[1])).map((m) => m[2]!);
+    for (const spec of [...statics, ...[...text.matchAll(DYNAMIC)].map((m) => m[1]!)]) {
+      const base = resolve(dirname(f), spec);
       const hit = [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts'), base].find((c) => existsSync(c) && statSync(c).isFile());
       if (hit) targets.push(rel(repo, hit));
     }

@@ -11,57 +11,7 @@ import { runDisplayName } from './runDisplayName';
 import { usedHardwareLabel } from './runHardware';
 import { eventsOfText, HISTORY_FILES, readRunEvents } from './runFolder';
 import type { ReadEvent } from './runFolder';
-
-/** One config key across the compared runs (src/protocol/compare.ts repeats these shapes for the webview). */
-export interface ConfigDiffRow {
-  readonly section: 'spec' | 'trainingArgs';
-  readonly key: string;
-  /** Each run's value as JSON text; null where the run has no such key (or no such file). */
-  readonly values: ReadonlyArray<string | null>;
-  readonly differs: boolean;
-}
-
-export interface CompareRunColumn {
-  readonly key: string;
-  readonly name: string;
-  readonly status: string;
-  readonly createdAt: string;
-  readonly duration?: string;
-  readonly durationMs?: number;
-  readonly costUsd?: number;
-  readonly host?: string;
-  readonly gpu?: string;
-  readonly provider: string;
-  readonly git:
-    | {
-        readonly repo: boolean;
-        readonly commit?: string;
-        readonly branch?: string;
-        readonly dirty?: boolean;
-        readonly untracked: number;
-        readonly note?: string;
-      }
-    | undefined;
-  readonly wandbRunId?: string;
-  /** True when the record holds an https W&B URL; the URL itself stays with the host. */
-  readonly hasWandbPage: boolean;
-  /** History files present in the run's local folder. */
-  readonly files: readonly string[];
-}
-
-export interface CompareCurve {
-  readonly run: string;
-  readonly metric: 'loss' | 'eval_loss';
-  readonly steps: readonly number[];
-  readonly values: readonly number[];
-}
-
-export interface CompareModel {
-  readonly runs: readonly CompareRunColumn[];
-  readonly config: readonly ConfigDiffRow[];
-  readonly metrics: ReadonlyArray<{ readonly key: string; readonly values: ReadonlyArray<number | null> }>;
-  readonly curves: readonly CompareCurve[];
-}
+import type { CompareCurve, CompareModel, CompareRunColumn, ConfigDiffRow } from '../../protocol/compare';
 
 /** Keys are dotted paths (`lora.target_modules`, `data.files[1].path`); values their JSON text. */
 export function flattenConfig(value: unknown, prefix = '', out: Map<string, string> = new Map()): Map<string, string> {
