@@ -340,6 +340,12 @@ def want_liger(method: str, info: Dict[str, Any], spec: Optional[Dict[str, Any]]
     return spec.get("speed", "auto") != "off" and t.get("liger") is not False and t.get("backend", "builtin") != "unsloth"
 
 
+def want_unsloth(method: str, info: Dict[str, Any], spec: Optional[Dict[str, Any]]) -> bool:
+    """Unsloth only where the spec asks for its backend, for an adapter method, on a CUDA host."""
+    t = (spec or {}).get("trainer") or {}
+    return t.get("backend") == "unsloth" and method in ("qlora", "lora-bf16") and bool(info.get("devices"))
+
+
 def want_flash_attn(method: str, info: Dict[str, Any]) -> bool:
     """Only for 16-bit methods on Ampere or newer, and never with 4-bit weights (seed 002)."""
     cap = info.get("capability") or [0, 0]
@@ -479,6 +485,15 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
                 result["installed"].append("liger.txt")
             else:
                 result["warnings"].append("liger-kernel could not be installed; the run trains without Liger's kernels")
+    if want_unsloth(method, info, spec):
+        for argv, stamp, digest in install_actions(venv_dir, result["base_python"], [os.path.join(REQUIREMENTS_DIR, "unsloth.txt")]):
+            argv = argv[:argv.index("-r")] + ["--no-deps"] + argv[argv.index("-r"):]
+            if runner(argv) == 0:
+                with open(stamp, "w", encoding="utf-8") as f:
+                    f.write(digest + "\n")
+                result["installed"].append("unsloth.txt")
+            else:
+                result["warnings"].append("Unsloth could not be installed; trainer.backend unsloth will be refused with the reason")
     if flash_attn and want_flash_attn(base, info):
         url, wheel = flash_attn_wheel(info)
         if url is None:

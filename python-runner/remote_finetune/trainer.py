@@ -21,6 +21,7 @@ from . import tracking
 from . import data_formats
 from . import speed
 from . import trainer_plan as plan
+from . import unsloth_backend
 from .callback import StopFlag, events_callback
 from .data_loading import ROW_COLUMN, load_raw_datasets
 from .data_prep import CausalCollator, prepare_datasets
@@ -139,6 +140,8 @@ def load_model(spec: Dict[str, Any], tokenizer: Any, run: Run, capability: Optio
     from transformers import AutoModelForCausalLM
 
     model_id = str(RunSpec(spec).model.id)
+    if unsloth_backend.wanted(spec):
+        return unsloth_backend.load(spec, tokenizer, _hub_kwargs(spec)), "unsloth"
     fa2_ok, fa2_broken = flash_attn_usable()
     if fa2_broken:
         run.warn("flash-attn is installed but does not load (%s); not using FlashAttention-2" % fa2_broken, "fa2-broken")
@@ -386,6 +389,7 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         if _is_main():
             run.events.emit("error", message=str(e))
         return 2
+    unsloth_backend.import_first(spec)  # before transformers loads the model code; a failure is speed's refusal
     capability = _capability()
     spec = plan.resolved_spec(spec, capability, run.warn)
     try:

@@ -308,7 +308,11 @@ def training_args_kwargs(spec: Dict[str, Any], output_dir: str, fields: List[str
         kw["use_liger_kernel"] = True  # the Trainer patches the model (its PEFT base model too) with Liger's kernels
     if t.get("compile"):
         kw["torch_compile"] = True
-    if t.get("gradient_checkpointing", True):
+    if t.get("gradient_checkpointing", True) and t.get("backend") == "unsloth":
+        # Unsloth's own checkpointing (unsloth_backend.load) is on; the Trainer's on top would checkpoint twice.
+        for name in ("activation_checkpointing", "gradient_checkpointing"):
+            kw[name] = False
+    elif t.get("gradient_checkpointing", True):
         # transformers 5 renamed gradient_checkpointing* to activation_checkpointing* (the old names are deprecated
         # aliases, to be removed in 6); the name this version has is used. Non-reentrant checkpointing works with
         # frozen base weights (LoRA) without extra hooks.

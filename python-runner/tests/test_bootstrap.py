@@ -212,6 +212,15 @@ class VenvAndRequirements(TempDirTest):
     def installed_names(self):
         return [os.path.basename(c[-1]) if c[-1].endswith((".txt", ".whl")) else os.path.basename(c[-2]) for c in self.calls[1:]]
 
+    def test_unsloth_backend_installs_unsloth_without_its_pins_and_no_liger(self):
+        self.boot("qlora", spec={"trainer": {"backend": "unsloth"}})
+        self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt", "unsloth.txt"])  # Liger's kernels are replaced by Unsloth's
+        argv = self.calls[-1]
+        self.assertEqual(argv[argv.index("-r") - 1], "--no-deps", "Unsloth's own pins (xformers, trl<=1.15, datasets<5) would replace the lock's")
+        self.assertFalse(bs.want_unsloth("qlora", {"devices": []}, {"trainer": {"backend": "unsloth"}}), "no CUDA GPU: never installed")
+        self.assertFalse(bs.want_unsloth("full", CUDA, {"trainer": {"backend": "unsloth"}}), "a full fine-tune is refused, not installed for")
+        self.assertFalse(bs.want_unsloth("qlora", CUDA, {}), "the built-in backend never installs it")
+
     def test_dpo_installs_the_lock_and_flash_attn_as_its_16_bit_base_would(self):
         self.boot("dpo", spec={}, flash_attn=True)
         self.assertEqual(self.installed_names(), ["hf4-torch2.2to2.5.txt", "liger.txt", "flash_attn-2.7.4.post1%2Bcu12torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl"])
