@@ -8,7 +8,7 @@
 // The same rewrite is applied to the staged copy of each tracked file, so `git commit` of the move holds the
 // reference changes and nothing else a colleague has not staged.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { posix } from 'node:path';
 
 const git = (...args) => execFileSync('git', args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
@@ -33,6 +33,7 @@ const untracked = git('ls-files', '-z', '--others', '--exclude-standard').split(
 for (const [from, to] of moves) {
   if (!tracked.has(from)) throw new Error(`${from} is not tracked`);
   if (existsSync(to)) throw new Error(`${to} exists`);
+  mkdirSync(posix.dirname(to), { recursive: true });
   git('mv', from, to);
 }
 

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sshd } from './sshd';
 import type { ConnectOptions } from '../../src/core/ssh/session';
-import { GcpProvider } from '../../src/core/providers/gcp';
-import { serviceAccountTokenSource } from '../../src/core/providers/gcpAuth';
+import { GcpProvider } from '../../src/core/providers/gcp/instances';
+import { serviceAccountTokenSource } from '../../src/core/providers/gcp/auth';
 import { GcpEmulator } from '../emulators/gcp';
 
 /** Connect options that trust nothing yet and read no ssh_config of the machine's. */

@@ -3,7 +3,7 @@
 // caller address, the DLAMI name pattern, a short consistency window).
 import { before, after } from 'node:test';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { Ec2Provider } from '../../src/core/providers/ec2';
+import { Ec2Provider } from '../../src/core/providers/ec2/instances';
 import { startMoto } from './moto';
 import type { Moto } from './moto';
 

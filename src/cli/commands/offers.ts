@@ -6,7 +6,7 @@
 import type { CliCommand, CliIo } from '../command';
 import { estimateRunCost } from '../../core/providers/cost';
 import { offerLabel } from '../../core/providers/offerLabel';
-import { lazyApplicationDefaultCredentials } from '../../core/providers/gcpAuth';
+import { lazyApplicationDefaultCredentials } from '../../core/providers/gcp/auth';
 import { CLOUD_LABELS, createProviderSelection, resolveCloudSettings } from '../../core/providers/providerSelection';
 import type { SetupHints } from '../../core/providers/providerSelection';
 import type { TargetSpec } from '../../core/providers/targetSpec';

@@ -73,7 +73,7 @@ export interface LaunchRequest {
   readonly serviceAccount?: string;
   /**
    * EC2 spot: 'cloud' opens a persistent request that stops the instance on an interruption and has EC2 start
-   * it again when capacity returns (ec2SpotRecovery.ts); absent or 'extension': one-time, relaunched by us.
+   * it again when capacity returns (ec2/spotRecovery.ts); absent or 'extension': one-time, relaunched by us.
    */
   readonly spotRecovery?: 'extension' | 'cloud';
   /** EC2 spot with spotRecovery cloud: hibernate instead of stop where the instance type can. */

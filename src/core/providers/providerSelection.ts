@@ -2,14 +2,14 @@
 // extension's offers, Start Training, teardown and orphan sweep, and the CLI's `offers`. Settings come in
 // as plain values (the extension reads VS Code settings and SecretStorage, the CLI its flags and the
 // environment). Nothing here connects; a provider reaches its cloud only when asked for offers or instances.
-import { Ec2Provider } from './ec2';
-import type { Ec2Options } from './ec2';
-import { GcpProvider } from './gcp';
-import type { GcpOptions } from './gcp';
-import { applicationDefaultCredentialsPresent } from './gcpAuth';
-import type { TokenSource } from './gcpAuth';
-import { LambdaProvider } from './lambda';
-import type { LambdaOptions } from './lambda';
+import { Ec2Provider } from './ec2/instances';
+import type { Ec2Options } from './ec2/instances';
+import { GcpProvider } from './gcp/instances';
+import type { GcpOptions } from './gcp/instances';
+import { applicationDefaultCredentialsPresent } from './gcp/auth';
+import type { TokenSource } from './gcp/auth';
+import { LambdaProvider } from './lambda/instances';
+import type { LambdaOptions } from './lambda/instances';
 import type { TargetSpec } from './targetSpec';
 import type { Provider, ProviderKind } from './provider';
 

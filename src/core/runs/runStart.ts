@@ -26,7 +26,7 @@ import { recordStartHistory } from './runHistory';
 import { specWithBudgetBilling } from './runBudget';
 import { readyWait, specReadyTimeout } from '../providers/readyWait';
 import { linkOutputsScript, volumeEnv, volumeOf } from './runVolume';
-import { mountVolumeScript } from '../providers/ec2Volume';
+import { mountVolumeScript } from '../providers/ec2/volume';
 import {
   cloudMultiNodeProblem,
   fixedRendezvous,

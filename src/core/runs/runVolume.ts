@@ -1,4 +1,4 @@
-// target.volume in the run spec: a named persistent disk (EC2 EBS today, providers/ec2Volume.ts) mounted on the
+// target.volume in the run spec: a named persistent disk (EC2 EBS today, providers/ec2/volume.ts) mounted on the
 // instance, holding what should outlive it: staged data (RFT_DATA_DIR), the Hugging Face cache (HF_HOME) and the
 // run's outputs folder (checkpoints, adapter), which becomes a link onto the volume.
 import { shellQuote } from '../ssh/quote';

@@ -4,7 +4,7 @@
 import type * as vscode from 'vscode';
 import { setting } from '../settings';
 import { join } from 'node:path';
-import { lazyApplicationDefaultCredentials } from '../../core/providers/gcpAuth';
+import { lazyApplicationDefaultCredentials } from '../../core/providers/gcp/auth';
 import { createProviderSelection, resolveCloudSettings } from '../../core/providers/providerSelection';
 import type { CloudSettings } from '../../core/providers/providerSelection';
 import type { Provider, ProviderKind } from '../../core/providers/provider';

@@ -21,7 +21,7 @@ import { hardwareFromProbe } from '../../core/runs/runHardware';
 import type { RunHardware } from '../../core/runs/runHardware';
 import type { GcpSetupState } from '../../core/runs/targetFixes';
 import { resolveCloudSettings } from '../../core/providers/providerSelection';
-import { applicationDefaultCredentialsPresent } from '../../core/providers/gcpAuth';
+import { applicationDefaultCredentialsPresent } from '../../core/providers/gcp/auth';
 import type { TargetFix } from '../../core/runs/targetFixes';
 import { ADD_HOST_COMMAND } from '../hosts/addHostCommand';
 import { hostsOf, machinesOf, multiNodeProblem } from '../../core/runs/multiNode';

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
 import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/provider';
 import { AMI, Ec2Emulator } from '../../emulators/ec2';
 import { startSshd } from '../../support/sshd';

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DescribeInstancesCommand, DescribeSecurityGroupsCommand, DescribeVpcsCommand } from '@aws-sdk/client-ec2';
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
-import { deleteNodesGroup, ensureNodesGroup, nodesGroupName } from '../../../src/core/providers/ec2Cluster';
+import { deleteNodesGroup, ensureNodesGroup, nodesGroupName } from '../../../src/core/providers/ec2/cluster';
 import { RUN_ID_TAG } from '../../../src/core/providers/provider';
 import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
 import { motoEc2 } from '../../support/motoEc2';

@@ -4,7 +4,7 @@
 // the public SSM parameter AWS recommends is.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
 import { ProviderError } from '../../../src/core/providers/provider';
 import { AMI, Ec2Emulator } from '../../emulators/ec2';
 

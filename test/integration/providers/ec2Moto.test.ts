@@ -36,7 +36,7 @@ import {
   EC2Client,
 } from '@aws-sdk/client-ec2';
 import type { Instance as Ec2Instance } from '@aws-sdk/client-ec2';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
 import { OWNER_TAG, ProviderError, RUN_ID_TAG } from '../../../src/core/providers/provider';
 import { motoEc2 } from '../../support/motoEc2';
 

@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
 import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/provider';
 import { provisionGuarded, ProvisionError } from '../../../src/core/runs/teardown';
 import { FaultProxy } from '../../support/faultProxy';

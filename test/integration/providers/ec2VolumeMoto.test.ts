@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DescribeVolumesCommand } from '@aws-sdk/client-ec2';
-import { VOLUME_TAG, mountVolumeScript } from '../../../src/core/providers/ec2Volume';
+import { VOLUME_TAG, mountVolumeScript } from '../../../src/core/providers/ec2/volume';
 import { ProviderError } from '../../../src/core/providers/provider';
 import { motoEc2 } from '../../support/motoEc2';
 

@@ -4,8 +4,8 @@
 // the Compute Engine emulator (test double) with the real HTTP client and a real service-account JWT.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GcpProvider } from '../../../src/core/providers/gcp';
-import { serviceAccountTokenSource } from '../../../src/core/providers/gcpAuth';
+import { GcpProvider } from '../../../src/core/providers/gcp/instances';
+import { serviceAccountTokenSource } from '../../../src/core/providers/gcp/auth';
 import { ProviderError } from '../../../src/core/providers/provider';
 import { GcpEmulator } from '../../emulators/gcp';
 

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { LambdaProvider } from '../../../src/core/providers/lambda';
+import { LambdaProvider } from '../../../src/core/providers/lambda/instances';
 import { ProviderError } from '../../../src/core/providers/provider';
 import { LambdaEmulator } from '../../emulators/lambda';
 import { startSshd } from '../../support/sshd';

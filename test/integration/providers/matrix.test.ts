@@ -22,8 +22,8 @@ import type { CloudKind, CloudRig } from './harness';
 import { SpyLedger } from '../../support/spyLedger';
 import { nodeRequest, provisionClusterGuarded } from '../../../src/core/runs/clusterLaunch';
 import type { ClusterGuardOptions } from '../../../src/core/runs/clusterLaunch';
-import { clusterTagFor } from '../../../src/core/providers/gcp';
-import { nodesGroupName, placementGroupName } from '../../../src/core/providers/ec2Cluster';
+import { clusterTagFor } from '../../../src/core/providers/gcp/instances';
+import { nodesGroupName, placementGroupName } from '../../../src/core/providers/ec2/cluster';
 import type { Ec2Emulator } from '../../emulators/ec2';
 import type { GcpEmulator } from '../../emulators/gcp';
 

@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusterTagFor } from '../../../src/core/providers/gcp';
+import { clusterTagFor } from '../../../src/core/providers/gcp/instances';
 import type { Offer } from '../../../src/core/providers/provider';
 import { gcpOnSshd } from '../../support/gcpOnSshd';
 import { makeNetnsLan, netnsUnavailable } from '../../support/netns';

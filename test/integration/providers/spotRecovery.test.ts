@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeSpotInstanceRequestsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import type { SpotInstanceRequest } from '@aws-sdk/client-ec2';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
 import type { LaunchRequest } from '../../../src/core/providers/provider';
 import { RUN_ID_TAG } from '../../../src/core/providers/provider';
 import { Ledger } from '../../../src/core/runs/ledger';

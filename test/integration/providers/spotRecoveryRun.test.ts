@@ -16,7 +16,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileS
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
 import { endStatesLine } from '../../../src/core/runs/runSummary';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 import { parseEventLine } from '../../../src/core/telemetry/events';

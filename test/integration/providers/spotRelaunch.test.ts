@@ -27,7 +27,7 @@ import { Ledger } from '../../../src/core/runs/ledger';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 import { parseEventLine } from '../../../src/core/telemetry/events';
 import { makeRig } from './harness';
-import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2Catalog';
+import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2/catalog';
 import type { GcpEmulator } from '../../emulators/gcp';
 import type { CloudRig } from './harness';
 

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Ec2Provider } from '../../../src/core/providers/ec2';
+import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
 import { ProviderError } from '../../../src/core/providers/provider';
 import { placementSummary } from '../../../src/core/providers/zoneFailover';
 import { Ec2Emulator } from '../../emulators/ec2';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { validateText } from '../../../src/core/config/validate';
 import type { ConfigDiagnostic, TextEdit } from '../../../src/core/config/types';
 import { allCodes } from '../../../src/core/config/codes';
-import { GCP_GPU_SHAPES } from '../../../src/core/providers/gcpCatalog';
+import { GCP_GPU_SHAPES } from '../../../src/core/providers/gcp/catalog';
 
 const spec = (model: string, target: string): string =>
   `version: 1\nname: fit\nmodel:\n  id: ${model}\nmethod: lora-bf16\ndata:\n  train: data/train.jsonl\ntarget:\n${target}\ntrainer:\n  precision: fp16\n`;

@@ -2,7 +2,7 @@
 // model (SpotMarketOptions, HibernationOptionsRequest) and the hibernation prerequisites page.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hibernationSupported, spotLaunchOptions } from '../../../src/core/providers/ec2SpotRecovery';
+import { hibernationSupported, spotLaunchOptions } from '../../../src/core/providers/ec2/spotRecovery';
 import { launchRequestFor } from '../../../src/core/runs/targetOffers';
 import { G5_SPOT_OFFER } from '../../support/ec2SpotOffer';
 import { runSpecTarget } from '../../../src/core/config/schemas/runSpec';

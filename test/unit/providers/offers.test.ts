@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { bestOffer, compareOffers, gpuMatches, matchesQuery, sortOffers } from '../../../src/core/providers/offers';
-import { lambdaGpuOf } from '../../../src/core/providers/lambdaCatalog';
-import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2Catalog';
-import { GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from '../../../src/core/providers/gcpCatalog';
+import { lambdaGpuOf } from '../../../src/core/providers/lambda/catalog';
+import { EC2_GPU_TYPES } from '../../../src/core/providers/ec2/catalog';
+import { GCP_GPU_SHAPES, gcpOfferName, gcpShapeOf } from '../../../src/core/providers/gcp/catalog';
 import { instanceNameFor, runIdFromName } from '../../../src/core/providers/provider';
 import type { Capacity, Offer, ProviderKind } from '../../../src/core/providers/provider';
 
@@ -90,7 +90,7 @@ test('offers: catalogs cover the families the issue names, with positive prices'
       EC2_GPU_TYPES.some((x) => x.instanceType.startsWith(`${family}.`)),
       family,
     );
-  // No P3: no current Deep Learning AMI drives its V100s (ec2Dlami.ts).
+  // No P3: no current Deep Learning AMI drives its V100s (ec2/dlami.ts).
   assert.ok(!EC2_GPU_TYPES.some((x) => x.instanceType.startsWith('p3.')));
   assert.deepEqual([...new Set(GCP_GPU_SHAPES.map((x) => x.gpu))].sort(), ['A100-40GB', 'A100-80GB', 'H100', 'L4', 'T4', 'V100']);
   for (const x of [...EC2_GPU_TYPES.map((e) => e.onDemandPerHour), ...GCP_GPU_SHAPES.flatMap((g) => [g.onDemandPerHour, g.spotPerHour])]) assert.ok(x > 0);

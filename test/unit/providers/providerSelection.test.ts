@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createProviderSelection, EXTENSION_HINTS, REAL_PROVIDERS, resolveCloudSettings } from '../../../src/core/providers/providerSelection';
 import type { CloudSettings, ProviderMakers } from '../../../src/core/providers/providerSelection';
-import type { TokenSource } from '../../../src/core/providers/gcpAuth';
+import type { TokenSource } from '../../../src/core/providers/gcp/auth';
 import type { Provider, ProviderKind } from '../../../src/core/providers/provider';
 
 const auth: TokenSource = { describe: 'test', token: async () => 'token' };

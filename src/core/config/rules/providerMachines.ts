@@ -2,9 +2,9 @@
 // the GPU fixes and the instance-type check (providerGpu.ts, instanceFit.ts) read one list.
 import type { GpuId, GpuInfo } from '../../gpu/catalog';
 import { findGpu } from '../../gpu/catalog';
-import { EC2_GPU_TYPES } from '../../providers/ec2Catalog';
-import { GCP_GPU_SHAPES } from '../../providers/gcpCatalog';
-import { LAMBDA_INSTANCE_TYPE_NAMES, lambdaGpuOf } from '../../providers/lambdaCatalog';
+import { EC2_GPU_TYPES } from '../../providers/ec2/catalog';
+import { GCP_GPU_SHAPES } from '../../providers/gcp/catalog';
+import { LAMBDA_INSTANCE_TYPE_NAMES, lambdaGpuOf } from '../../providers/lambda/catalog';
 
 export type ProvisionedProvider = 'lambda' | 'ec2' | 'gcp';
 

@@ -1,7 +1,7 @@
 // GPU instance types on EC2 with their on-demand list prices (USD/hour, Linux, us-east-1, as published
 // in 2025; p5 after the June 2025 reduction). Other regions differ by a few percent; spot prices come
 // live from DescribeSpotPriceHistory. VRAM is per GPU. No P3 (V100): no current Deep Learning AMI supports
-// it (ec2Dlami.ts), and an instance booted from one would come up without a working driver.
+// it (ec2/dlami.ts), and an instance booted from one would come up without a working driver.
 
 export interface Ec2GpuType {
   readonly instanceType: string;

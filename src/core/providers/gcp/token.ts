@@ -1,9 +1,9 @@
 // What every GCP credential source shares: the TokenSource a provider asks for bearer tokens, a cache that
 // renews a token a minute before it expires, and the OAuth token-endpoint exchange with its error reading.
-import { DEFAULT_RETRY, requestJson } from './http';
-import type { HttpErrorDetail } from './http';
-import { ProviderError } from './provider';
-import type { ProviderErrorCode } from './provider';
+import { DEFAULT_RETRY, requestJson } from '../http';
+import type { HttpErrorDetail } from '../http';
+import { ProviderError } from '../provider';
+import type { ProviderErrorCode } from '../provider';
 
 export const COMPUTE_SCOPE = 'https://www.googleapis.com/auth/compute';
 export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';

@@ -2,7 +2,7 @@
 // gcloud's well-known file, then the metadata server when running on Google Cloud; then, as our own last
 // resort, `gcloud auth print-access-token`. A service-account key is turned into an access token by signing
 // a JWT (RS256) with node:crypto; an authorized_user file (`gcloud auth application-default login`) by the
-// refresh-token grant; an external_account file by workload identity federation (gcpExternalAccount.ts).
+// refresh-token grant; an external_account file by workload identity federation (gcp/externalAccount.ts).
 // Tokens are cached until a minute before they expire; none is ever logged.
 import { createSign } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -10,14 +10,14 @@ import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_RETRY, requestJson } from './http';
-import { CachedToken, COMPUTE_SCOPE, exchange, GOOGLE_TOKEN_URI } from './gcpToken';
-import type { TokenSource } from './gcpToken';
-import { externalAccountTokenSource, isExternalAccount } from './gcpExternalAccount';
-import { metadataServerTokenSource, onGoogleCloud } from './gcpMetadataCredentials';
-import { ProviderError } from './provider';
+import { DEFAULT_RETRY, requestJson } from '../http';
+import { CachedToken, COMPUTE_SCOPE, exchange, GOOGLE_TOKEN_URI } from './token';
+import type { TokenSource } from './token';
+import { externalAccountTokenSource, isExternalAccount } from './externalAccount';
+import { metadataServerTokenSource, onGoogleCloud } from './metadataCredentials';
+import { ProviderError } from '../provider';
 
-export type { TokenSource } from './gcpToken';
+export type { TokenSource } from './token';
 
 /** Where Google's endpoints are, for tests that stand doubles in for them. */
 export interface GoogleEndpoints {

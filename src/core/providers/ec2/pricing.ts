@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { PricingClient } from '@aws-sdk/client-pricing';
-import { ec2TypeInfo } from './ec2Catalog';
+import { ec2TypeInfo } from './catalog';
 
 export interface PriceQuote {
   readonly pricePerHour: number;

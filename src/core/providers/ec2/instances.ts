@@ -2,28 +2,28 @@
 // Credentials come from the SDK's default chain (environment, profiles, SSO, instance roles); nothing is stored.
 // Ownership is the remote-finetune:run-id tag; RunInstances carries a ClientToken derived from the run id,
 // so a retried or repeated launch of the same run never creates a second instance.
-import { cloudInitHostKey } from './instanceHostKey';
-import { callerIpv4 } from './callerIp';
-import { requireCloudName } from './cloudNames';
+import { cloudInitHostKey } from '../instanceHostKey';
+import { callerIpv4 } from '../callerIp';
+import { requireCloudName } from '../cloudNames';
 import { createHash } from 'node:crypto';
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import type { EC2Client, Instance as SdkInstance, _InstanceType } from '@aws-sdk/client-ec2';
 import type { SSMClient } from '@aws-sdk/client-ssm';
-import { EC2_GPU_TYPES, ec2TypeInfo } from './ec2Catalog';
-import { DLAMI_NAME_PATTERN, DLAMI_SSM_PREFIX, dlamiParameterNames, dlamiSupports } from './ec2Dlami';
-import { matchesQuery } from './offers';
-import { sleep } from './abort';
-import { launchWithFailover } from './zoneFailover';
-import { catalogQuote, Ec2Pricing } from './ec2Pricing';
-import type { Ec2PricingOptions, PriceQuote } from './ec2Pricing';
-import type { ZoneChoice } from './zoneFailover';
-import { waitForSshViaDescribe } from './sshProbe';
-import { attachNamedVolume, findVolume } from './ec2Volume';
-import { cancelSpotRequest, opensPersistentRequest, spotLaunchOptions } from './ec2SpotRecovery';
-import type { AttachedVolume, VolumeSpec } from './ec2Volume';
-import { awsCode, findNodesGroup, placementGroupName, prepareEc2Cluster, releaseEc2Cluster } from './ec2Cluster';
-import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from './provider';
-import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './provider';
+import { EC2_GPU_TYPES, ec2TypeInfo } from './catalog';
+import { DLAMI_NAME_PATTERN, DLAMI_SSM_PREFIX, dlamiParameterNames, dlamiSupports } from './dlami';
+import { matchesQuery } from '../offers';
+import { sleep } from '../abort';
+import { launchWithFailover } from '../zoneFailover';
+import { catalogQuote, Ec2Pricing } from './pricing';
+import type { Ec2PricingOptions, PriceQuote } from './pricing';
+import type { ZoneChoice } from '../zoneFailover';
+import { waitForSshViaDescribe } from '../sshProbe';
+import { attachNamedVolume, findVolume } from './volume';
+import { cancelSpotRequest, opensPersistentRequest, spotLaunchOptions } from './spotRecovery';
+import type { AttachedVolume, VolumeSpec } from './volume';
+import { awsCode, findNodesGroup, placementGroupName, prepareEc2Cluster, releaseEc2Cluster } from './cluster';
+import { instanceNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError, RUN_ID_TAG, unlessGone } from '../provider';
+import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from '../provider';
 
 type Sdk = typeof Ec2Sdk;
 
@@ -46,7 +46,7 @@ export interface Ec2Options {
   readonly callerIp?: (signal?: AbortSignal) => Promise<string>;
   /** DescribeImages fallback when no DLAMI SSM parameter answers. */
   readonly amiNamePattern?: string;
-  /** Public SSM parameters naming the DLAMI, most wanted first (default: the PyTorch DLAMIs, ec2Dlami.ts). */
+  /** Public SSM parameters naming the DLAMI, most wanted first (default: the PyTorch DLAMIs, ec2/dlami.ts). */
   readonly amiParameters?: readonly string[];
   readonly rootVolumeGiB?: number;
   readonly sshUser?: string;
@@ -59,7 +59,7 @@ export interface Ec2Options {
    */
   readonly consistency?: { readonly baseMs?: number; readonly maxMs?: number; readonly windowMs?: number };
   /**
-   * On-demand prices from the AWS Price List API for this region (ec2Pricing.ts). Default: asked, unless an
+   * On-demand prices from the AWS Price List API for this region (ec2/pricing.ts). Default: asked, unless an
    * endpoint override points the client elsewhere (an emulator has no price list); false: the catalog only.
    */
   readonly pricing?: Ec2PricingOptions | false;
@@ -683,7 +683,7 @@ export class Ec2Provider implements Provider {
               // Same run, same token: EC2 returns the first instance instead of launching another (a replacement has its own key).
               ClientToken: clientTokenFor(request),
               // The on-host watchdog powers off; with terminate, power-off ends billing instead of leaving a stopped
-              // instance (a persistent spot request stops instead: ec2SpotRecovery.ts says why).
+              // instance (a persistent spot request stops instead: ec2/spotRecovery.ts says why).
               InstanceInitiatedShutdownBehavior: market.InstanceInitiatedShutdownBehavior,
               BlockDeviceMappings: [
                 {
@@ -835,7 +835,7 @@ export class Ec2Provider implements Provider {
     await this.send((sdk) => new sdk.StopInstancesCommand({ InstanceIds: [instanceId] }), signal);
   }
 
-  /** The zone of the named persistent volume (ec2Volume.ts), when it exists: the launch must go there. */
+  /** The zone of the named persistent volume (ec2/volume.ts), when it exists: the launch must go there. */
   async volumeZone(name: string, signal?: AbortSignal): Promise<string | undefined> {
     return (await findVolume((make, sig) => this.send(make, sig), name, signal))?.AvailabilityZone;
   }
@@ -846,7 +846,7 @@ export class Ec2Provider implements Provider {
     return await attachNamedVolume((make, sig) => this.send(make, sig), instance, volume, tags, signal);
   }
 
-  /** The run's cluster placement group and its nodes' security group (ec2Cluster.ts), in the VPC its nodes go to. */
+  /** The run's cluster placement group and its nodes' security group (ec2/cluster.ts), in the VPC its nodes go to. */
   async prepareCluster(request: LaunchRequest, signal?: AbortSignal): Promise<void> {
     const net = await this.network(request.instanceType, request.zone, signal);
     const groupId = await prepareEc2Cluster(

@@ -1,5 +1,5 @@
 // Lambda Cloud's GPU models as its instance type names spell them, with each model's memory per GPU.
-// Unlike EC2 (ec2Catalog.ts) and GCP (gcpCatalog.ts) the prices are not listed here: Lambda's
+// Unlike EC2 (ec2/catalog.ts) and GCP (gcp/catalog.ts) the prices are not listed here: Lambda's
 // /instance-types answer carries them live, so only the reading of a type's name is ours.
 
 /** An instance type as Lambda's /instance-types and /instances answers describe it. */

@@ -2,21 +2,21 @@
 // instance ids here are "<zone>/<name>" because every Compute call is addressed by zone and name.
 // Inserts carry a requestId derived from the run id, so a retried insert never makes a second VM.
 import { createHash } from 'node:crypto';
-import { sleep } from './abort';
-import { codeForStatus, DEFAULT_RETRY, requestJson } from './http';
-import type { HttpErrorDetail, RetryPolicy } from './http';
-import { DLVM_IMAGE_FAMILY, DLVM_IMAGE_PROJECT, GCP_GPU_SHAPES, GCP_PRICE_SOURCE, gcpOfferName, gcpShapeOf } from './gcpCatalog';
-import type { GcpGpuShape } from './gcpCatalog';
-import type { TokenSource } from './gcpToken';
-import { matchesQuery } from './offers';
-import { launchWithFailover } from './zoneFailover';
-import type { ZoneChoice } from './zoneFailover';
-import { waitForSshViaDescribe } from './sshProbe';
-import { instanceNameFor, launchNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from './provider';
-import { callerIpv4 } from './callerIp';
-import { requireCloudName } from './cloudNames';
-import { memberOf, noAccountError, OSLOGIN_BASE, osLoginRefusal, osLoginState, posixUser } from './gcpOsLogin';
-import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './provider';
+import { sleep } from '../abort';
+import { codeForStatus, DEFAULT_RETRY, requestJson } from '../http';
+import type { HttpErrorDetail, RetryPolicy } from '../http';
+import { DLVM_IMAGE_FAMILY, DLVM_IMAGE_PROJECT, GCP_GPU_SHAPES, GCP_PRICE_SOURCE, gcpOfferName, gcpShapeOf } from './catalog';
+import type { GcpGpuShape } from './catalog';
+import type { TokenSource } from './token';
+import { matchesQuery } from '../offers';
+import { launchWithFailover } from '../zoneFailover';
+import type { ZoneChoice } from '../zoneFailover';
+import { waitForSshViaDescribe } from '../sshProbe';
+import { instanceNameFor, launchNameFor, OWNER_ID_TAG, OWNER_TAG, ProviderError } from '../provider';
+import { callerIpv4 } from '../callerIp';
+import { requireCloudName } from '../cloudNames';
+import { memberOf, noAccountError, OSLOGIN_BASE, osLoginRefusal, osLoginState, posixUser } from './osLogin';
+import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from '../provider';
 
 const GCP_COMPUTE_BASE = 'https://compute.googleapis.com/compute/v1';
 const RUN_LABEL = 'remote-finetune-run';

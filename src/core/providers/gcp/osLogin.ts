@@ -5,7 +5,7 @@
 // flag is read from instance metadata, else from the project's commonInstanceMetadata (case-insensitive
 // "true"); the key is imported with users.importSshPublicKey (?projectId=…), and the user is the primary
 // POSIX account of the returned login profile, else its first.
-import { ProviderError } from './provider';
+import { ProviderError } from '../provider';
 
 export const OSLOGIN_BASE = 'https://oslogin.googleapis.com/v1';
 

@@ -7,10 +7,10 @@
 // credentials requires it), the wanted scope otherwise. Sources that run code or sign AWS requests (aws1,
 // executable) are not run here: they fail with a message saying what to use instead.
 import { readFile } from 'node:fs/promises';
-import { DEFAULT_RETRY, requestJson } from './http';
-import { CachedToken, exchange, tokenError } from './gcpToken';
-import type { TokenSource } from './gcpToken';
-import { ProviderError } from './provider';
+import { DEFAULT_RETRY, requestJson } from '../http';
+import { CachedToken, exchange, tokenError } from './token';
+import type { TokenSource } from './token';
+import { ProviderError } from '../provider';
 
 const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';

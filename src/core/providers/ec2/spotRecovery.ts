@@ -6,7 +6,7 @@
 // cancelled before the instance is terminated ("make sure you cancel the Spot request before you terminate
 // the Spot Instance"), by teardown and by the orphan sweep alike.
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
-import type { LaunchRequest } from './provider';
+import type { LaunchRequest } from '../provider';
 
 /**
  * Families EC2 hibernates (the hibernation prerequisites page). No GPU family is among them, so a GPU spot run

@@ -5,8 +5,8 @@
 // would be a guess; the self-reference admits only the run's own instances. Both are named after the run and
 // found again by that name: teardown and the orphan sweep delete them after the instances are gone.
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
-import { sleep } from './abort';
-import { instanceNameFor, OWNER_TAG, ProviderError, RUN_ID_TAG } from './provider';
+import { sleep } from '../abort';
+import { instanceNameFor, OWNER_TAG, ProviderError, RUN_ID_TAG } from '../provider';
 
 type Send = <T>(make: (sdk: typeof Ec2Sdk) => object, signal?: AbortSignal) => Promise<T>;
 /** Runs the call again while it fails with one of the codes (EC2's eventual consistency: a new id unknown for a while). */

@@ -4,16 +4,16 @@
 // launches are spaced by launchMinIntervalMs (12 s) and a 429 is retried with backoff, never a 5xx (that
 // launch may have happened). Errors are read by their `code` ("avoid relying on the values of message"):
 // global/object-does-not-exist is not-found, whatever the HTTP status.
-import { sleep, throwIfAborted } from './abort';
-import { codeForStatus, DEFAULT_RETRY, requestJson } from './http';
-import type { HttpErrorDetail, RetryPolicy } from './http';
-import { waitForSshViaDescribe } from './sshProbe';
-import { launchNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, OWNER_TAG, ProviderError, runIdFromName, unlessGone } from './provider';
-import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from './provider';
-import { matchesQuery } from './offers';
-import { requireCloudName } from './cloudNames';
-import { lambdaGpuOf } from './lambdaCatalog';
-import type { LambdaInstanceType } from './lambdaCatalog';
+import { sleep, throwIfAborted } from '../abort';
+import { codeForStatus, DEFAULT_RETRY, requestJson } from '../http';
+import type { HttpErrorDetail, RetryPolicy } from '../http';
+import { waitForSshViaDescribe } from '../sshProbe';
+import { launchNameFor, INSTANCE_NAME_PREFIX, OWNER_ID_TAG, OWNER_TAG, ProviderError, runIdFromName, unlessGone } from '../provider';
+import type { Instance, InstanceState, LaunchRequest, Offer, OfferQuery, Provider, ProviderErrorCode, WaitForSshOptions } from '../provider';
+import { matchesQuery } from '../offers';
+import { requireCloudName } from '../cloudNames';
+import { lambdaGpuOf } from './catalog';
+import type { LambdaInstanceType } from './catalog';
 
 const LAMBDA_API_BASE = 'https://cloud.lambda.ai/api/v1';
 /** Lambda tag keys are letters, digits and dashes: the run id tag under a dash name. */

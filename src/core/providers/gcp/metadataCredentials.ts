@@ -5,10 +5,10 @@
 // must carry it back, so a proxy or captive portal answering on that address is never taken for Google's.
 import { readFileSync } from 'node:fs';
 import { platform } from 'node:os';
-import { withTimeout } from './abort';
-import { CachedToken } from './gcpToken';
-import type { TokenSource } from './gcpToken';
-import { ProviderError } from './provider';
+import { withTimeout } from '../abort';
+import { CachedToken } from './token';
+import type { TokenSource } from './token';
+import { ProviderError } from '../provider';
 
 const DEFAULT_HOST = '169.254.169.254';
 

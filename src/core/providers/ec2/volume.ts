@@ -4,8 +4,8 @@
 // own Availability Zone, so a later launch goes to the zone the volume is in), attached as /dev/sdf, and never
 // deleted by teardown: it bills (gp3, per GB-month) until the person deletes it.
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
-import { abortableSleep } from '../abortableSleep';
-import { OWNER_TAG, ProviderError } from './provider';
+import { abortableSleep } from '../../abortableSleep';
+import { OWNER_TAG, ProviderError } from '../provider';
 
 export const VOLUME_TAG = 'remote-finetune:volume';
 export const VOLUME_DEVICE = '/dev/sdf';
