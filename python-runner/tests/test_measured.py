@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import unittest
+from unittest import mock
 
 from remote_finetune import measured
 from remote_finetune.events import parse_event_line
@@ -76,6 +77,23 @@ class Collect(TempDirTest):
         r.write()
         with open(os.path.join(self.tmp, "measured-rank1.json")) as f:
             self.assertEqual(json.load(f), {"index": 0, "torch_peak_allocated_mib": 7.0, "first_step_at": T0})
+
+
+    def test_the_recorder_writes_only_when_a_figure_changed(self):
+        peaks = {"index": 0, "torch_peak_allocated_mib": 1.0}
+        r = measured.RankRecorder(self.tmp, 0, clock=lambda: T0, peaks=lambda: dict(peaks))
+        replaced = []
+        real = os.replace
+        with mock.patch.object(measured.os, "replace", side_effect=lambda a, b: (replaced.append(b), real(a, b))):
+            r.step()
+            for _ in range(50):  # one log per step, the peaks unchanged: nothing to rewrite
+                r.write()
+            peaks["torch_peak_allocated_mib"] = 2.0
+            r.write()
+            r.write()
+        self.assertEqual(len(replaced), 2, "measured-rank0.json rewritten %d times for 2 distinct contents" % len(replaced))
+        with open(os.path.join(self.tmp, "measured-rank0.json")) as f:
+            self.assertEqual(json.load(f)["torch_peak_allocated_mib"], 2.0)
 
 
 class MeasuredRun(TempDirTest):
