@@ -41,6 +41,44 @@ test('file names: the check sees a repeated name and the allowed folders', () =>
   assert.ok(filesUnder('src').length > 200);
 });
 
-test('file names: no two files under src/ share a name (the CLI subcommands and the clouds\' role files aside)', () => {
+test("file names: no two files under src/ share a name (the CLI subcommands and the clouds' role files aside)", () => {
   assert.deepEqual(sharedNames(filesUnder('src')), {});
+});
+
+/** The roles a cloud's folder may hold (as SkyPilot's sky/provision/<cloud>/ holds instance.py, config.py, …). */
+const CLOUD_ROLES = new Set([
+  'instances', // the Provider: launch, describe, terminate, list
+  'catalog', // the GPU instance types and their list prices
+  'api', // the cloud's client: errors, retries, eventual consistency
+  'network', // VPC, subnet, firewall, keys
+  'offerings', // offers and prices now, zones to fail over to
+  'pricing',
+  'dlami',
+  'cluster',
+  'volume',
+  'spotRecovery',
+  'auth',
+  'token',
+  'externalAccount',
+  'metadataCredentials',
+  'osLogin',
+]);
+
+test('file names: each cloud under src/core/providers/ is a folder of role files, with its instances and catalog', () => {
+  const clouds = readdirSync(join(REPO, 'src/core/providers'), { withFileTypes: true }).filter((e) => e.isDirectory());
+  assert.deepEqual(clouds.map((c) => c.name).sort(), ['ec2', 'gcp', 'lambda']);
+  for (const c of clouds) {
+    const roles = readdirSync(join(REPO, 'src/core/providers', c.name)).map((f) => f.replace(/\.ts$/, ''));
+    assert.deepEqual(
+      roles.filter((r) => !CLOUD_ROLES.has(r)),
+      [],
+      `files in src/core/providers/${c.name}/ that are no role`,
+    );
+    assert.ok(roles.includes('instances') && roles.includes('catalog'), `${c.name} has instances.ts and catalog.ts`);
+  }
+  assert.deepEqual(
+    filesUnder('src/core/providers').filter((f) => /\/(ec2|gcp|lambda)[A-Z][^/]*\.ts$/.test(f) || /\/(ec2|gcp|lambda)\.ts$/.test(f)),
+    [],
+    'cloud files left at the root of src/core/providers/',
+  );
 });
