@@ -14,6 +14,13 @@
 # into bench/gpu/ and run `node --import tsx scripts/gpu-throughput-table.ts` for the README's table.
 # A second call with RFT_34_ANCHOR_FROM=1 runs the LLaMA-Factory recipe alone when the first call's deadline left it out.
 #
+# One 540 s call holds about three cases (2026-11-28 on an H200: 87-114 s each, 50-70 s of installs first), so a lease
+# of 15 minutes is best spent as two calls on the same warm machine, each with what the other leaves out:
+#   RFT_34_VARIANTS=builtin-default,trl-sft bash bench/gpu/device_run_34.sh 420
+#   RFT_34_VARIANTS=unsloth,builtin-fast RFT_33_UNSLOTH_NODEPS=1 bash bench/gpu/device_run_34.sh 420
+# (RFT_34_VARIANTS: a comma list of builtin-default, builtin-fast, trl-sft, unsloth; RFT_33_UNSLOTH_NODEPS=1 installs
+# Unsloth's wheels without its pins, with which it imported on the H200.)
+#
 # Before that call, where pip works (here), once, as for issue 33 (the wheels the GPU image lacks, and liger-kernel
 # and Unsloth's wheels in .gpu-wheels/extras-33):
 #   python3 scripts/pack_gpu_wheels.py --python-version 3.12 --bnb-cuda 130 \
