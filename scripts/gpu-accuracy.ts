@@ -10,6 +10,8 @@ import { ROOT } from '../bench/gpu/vramCheck';
 
 const report = measuredAccuracy();
 const table = renderThroughputTable(report);
+// Never a silent skip: measured cases the VRAM fit leaves out are named, with why, on stderr (stdout stays the block).
+for (const c of report.vram.leftOut) console.error(`left out of the VRAM fit: ${c.case}: ${c.why}`);
 if (process.argv.includes('--write')) {
   writeFileSync(join(ROOT, 'src/core/gpu/estimateAccuracy.json'), JSON.stringify(report, null, 2) + '\n');
   const readme = join(ROOT, 'README.md');

@@ -13,10 +13,12 @@ import { findGpu, GPU_CATALOG } from '../../src/core/gpu/catalog';
 import { shapeFromConfigJson } from '../../src/core/gpu/models';
 import { FP32_FACTOR, MEMORY_TBPS, PEAK_DENSE_16BIT_TFLOPS } from '../../src/core/gpu/throughput';
 import type { GpuFit } from '../../src/core/gpu/throughput';
-import type { MeasuredCase } from '../../src/core/gpu/throughputModel';
+import type { MeasuredCase, ThroughputCoefficients } from '../../src/core/gpu/throughputModel';
 import { LLAMA_LINEAR_MODULES, crossValidate } from '../../src/core/gpu/throughputModel';
 import type { VramFile } from './vramCheck';
-import { BENCH_DIR, ROOT, estimateInput, measuredFiles, parseVramFile, readRepoText } from './vramCheck';
+import { BENCH_DIR, ROOT, estimateInput, measuredFiles, parseVramFile, readRepoText, supersededWhy } from './vramCheck';
+import type { AnchorThroughputCheck, AnchorVramCheck } from './anchorHeldOut';
+import { anchorThroughputChecks, anchorVramChecks, committedAnchors } from './anchorHeldOut';
 import type { VramCoefficients } from '../../src/core/gpu/estimate';
 import type { VramCase, VramCaseError } from '../../src/core/gpu/vramFit';
 import { crossValidateVram } from '../../src/core/gpu/vramFit';
@@ -118,7 +120,6 @@ export function measuredThroughputCases(): { measured: string[]; published: stri
 const round = (x: number, digits: number): number => Number(x.toPrecision(digits));
 const maxAbs = (xs: readonly number[]): number => round(Math.max(0, ...xs.map(Math.abs)), 4);
 
-
 export interface VramAccuracy {
   readonly gpus: string[];
   readonly cases: number;
@@ -128,6 +129,10 @@ export interface VramAccuracy {
   /** vramFit.ts's procedure: its fit on every case (in sample) and each case from a fit without its model (held out). */
   readonly fit: { readonly coefficients: VramCoefficients; readonly inSampleMaxAbs: number; readonly heldOutMaxAbs: number };
   readonly perCase: { case: string; model: string; measuredGib: number; shippedGib: number; inSampleGib: number; heldOutGib: number }[];
+  /** Measured cases neither fitted nor checked, with why (their runner is not today's: vramCheck.ts SUPERSEDED_RUNNER). */
+  readonly leftOut: { case: string; why: string }[];
+  /** TRL SFT measurements of the benchmark, held out of the fit (anchorHeldOut.ts), against the shipped estimate. */
+  readonly anchors: AnchorVramCheck[];
 }
 
 export interface AccuracyReport {
@@ -137,12 +142,19 @@ export interface AccuracyReport {
     readonly checkpointPasses: number;
     readonly gpus: Partial<Record<GpuId, GpuFit>>;
     readonly perCase: { case: string; gpu: string; measured: number; inSample: number; heldOut: number }[];
+    /** TRL SFT cases of the benchmark, never fitted: predicted by the fit on perCase's cases. */
+    readonly anchors: AnchorThroughputCheck[];
   };
   readonly vram: VramAccuracy;
 }
 
 /** The VRAM part of the report: the shipped estimator's error and the fitting procedure's, in sample and held out. */
-export function vramAccuracy(cases: readonly VramCase[], gpus: readonly string[]): VramAccuracy {
+export function vramAccuracy(
+  cases: readonly VramCase[],
+  gpus: readonly string[],
+  leftOut: VramAccuracy['leftOut'] = [],
+  anchors: AnchorVramCheck[] = [],
+): VramAccuracy {
   const cv = crossValidateVram(cases);
   const err = (f: (c: VramCaseError) => number): number => maxAbs(cv.cases.map((c) => f(c) / c.measuredGib - 1));
   return {
@@ -163,6 +175,8 @@ export function vramAccuracy(cases: readonly VramCase[], gpus: readonly string[]
       inSampleGib: round(c.inSampleGib, 6),
       heldOutGib: round(c.heldOutGib, 6),
     })),
+    leftOut: [...leftOut],
+    anchors,
   };
 }
 
@@ -173,6 +187,7 @@ export function accuracyReport(
   published: readonly string[],
   cases: readonly MeasuredCase[],
   vram: VramAccuracy,
+  anchorChecks: (k: ThroughputCoefficients) => AnchorThroughputCheck[] = () => [],
 ): AccuracyReport {
   const cv = crossValidate(cases);
   const gpus: Partial<Record<GpuId, GpuFit>> = {};
@@ -205,28 +220,50 @@ export function accuracyReport(
         inSample: round(c.inSample, 6),
         heldOut: round(c.heldOut, 6),
       })),
+      // As shipped: the rounded coefficients trainingThroughput reads.
+      anchors: anchorChecks({ checkpointPasses: round(cv.coefficients.checkpointPasses, 6), gpus }),
     },
     vram,
   };
 }
 
-/** Every measured case with a peak reserved memory, as the VRAM fit reads it: the estimator's input for its settings. */
-export function vramCases(files: readonly VramFile[], readText: (repoPath: string) => string = readRepoText): VramCase[] {
+/** Every measured record with a peak reserved memory, named as the report names it, with why it is left out (or undefined). */
+function measuredRecords(files: readonly VramFile[]): { file: VramFile; rec: VramFile['cases'][number]; case: string; why: string | undefined }[] {
   return files
     .filter((f) => !f.dry_run && !f.synthetic)
     .flatMap((f) =>
       f.cases
         .filter((r) => r.status === 'ok' && typeof r.cuda_max_memory_reserved_mib === 'number' && r.cuda_max_memory_reserved_mib > 0)
-        .map((r) => ({ case: `${findGpu(f.gpu)?.id ?? f.gpu}: ${r.case}`, model: r.model, input: estimateInput(r, readText), measuredGib: r.cuda_max_memory_reserved_mib! / 1024 })),
+        .map((rec) => ({ file: f, rec, case: `${findGpu(f.gpu)?.id ?? f.gpu}: ${rec.case}`, why: supersededWhy(f.path, rec) })),
     );
 }
 
-/** The report from every file: throughput cases, and the VRAM estimate against each measured case. */
+/** Every measured case of today's runner with a peak reserved memory, as the VRAM fit reads it: the estimator's input for its settings. */
+export function vramCases(files: readonly VramFile[], readText: (repoPath: string) => string = readRepoText): VramCase[] {
+  return measuredRecords(files)
+    .filter((r) => r.why === undefined)
+    .map(({ rec, case: name }) => ({
+      case: name,
+      model: rec.model,
+      input: estimateInput(rec, readText),
+      measuredGib: rec.cuda_max_memory_reserved_mib! / 1024,
+    }));
+}
+
+/** The measured cases the VRAM fit and checks leave out, with why. */
+export function leftOutVramCases(files: readonly VramFile[]): { case: string; why: string }[] {
+  return measuredRecords(files).flatMap((r) => (r.why === undefined ? [] : [{ case: r.case, why: r.why }]));
+}
+
+/** The report from every file: throughput cases, the VRAM estimate against each measured case, and the held-out anchors. */
 export function measuredAccuracy(): AccuracyReport {
   const { measured, published, cases } = measuredThroughputCases();
   const parsed = measured.map((p) => parseVramFile(readFileSync(p, 'utf8'), p)).filter((f) => !f.dry_run && !f.synthetic);
   const gpus = [...new Set(parsed.map((f) => findGpu(f.gpu)?.id ?? f.gpu))];
-  return accuracyReport([...measured, ...published], published, cases, vramAccuracy(vramCases(parsed), gpus));
+  const anchors = committedAnchors();
+  const vram = vramAccuracy(vramCases(parsed), gpus, leftOutVramCases(parsed), anchorVramChecks(anchors));
+  const sources = [...measured, ...published, ...anchors.map((a) => a.path)];
+  return accuracyReport(sources, published, cases, vram, (k) => anchorThroughputChecks(anchors, k));
 }
 
 const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
@@ -256,6 +293,7 @@ export function renderThroughputTable(r: AccuracyReport): string {
     ),
     '',
     ...heldOutGoal(t.perCase),
+    ...renderThroughputAnchors(t.anchors),
     '',
     ...renderVram(r.vram),
   ];
@@ -278,6 +316,42 @@ function heldOutGoal(perCase: AccuracyReport['throughput']['perCase']): string[]
 
 const pctText = (x: number): string => `±${(x * 100).toFixed(1)}%`;
 
+/** The benchmark's TRL SFT cases, which no fit read: their prediction is held out by construction. */
+function renderThroughputAnchors(anchors: readonly AnchorThroughputCheck[]): string[] {
+  if (anchors.length === 0) return [];
+  return [
+    '',
+    "Held out of every fit: the GPU benchmark's plain TRL SFT cases (bench/gpu/throughput-*.json, each run alone on the GPU), predicted by the fit above:",
+    '',
+    '| case | tokens/s | held out | error |',
+    '|---|---|---|---|',
+    ...anchors.map((c) => `| ${c.case} | ${Math.round(c.measured)} | ${Math.round(c.heldOut)} | ${signed(c.heldOut / c.measured - 1)} |`),
+  ];
+}
+
+/** The measured cases left out, and the TRL SFT measurements held out of the VRAM fit. */
+function renderVramAside(v: VramAccuracy): string[] {
+  const out: string[] = [];
+  if (v.leftOut.length > 0) {
+    const whys = [...new Set(v.leftOut.map((c) => c.why))];
+    out.push('', ...whys.map((why) => `Left out of the fit and the checks: ${v.leftOut.filter((c) => c.why === why).map((c) => c.case).join(', ')}: ${why}.`));
+  }
+  if (v.anchors.length > 0) {
+    out.push(
+      '',
+      "Held out of every fit: the GPU benchmark's plain TRL SFT cases. TRL casts its LoRA adapters to bf16 where the runner keeps them fp32, so the estimator's own difference for fp32 adapters, gradients and states is added to the measurement; both compute the loss through TRL's fused LM head (the runner's SFTTrainer path: data.packing or trainer.use_sft_trainer).",
+      '',
+      '| case | measured GiB (TRL, bf16 adapters) | + fp32 adapters | runner recipe | shipped estimate | error |',
+      '|---|---|---|---|---|---|',
+      ...v.anchors.map((c) => {
+        const expected = c.measuredGib + c.adapterDeltaGib;
+        return `| ${c.case} | ${c.measuredGib.toFixed(2)} | ${c.adapterDeltaGib.toFixed(2)} | ${expected.toFixed(2)} | ${c.estimateGib.toFixed(2)} | ${signed(c.estimateGib / expected - 1)} |`;
+      }),
+    );
+  }
+  return out;
+}
+
 /** The VRAM part of the block: the shipped estimator's error and the calibration procedure's, in sample and held out. */
 function renderVram(v: VramAccuracy): string[] {
   if (v.cases === 0) return ['_No measured VRAM case yet: the VRAM estimate has no error figure._'];
@@ -285,7 +359,7 @@ function renderVram(v: VramAccuracy): string[] {
   return [
     `VRAM estimate (src/core/gpu/estimate.ts) on the ${v.cases} measured ${v.gpus.join(', ')} cases of ${v.models} models: as shipped, largest error ${pctText(v.inSampleMaxAbs)} in sample (its coefficients were calibrated on these cases). ` +
       `The calibration procedure (src/core/gpu/vramFit.ts) fitted on every case: ${pctText(v.fit.inSampleMaxAbs)} in sample; held out (leave-one-model-out, each model's cases predicted by a fit that never saw them): ${pctText(v.fit.heldOutMaxAbs)}. ` +
-      `Its fit on every case: ${k.mlpBytesPerIntermediate}·i + ${k.attentionBytesPerHidden}·h bytes per token per layer (${k.qloraAttentionBytesPerHidden}·h under QLoRA), allocator cache ${(k.cacheCheckpointed * 100).toFixed(1)}% of activations with checkpointing, ${(k.cacheUncheckpointed * 100).toFixed(1)}% without, ${(k.cacheLongLived * 100).toFixed(1)}% of the long-lived tensors.`,
+      `Its fit on every case: ${k.mlpBytesPerIntermediate}·i + ${k.attentionBytesPerHidden}·h bytes per token per layer, allocator cache ${(k.cacheCheckpointed * 100).toFixed(1)}% of activations with checkpointing, ${(k.cacheUncheckpointed * 100).toFixed(1)}% without, ${(k.cacheLongLived * 100).toFixed(1)}% of the long-lived tensors.`,
     '',
     '| case | measured GiB | shipped | error | fit, in sample | error | fit, held out | error |',
     '|---|---|---|---|---|---|---|---|',
@@ -293,6 +367,7 @@ function renderVram(v: VramAccuracy): string[] {
       (c) =>
         `| ${c.case} | ${c.measuredGib.toFixed(2)} | ${c.shippedGib.toFixed(2)} | ${signed(c.shippedGib / c.measuredGib - 1)} | ${c.inSampleGib.toFixed(2)} | ${signed(c.inSampleGib / c.measuredGib - 1)} | ${c.heldOutGib.toFixed(2)} | ${signed(c.heldOutGib / c.measuredGib - 1)} |`,
     ),
+    ...renderVramAside(v),
   ];
 }
 

@@ -99,6 +99,31 @@ export function estimateInput(rec: VramRecord, readText: (repoPath: string) => s
 
 export { allocatorOutside };
 
+/** Measured cases whose runner is not today's: by measurement file and method, with the reason. */
+export const SUPERSEDED_RUNNER: readonly { readonly file: string; readonly method: VramRecord['method']; readonly label: string; readonly why: string }[] = [
+  {
+    file: 'vram-nvidia-h200-2026-11-26.json',
+    method: 'qlora',
+    label: 'runner before commit 0bd2d1e (fp32 upcast)',
+    why:
+      "measured before commit 0bd2d1e, when the runner called peft's prepare_model_for_kbit_training (embeddings, head and norms cast to fp32, " +
+      'a fp32 residual stream); it now keeps the loaded dtypes (python-runner/remote_finetune/quantized_base.py)',
+  },
+];
+
+/**
+ * Why a measured record no longer describes the runner (the VRAM fit and the ±15% checks leave it out and print this),
+ * or undefined. The measurement files stay as measured.
+ */
+export function supersededWhy(path: string, rec: Pick<VramRecord, 'method'>): string | undefined {
+  return superseded(path, rec)?.why;
+}
+
+function superseded(path: string, rec: Pick<VramRecord, 'method'>): (typeof SUPERSEDED_RUNNER)[number] | undefined {
+  const name = path.split(/[\\/]/).pop();
+  return SUPERSEDED_RUNNER.find((s) => s.file === name && s.method === rec.method);
+}
+
 export interface Check {
   readonly case: string;
   readonly estimate: Estimate;
@@ -135,6 +160,11 @@ export function renderTable(files: readonly VramFile[], readText: (repoPath: str
     const label = `${f.gpu}${f.dry_run ? ' (CPU dry run: no GPU memory)' : ''}${f.synthetic ? ' (synthetic)' : ''}`;
     for (const rec of f.cases) {
       const name = `${label}: ${rec.case}`;
+      const old = superseded(f.path, rec);
+      if (old && rec.status === 'ok' && typeof rec.cuda_max_memory_reserved_mib === 'number') {
+        lines.push(`| ${name} | not compared | ${gib(rec.cuda_max_memory_reserved_mib / 1024)} | left out: ${old.label} |`);
+        continue;
+      }
       if (rec.status !== 'ok' || typeof rec.cuda_max_memory_reserved_mib !== 'number') {
         const e = estimateMemory(estimateInput(rec, readText));
         const est = e.totalGib - allocatorOutside(e);

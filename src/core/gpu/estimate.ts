@@ -27,6 +27,10 @@ export interface EstimateInput {
   readonly zeroStage: number;
   /** The launcher's full picture (engine, offload, nodes); when given it wins over gpuCount and zeroStage. */
   readonly sharding?: Sharding;
+  /** Bytes per LoRA adapter parameter, and so per gradient: 4 as peft makes them (the runner), 2 where a trainer casts them to bf16. */
+  readonly adapterBytes?: 2 | 4;
+  /** The loss from log-probabilities computed in tiles, never the full logits (TRL's SFTTrainer); else transformers' ForCausalLMLoss. */
+  readonly fusedLmHead?: boolean;
 }
 
 export interface EstimatePart {
@@ -106,10 +110,8 @@ export function shardingOf(x: EstimateInput): Sharding {
 export interface VramCoefficients {
   /** Bytes per token per unit of the MLP's intermediate width (gate, up, activation, product: four bf16 tensors). */
   readonly mlpBytesPerIntermediate: number;
-  /** Bytes per token per unit of hidden width for attention and the RMSNorms. */
+  /** Bytes per token per unit of hidden width for attention and the RMSNorms (QLoRA's too: its residual stream is bf16). */
   readonly attentionBytesPerHidden: number;
-  /** The same under QLoRA, whose residual stream is fp32. */
-  readonly qloraAttentionBytesPerHidden: number;
   /** The allocator's cache as a fraction of activations and logits, with and without checkpointing. */
   readonly cacheCheckpointed: number;
   readonly cacheUncheckpointed: number;
@@ -121,7 +123,6 @@ export interface VramCoefficients {
 export const VRAM_COEFFICIENTS: VramCoefficients = {
   mlpBytesPerIntermediate: 8,
   attentionBytesPerHidden: 32,
-  qloraAttentionBytesPerHidden: 52,
   cacheCheckpointed: 0.2,
   cacheUncheckpointed: 0.05,
   cacheLongLived: 0.05,
@@ -132,7 +133,6 @@ export function estimateMemory(x: EstimateInput, k: VramCoefficients = VRAM_COEF
   const parts: EstimatePart[] = [];
   const s = shardingOf(x);
   const shard = (stageNeeded: number): number => (s.stage >= stageNeeded ? shardCount(s) : 1);
-  const qlora = x.method === 'qlora';
   // A full fine-tune under ZeRO or FSDP keeps what DeepSpeed's estimators count (sharding.ts); DDP and adapters
   // keep the plain Trainer's accounting below.
   const zeroFull = x.method === 'full' && (s.engine === 'deepspeed' || (s.engine === 'fsdp' && s.stage > 0));
@@ -150,33 +150,35 @@ export function estimateMemory(x: EstimateInput, k: VramCoefficients = VRAM_COEF
   // Activations a Llama-style decoder layer keeps for backward, per token, in bytes. The MLP keeps its gate and
   // up projections, the activation and their product: four bf16 tensors of the intermediate width, 8·i. The
   // attention block and the two RMSNorms keep about 32·h in bf16 (norm inputs upcast to fp32, q/k/v after RoPE,
-  // SDPA's output and log-sum-exp). Under QLoRA the residual stream is fp32 (the embeddings are fp32 after
-  // prepare_model_for_kbit_training and bf16 autocast covers only the matmuls), about 52·h. Korthikanti et al.
-  // 2022 (eq. 1) give 34·h for a GPT layer with a 4h GELU MLP; the coefficients here are that count for the Llama
-  // layer, fitted to the H200 measurements of Llama-3.2-1B and Mistral-7B without checkpointing (±10%). Eager
-  // attention adds the 5·a·s score term of the same equation; SDPA and FlashAttention keep none.
+  // SDPA's output and log-sum-exp). QLoRA's layer is the same: the runner keeps the embeddings and norms in the
+  // dtype they were loaded in (python-runner/remote_finetune/quantized_base.py), so its residual stream is bf16
+  // like LoRA's. Korthikanti et al. 2022 (eq. 1) give 34·h for a GPT layer with a 4h GELU MLP; the coefficients
+  // here are that count for the Llama layer, fitted to the H200 measurements (vramFit.ts). Eager attention adds the
+  // 5·a·s score term of the same equation; SDPA and FlashAttention keep none.
   const tokens = x.seqLen * x.batch;
   const perTokenLayer =
-    k.mlpBytesPerIntermediate * m.intermediate +
-    (qlora ? k.qloraAttentionBytesPerHidden : k.attentionBytesPerHidden) * m.hidden +
-    (x.attention === 'eager' ? 5 * m.heads * x.seqLen : 0);
-  // With checkpointing transformers keeps each decoder layer's input (its residual stream: 4 B in fp32 under
-  // QLoRA, else 2) and recomputes one layer at a time in backward.
-  const act = x.gradientCheckpointing ? tokens * (m.layers * (qlora ? 4 : 2) * m.hidden + perTokenLayer) : tokens * m.layers * perTokenLayer;
+    k.mlpBytesPerIntermediate * m.intermediate + k.attentionBytesPerHidden * m.hidden + (x.attention === 'eager' ? 5 * m.heads * x.seqLen : 0);
+  // With checkpointing transformers keeps each decoder layer's input (the bf16 residual stream, 2 B) and recomputes
+  // one layer at a time in backward.
+  const act = x.gradientCheckpointing ? tokens * (m.layers * 2 * m.hidden + perTokenLayer) : tokens * m.layers * perTokenLayer;
   // Everything so far lives for the whole run (weights, adapters, gradients, optimizer state).
   const longLived = parts.reduce((sum, p) => sum + p.gib, 0);
-  const logits = (tokens * m.vocab * 12) / GIB;
+  // TRL's SFTTrainer (1.x: trl/trainer/utils.py add_fused_lm_head) projects through the head in tiles of 4,096
+  // tokens and keeps per-token log-probabilities only: no term that grows with the vocabulary.
+  const logits = x.fusedLmHead ? 0 : (tokens * m.vocab * 12) / GIB;
   parts.push({
     name: `activations (batch ${x.batch} × seq ${x.seqLen}${x.gradientCheckpointing ? ', checkpointed' : ''})`,
     gib: act / GIB,
-    source: `Llama decoder layer: ${num(k.mlpBytesPerIntermediate)}·i + ${num(k.attentionBytesPerHidden)}·h bytes per token (${num(k.qloraAttentionBytesPerHidden)}·h under QLoRA); checkpointing keeps each layer input`,
+    source: `Llama decoder layer: ${num(k.mlpBytesPerIntermediate)}·i + ${num(k.attentionBytesPerHidden)}·h bytes per token; checkpointing keeps each layer input`,
   });
   // The loss: the bf16 logits (2 B), their fp32 upcast (4), log-softmax in fp32 (4) and the bf16 gradient (2)
   // back through the head: 12 B per token per vocabulary entry (transformers' ForCausalLMLoss upcasts to fp32).
   parts.push({
-    name: 'logits, their fp32 loss and gradient',
+    name: x.fusedLmHead ? 'loss from tiled log-probabilities' : 'logits, their fp32 loss and gradient',
     gib: logits,
-    source: "transformers' ForCausalLMLoss: logits.float(), cross-entropy in fp32; 12 B per token per vocab entry",
+    source: x.fusedLmHead
+      ? "TRL's fused LM head: the logits are never materialized"
+      : "transformers' ForCausalLMLoss: logits.float(), cross-entropy in fp32; 12 B per token per vocab entry",
   });
   // The caching allocator's reserved peak exceeds the peak of live tensors (reserved/allocated 1.03-1.28 in the
   // H200 measurements). Its cache grows with the churn of short-lived tensors (activations, logits), most with
@@ -199,13 +201,14 @@ function pushPlainStates(x: EstimateInput, s: Sharding, shard: (stage: number) =
   const qlora = x.method === 'qlora';
   // Weights. QLoRA stores NF4 at 4 bits plus one fp32 absmax per 64-weight block (0.5 bit), or with double
   // quantization 8-bit constants per 64 plus fp32 per 256 of those (0.127 bit) (Dettmers et al. 2023, QLoRA §3).
-  // Embeddings and the output head are not quantized, and peft's prepare_model_for_kbit_training (which the
-  // runner calls) casts every parameter that is not 4-bit to fp32: 4 B each.
+  // Embeddings and the output head are not quantized and stay in the compute dtype they were loaded in (2 B):
+  // the runner freezes the 4-bit base without casting it (python-runner/remote_finetune/quantized_base.py), as
+  // TRL 1.x does, where peft's prepare_model_for_kbit_training would make them fp32.
   const embed = embeddingParams(m);
   let weightBytes: number;
   if (qlora) {
     const bits = 4 + (x.doubleQuant ? 0.127 : 0.5);
-    weightBytes = (m.params - embed) * (bits / 8) + embed * 4;
+    weightBytes = (m.params - embed) * (bits / 8) + embed * 2;
   } else {
     weightBytes = m.params * x.weightBytes;
   }
@@ -213,25 +216,30 @@ function pushPlainStates(x: EstimateInput, s: Sharding, shard: (stage: number) =
   const paramsAway = s.stage === 3 && s.offloadParams;
   const perParam = weightBytes / m.params;
   parts.push({
-    name: qlora ? 'weights (4-bit; embeddings and head fp32)' : `weights (${x.weightBytes === 4 ? 'fp32' : '16-bit'})`,
+    name: qlora ? 'weights (4-bit; embeddings and head 16-bit)' : `weights (${x.weightBytes === 4 ? 'fp32' : '16-bit'})`,
     gib: (paramsAway ? largestLayerParams(m, s.engine) * perParam : weightBytes / shard(3)) / GIB,
-    source: `${qlora ? 'QLoRA §3: 4 bits + quantization constants; peft prepare_model_for_kbit_training: the rest fp32' : `${x.weightBytes} bytes/param`}${paramsAway ? '; offloaded, the largest layer gathered' : shard(3) > 1 ? `, sharded over ${shard(3)} GPUs` : ''}`,
+    source: `${qlora ? 'QLoRA §3: 4 bits + quantization constants; the rest in its loaded 16-bit dtype (quantized_base.py)' : `${x.weightBytes} bytes/param`}${paramsAway ? '; offloaded, the largest layer gathered' : shard(3) > 1 ? `, sharded over ${shard(3)} GPUs` : ''}`,
   });
 
+  // peft keeps adapter weights in fp32 (autocast_adapter_dtype), and the runner leaves them so.
+  const adapterBytes = x.adapterBytes ?? 4;
   if (x.method !== 'full') {
-    // peft keeps adapter weights in fp32 (autocast_adapter_dtype).
-    parts.push({ name: `LoRA adapters (r=${x.loraR})`, gib: (trainable * 4) / GIB, source: 'Hu et al. 2021: r·(d_in+d_out) per adapted layer, fp32' });
+    parts.push({
+      name: `LoRA adapters (r=${x.loraR})`,
+      gib: (trainable * adapterBytes) / GIB,
+      source: `Hu et al. 2021: r·(d_in+d_out) per adapted layer, ${adapterBytes === 4 ? 'fp32' : 'bf16'}`,
+    });
   }
   // Gradients and optimizer states exist for trainable parameters only, in the parameters' dtype. A full
   // fine-tune under a plain Trainer (DDP) trains the bf16 weights it loaded: no master copy. ZeRO's optimizer
   // offload moves the adapters' gradients and states to the CPU with the rest.
-  const stateBytes = x.method === 'full' ? x.weightBytes : 4;
-  const gradBytes = x.method === 'full' ? x.weightBytes : 4;
+  const stateBytes = x.method === 'full' ? x.weightBytes : adapterBytes;
+  const gradBytes = x.method === 'full' ? x.weightBytes : adapterBytes;
   const away = s.engine !== 'ddp' && s.offloadOptimizer ? 0 : 1;
   parts.push({
     name: 'gradients',
     gib: (away * (trainable * gradBytes)) / shard(2) / GIB,
-    source: `${x.method === 'full' ? `${gradBytes} B/param, the weights' dtype` : 'fp32 adapter gradients, 4 B/param'}${away ? '' : '; offloaded to the CPU'}`,
+    source: `${x.method === 'full' ? `${gradBytes} B/param, the weights' dtype` : `adapter gradients, ${gradBytes} B/param`}${away ? '' : '; offloaded to the CPU'}`,
   });
   parts.push({
     name: `optimizer (${x.optimizer})`,

@@ -2,10 +2,10 @@
 // measured peak reserved memory, and their leave-one-model-out error (every case predicted by a fit that never saw
 // a case of its model). scripts/gpu-accuracy.ts runs it over bench/gpu/vram-*.json into estimateAccuracy.json.
 // Neither the start nor the prior sees any measurement: both are the first-principles counts (four bf16 tensors of
-// the MLP's width, 8·i; Korthikanti et al. 2022 eq. 1's 34·h for attention and norms, also under QLoRA; a 10%
-// allocator cache), and the prior's weight is small (a factor e away from a count costs what a 10% miss on one
-// case does), so the data decides wherever it can and the prior only holds a coefficient no remaining case
-// constrains (a fold without QLoRA cases, say).
+// the MLP's width, 8·i; Korthikanti et al. 2022 eq. 1's 34·h for attention and norms; a 10% allocator cache), and
+// the prior's weight is small (a factor e away from a count costs what a 10% miss on one case does), so the data
+// decides wherever it can and the prior only holds a coefficient no remaining case constrains (a fold without
+// checkpointed cases, say).
 import type { Estimate, EstimateInput, VramCoefficients } from './estimate';
 import { CUDA_CONTEXT_PART, estimateMemory } from './estimate';
 import { leaveOneModelOut } from './leaveOneModelOut';
@@ -23,7 +23,6 @@ export interface VramCase {
 const KEYS = [
   'mlpBytesPerIntermediate',
   'attentionBytesPerHidden',
-  'qloraAttentionBytesPerHidden',
   'cacheCheckpointed',
   'cacheUncheckpointed',
   'cacheLongLived',
@@ -33,7 +32,6 @@ const KEYS = [
 export const VRAM_PRIOR: VramCoefficients = {
   mlpBytesPerIntermediate: 8,
   attentionBytesPerHidden: 34,
-  qloraAttentionBytesPerHidden: 34,
   cacheCheckpointed: 0.1,
   cacheUncheckpointed: 0.1,
   cacheLongLived: 0.1,
