@@ -37,8 +37,11 @@ class Host:
     (config.model_type), which speed packages import, and (when liger-kernel imports) the families it patches."""
 
     def __init__(self, cuda: bool, capability: Optional[Tuple[int, int]], family: Optional[str], installed: Dict[str, bool],
-                 liger_families: Optional[frozenset] = None, world_size: int = 1, torch_version: Tuple[int, int] = (2, 6)) -> None:
+                 liger_families: Optional[frozenset] = None, world_size: int = 1, torch_version: Tuple[int, int] = (2, 6),
+                 import_errors: Optional[Dict[str, str]] = None) -> None:
         self.cuda, self.capability, self.family = cuda, capability, family
+        # A package that is installed but failed to import (its message), e.g. Unsloth imported first by train().
+        self.import_errors = import_errors or {}
         self.installed = installed
         self.liger_families = liger_families or LIGER_FAMILIES
         self.world_size = world_size
@@ -79,6 +82,8 @@ def unsloth_problem(spec: Dict[str, Any], host: Host) -> Optional[str]:
             host.world_size, " and DeepSpeed" if RunSpec(spec).launcher.deepspeed else "")
     if host.family is None or host.family not in UNSLOTH_FAMILIES:
         return "Unsloth does not support model type %s (it supports %s)" % (_family(host), ", ".join(sorted(UNSLOTH_FAMILIES)))
+    if host.import_errors.get("unsloth"):
+        return "unsloth is installed but does not import (%s)" % host.import_errors["unsloth"][:300]
     if not host.has("unsloth"):
         return "unsloth is not installed in the run's venv (the bootstrap installs it on a CUDA host for trainer.backend: unsloth)"
     return None

@@ -295,7 +295,7 @@ def build_trainer(spec: Dict[str, Any], args: Any, model: Any, tokenizer: Any, t
                    data_collator=CausalCollator(tokenizer), callbacks=callbacks, **tk)
 
 
-def speed_host(spec: Dict[str, Any], capability: Optional[Tuple[int, int]]) -> speed.Host:
+def speed_host(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], import_errors: Optional[Dict[str, str]] = None) -> speed.Host:
     """What the speed plan needs to know about this host and model (speed.Host)."""
     import torch
     installed = {m: _installed(m) for m in ("liger_kernel", "unsloth", "bitsandbytes")}
@@ -310,7 +310,7 @@ def speed_host(spec: Dict[str, Any], capability: Optional[Tuple[int, int]]) -> s
     family = getattr(config, "model_type", None)
     version = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
     return speed.Host(capability is not None, capability, str(family) if family else None, installed, liger_families,
-                      int(os.environ.get("WORLD_SIZE", "1")), (version[0], version[1]))
+                      int(os.environ.get("WORLD_SIZE", "1")), (version[0], version[1]), import_errors)
 
 
 def pin_accelerate_env(spec: Dict[str, Any]) -> None:
@@ -329,10 +329,11 @@ def pin_accelerate_env(spec: Dict[str, Any]) -> None:
         os.environ.pop("ACCELERATE_DYNAMO_MODE", None)
 
 
-def speed_plan(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], run: Run) -> Dict[str, Any]:
+def speed_plan(spec: Dict[str, Any], capability: Optional[Tuple[int, int]], run: Run,
+               import_errors: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """The spec with speed.py's choices written in; what was chosen and why goes to the log and, as one of the run's
     first events, to events.jsonl (a `warning` with code speed-plan and the choices in `speed`). Raises SpecRefused."""
-    chosen = speed.plan(spec, speed_host(spec, capability))
+    chosen = speed.plan(spec, speed_host(spec, capability, import_errors))
     out = speed.apply(spec, chosen)
     base = plan.base_spec(out)
     fa2_ok, _broken = flash_attn_usable()
@@ -389,11 +390,11 @@ def train(run_dir: str, workdir: Optional[str] = None) -> int:
         if _is_main():
             run.events.emit("error", message=str(e))
         return 2
-    unsloth_backend.import_first(spec)  # before transformers loads the model code; a failure is speed's refusal
+    unsloth_error = unsloth_backend.import_first(spec)  # before transformers loads the model code
     capability = _capability()
     spec = plan.resolved_spec(spec, capability, run.warn)
     try:
-        spec = speed_plan(spec, capability, run)
+        spec = speed_plan(spec, capability, run, {"unsloth": unsloth_error} if unsloth_error else None)
     except plan.SpecRefused as e:
         print("[remote-finetune] SpecRefused: %s" % e, file=sys.stderr, flush=True)
         if _is_main():

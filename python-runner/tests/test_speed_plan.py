@@ -115,6 +115,10 @@ class Refused(unittest.TestCase):
             (spec(trainer={"backend": "unsloth"}), h100(world_size=2), "trains on one GPU; this run has 2 processes"),
             (spec(trainer={"backend": "unsloth"}), h100("gpt2"), "Unsloth does not support model type gpt2"),
             (spec(trainer={"backend": "unsloth"}), h100(installed={}), "unsloth is not installed"),
+            # Installed but broken (train() imports it first and hands the error on): refused with Unsloth's message,
+            # never a traceback at model load.
+            (spec(trainer={"backend": "unsloth"}), h100(import_errors={"unsloth": "ImportError: no xformers"}),
+             "unsloth is installed but does not import (ImportError: no xformers)"),
             (spec(trainer={"backend": "unsloth", "liger": True}), h100(), "keep one"),
         ]
         for s, host, words in cases:
