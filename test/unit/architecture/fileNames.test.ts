@@ -54,6 +54,7 @@ const CLOUD_ROLES = new Set([
   'offerings', // offers and prices now, zones to fail over to
   'pricing',
   'dlami',
+  'image', // the image an instance boots
   'cluster',
   'volume',
   'spotRecovery',

@@ -6,6 +6,8 @@
 // "true"); the key is imported with users.importSshPublicKey (?projectId=…), and the user is the primary
 // POSIX account of the returned login profile, else its first.
 import { ProviderError } from '../provider';
+import type { GcpApi } from './api';
+import { zonePath } from './api';
 
 export const OSLOGIN_BASE = 'https://oslogin.googleapis.com/v1';
 
@@ -72,6 +74,66 @@ export function noAccountError(project: string, credentials: string): ProviderEr
   return new ProviderError(
     'auth',
     `OS Login is on in project ${project} (enable-oslogin=TRUE), so instances ignore keys in their metadata, and the credentials (${credentials}) name no account to add the key to: use a user's or a service account's credentials (with workload identity federation, set service_account_impersonation_url), or add the key yourself with \`gcloud compute os-login ssh-keys add --key-file=<the extension's cloud key>.pub\` and run the instance as an SSH host`,
+    'gcp',
+  );
+}
+
+/**
+ * Who the instance will be reached as. Without OS Login: the ssh-keys metadata user. With it (project
+ * metadata enable-oslogin=TRUE; our instances set no override): the key is imported into the caller's OS
+ * Login profile and the POSIX user OS Login returns is the login. Refused up front when OS Login needs a
+ * human (2-step verification, certificates) or the credentials name no account.
+ */
+export async function loginFor(
+  api: GcpApi,
+  publicKey: string,
+  signal?: AbortSignal,
+): Promise<{ user: string; osLogin: false } | { user: string; osLogin: true; account: string }> {
+  const project = api.options.project;
+  const meta = (await api.call('GET', '', undefined, signal)) as { commonInstanceMetadata?: { items?: Array<{ key?: string; value?: string }> } } | undefined;
+  const state = osLoginState(meta?.commonInstanceMetadata?.items);
+  if (!state.enabled) return { user: api.options.sshUser ?? 'ubuntu', osLogin: false };
+  const refusal = osLoginRefusal(state, project);
+  if (refusal) throw refusal;
+  const account = await api.options.auth.account?.(signal);
+  if (!account) throw noAccountError(project, api.options.auth.describe);
+  const res = (await api.callUrl(
+    'POST',
+    `${(api.options.osLoginBaseUrl ?? OSLOGIN_BASE).replace(/\/$/, '')}/users/${encodeURIComponent(account)}:importSshPublicKey?projectId=${encodeURIComponent(project)}`,
+    { key: publicKey.trim() },
+    signal,
+  )) as { loginProfile?: Parameters<typeof posixUser>[0] } | undefined;
+  const user = posixUser(res?.loginProfile);
+  if (!user) throw new ProviderError('server', `OS Login imported the key for ${account} but returned no POSIX account in project ${project}`, 'gcp');
+  return { user, osLogin: true, account };
+}
+
+/**
+ * Under OS Login the key opens the instance only while the caller holds compute.instances.osAdminLogin on it
+ * (osAdminLogin: the runner's watchdog powers the instance off with sudo). Asked of the instance itself
+ * (testIamPermissions sees grants inherited from project, folder and organisation); without it the instance
+ * is deleted again and the error names the role to grant.
+ */
+export async function checkOsLoginRole(
+  api: GcpApi,
+  zone: string,
+  name: string,
+  account: string,
+  terminate: (instanceId: string, signal?: AbortSignal) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
+  const wanted = ['compute.instances.osAdminLogin'];
+  const res = (await api.call(
+    'POST',
+    `${zonePath(zone, 'instance zone')}/instances/${encodeURIComponent(name)}/testIamPermissions`,
+    { permissions: wanted },
+    signal,
+  )) as { permissions?: string[] } | undefined;
+  if ((res?.permissions ?? []).includes('compute.instances.osAdminLogin')) return;
+  await terminate(`${zone}/${name}`, signal).catch(() => undefined);
+  throw new ProviderError(
+    'auth',
+    `${account} may not log in to instances of project ${api.options.project} through OS Login with sudo (the on-host watchdog powers an idle instance off): grant roles/compute.osAdminLogin, e.g. \`gcloud projects add-iam-policy-binding ${api.options.project} --member=${memberOf(account)} --role=roles/compute.osAdminLogin\`; the instance was deleted again`,
     'gcp',
   );
 }
