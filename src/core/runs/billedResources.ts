@@ -15,7 +15,7 @@ export interface BilledResourcesInput {
   readonly canStop: boolean;
 }
 
-/** The default boot disk of ec2.ts and gcp.ts (GCP takes the image's size when it is larger). */
+/** The default boot disk of providers/ec2/instances.ts and gcp/instances.ts (GCP takes the image's size when it is larger). */
 const DEFAULT_DISK_GB = 200;
 
 /** What finishGuarded (teardown.ts) will really do at the end of the run. */
