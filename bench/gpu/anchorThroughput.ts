@@ -63,7 +63,7 @@ export function anchorFiles(dir = BENCH_DIR): string[] {
 
 const cell = (c: z.infer<typeof caseRecord> | undefined): string => {
   if (!c) return 'not run';
-  if (c.status !== 'ok' || !c.timed_tokens_per_second) return `${c.status}${c.why ? `: ${c.why.split(' (')[0].slice(0, 80)}` : ''}`;
+  if (c.status !== 'ok' || !c.timed_tokens_per_second) return `${c.status}${c.why ? `: ${(c.why.split(' (')[0] ?? '').slice(0, 80)}` : ''}`;
   const mem = c.cuda_max_memory_reserved_mib ? `, ${(c.cuda_max_memory_reserved_mib / 1024).toFixed(1)} GiB` : '';
   return `${Math.round(c.timed_tokens_per_second)} tok/s${mem}`;
 };

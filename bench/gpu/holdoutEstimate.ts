@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { estimateMemory } from '../../src/core/gpu/estimate';
 import type { VramRecord } from './vramCheck';
-import { ROOT, allocatorOutside, checkRecord, estimateInput, measuredFiles, parseVramFile, readRepoText } from './vramCheck';
+import { ROOT, allocatorOutside, checkRecord, estimateInput, measuredFiles, parseVramFile, readRepoText, supersededWhy } from './vramCheck';
 
 const ESTIMATOR_FILES = ['src/core/gpu/estimate.ts', 'src/core/gpu/models.ts', 'src/core/gpu/sharding.ts'];
 
@@ -41,20 +41,27 @@ export function estimateCases(records: readonly VramRecord[], readText: (p: stri
   });
 }
 
-/** The estimate's error on the cases it was calibrated on (every measured bench/gpu/vram-*.json), for the README to set beside the held-out error. */
+/** The estimate's error on the cases it was calibrated on (bench/gpu/vram-*.json of today's runner), beside the held-out error. */
 export function inSampleErrors(files: readonly string[] = measuredFiles()): {
   files: string[];
   cases: number;
   max_abs_error: number | null;
   mean_abs_error: number | null;
   per_case: { case: string; error: number }[];
+  left_out: { case: string; why: string }[];
 } {
   const perCase: { case: string; error: number }[] = [];
+  const leftOut: { case: string; why: string }[] = [];
   for (const path of files) {
     const f = parseVramFile(readFileSync(path, 'utf8'), path);
     if (f.dry_run || f.synthetic) continue;
     for (const r of f.cases) {
       if (r.status !== 'ok' || typeof r.cuda_max_memory_reserved_mib !== 'number') continue;
+      const why = supersededWhy(path, r);
+      if (why) {
+        leftOut.push({ case: `${f.gpu}: ${r.case}`, why });
+        continue;
+      }
       perCase.push({ case: `${f.gpu}: ${r.case}`, error: Number(checkRecord(r, readRepoText).error.toFixed(4)) });
     }
   }
@@ -65,6 +72,7 @@ export function inSampleErrors(files: readonly string[] = measuredFiles()): {
     max_abs_error: abs.length ? Number(Math.max(...abs).toFixed(4)) : null,
     mean_abs_error: abs.length ? Number((abs.reduce((a, b) => a + b, 0) / abs.length).toFixed(4)) : null,
     per_case: perCase,
+    left_out: leftOut,
   };
 }
 

@@ -17,9 +17,6 @@ test("vram held out: the runner's QLoRA recipe is within ±15% of plain TRL SFT'
   const c = checks.find((x) => x.case === CASE);
   assert.ok(c, `no TRL SFT case in bench/gpu/throughput-*.json: ${checks.map((x) => x.case).join(', ')}`);
   assert.equal(Math.round(c.measuredGib * 1024), 8482);
-  // 84M adapter parameters (r 32 on every linear layer of 32 layers) at 2 B more for the weight and for the gradient;
-  // the 8-bit optimizer's states are 2 B either way.
-  assert.ok(c.adapterDeltaGib > 0.3 && c.adapterDeltaGib < 0.4, `fp32 over bf16 adapters: ${c.adapterDeltaGib} GiB`);
   const expected = c.measuredGib + c.adapterDeltaGib;
   const error = c.estimateGib / expected - 1;
   console.log(
@@ -29,6 +26,9 @@ test("vram held out: the runner's QLoRA recipe is within ±15% of plain TRL SFT'
     Math.abs(error) <= TOLERANCE,
     `estimate ${c.estimateGib.toFixed(2)} GiB against ${expected.toFixed(2)} GiB (${(c.measuredGib * 1024).toFixed(0)} MiB measured + ${(c.adapterDeltaGib * 1024).toFixed(0)} MiB for fp32 adapters): ${(error * 100).toFixed(1)}%, outside ±${TOLERANCE * 100}%`,
   );
+  // 84M adapter parameters (r 32 on every linear layer of 32 layers) at 2 B more for the weight and for the gradient;
+  // the 8-bit optimizer's states are 2 B either way.
+  assert.ok(c.adapterDeltaGib > 0.3 && c.adapterDeltaGib < 0.4, `fp32 over bf16 adapters: ${c.adapterDeltaGib} GiB`);
   // The committed report (and so the README) carries the same figures.
   assert.deepEqual(accuracy.vram.anchors, JSON.parse(JSON.stringify(checks)));
 });
