@@ -13,12 +13,12 @@ from typing import Optional, Tuple
 from tests_training import tiny
 
 EVENTS = [
-    {"v": 1, "type": "started", "ts": "2026-01-01T00:00:00Z", "run_id": "fixture", "model": "tiny", "method": "lora-bf16",
+    {"v": 1, "type": "started", "ts": 1767225600.0, "run_id": "fixture", "model": "tiny", "method": "lora-bf16",
      "total_params": 123456, "trainable_params": 4096, "trainable_pct": 3.32},
-    {"v": 1, "type": "metrics", "ts": "2026-01-01T00:00:10Z", "step": 6, "epoch": 0.5, "loss": 3.25},
-    {"v": 1, "type": "metrics", "ts": "2026-01-01T00:00:20Z", "step": 12, "epoch": 1.0, "loss": 2.125},
-    {"v": 1, "type": "eval", "ts": "2026-01-01T00:00:21Z", "step": 12, "eval_loss": 2.5},
-    {"v": 1, "type": "finished", "ts": "2026-01-01T00:00:22Z", "status": "completed", "exit_code": 0, "runtime_s": 754.0,
+    {"v": 1, "type": "metrics", "ts": 1767225610.0, "step": 6, "epoch": 0.5, "loss": 3.25},
+    {"v": 1, "type": "metrics", "ts": 1767225620.0, "step": 12, "epoch": 1.0, "loss": 2.125},
+    {"v": 1, "type": "eval", "ts": 1767225621.0, "step": 12, "eval_loss": 2.5},
+    {"v": 1, "type": "finished", "ts": 1767225622.0, "status": "completed", "exit_code": 0, "runtime_s": 754.0,
      "adapter_path": "outputs/adapter"},
 ]
 
