@@ -119,7 +119,11 @@ export interface VramCoefficients {
   readonly cacheLongLived: number;
 }
 
-/** The coefficients the estimator ships (calibrated on the H200 cases of bench/gpu/vram-nvidia-h200-2026-11-26.json). */
+/**
+ * The coefficients the estimator ships, calibrated on the H200 cases of bench/gpu/vram-nvidia-h200-2026-11-26.json. Only
+ * the cases of today's runner hold them to account (its QLoRA cases ran the fp32 upcast: bench/gpu/vramCheck.ts), and
+ * the benchmark's TRL SFT case checks the QLoRA path held out (bench/gpu/anchorHeldOut.ts).
+ */
 export const VRAM_COEFFICIENTS: VramCoefficients = {
   mlpBytesPerIntermediate: 8,
   attentionBytesPerHidden: 32,
