@@ -1,11 +1,12 @@
 // S3 on the host with keys shipped from here: session credentials (SSO, AssumeRole, GetSessionToken) carry an
 // AWS_SESSION_TOKEN and end after hours, and a run that outlives them fails its checkpoint uploads and any
 // restore after a spot reclaim. The Start confirmation says so when the run's estimate outlasts them.
+import type { RunSpec } from '../config/runSpecDefaults';
 
 /** STS's default lifetime for AssumeRole (and a common SSO role setting): what is assumed when no expiry is given. */
 const ASSUMED_LIFETIME_HOURS = 1;
 
-function usesS3(spec: Readonly<Record<string, unknown>>): boolean {
+function usesS3(spec: RunSpec): boolean {
   return JSON.stringify(spec).includes('"s3://');
 }
 
@@ -16,7 +17,7 @@ function usesS3(spec: Readonly<Record<string, unknown>>): boolean {
  */
 export function sessionCredentialsWarning(
   env: Readonly<Record<string, string>>,
-  spec: Readonly<Record<string, unknown>>,
+  spec: RunSpec,
   estimatedHours: number | undefined,
   now = Date.now(),
 ): string | undefined {
@@ -30,7 +31,7 @@ export function sessionCredentialsWarning(
       : `expire at ${new Date(expiry).toISOString()} (in ${leftHours.toFixed(1)} h)`
     : `have no stated expiry (session credentials often last ${ASSUMED_LIFETIME_HOURS} h)`;
   const fix =
-    spec.target && typeof spec.target === 'object' && (spec.target as Record<string, unknown>).provider === 'ec2'
+    spec.target.provider === 'ec2'
       ? 'set target.iam_instance_profile so the instance uses a role instead'
       : 'use long-lived keys for the host, or a role the host has itself';
   return `Only session credentials (AWS_SESSION_TOKEN) go to the host and they ${when}; the run is estimated at ${estimatedHours.toFixed(1)} h, so its s3:// checkpoint uploads and restores would fail after that: ${fix}.`;

@@ -6,10 +6,11 @@ import { relaunchPolicyOf } from './runAttempts';
 import { volumeOf } from './runVolume';
 import { machinesOf } from './multiNode';
 import type { TeardownSettings } from './teardown';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 export interface BilledResourcesInput {
   readonly offer: Pick<Offer, 'provider' | 'instanceType' | 'gpu' | 'gpuCount' | 'spot' | 'region' | 'zone'>;
-  readonly spec: Readonly<Record<string, unknown>>;
+  readonly spec: RunSpec;
   readonly teardown: TeardownSettings;
   /** The provider can stop (not only terminate) an instance: Provider.canStop. */
   readonly canStop: boolean;
@@ -24,11 +25,6 @@ function endAction(i: BilledResourcesInput): 'terminate' | 'stop' | 'keep' {
   if (policy === 'keep' && idleMinutes !== undefined && idleMinutes > 0) return 'keep';
   if (policy === 'stop' && i.canStop && !i.offer.spot) return 'stop';
   return 'terminate';
-}
-
-function diskGb(spec: Readonly<Record<string, unknown>>): number | undefined {
-  const t = spec.target as { disk_gb?: unknown } | undefined;
-  return typeof t?.disk_gb === 'number' ? t.disk_gb : undefined;
 }
 
 /** One line per billed resource, in launch order. */
@@ -58,7 +54,7 @@ export function billedResources(i: BilledResourcesInput): string[] {
       : end === 'stop'
         ? 'kept while the instance is stopped, billed per GB-month until you terminate it'
         : 'kept with the running instance';
-  const disk = diskGb(i.spec);
+  const disk = i.spec.target.disk_gb;
   const each = nodes > 1 ? ` on each of the ${nodes}` : '';
   if (offer.provider === 'ec2') lines.push(`Root disk: ${disk ?? DEFAULT_DISK_GB} GB gp3 EBS (encrypted)${each}, ${diskFate}.`);
   else if (offer.provider === 'gcp')

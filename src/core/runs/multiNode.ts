@@ -4,24 +4,21 @@
 // rendezvous address and port) is decided here, before anything starts.
 
 import { volumeOf } from './runVolume';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 /** The spec's machine count (1 when it has no launcher block or says nothing). */
-export function machinesOf(spec: Readonly<Record<string, unknown>>): number {
-  const l = spec.launcher;
-  const n = typeof l === 'object' && l !== null ? (l as { num_machines?: unknown }).num_machines : undefined;
-  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : 1;
+export function machinesOf(spec: RunSpec): number {
+  return spec.launcher?.num_machines ?? 1;
 }
 
 /** target.hosts as the spec lists them (rank order), or undefined. */
-export function hostsOf(spec: Readonly<Record<string, unknown>>): string[] | undefined {
-  const t = spec.target;
-  const h = typeof t === 'object' && t !== null ? (t as { hosts?: unknown }).hosts : undefined;
-  return Array.isArray(h) && h.every((x): x is string => typeof x === 'string' && x.trim() !== '') ? h.map((x) => x.trim()) : undefined;
+export function hostsOf(spec: RunSpec): string[] | undefined {
+  return spec.target.hosts?.map((x) => x.trim());
 }
 
 /** Whether the spec's target is a cloud that launches the machines itself (no target.hosts). */
-export function launchesMachines(spec: Readonly<Record<string, unknown>>): boolean {
-  const p = (spec.target as { provider?: unknown } | undefined)?.provider;
+export function launchesMachines(spec: RunSpec): boolean {
+  const p = spec.target.provider;
   return p === 'ec2' || p === 'gcp' || p === 'lambda';
 }
 
@@ -30,11 +27,11 @@ export function launchesMachines(spec: Readonly<Record<string, unknown>>): boole
  * machines needs no hosts (cloudMultiNodeProblem checks it once an offer is chosen), unless `onHosts` says the
  * start goes to SSH hosts anyway.
  */
-export function multiNodeProblem(spec: Readonly<Record<string, unknown>>, hosts: readonly string[] | undefined, onHosts = false): string | undefined {
+export function multiNodeProblem(spec: RunSpec, hosts: readonly string[] | undefined, onHosts = false): string | undefined {
   const n = machinesOf(spec);
   if (n === 1) return undefined;
-  const l = spec.launcher as { type?: unknown };
-  if (l.type !== 'torchrun' && l.type !== 'accelerate') return `launcher.num_machines is ${n}: launcher.type must be torchrun or accelerate`;
+  const type = spec.launcher?.type;
+  if (type !== 'torchrun' && type !== 'accelerate') return `launcher.num_machines is ${n}: launcher.type must be torchrun or accelerate`;
   if (!hosts && !onHosts && launchesMachines(spec)) return undefined;
   if (!hosts || hosts.length !== n)
     return `launcher.num_machines is ${n}: target.hosts must list ${n} SSH hosts, rank 0 first (it lists ${hosts?.length ?? 0})`;
@@ -46,11 +43,11 @@ export function multiNodeProblem(spec: Readonly<Record<string, unknown>>, hosts:
  * What is wrong with a multi-node run on a cloud (N instances launched for it), or undefined. A reclaimed spot
  * node would need the whole cluster relaunched, which nothing does yet; stop and keep would act on node 0 alone.
  */
-export function cloudMultiNodeProblem(spec: Readonly<Record<string, unknown>>, spot: boolean, policy: string, provider: string): string | undefined {
+export function cloudMultiNodeProblem(spec: RunSpec, spot: boolean, policy: string, provider: string): string | undefined {
   const n = machinesOf(spec);
   if (n === 1) return undefined;
-  const l = spec.launcher as { type?: unknown };
-  if (l.type !== 'torchrun' && l.type !== 'accelerate') return `launcher.num_machines is ${n}: launcher.type must be torchrun or accelerate`;
+  const type = spec.launcher?.type;
+  if (type !== 'torchrun' && type !== 'accelerate') return `launcher.num_machines is ${n}: launcher.type must be torchrun or accelerate`;
   if (provider !== 'ec2' && provider !== 'gcp' && provider !== 'lambda') return `launcher.num_machines is ${n}: ${provider} does not launch several instances`;
   if (spot) return `launcher.num_machines is ${n}: multi-node runs launch on-demand instances; a spot node's reclaim is not recovered (set target.spot: false)`;
   if (volumeOf(spec)) return `launcher.num_machines is ${n}: target.volume attaches to one instance; a multi-node cloud run has ${n}`;

@@ -3,6 +3,7 @@
 // spec allows, which launches to try in which order (same zone, another zone, on-demand after N reclaims or
 // capacity refusals), and what the attempts cost together. runRelaunch.ts does the launching.
 import type { RunAttempt } from './runRecord';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 /** How an attempt ended, as the follower saw it. */
 export type AttemptEnd = 'reclaimed' | 'completed' | 'failed' | 'stopped' | 'cancelled';
@@ -23,18 +24,14 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 const CLOUDS = new Set(['lambda', 'ec2', 'gcp']);
 
 /** The spec's relaunch rules; undefined for anything but a spot instance on a cloud (nothing else is reclaimed). */
-export function relaunchPolicyOf(spec: Readonly<Record<string, unknown>>): RelaunchPolicy | undefined {
-  const t = spec.target;
-  if (!t || typeof t !== 'object') return undefined;
-  const { provider, spot, max_attempts, on_demand_after, zone, spot_recovery } = t as Record<string, unknown>;
-  if (typeof provider !== 'string' || !CLOUDS.has(provider) || spot !== true) return undefined;
+export function relaunchPolicyOf(spec: RunSpec): RelaunchPolicy | undefined {
+  const { provider, spot, max_attempts, on_demand_after, zone, spot_recovery } = spec.target;
+  if (provider === undefined || !CLOUDS.has(provider) || spot !== true) return undefined;
   if (provider === 'ec2' && spot_recovery === 'cloud') return { maxAttempts: 1, zonePinned: true, byCloud: true };
-  const int = (v: unknown, min: number): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= min ? v : undefined);
-  const onDemandAfter = int(on_demand_after, 0);
   return {
-    maxAttempts: Math.min(int(max_attempts, 1) ?? DEFAULT_MAX_ATTEMPTS, 10),
-    ...(onDemandAfter !== undefined ? { onDemandAfter } : {}),
-    zonePinned: typeof zone === 'string' && zone.length > 0,
+    maxAttempts: Math.min(max_attempts ?? DEFAULT_MAX_ATTEMPTS, 10),
+    ...(on_demand_after !== undefined ? { onDemandAfter: on_demand_after } : {}),
+    zonePinned: zone !== undefined && zone.length > 0,
   };
 }
 

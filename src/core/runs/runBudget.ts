@@ -3,6 +3,7 @@
 // With those the host counts the spend with VS Code closed; the extension's own cost figures stay as they are.
 import { endedAttemptsCost } from './runAttempts';
 import type { RunAttempt } from './runRecord';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 export interface BudgetBilling {
   /** The offer's price for this instance; absent on the user's own SSH host (the spec may name one). */
@@ -30,21 +31,16 @@ export function specWithBudgetBilling(spec: Readonly<Record<string, unknown>>, b
   return { ...spec, budget };
 }
 
-function positive(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
-}
-
 /** The Start confirmation's budget line: what the host will enforce, and whether the estimate is already past it. */
 export function budgetLine(
-  spec: Readonly<Record<string, unknown>>,
+  spec: RunSpec,
   estimate: { readonly costUsd?: number; readonly hours?: number; readonly pricePerHour?: number },
 ): string | undefined {
-  const b = spec.budget;
-  if (typeof b !== 'object' || b === null) return undefined;
-  const budget = b as Record<string, unknown>;
-  const maxUsd = positive(budget.max_usd);
-  const maxHours = positive(budget.max_hours);
-  const price = estimate.pricePerHour ?? positive(budget.price_per_hour);
+  const budget = spec.budget;
+  if (!budget) return undefined;
+  const maxUsd = budget.max_usd;
+  const maxHours = budget.max_hours;
+  const price = estimate.pricePerHour ?? budget.price_per_hour;
   const limits = [
     ...(maxUsd !== undefined
       ? [price !== undefined ? `$${maxUsd.toFixed(2)}` : `$${maxUsd.toFixed(2)} (not counted: no price for this host; set budget.price_per_hour)`]

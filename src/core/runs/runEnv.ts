@@ -7,13 +7,15 @@ import { carriedSecrets, endpointRedirects } from '../config/endpointVariables';
 import type { EndpointRedirect } from '../config/endpointVariables';
 import { collectEnv, dropUnneededSecrets } from './runPlan';
 import { withTrackingSettings } from './trackingEnv';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 export interface RunEnvInput {
   /** The spec's env_file text (workspace content), when it has one. */
   readonly envFileText?: string;
   /** The user's stored tokens by env name (SecretStorage), undefined where none is stored. */
   readonly stored: Readonly<Record<string, string | undefined>>;
-  readonly spec: Readonly<Record<string, unknown>>;
+  /** The run's spec; absent when none is kept (a relaunch of a run whose spec is gone): read as one that asks for nothing. */
+  readonly spec?: RunSpec;
   /** The user's remoteFinetune.mlflow.trackingUri setting, '' when unset. */
   readonly mlflowTrackingUri?: string;
   /** True when the person has approved sending the stored `secret` to `origin`. */

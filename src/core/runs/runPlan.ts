@@ -8,7 +8,7 @@ import { isShellName, parseDotenv } from '../config/dotenv';
 import type { ConfigDiagnostic, FileAccess } from '../config/types';
 import type { DocNode } from '../config/ast';
 import { looseRunSpec, normaliseRunSpec, RUN_SPEC_DEFAULTS } from '../config/runSpecDefaults';
-import type { LooseRunSpec, ResolvedRunSpec } from '../config/runSpecDefaults';
+import type { LooseRunSpec, ResolvedRunSpec, RunSpec } from '../config/runSpecDefaults';
 import { estimateRunSpecOrWhy, estimateLabel } from '../config/runSpecEstimate';
 import type { RunSpecEstimate } from '../config/runSpecEstimate';
 import { findGpu } from '../gpu/catalog';
@@ -153,17 +153,12 @@ const AWS_KEY_NAMES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSIO
  * target.iam_instance_profile.
  */
 
-export function dropUnneededSecrets(
-  env: Readonly<Record<string, string>>,
-  spec: Readonly<Record<string, unknown>>,
-): { env: Record<string, string>; dropped: string[] } {
-  const at = (...path: string[]): unknown =>
-    path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
-  const wandbOff = at('wandb', 'enabled') === false;
-  const hubUsed = typeof spec.command === 'string' || [at('model', 'id'), at('data', 'train'), at('data', 'eval'), at('outputs', 'upload')].some(isHubRef);
+export function dropUnneededSecrets(env: Readonly<Record<string, string>>, spec: RunSpec | undefined): { env: Record<string, string>; dropped: string[] } {
+  const wandbOff = spec?.wandb?.enabled === false;
+  const hubUsed = spec?.command !== undefined || [spec?.model?.id, spec?.data?.train, spec?.data?.eval, spec?.outputs?.upload].some(isHubRef);
   // An EC2 instance with a role reads S3 through IMDS: shipped keys would win over the role (the SDKs' chain
   // reads the environment first) and expire inside a long run.
-  const roleOnHost = at('target', 'provider') === 'ec2' && typeof at('target', 'iam_instance_profile') === 'string';
+  const roleOnHost = spec?.target.provider === 'ec2' && spec.target.iam_instance_profile !== undefined;
   const out: Record<string, string> = {};
   const dropped: string[] = [];
   for (const [k, v] of Object.entries(env)) {
@@ -199,10 +194,10 @@ export function oomAdvice(specPath: string, gpu: string | undefined, files: File
  * Where the host will send the run's outputs with the run's credentials, as sentences for the start
  * confirmation: the spec is a workspace file, so the person sees the destinations before anything starts.
  */
-export function outputDestinations(spec: Readonly<Record<string, unknown>>): string[] {
-  const outputs = typeof spec.outputs === 'object' && spec.outputs !== null ? (spec.outputs as Record<string, unknown>) : {};
+export function outputDestinations(spec: RunSpec): string[] {
+  const outputs = spec.outputs ?? {};
   const out: string[] = [];
-  if (typeof outputs.upload === 'string') out.push(`The adapter is uploaded to ${outputs.upload} from the host.`);
-  if (typeof outputs.checkpoints === 'string') out.push(`Checkpoints are copied to ${outputs.checkpoints} from the host while it trains.`);
+  if (outputs.upload !== undefined) out.push(`The adapter is uploaded to ${outputs.upload} from the host.`);
+  if (outputs.checkpoints !== undefined) out.push(`Checkpoints are copied to ${outputs.checkpoints} from the host while it trains.`);
   return out;
 }

@@ -11,7 +11,7 @@ import { ProvisionError } from './teardown';
 import type { RunAttempt, RunRecord } from './runRecord';
 import { decideRelaunch, endedAttemptsCost, launchChoices, relaunchPolicyOf } from './runAttempts';
 import type { AttemptEnd } from './runAttempts';
-import { launchAttempt, loadLocalSpec } from './runStart';
+import { launchAttempt, loadLocalSpec, runSpecOf } from './runStart';
 import { afterReclaimAdvice, relaunchStartNote } from './runResume';
 import { localOffsets } from './runMirror';
 import type { RunManagerContext, RunRelaunched, StartRequest } from './runTypes';
@@ -103,7 +103,7 @@ export async function relaunchRun(
     ...(attempts.length ? { costUsd: endedAttemptsCost(attempts) } : {}),
     failure: { message: how.detail },
   });
-  const spec = loadLocalSpec(rec.localDir ?? ctx.localDirOf(runId));
+  const spec = runSpecOf(loadLocalSpec(rec.localDir ?? ctx.localDirOf(runId)));
   const end = (why: string): undefined => {
     cur = store.update(runId, {
       failure: { message: `${how.detail}; not relaunched: ${why}. ${afterReclaimAdvice(spec, runId)}` },

@@ -7,10 +7,11 @@ import { runStatus } from '../ssh/detachedJob';
 import { controlVariablesRefusal } from '../config/controlVariables';
 import { readRunEvents } from './runFolder';
 import type { RunRecord, RunStatus } from './runRecord';
-import { loadLocalSpec, startOnHost } from './runStart';
+import { loadLocalSpec, runSpecOf, startOnHost } from './runStart';
 import { rootOf } from './runPaths';
 import { volumeOf } from './runVolume';
 import type { RunManagerContext, StartRequest } from './runTypes';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 const RESUMABLE: ReadonlySet<RunStatus> = new Set<RunStatus>(['stopped', 'failed', 'interrupted', 'preempted', 'stalled', 'budget-stopped']);
 
@@ -66,16 +67,16 @@ export function runAgainChoices(checkpoint: Checkpoint): ReadonlyArray<{ readonl
   ];
 }
 
-function checkpointStore(spec: Readonly<Record<string, unknown>> | undefined): string | undefined {
-  const outputs = spec?.outputs as { checkpoints?: unknown } | undefined;
-  return typeof outputs?.checkpoints === 'string' && outputs.checkpoints ? outputs.checkpoints.replace(/\/+$/, '') : undefined;
+function checkpointStore(spec: RunSpec | undefined): string | undefined {
+  const dest = spec?.outputs?.checkpoints;
+  return dest ? dest.replace(/\/+$/, '') : undefined;
 }
 
 /**
  * Where a replacement instance starts, said truthfully: from the newest checkpoint when one survives the reclaim
  * (uploaded to outputs.checkpoints, or on the run's persistent volume), else from step 0.
  */
-export function relaunchStartNote(spec: Readonly<Record<string, unknown>>): string {
+export function relaunchStartNote(spec: RunSpec): string {
   if (checkpointStore(spec)) return 'resuming from the newest checkpoint in outputs.checkpoints';
   if (volumeOf(spec)) return 'resuming from the newest checkpoint on its volume';
   return 'starting again from step 0 (set outputs.checkpoints to keep checkpoints across a reclaim)';
@@ -86,7 +87,7 @@ export function relaunchStartNote(spec: Readonly<Record<string, unknown>>): stri
  * cannot take it up here; the checkpoints it uploaded (outputs.checkpoints) are where a replacement would have
  * restored from, and Run Again starts a new run from step 0.
  */
-export function afterReclaimAdvice(spec: Readonly<Record<string, unknown>> | undefined, runId: string): string {
+export function afterReclaimAdvice(spec: RunSpec | undefined, runId: string): string {
   const dest = checkpointStore(spec);
   return dest
     ? `Its newest uploaded checkpoint stays in ${dest}/${runId}/; Run Again starts a new run from step 0.`
@@ -110,7 +111,8 @@ export async function resumeRun(
   if (!rec) throw new Error(`unknown run ${runId}`);
   const localDir = rec.localDir ?? ctx.localDirOf(runId);
   const spec = loadLocalSpec(localDir);
-  const check = resumeCheck(rec, newestCheckpoint(localDir), spec !== undefined);
+  const runSpec = runSpecOf(spec);
+  const check = resumeCheck(rec, newestCheckpoint(localDir), spec !== undefined && runSpec !== undefined);
   if (!check.ok) throw new Error(`${rec.name} cannot resume: ${check.why}`);
   if (!rec.workspaceDir) throw new Error(`${rec.name} cannot resume: its workspace folder is not recorded`);
   // Its wrapper must be gone: two trainers in one checkpoint folder would write over each other.
@@ -120,6 +122,7 @@ export async function resumeRun(
     specPath: rec.specPath,
     specText: '',
     spec: spec!,
+    runSpec: runSpec!,
     name: rec.name,
     workspaceDir: rec.workspaceDir,
     env: opts.env,

@@ -40,6 +40,8 @@ import {
 import type { Rendezvous } from './multiNode';
 import type { HostRef, RunManagerContext, StartRequest } from './runTypes';
 import { HISTORY_FILES, RUN_FILES, runFile } from './runFolder';
+import { runSpecSchema } from '../config/schemas/runSpec';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 type AttachedVolume = { readonly volumeId: string };
 
@@ -57,17 +59,18 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
   const now = new Date().toISOString();
   const { store } = ctx.deps;
   const target = req.target;
-  const machineCount = machinesOf(req.spec);
-  const hosts = machineCount > 1 ? hostsOf(req.spec) : undefined;
+  const runSpec = typedSpec(req);
+  const machineCount = machinesOf(runSpec);
+  const hosts = machineCount > 1 ? hostsOf(runSpec) : undefined;
   if (machineCount > 1) {
     // On SSH hosts, one listed host per machine rank; on a cloud, N instances of the offer launched here.
     const problem =
       target.kind === 'ssh'
-        ? multiNodeProblem(req.spec, hosts, true)
-        : cloudMultiNodeProblem(req.spec, target.offer.spot, req.teardown.policy, target.provider.kind);
+        ? multiNodeProblem(runSpec, hosts, true)
+        : cloudMultiNodeProblem(runSpec, target.offer.spot, req.teardown.policy, target.provider.kind);
     if (problem) throw new Error(problem);
   }
-  const policy = target.kind === 'cloud' && target.offer.spot ? relaunchPolicyOf(req.spec) : undefined;
+  const policy = target.kind === 'cloud' && target.offer.spot ? relaunchPolicyOf(runSpec) : undefined;
   const identity = target.identityFile ? { identityFile: target.identityFile } : {};
   store.add({
     id,
@@ -173,7 +176,7 @@ export async function launchAttempt(
   );
   let result: RunRecord | undefined;
   const provider = target.provider;
-  const volume = volumeOf(req.spec);
+  const volume = volumeOf(typedSpec(req));
   if (volume && !provider.attachVolume) throw new Error(`target.volume: persistent volumes are supported on EC2 only, not on ${provider.kind}`);
   // An EBS volume attaches only in its own zone: an existing one decides where the instance goes (a replacement too).
   const volumeZone = volume ? await provider.volumeZone?.(volume.name, req.signal) : undefined;
@@ -488,6 +491,19 @@ async function startOnMachines(
 function saveLocalSpec(localDir: string, spec: Readonly<Record<string, unknown>>): void {
   mkdirSync(localDir, { recursive: true });
   writeFileSync(runFile(localDir, 'spec'), JSON.stringify(spec), { mode: 0o600 });
+}
+
+/** A stored spec as the schema types it; undefined when the schema refuses it (a spec from another version). */
+export function runSpecOf(spec: unknown): RunSpec | undefined {
+  const r = runSpecSchema.safeParse(spec);
+  return r.success ? r.data : undefined;
+}
+
+/** The request's spec as the schema types it (the plan's, or typed from the spec sent). */
+function typedSpec(req: StartRequest): RunSpec {
+  const typed = req.runSpec ?? runSpecOf(req.spec);
+  if (!typed) throw new Error(`${req.name}: the run spec is not one the schema accepts; check it in the editor`);
+  return typed;
 }
 
 /** The spec a spot run started with, kept in its local folder for a replacement instance. */

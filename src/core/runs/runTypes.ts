@@ -14,6 +14,7 @@ import type { DownloadProgress } from './artifacts';
 import type { RunFailure } from './failureReason';
 import type { RunHardware } from './runHardware';
 import type { LogAppend } from './liveLog';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 export type RunTarget =
   | { readonly kind: 'ssh'; readonly host: string; readonly provider?: 'ssh' | 'local'; readonly identityFile?: string }
@@ -47,6 +48,8 @@ export interface StartRequest {
   readonly specText: string;
   /** The parsed spec, uploaded as spec.json. */
   readonly spec: Readonly<Record<string, unknown>>;
+  /** The same spec as the schema typed it (RunPlan.runSpec): what the start reads from it. Absent: typed here from `spec`. */
+  readonly runSpec?: RunSpec;
   readonly name: string;
   /** The folder synced to the host (the spec's folder or the workspace). */
   readonly workspaceDir: string;

@@ -2,6 +2,7 @@
 // instance, holding what should outlive it: staged data (RFT_DATA_DIR), the Hugging Face cache (HF_HOME) and the
 // run's outputs folder (checkpoints, adapter), which becomes a link onto the volume.
 import { shellQuote } from '../ssh/quote';
+import type { RunSpec } from '../config/runSpecDefaults';
 
 export const VOLUME_MOUNT = '/mnt/rft-volume';
 
@@ -10,11 +11,9 @@ export interface RunVolume {
   readonly sizeGiB: number;
 }
 
-export function volumeOf(spec: Readonly<Record<string, unknown>>): RunVolume | undefined {
-  const t = spec.target as { volume?: { name?: unknown; size_gb?: unknown } } | undefined;
-  const v = t?.volume;
-  if (!v || typeof v.name !== 'string' || typeof v.size_gb !== 'number') return undefined;
-  return { name: v.name, sizeGiB: v.size_gb };
+export function volumeOf(spec: RunSpec): RunVolume | undefined {
+  const v = spec.target.volume;
+  return v ? { name: v.name, sizeGiB: v.size_gb } : undefined;
 }
 
 /** The env file's additions; the person's own values (the .env) win. */

@@ -18,7 +18,7 @@ import { TensorboardService } from '../../core/runs/tensorboard';
 import { readEnvFileWithin } from '../../core/runs/runPlan';
 import { runEnv } from '../../core/runs/runEnv';
 import { isOriginApproved } from '../../core/runs/originApprovals';
-import { loadLocalSpec } from '../../core/runs/runStart';
+import { loadLocalSpec, runSpecOf } from '../../core/runs/runStart';
 import { gatherSecrets } from './runSecrets';
 
 /** The host's end-of-run notification targets from the user's settings; a bad one is named, not sent. */
@@ -82,9 +82,9 @@ export function createRunServices(context: vscode.ExtensionContext, opts: RunSer
         if ('error' in r) throw new Error(r.error);
         text = r.text;
       }
-      const spec = loadLocalSpec(rec.localDir ?? join(storageDir, 'runs', rec.id)) ?? {};
+      const spec = runSpecOf(loadLocalSpec(rec.localDir ?? join(storageDir, 'runs', rec.id)));
       const approved = (secret: string, origin: string): boolean => isOriginApproved(context.globalState, secret, origin);
-      return runEnv({ ...(text !== undefined ? { envFileText: text } : {}), stored: await gatherSecrets(context), spec, approved }).env;
+      return runEnv({ ...(text !== undefined ? { envFileText: text } : {}), stored: await gatherSecrets(context), ...(spec ? { spec } : {}), approved }).env;
     },
     relaunchAtActivation: () => setting('cloud.reconcileOnStartup') ?? true,
   });

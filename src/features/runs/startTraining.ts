@@ -24,7 +24,7 @@ import { resolveCloudSettings } from '../../core/providers/providerSelection';
 import { applicationDefaultCredentialsPresent } from '../../core/providers/gcp/auth';
 import type { TargetFix } from '../../core/runs/targetFixes';
 import { ADD_HOST_COMMAND } from '../hosts/addHostCommand';
-import { hostsOf, machinesOf, multiNodeProblem } from '../../core/runs/multiNode';
+import { hostsOf, machinesOf } from '../../core/runs/multiNode';
 import { confirmAndCheckHosts } from '../../core/runs/hostContactOrder';
 import { cloudOf, offersForTarget } from '../../core/runs/targetOffers';
 import type { TargetSpec } from '../../core/providers/targetSpec';
@@ -315,6 +315,9 @@ export async function startTraining(
   const gpuOverride = a100 ? A100[0] : again?.gpu;
   const plan = planRun(uri.fsPath, doc.getText(), editorFiles(uri.fsPath), gpuOverride ? { gpu: gpuOverride } : {});
   if (!(await checkPlan(plan))) return undefined;
+  // A plan without errors is one the schema accepted: its typed spec is what the start reads.
+  const runSpec = plan.runSpec;
+  if (!runSpec) return undefined;
 
   let gpus: readonly string[] = A100;
   if (!a100 && again?.gpu) {
@@ -340,13 +343,9 @@ export async function startTraining(
     );
     if (go !== 'Start Anyway') return undefined;
   }
-  // A multi-node run goes to the hosts its spec lists (target.hosts, rank 0 first): no picker for one host.
-  const machineHosts = machinesOf(plan.spec) > 1 ? hostsOf(plan.spec) : undefined;
-  const multiNode = machinesOf(plan.spec) > 1 ? multiNodeProblem(plan.spec, machineHosts) : undefined;
-  if (multiNode) {
-    void showErrorMessage(`Cannot start ${plan.name}: ${multiNode}.`);
-    return undefined;
-  }
+  // A multi-node run goes to the hosts its spec lists (target.hosts, rank 0 first): no picker for one host. The
+  // spec's checks (RFT830) and the start itself (runStart.ts) say what is wrong with a multi-node spec.
+  const machineHosts = machinesOf(runSpec) > 1 ? hostsOf(runSpec) : undefined;
   const choice: TargetChoice | undefined = machineHosts
     ? { kind: 'ssh', host: machineHosts[0]! }
     : again?.host
@@ -409,7 +408,7 @@ export async function startTraining(
       : ownHostLine(ownLength);
   const measuredLine = measured ? ` Estimate from your own run: ${measured.text}.` : '';
   if (estimated && ownLength?.known) estimated = { ...estimated, hours: ownLength.hours, tokensPerSecond: ownLength.tokensPerSecond };
-  const budgetText = budgetLine(plan.spec, {
+  const budgetText = budgetLine(runSpec, {
     ...(estimated?.costUsd !== undefined ? { costUsd: estimated.costUsd } : {}),
     ...(estimated?.hours !== undefined ? { hours: estimated.hours } : {}),
     ...(choice.kind === 'cloud' ? { pricePerHour: choice.offer.pricePerHour } : {}),
@@ -442,12 +441,12 @@ export async function startTraining(
       fitText + measuredLine,
       priceLine,
       ...(budgetText ? [budgetText] : []),
-      ...(choice.kind === 'cloud' ? billedResources({ offer: choice.offer, spec: plan.spec, teardown: plan.teardown, canStop: choice.provider.canStop }) : []),
+      ...(choice.kind === 'cloud' ? billedResources({ offer: choice.offer, spec: runSpec, teardown: plan.teardown, canStop: choice.provider.canStop }) : []),
       `The folder ${vscode.workspace.asRelativePath(plan.workspaceDir)} is synced (.gitignore and .finetuneignore respected).`,
       ...(envRead ? [`The variables of ${envName} are written to the host as a 0600 file (never on a command line).`] : []),
-      ...[sessionCredentialsWarning(r.env, plan.spec, estimated?.hours)].filter((w): w is string => w !== undefined),
+      ...[sessionCredentialsWarning(r.env, runSpec, estimated?.hours)].filter((w): w is string => w !== undefined),
       ...redirectLines(r, envName),
-      ...outputDestinations(plan.spec),
+      ...outputDestinations(runSpec),
       ...(held ? [`${button} remembers ${hosts.length > 1 ? 'these hosts' : 'this host'} for your ${tokens}. Without it nothing starts.`] : []),
     ].join('\n');
     const title = held
@@ -469,7 +468,7 @@ export async function startTraining(
         {
           ...(envRead ? { envFileText: envRead.text } : {}),
           stored: await gatherSecrets(deps.context),
-          spec: plan.spec,
+          spec: runSpec,
           mlflowTrackingUri: setting('mlflow.trackingUri') ?? '',
         },
         deps.context.globalState,
@@ -496,6 +495,7 @@ export async function startTraining(
           specPath: plan.specPath,
           specText: plan.specText,
           spec: plan.spec,
+          runSpec,
           name: plan.name,
           workspaceDir: plan.workspaceDir,
           env,

@@ -25,6 +25,7 @@ import { Ec2Emulator } from '../../emulators/ec2';
 import { g5SpotLaunch } from '../../support/ec2SpotOffer';
 import { opensshArgs, startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
+import { typedSpec } from '../../support/typedSpec';
 
 const SPEC = { target: { provider: 'ec2', gpu: 'A10G', spot: true, spot_recovery: 'cloud', region: 'us-east-1' } } as const;
 
@@ -122,7 +123,7 @@ test('ec2 spot_recovery cloud: a persistent request that stops; EC2 starts the s
     // The extension's look at the instance: alive (stopped, not gone), and no replacement is decided.
     const look = await checkInstance(provider, ledger, req.runId, inst.id);
     assert.deepEqual(look, { alive: true, interrupted: false });
-    const decision = decideRelaunch('reclaimed', [], relaunchPolicyOf(SPEC), false);
+    const decision = decideRelaunch('reclaimed', [], relaunchPolicyOf(typedSpec(SPEC)), false);
     assert.equal(decision.relaunch, false);
     assert.match(decision.relaunch ? '' : decision.why, /EC2 restarts the same instance itself/);
 

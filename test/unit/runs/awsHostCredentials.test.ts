@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dropUnneededSecrets } from '../../../src/core/runs/runPlan';
 import { sessionCredentialsWarning } from '../../../src/core/runs/awsSessionCredentials';
+import { typedSpec } from '../../support/typedSpec';
+import type { RunSpec } from '../../../src/core/config/runSpecDefaults';
 
 const keys = {
   AWS_ACCESS_KEY_ID: 'ASIAEXAMPLE0000',
@@ -14,11 +16,11 @@ const keys = {
   AWS_PROFILE: 'sso-dev',
   AWS_DEFAULT_REGION: 'us-east-1',
 };
-const s3Spec = (target: Record<string, unknown>): Record<string, unknown> => ({
-  version: 1,
-  target,
-  outputs: { dir: 'out', checkpoints: 's3://bucket/ckpt' },
-});
+const s3Spec = (target: Record<string, unknown>): RunSpec =>
+  typedSpec({
+    target,
+    outputs: { dir: 'out', checkpoints: 's3://bucket/ckpt' },
+  });
 
 test('an EC2 target with iam_instance_profile ships no AWS keys (the role on the host is used instead); without it they go', () => {
   const withRole = dropUnneededSecrets(keys, s3Spec({ provider: 'ec2', gpu: 'A10G', iam_instance_profile: 'rft-s3' }));
@@ -42,7 +44,7 @@ test('session credentials that expire before the estimated end of an s3:// run a
   assert.match(sessionCredentialsWarning(noExpiry, spec, 3, now) ?? '', /no stated expiry/);
   const longLived = { AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 's' };
   assert.equal(sessionCredentialsWarning(longLived, spec, 50, now), undefined, 'long-lived keys do not expire');
-  assert.equal(sessionCredentialsWarning(keys, { version: 1, outputs: { dir: 'out' } }, 50, now), undefined, 'no s3:// in the spec');
+  assert.equal(sessionCredentialsWarning(keys, typedSpec({ outputs: { dir: 'out' } }), 50, now), undefined, 'no s3:// in the spec');
   // With a role the keys are dropped first, so nothing is left to warn about.
   const role = s3Spec({ provider: 'ec2', gpu: 'A10G', iam_instance_profile: 'rft-s3' });
   assert.equal(sessionCredentialsWarning(dropUnneededSecrets(keys, role).env, role, 50, now), undefined);

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { billedResources } from '../../../src/core/runs/billedResources';
+import { typedSpec } from '../../support/typedSpec';
 
 const offer = (provider: 'ec2' | 'gcp' | 'lambda', instanceType: string, gpu: string, gpuCount: number, spot = false, zone?: string) => ({
   provider,
@@ -13,9 +14,9 @@ const offer = (provider: 'ec2' | 'gcp' | 'lambda', instanceType: string, gpu: st
 });
 
 test('EC2, 4 GPUs on spot with a volume: the instances in all, the root disk deleted with the instance, the volume kept by teardown', () => {
-  const spec = {
+  const spec = typedSpec({
     target: { provider: 'ec2', gpu: 'A10G', gpu_count: 4, spot: true, max_attempts: 2, disk_gb: 500, volume: { name: 'llama-cache', size_gb: 300 } },
-  };
+  });
   assert.deepEqual(
     billedResources({ offer: offer('ec2', 'g5.12xlarge', 'A10G', 4, true, 'us-east-1b'), spec, teardown: { policy: 'terminate' }, canStop: true }),
     [
@@ -29,7 +30,7 @@ test('EC2, 4 GPUs on spot with a volume: the instances in all, the root disk del
 test('EC2 with teardown stop: the root disk is kept (and billed) while the instance is stopped; the default disk is 200 GB', () => {
   const lines = billedResources({
     offer: offer('ec2', 'p4d.24xlarge', 'A100-40GB', 8),
-    spec: { target: { provider: 'ec2' } },
+    spec: typedSpec({ target: { provider: 'ec2' } }),
     teardown: { policy: 'stop' },
     canStop: true,
   });
@@ -41,7 +42,7 @@ test('EC2 with teardown stop: the root disk is kept (and billed) while the insta
   assert.match(
     billedResources({
       offer: offer('ec2', 'g5.xlarge', 'A10G', 1, true),
-      spec: { target: { provider: 'ec2', spot: true } },
+      spec: typedSpec({ target: { provider: 'ec2', spot: true } }),
       teardown: { policy: 'stop' },
       canStop: true,
     })[1]!,
@@ -50,7 +51,7 @@ test('EC2 with teardown stop: the root disk is kept (and billed) while the insta
 });
 
 test('GCP, 2 GPUs kept with the idle watchdog: boot disk size and its fate; a volume is not made there', () => {
-  const spec = { target: { provider: 'gcp', gpu: 'L4', gpu_count: 2, volume: { name: 'v', size_gb: 100 } } };
+  const spec = typedSpec({ target: { provider: 'gcp', gpu: 'L4', gpu_count: 2, volume: { name: 'v', size_gb: 100 } } });
   assert.deepEqual(
     billedResources({
       offer: offer('gcp', 'g2-standard-24', 'L4', 2, false, 'us-central1-a'),
@@ -68,7 +69,7 @@ test('GCP, 2 GPUs kept with the idle watchdog: boot disk size and its fate; a vo
   assert.match(
     billedResources({
       offer: offer('gcp', 'a2-highgpu-2g', 'A100-40GB', 2),
-      spec: { target: { provider: 'gcp', disk_gb: 300 } },
+      spec: typedSpec({ target: { provider: 'gcp', disk_gb: 300 } }),
       teardown: { policy: 'keep' },
       canStop: true,
     })[1]!,
@@ -80,7 +81,7 @@ test('Lambda, 8 GPUs: no separate disk, and stop becomes terminate (Lambda canno
   assert.deepEqual(
     billedResources({
       offer: offer('lambda', 'gpu_8x_h100_sxm5', 'H100', 8),
-      spec: { target: { provider: 'lambda' } },
+      spec: typedSpec({ target: { provider: 'lambda' } }),
       teardown: { policy: 'stop' },
       canStop: false,
     }),

@@ -6,12 +6,15 @@ import { cloudMultiNodeProblem, multiNodeProblem } from '../../../src/core/runs/
 import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
 import { launchNameFor } from '../../../src/core/providers/provider';
 import { billedResources } from '../../../src/core/runs/billedResources';
+import { typedSpec } from '../../support/typedSpec';
+import type { RunSpec } from '../../../src/core/config/runSpecDefaults';
 
-const spec = (type: string): Record<string, unknown> => ({ launcher: { type, num_processes: 2, num_machines: 2 } });
+const launcher = (type: string): Record<string, unknown> => ({ launcher: { type, num_processes: 2, num_machines: 2 } });
+const spec = (type: string): RunSpec => typedSpec(launcher(type));
 
 test('start refuses a spot, a kept or stopped, or a non-cloud multi-node launch, and a launcher that cannot start ranks', () => {
   assert.equal(cloudMultiNodeProblem(spec('torchrun'), false, 'terminate', 'ec2'), undefined);
-  assert.equal(cloudMultiNodeProblem({ launcher: { type: 'python' } }, true, 'keep', 'local'), undefined, 'one machine: nothing to refuse');
+  assert.equal(cloudMultiNodeProblem(typedSpec({ launcher: { type: 'python' } }), true, 'keep', 'local'), undefined, 'one machine: nothing to refuse');
   assert.match(cloudMultiNodeProblem(spec('torchrun'), true, 'terminate', 'gcp') ?? '', /on-demand instances; a spot node's reclaim is not recovered/);
   assert.match(cloudMultiNodeProblem(spec('accelerate'), false, 'stop', 'lambda') ?? '', /teardown.policy stop is not supported/);
   assert.match(cloudMultiNodeProblem(spec('torchrun'), false, 'terminate', 'local') ?? '', /local does not launch several instances/);
@@ -31,11 +34,11 @@ test('node 0 is named as a single run; later nodes get their own launch key, nam
 });
 
 test('a volume cannot go with several instances; the confirmation lists one instance and one disk per machine rank', () => {
-  const withVolume = { ...spec('torchrun'), target: { provider: 'ec2', volume: { name: 'data', size_gb: 100 } } };
+  const withVolume = typedSpec({ ...launcher('torchrun'), target: { provider: 'ec2', volume: { name: 'data', size_gb: 100 } } });
   assert.match(cloudMultiNodeProblem(withVolume, false, 'terminate', 'ec2') ?? '', /target.volume attaches to one instance; a multi-node cloud run has 2/);
   const lines = billedResources({
     offer: { provider: 'ec2', instanceType: 'g5.12xlarge', gpu: 'A10G', gpuCount: 4, spot: false, region: 'us-east-1', zone: 'us-east-1a' },
-    spec: { ...spec('torchrun'), target: { provider: 'ec2', disk_gb: 300 } },
+    spec: typedSpec({ ...launcher('torchrun'), target: { provider: 'ec2', disk_gb: 300 } }),
     teardown: { policy: 'terminate' },
     canStop: true,
   });
@@ -47,8 +50,8 @@ test('a volume cannot go with several instances; the confirmation lists one inst
 });
 
 test('Start Training lets a cloud multi-node spec through to the offer picker; on SSH hosts the hosts are still required', () => {
-  const cloud = { ...spec('torchrun'), target: { provider: 'gcp', gpu: 'L4' } };
+  const cloud = typedSpec({ ...launcher('torchrun'), target: { provider: 'gcp', gpu: 'L4' } });
   assert.equal(multiNodeProblem(cloud, undefined), undefined);
   assert.match(multiNodeProblem(cloud, undefined, true) ?? '', /target.hosts must list 2 SSH hosts/);
-  assert.match(multiNodeProblem({ ...spec('torchrun'), target: { provider: 'ssh' } }, undefined) ?? '', /target.hosts must list 2 SSH hosts/);
+  assert.match(multiNodeProblem(typedSpec({ ...launcher('torchrun'), target: { provider: 'ssh' } }), undefined) ?? '', /target.hosts must list 2 SSH hosts/);
 });

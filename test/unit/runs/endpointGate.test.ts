@@ -14,10 +14,11 @@ import { join, resolve } from 'node:path';
 import { confirmRunEnv } from '../../../src/core/runs/startGate';
 import type { ApprovalState } from '../../../src/core/runs/originApprovals';
 import { renderEnvFile } from '../../../src/core/ssh/envFile';
+import { typedSpec } from '../../support/typedSpec';
 
 const RUNNER = resolve(__dirname, '../../../python-runner');
 const TOKEN = 'hf_storedTOKENabcdefghijklmnopqrstuvwx';
-const spec = { model: { id: 'meta-llama/Llama-3.1-8B' }, data: { train: 'hf://datasets/org/corpus' } };
+const spec = typedSpec({ model: { id: 'meta-llama/Llama-3.1-8B' }, data: { train: 'hf://datasets/org/corpus' } });
 
 let server: Server;
 let url: string;

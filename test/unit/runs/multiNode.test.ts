@@ -12,6 +12,7 @@ import {
   rendezvousProbe,
   specForMachine,
 } from '../../../src/core/runs/multiNode';
+import { typedSpec } from '../../support/typedSpec';
 
 const spec = {
   version: 1,
@@ -19,6 +20,7 @@ const spec = {
   launcher: { type: 'torchrun', num_processes: 4, num_machines: 2 },
   target: { provider: 'ssh', gpu: 'A100-40GB', hosts: ['gpu-a', 'me@10.0.0.2:2222'] },
 };
+const typed = typedSpec(spec);
 
 test('each machine gets its machine_rank and the one rendezvous; the rest of the spec is untouched', () => {
   const rdv = { address: '10.0.0.1', port: 40123 };
@@ -39,20 +41,19 @@ test('each machine gets its machine_rank and the one rendezvous; the rest of the
 });
 
 test('machines and hosts are read from the spec', () => {
-  assert.equal(machinesOf(spec), 2);
-  assert.equal(machinesOf({}), 1);
-  assert.equal(machinesOf({ launcher: { num_machines: 0 } }), 1);
-  assert.deepEqual(hostsOf(spec), ['gpu-a', 'me@10.0.0.2:2222']);
-  assert.equal(hostsOf({ target: { hosts: ['a', 3] } }), undefined);
+  assert.equal(machinesOf(typed), 2);
+  assert.equal(machinesOf(typedSpec()), 1);
+  assert.deepEqual(hostsOf(typed), ['gpu-a', 'me@10.0.0.2:2222']);
+  assert.equal(hostsOf(typedSpec()), undefined);
 });
 
 test('a multi-node start needs torchrun or accelerate and one distinct host per machine', () => {
-  assert.equal(multiNodeProblem(spec, hostsOf(spec)), undefined);
-  assert.equal(multiNodeProblem({ launcher: { type: 'python' } }, undefined), undefined, 'one machine: nothing to check');
-  assert.match(multiNodeProblem({ ...spec, launcher: { type: 'python', num_machines: 2 } }, hostsOf(spec))!, /torchrun or accelerate/);
-  assert.match(multiNodeProblem(spec, ['gpu-a'])!, /target.hosts must list 2 SSH hosts.*lists 1/);
-  assert.match(multiNodeProblem(spec, undefined)!, /lists 0/);
-  assert.match(multiNodeProblem(spec, ['gpu-a', 'gpu-a'])!, /twice/);
+  assert.equal(multiNodeProblem(typed, hostsOf(typed)), undefined);
+  assert.equal(multiNodeProblem(typedSpec({ launcher: { type: 'python' } }), undefined), undefined, 'one machine: nothing to check');
+  assert.match(multiNodeProblem(typedSpec({ ...spec, launcher: { type: 'python', num_machines: 2 } }), hostsOf(typed))!, /torchrun or accelerate/);
+  assert.match(multiNodeProblem(typed, ['gpu-a'])!, /target.hosts must list 2 SSH hosts.*lists 1/);
+  assert.match(multiNodeProblem(typed, undefined)!, /lists 0/);
+  assert.match(multiNodeProblem(typed, ['gpu-a', 'gpu-a'])!, /twice/);
 });
 
 test('the spec may fix the rendezvous address and port (a private network the SSH address is not on)', () => {

@@ -6,20 +6,21 @@ import assert from 'node:assert/strict';
 import { decideRelaunch, describeAttempt, endedAttemptsCost, launchChoices, relaunchPolicyOf } from '../../../src/core/runs/runAttempts';
 import type { RunAttempt } from '../../../src/core/runs/runRecord';
 import { runSpecSchema } from '../../../src/core/config/schemas/runSpec';
+import { typedSpec } from '../../support/typedSpec';
+import type { RunSpec } from '../../../src/core/config/runSpecDefaults';
 
 const zero = { output_log: 0, events: 0, gpu: 0 };
 function attempt(n: number, over: Partial<RunAttempt> = {}): RunAttempt {
   return { n, instanceId: `i-${n}`, instanceType: 'g5.xlarge', region: 'us-east-1', zone: 'us-east-1a', spot: true, startedAt: 0, mirrorBase: zero, ...over };
 }
-const spot = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ target: { provider: 'ec2', gpu: 'A10G', spot: true, ...extra } });
+const spot = (extra: Record<string, unknown> = {}): RunSpec => typedSpec({ target: { provider: 'ec2', gpu: 'A10G', spot: true, ...extra } });
 
 test('policy: only spot instances on a cloud have one; max_attempts defaults to 3; a zone in the spec pins it', () => {
-  assert.equal(relaunchPolicyOf({ target: { provider: 'ec2', gpu: 'A10G' } }), undefined, 'on-demand: nothing reclaims it');
-  assert.equal(relaunchPolicyOf({ target: { provider: 'ssh', host: 'h', spot: true } }), undefined);
-  assert.equal(relaunchPolicyOf({}), undefined);
+  assert.equal(relaunchPolicyOf(typedSpec({ target: { provider: 'ec2', gpu: 'A10G' } })), undefined, 'on-demand: nothing reclaims it');
+  assert.equal(relaunchPolicyOf(typedSpec({ target: { provider: 'ssh', host: 'h', spot: true } })), undefined);
+  assert.equal(relaunchPolicyOf(typedSpec()), undefined);
   assert.deepEqual(relaunchPolicyOf(spot()), { maxAttempts: 3, zonePinned: false });
   assert.deepEqual(relaunchPolicyOf(spot({ max_attempts: 5, on_demand_after: 1, zone: 'us-east-1b' })), { maxAttempts: 5, onDemandAfter: 1, zonePinned: true });
-  assert.deepEqual(relaunchPolicyOf(spot({ max_attempts: 'x', on_demand_after: -1 })), { maxAttempts: 3, zonePinned: false }, 'nonsense is ignored');
 });
 
 test('the spec schema knows target.max_attempts and target.on_demand_after, within their ranges', () => {

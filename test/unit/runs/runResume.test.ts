@@ -8,6 +8,7 @@ import { RunStore } from '../../../src/core/runs/runStore';
 import { afterReclaimAdvice, mayOfferResume, newestCheckpoint, relaunchStartNote, resumeCheck, runAgainChoices } from '../../../src/core/runs/runResume';
 import { runAdapterPath } from '../../../src/core/runs/runOutputs';
 import { runTooltipLines } from '../../../src/core/runs/runSummary';
+import { typedSpec } from '../../support/typedSpec';
 
 function rec(over: Partial<RunRecord> = {}): RunRecord {
   const now = new Date().toISOString();
@@ -92,16 +93,16 @@ test('resume: a stopped or failed run may start again (connecting), a completed 
 });
 
 test('a reclaimed run that is not relaunched is told what is true: no "run it again to resume"', () => {
-  const withStore = afterReclaimAdvice({ outputs: { checkpoints: 's3://b/ckpt/' } }, 'rft-1');
+  const withStore = afterReclaimAdvice(typedSpec({ outputs: { checkpoints: 's3://b/ckpt/' } }), 'rft-1');
   assert.equal(withStore, 'Its newest uploaded checkpoint stays in s3://b/ckpt/rft-1/; Run Again starts a new run from step 0.');
-  assert.match(afterReclaimAdvice({}, 'rft-1'), /were on the reclaimed instance's disk; Run Again starts a new run from step 0/);
+  assert.match(afterReclaimAdvice(typedSpec(), 'rft-1'), /were on the reclaimed instance's disk; Run Again starts a new run from step 0/);
   assert.doesNotMatch(withStore + afterReclaimAdvice(undefined, 'x'), /to resume/i);
 });
 
 test('a relaunched spot run says it resumes only when a checkpoint survives the reclaim', () => {
-  assert.equal(relaunchStartNote({ outputs: { checkpoints: 's3://b/c' } }), 'resuming from the newest checkpoint in outputs.checkpoints');
-  assert.equal(relaunchStartNote({ target: { volume: { name: 'v', size_gb: 100 } } }), 'resuming from the newest checkpoint on its volume');
-  assert.match(relaunchStartNote({ outputs: { dir: 'outputs' } }), /^starting again from step 0/);
+  assert.equal(relaunchStartNote(typedSpec({ outputs: { checkpoints: 's3://b/c' } })), 'resuming from the newest checkpoint in outputs.checkpoints');
+  assert.equal(relaunchStartNote(typedSpec({ target: { volume: { name: 'v', size_gb: 100 } } })), 'resuming from the newest checkpoint on its volume');
+  assert.match(relaunchStartNote(typedSpec({ outputs: { dir: 'outputs' } })), /^starting again from step 0/);
 });
 
 test("outputs: a run's adapter is its own <outputs.dir>/<run id>/adapter unless the runner reported another folder", () => {

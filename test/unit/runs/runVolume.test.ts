@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { linkOutputsScript, volumeEnv, volumeOf } from '../../../src/core/runs/runVolume';
 import { runSpecSchema } from '../../../src/core/config/schemas/runSpec';
+import { typedSpec } from '../../support/typedSpec';
 
 test('target.volume is read from the spec and validated by the schema', () => {
-  assert.deepEqual(volumeOf({ target: { provider: 'ec2', volume: { name: 'seed004', size_gb: 200 } } }), { name: 'seed004', sizeGiB: 200 });
-  assert.equal(volumeOf({ target: { provider: 'ec2' } }), undefined);
+  assert.deepEqual(volumeOf(typedSpec({ target: { provider: 'ec2', volume: { name: 'seed004', size_gb: 200 } } })), { name: 'seed004', sizeGiB: 200 });
+  assert.equal(volumeOf(typedSpec({ target: { provider: 'ec2' } })), undefined);
   const base = { version: 1, name: 'v', command: 'python train.py', target: { provider: 'ec2', gpu: 'T4' } };
   assert.ok(runSpecSchema.safeParse({ ...base, target: { ...base.target, volume: { name: 'data-1', size_gb: 100 } } }).success);
   assert.ok(!runSpecSchema.safeParse({ ...base, target: { ...base.target, volume: { name: '../x', size_gb: 100 } } }).success);
