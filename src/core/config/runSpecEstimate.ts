@@ -12,6 +12,7 @@ import { lookupModel, shapeFromConfigJson, shapeFromName } from '../gpu/models';
 import type { Estimate, EstimateInput, FitAdvice, GpuPrice, Method } from '../gpu/estimate';
 import { estimateMemory, fitAdvice } from '../gpu/estimate';
 import { launcherSettings } from './launcherSharding';
+import { fusedLoss } from './lossPath';
 import { RUNNER_DEFAULTS } from './runnerDefaults';
 import { vramBandText } from '../gpu/vramAccuracy';
 import { providerGpuPrice, provisionedProvider } from './rules/providerMachines';
@@ -112,6 +113,7 @@ export function estimateRunSpecOrWhy(
     gradientCheckpointing: bool(['trainer', 'gradient_checkpointing'], RUNNER_DEFAULTS.gradientCheckpointing),
     optimizer: String(scalarAt(root, ['trainer', 'optimizer']) ?? RUNNER_DEFAULTS.optimizer),
     attention: attn === 'eager' ? 'eager' : 'flash',
+    fusedLmHead: fusedLoss(root, fileName, files).fused,
     gpuCount: sharding.gpusPerNode,
     zeroStage: sharding.stage,
     sharding,
