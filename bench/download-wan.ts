@@ -62,7 +62,7 @@ async function main(): Promise<void> {
       reference: median(result.reference),
       goal: '>= 2.0',
       samples: result,
-      covers: [...SSH_CODE, 'src/core/runs/artifacts.ts', 'src/core/runs/stripedDownload.ts', 'src/core/runs/safeUntar.ts'],
+      covers: [...SSH_CODE, 'src/core/runs/sync/artifacts.ts', 'src/core/runs/sync/stripedDownload.ts', 'src/core/runs/sync/safeUntar.ts'],
       referenceCommand: refCommand,
       extra: { cipher: bench.cipher, ...(bench.link ? { link: bench.link } : {}), ...bench.shippedFields, size_mib: mb, pairs },
     });

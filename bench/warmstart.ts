@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SSH_CODE, commandLine, startBenchHost, makeRandomFile, makeTree, runTool } from './lib/sshBench';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
-import type { RunManager } from '../src/core/runs/runManager';
+import type { RunManager } from '../src/core/runs/lifecycle/runManager';
 
 const REPO = resolve(__dirname, '..');
 const PAIRS = Number(process.env.RFT_BENCH_PAIRS ?? 7);

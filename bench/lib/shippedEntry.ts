@@ -5,8 +5,8 @@
 export { SshHost } from '../../src/core/ssh/reconnect';
 export { syncWorkspace } from '../../src/core/ssh/sync';
 export { tailFile } from '../../src/core/ssh/tail';
-export { downloadFolder } from '../../src/core/runs/artifacts';
-export { RunStore } from '../../src/core/runs/runStore';
-export { RunManager } from '../../src/core/runs/runManager';
-export { Ledger } from '../../src/core/runs/ledger';
-export { sshSync } from '../../src/core/runs/runSync';
+export { downloadFolder } from '../../src/core/runs/sync/artifacts';
+export { RunStore } from '../../src/core/runs/store/runStore';
+export { RunManager } from '../../src/core/runs/lifecycle/runManager';
+export { Ledger } from '../../src/core/runs/store/ledger';
+export { sshSync } from '../../src/core/runs/sync/runSync';

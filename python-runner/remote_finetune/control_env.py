@@ -15,7 +15,7 @@ CONTROL_VARIABLES = (
 )
 CONTROL_PREFIXES = ("RFT_",)
 # Written into the env file by the extension itself, from the user's settings or the run's volume, after the
-# workspace's own variables were checked (src/core/runs/hostNotify.ts, runVolume.ts).
+# workspace's own variables were checked (src/core/runs/hosts/hostNotify.ts, runVolume.ts).
 EXTENSION_WRITTEN = ("RFT_NOTIFY_WEBHOOK", "RFT_NOTIFY_NTFY_URL", "RFT_DATA_DIR")
 
 

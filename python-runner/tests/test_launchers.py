@@ -82,7 +82,7 @@ class OwnScript(unittest.TestCase):
         self.assertEqual(self.own("python -m pkg.train --y", type="torchrun", num_processes=2)[-3:], ["-m", "pkg.train", "--y"])
 
     def test_python_script_on_each_machine_of_a_multi_node_run(self):
-        # What the extension writes into each machine's spec.json (src/core/runs/multiNode.ts specForMachine).
+        # What the extension writes into each machine's spec.json (src/core/runs/lifecycle/multiNode.ts specForMachine).
         for rank in (0, 1):
             for kind, want in (("torchrun", ["torchrun", "--nnodes", "2", "--node_rank", str(rank), "--nproc_per_node", "2",
                                              "--master_addr", "10.213.7.1", "--master_port", "40123"]),

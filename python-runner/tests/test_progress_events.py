@@ -1,5 +1,5 @@
 """Issue 39.3: the metrics events carry the Trainer's max_steps, so the extension shows "step N of M, ≈ T left"
-(src/core/runs/runProgress.ts). The callback core writes it from TrainerState.max_steps; events.py accepts it
+(src/core/runs/view/runProgress.ts). The callback core writes it from TrainerState.max_steps; events.py accepts it
 and refuses what is not a positive integer, as events.ts does (the fixture qlora_run.jsonl holds it)."""
 
 import os

@@ -1,6 +1,6 @@
 """Issue 39.3 with the real transformers Trainer on the CPU: every metrics event of a built-in run carries the
 Trainer's planned optimizer steps (`max_steps`), also when the spec sets epochs instead of max_steps (the Trainer
-works the total out from the data), so the extension can say "step N of M, ≈ T left" (src/core/runs/runProgress.ts).
+works the total out from the data), so the extension can say "step N of M, ≈ T left" (src/core/runs/view/runProgress.ts).
 """
 
 import unittest

@@ -1,5 +1,5 @@
 // "Fine-Tune: Compare Runs" messages: the host sends the whole comparison (CompareModel, defined here once and
-// built by core/runs/runCompare.ts, which imports these types); the page asks to open a run's W&B page or one of
+// built by core/runs/view/runCompare.ts, which imports these types); the page asks to open a run's W&B page or one of
 // its history files. Every string in a comparison came from a run (its spec, its host, its trainer) and is
 // rendered as text.
 import type { ReadyMessage } from './common';

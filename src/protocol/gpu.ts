@@ -42,7 +42,7 @@ export type HostState =
   /** A GPU that answered before stopped answering (fell off the bus, needs a reset): the charts stop there. */
   | { readonly kind: 'gpuLost'; readonly detail: string }
   | { readonly kind: 'unreachable'; readonly detail: string; readonly since: number }
-  /** The link dropped and SshHost is reconnecting; unreachable once that lasts (core/runs/hostLink.ts). */
+  /** The link dropped and SshHost is reconnecting; unreachable once that lasts (core/runs/sync/hostLink.ts). */
   | { readonly kind: 'reconnecting'; readonly detail: string; readonly since: number }
   /** Connected to a live run, but gpu.csv stopped growing: `since` is when the last sample arrived (epoch ms). */
   | { readonly kind: 'noSample'; readonly since: number }

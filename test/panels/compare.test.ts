@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { SHOTS, XSS_CORPUS, injectedElements, launchBrowser, missingPrerequisite, openPanel } from './harness';
 import type { PanelPage } from './harness';
-import { buildComparison } from '../../src/core/runs/runCompare';
-import { runDisplayName } from '../../src/core/runs/runDisplayName';
-import type { ComparedRunInput } from '../../src/core/runs/runCompare';
-import type { RunRecord } from '../../src/core/runs/runRecord';
-import { finalMetricsOf } from '../../src/core/runs/runHistory';
+import { buildComparison } from '../../src/core/runs/view/runCompare';
+import { runDisplayName } from '../../src/core/runs/view/runDisplayName';
+import type { ComparedRunInput } from '../../src/core/runs/view/runCompare';
+import type { RunRecord } from '../../src/core/runs/store/runRecord';
+import { finalMetricsOf } from '../../src/core/runs/store/runHistory';
 import { compareFromWebview, validate } from '../../src/features/panels/messages';
 
 const skip = missingPrerequisite();

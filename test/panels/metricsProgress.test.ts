@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ROOT, SHOTS, XSS_CORPUS, injectedElements, launchBrowser, missingPrerequisite, openPanel } from './harness';
 import { eventsToPoints } from '../../src/features/panels/metricPoints';
-import { nextProgress, runProgressLines } from '../../src/core/runs/runProgress';
-import type { RunRecord } from '../../src/core/runs/runRecord';
+import { nextProgress, runProgressLines } from '../../src/core/runs/view/runProgress';
+import type { RunRecord } from '../../src/core/runs/store/runRecord';
 import type { RunEvent } from '../../src/core/telemetry/events';
 
 const skip = missingPrerequisite();

@@ -13,7 +13,7 @@ import type { Browser } from 'playwright-core';
 import { ROOT, SHOTS, XSS_CORPUS, injectedElements, launchBrowser, missingPrerequisite, openPanel } from './harness';
 import type { PanelPage } from './harness';
 import { buildRandomAdapter, buildTinyModel, trainingPython } from '../harness/trainingVenv';
-import { openLocalGenerator } from '../../src/core/runs/tryAdapter';
+import { openLocalGenerator } from '../../src/core/runs/outputs/tryAdapter';
 import { TryAdapterSession } from '../../src/features/panels/tryAdapterSession';
 import { tryFromWebview, validate } from '../../src/features/panels/messages';
 import type { TryToWebview } from '../../src/protocol/tryAdapterMessages';

@@ -2,7 +2,7 @@
 // under a spec's target, so the tests build both the way Start Training does (launchRequestFor).
 import type { LaunchRequest, Offer } from '../../src/core/providers/provider';
 import type { TargetSpec } from '../../src/core/providers/targetSpec';
-import { launchRequestFor } from '../../src/core/runs/targetOffers';
+import { launchRequestFor } from '../../src/core/runs/hosts/targetOffers';
 
 export const G5_SPOT_OFFER: Offer = {
   provider: 'ec2',

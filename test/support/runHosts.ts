@@ -8,13 +8,13 @@ import { before, after } from 'node:test';
 import { startSshd } from './sshd';
 import type { Sshd } from './sshd';
 import type { ConnectOptions } from '../../src/core/ssh/session';
-import { RunStore } from '../../src/core/runs/runStore';
-import { RunManager } from '../../src/core/runs/runManager';
-import type { RunFinished, RunManagerDeps } from '../../src/core/runs/runManager';
+import { RunStore } from '../../src/core/runs/store/runStore';
+import { RunManager } from '../../src/core/runs/lifecycle/runManager';
+import type { RunFinished, RunManagerDeps } from '../../src/core/runs/lifecycle/runManager';
 
 type StartRequest = Parameters<RunManager['start']>[0];
-import { Ledger } from '../../src/core/runs/ledger';
-import { sshSync } from '../../src/core/runs/runSync';
+import { Ledger } from '../../src/core/runs/store/ledger';
+import { sshSync } from '../../src/core/runs/sync/runSync';
 
 const REPO = resolve(__dirname, '../..');
 

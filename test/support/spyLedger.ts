@@ -1,7 +1,7 @@
 // A ledger that remembers every state it was given, so a test can check the path of a run's entry (launching,
 // launch-unknown, terminated) as well as where it ended.
-import { Ledger } from '../../src/core/runs/ledger';
-import type { LedgerEntry } from '../../src/core/runs/ledger';
+import { Ledger } from '../../src/core/runs/store/ledger';
+import type { LedgerEntry } from '../../src/core/runs/store/ledger';
 
 export class SpyLedger extends Ledger {
   readonly states: string[] = [];

@@ -10,7 +10,7 @@ import { lazyApplicationDefaultCredentials } from '../../core/providers/gcp/auth
 import { CLOUD_LABELS, createProviderSelection, resolveCloudSettings } from '../../core/providers/providerSelection';
 import type { SetupHints } from '../../core/providers/providerSelection';
 import type { TargetSpec } from '../../core/providers/targetSpec';
-import { offersForTarget } from '../../core/runs/targetOffers';
+import { offersForTarget } from '../../core/runs/hosts/targetOffers';
 
 const USAGE =
   'usage: remote-finetune offers --gpu <type> [--hours N] [--spot|--on-demand] [--count N] [--provider lambda|ec2|gcp]\n' +

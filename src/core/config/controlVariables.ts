@@ -2,7 +2,7 @@
 // objects run on the GPU host, and the runner's own RFT_* settings (RFT_POWEROFF_CMD is the idle watchdog's
 // power-off command). A cloned repository's .env would otherwise run its code in place of the runner's, with the
 // user's tokens in its environment. The .env check flags them (RFT610), a run whose environment holds one is
-// refused before anything starts (core/runs/runStart.ts), and the runner drops any the env file still carries
+// refused before anything starts (core/runs/lifecycle/runStart.ts), and the runner drops any the env file still carries
 // (python-runner/remote_finetune/control_env.py, the same list).
 import type { ConfigDiagnostic } from './types';
 

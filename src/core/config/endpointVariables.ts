@@ -2,7 +2,7 @@
 // that sets one chooses the server that receives the user's stored tokens (huggingface_hub sends
 // `Authorization: Bearer $HF_TOKEN` to HF_ENDPOINT, wandb sends WANDB_API_KEY to WANDB_BASE_URL, a proxy or a
 // CA bundle lets a server read every request, packages from a chosen index run with the whole env file).
-// Shared by the .env diagnostic (RFT609) and the Start Training gate (core/runs/runEnv.ts).
+// Shared by the .env diagnostic (RFT609) and the Start Training gate (core/runs/lifecycle/runEnv.ts).
 
 /** Which of the user's stored tokens go where the variable points. */
 export type Carries = 'hf' | 'wandb' | 'every' | 'none';

@@ -6,8 +6,8 @@ import { estimateLabel } from '../../core/config/runSpecEstimate';
 import { breakdownLines } from '../../core/config/estimateBreakdown';
 import type { ConfigDiagnostics } from './configDiagnostics';
 import { toValue } from '../../core/config/parse';
-import { estimateLensTitle, measuredForSpec } from '../../core/runs/estimateVsActual';
-import type { RunRecord } from '../../core/runs/runRecord';
+import { estimateLensTitle, measuredForSpec } from '../../core/runs/cost/estimateVsActual';
+import type { RunRecord } from '../../core/runs/store/runRecord';
 import { specTimeCostOf } from './specTimeCostOf';
 
 export const SHOW_ESTIMATE_COMMAND = 'remoteFinetune.showMemoryEstimate';

@@ -5,7 +5,7 @@ import { markdownHover } from '../linkSafeUi';
 import { hoverAt } from '../../core/config/hover';
 import { pairAt } from '../../core/config/ast';
 import { joinMarkdown, markdownEscaped, ourMarkdown } from '../../core/text/linkSafe';
-import type { RunRecord } from '../../core/runs/runRecord';
+import type { RunRecord } from '../../core/runs/store/runRecord';
 import type { ConfigDiagnostics } from './configDiagnostics';
 import { isConfigCandidate } from './configDiagnostics';
 import { specTimeCostOf } from './specTimeCostOf';

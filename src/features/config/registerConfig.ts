@@ -12,7 +12,7 @@ import { registerValidateCommand } from './validateCommand';
 import { EstimateView, ESTIMATE_SCHEME } from './estimateView';
 import { BackgroundValidator } from '../../core/config/backgroundValidator';
 import { join } from 'node:path';
-import type { RunRecord } from '../../core/runs/runRecord';
+import type { RunRecord } from '../../core/runs/store/runRecord';
 
 const SELECTOR: vscode.DocumentSelector = [{ scheme: 'file' }, { scheme: 'untitled' }];
 

@@ -1,4 +1,4 @@
-// The spec's time and cost (core/runs/specTimeCost.ts) for the editor's CodeLens and hover, from the spec's latest
+// The spec's time and cost (core/runs/cost/specTimeCost.ts) for the editor's CodeLens and hover, from the spec's latest
 // check. The training file's example count is kept per file while its size and time do not change: lenses and
 // hovers are asked for on every scroll and keystroke, and a large JSONL is not read again for each.
 import type * as vscode from 'vscode';
@@ -6,10 +6,10 @@ import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ValidateResult } from '../../core/config/validate';
 import { toValue } from '../../core/config/parse';
-import { countExamples } from '../../core/runs/dataExamples';
-import type { RunRecord } from '../../core/runs/runRecord';
-import { specTimeCost } from '../../core/runs/specTimeCost';
-import type { SpecTimeCost } from '../../core/runs/specTimeCost';
+import { countExamples } from '../../core/runs/view/dataExamples';
+import type { RunRecord } from '../../core/runs/store/runRecord';
+import { specTimeCost } from '../../core/runs/cost/specTimeCost';
+import type { SpecTimeCost } from '../../core/runs/cost/specTimeCost';
 
 const counted = new Map<string, { readonly stamp: string; readonly n: number | undefined }>();
 

@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { buildComparison, WANDB_APP_ORIGIN, wandbPageUrl } from '../../core/runs/runCompare';
+import { buildComparison, WANDB_APP_ORIGIN, wandbPageUrl } from '../../core/runs/view/runCompare';
 import { resolveWandbBaseUrl } from '../../core/telemetry/wandb';
 import { setting } from '../settings';
 import type { CompareFromWebview, CompareToWebview } from '../../protocol/compare';

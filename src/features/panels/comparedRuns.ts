@@ -9,7 +9,7 @@ import { eventsToPoints, runStateFromEvents } from './metricPoints';
 import type { RunEvent } from '../../core/telemetry/events';
 import type { RunContext } from './runDataSource';
 import { pickLocalFile } from './sourceBinding';
-import { RUN_FILES } from '../../core/runs/runFolder';
+import { RUN_FILES } from '../../core/runs/store/runFolder';
 
 export interface ComparedPick {
   readonly key: string;

@@ -6,7 +6,7 @@ import type { PanelKind } from './panelHost';
 import { RunPanelHost } from './runPanel';
 import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
-import { RUN_FILES } from '../../core/runs/runFolder';
+import { RUN_FILES } from '../../core/runs/store/runFolder';
 
 export const GPU_PANEL: PanelKind = { viewType: 'remoteFinetune.gpuPanel', bundle: 'gpu', title: 'GPU Dashboard' };
 

@@ -1,7 +1,7 @@
-// The host state a run's panels show: the link to the host (core/runs/hostLink.ts, from the mirror's tails)
+// The host state a run's panels show: the link to the host (core/runs/sync/hostLink.ts, from the mirror's tails)
 // over what the run's files say (samples, no GPU, GPU lost), and "no GPU sample for N s" when a connected
 // live run's gpu.csv stops growing.
-import type { HostLink } from '../../core/runs/hostLink';
+import type { HostLink } from '../../core/runs/sync/hostLink';
 import type { HostState } from '../../protocol/gpu';
 import type { Unsubscribe } from './runDataSource';
 

@@ -4,13 +4,13 @@ import { existsSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { FileTail, LineTail } from '../../core/telemetry/sourcesTail';
 import type { RunEvent } from '../../core/telemetry/events';
-import { LiveLog } from '../../core/runs/liveLog';
-import type { LogAppend } from '../../core/runs/liveLog';
+import { LiveLog } from '../../core/runs/sync/liveLog';
+import type { LogAppend } from '../../core/runs/sync/liveLog';
 import { parseGpuCsvLine, parseGpuProcsCsvLine, parseHostCsvLine } from './gpuCsvLines';
 import type { GpuProcess, GpuSample, HostSample, HostState } from '../../protocol/gpu';
 import type { LogChunk, RunDataSource, Unsubscribe } from './runDataSource';
-import { EventLines, RUN_FILES, runFile } from '../../core/runs/runFolder';
-import type { RunFileKey } from '../../core/runs/runFolder';
+import { EventLines, RUN_FILES, runFile } from '../../core/runs/store/runFolder';
+import type { RunFileKey } from '../../core/runs/store/runFolder';
 
 export interface LocalRunFiles {
   readonly log?: string;

@@ -11,9 +11,9 @@ import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
 import { LogStreamer } from './logStreamer';
 import { hostStateLine } from './linkedHostState';
-import { remoteWorkspaceName } from '../../core/runs/runPaths';
+import { remoteWorkspaceName } from '../../core/runs/store/runPaths';
 import { openAtLine } from '../runs/failureSource';
-import { tracebackSource } from '../../core/runs/failureReason';
+import { tracebackSource } from '../../core/runs/view/failureReason';
 
 export const LOG_PANEL: PanelKind = { viewType: 'remoteFinetune.logPanel', bundle: 'log', title: 'Run Logs' };
 

@@ -20,15 +20,15 @@ import {
   wandbRunUrl,
 } from '../../core/telemetry/wandb';
 import { showWarningMessage } from '../notify';
-import { APPROVED_WANDB_ORIGINS } from '../../core/runs/originApprovals';
+import { APPROVED_WANDB_ORIGINS } from '../../core/runs/store/originApprovals';
 import { metricsFromWebview } from './messages';
 import type { PanelKind } from './panelHost';
 import { RunPanelHost } from './runPanel';
 import type { PanelServices } from './runPanel';
 import type { RunDataSource } from './runDataSource';
 import { eventsToPoints, runStateFromEvents } from './metricPoints';
-import { runProgressLines } from '../../core/runs/runProgress';
-import { RUN_FILES } from '../../core/runs/runFolder';
+import { runProgressLines } from '../../core/runs/view/runProgress';
+import { RUN_FILES } from '../../core/runs/store/runFolder';
 
 export const METRICS_PANEL: PanelKind = { viewType: 'remoteFinetune.metricsPanel', bundle: 'metrics', title: 'Training Metrics' };
 export const WANDB_KEY_SECRET = 'remoteFinetune.wandb.apiKey';

@@ -1,6 +1,6 @@
 // What a panel needs from a run, whatever carries it: the run lifecycle implements this over SSH tails,
 // localRunSource.ts over files on this machine. Kept free of `vscode` so tests and benchmarks use it directly.
-import type { ComparedRunInput } from '../../core/runs/runCompare';
+import type { ComparedRunInput } from '../../core/runs/view/runCompare';
 import type { RunEvent } from '../../core/telemetry/events';
 import type { GpuProcess, GpuSample, HostSample, HostState } from '../../protocol/gpu';
 

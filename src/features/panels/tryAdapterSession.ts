@@ -2,7 +2,7 @@
 // machine's CPU) starts on the first prompt there and stays up for the next ones, so the model loads once; each
 // prompt's pieces of text go to the page as they arrive; Stop cancels; closing ends every process. The panel
 // host (tryAdapterPanel.ts) forwards validated page messages here; the panel tests drive it against the page.
-import type { AdapterGenerator, GeneratorInfo } from '../../core/runs/tryAdapter';
+import type { AdapterGenerator, GeneratorInfo } from '../../core/runs/outputs/tryAdapter';
 import type { TryFromWebview, TryToWebview, TryWhere } from '../../protocol/tryAdapterMessages';
 
 export interface TryAdapterTarget {

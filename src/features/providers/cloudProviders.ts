@@ -9,7 +9,7 @@ import { createProviderSelection, resolveCloudSettings } from '../../core/provid
 import type { CloudSettings } from '../../core/providers/providerSelection';
 import type { Provider, ProviderKind } from '../../core/providers/provider';
 import type { TargetSpec } from '../../core/providers/targetSpec';
-import { Ledger } from '../../core/runs/ledger';
+import { Ledger } from '../../core/runs/store/ledger';
 
 export const LAMBDA_KEY_SECRET = 'remoteFinetune.lambda.apiKey';
 

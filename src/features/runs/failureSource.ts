@@ -3,8 +3,8 @@
 // workspace folder (failureReason.ts localSourceFile: no '..', no symlink out).
 import * as vscode from 'vscode';
 import { linkSafe } from '../../core/text/linkSafe';
-import { localSourceFile } from '../../core/runs/failureReason';
-import type { RunRecord } from '../../core/runs/runRecord';
+import { localSourceFile } from '../../core/runs/view/failureReason';
+import type { RunRecord } from '../../core/runs/store/runRecord';
 
 export interface FailureSource {
   /** The button's label: "Open train.py:42". */

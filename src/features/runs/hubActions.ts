@@ -1,5 +1,5 @@
 // "Fine-Tune: Merge Adapter" and "Fine-Tune: Push to Hugging Face Hub" on a finished run (Runs view menu or
-// palette). Both run on the run's host (core/runs/adapterMerge.ts, hubPublish.ts); this file asks the
+// palette). Both run on the run's host (core/runs/outputs/adapterMerge.ts, hubPublish.ts); this file asks the
 // questions (dtype, what, repo name, private or public) and shows the host's progress.
 import * as vscode from 'vscode';
 import { showQuickPick, withProgress } from '../linkSafeUi';
@@ -8,16 +8,16 @@ import { showErrorMessage, showInformationMessage } from '../notify';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
 import type { RunsNode } from './runsView';
-import type { RunRecord } from '../../core/runs/runRecord';
-import { isTerminal } from '../../core/runs/runRecord';
-import type { OnRunHost, OpLine } from '../../core/runs/hostOps';
-import { mergeAdapter, mergePlanFor, startedSpecModel } from '../../core/runs/adapterMerge';
-import type { MergeDtype } from '../../core/runs/adapterMerge';
-import { defaultRepoName, HF_HUB_ORIGIN, publishToHub, repoNameProblem } from '../../core/runs/hubPublish';
-import type { PublishWhat } from '../../core/runs/hubPublish';
+import type { RunRecord } from '../../core/runs/store/runRecord';
+import { isTerminal } from '../../core/runs/store/runRecord';
+import type { OnRunHost, OpLine } from '../../core/runs/hosts/hostOps';
+import { mergeAdapter, mergePlanFor, startedSpecModel } from '../../core/runs/outputs/adapterMerge';
+import type { MergeDtype } from '../../core/runs/outputs/adapterMerge';
+import { defaultRepoName, HF_HUB_ORIGIN, publishToHub, repoNameProblem } from '../../core/runs/outputs/hubPublish';
+import type { PublishWhat } from '../../core/runs/outputs/hubPublish';
 import { RUN_COMMANDS } from './runActions';
 import { SECRET_NAMES } from './runSecrets';
-import { readRunEvents } from '../../core/runs/runFolder';
+import { readRunEvents } from '../../core/runs/store/runFolder';
 
 export const HUB_COMMANDS = {
   merge: 'remoteFinetune.mergeAdapter',

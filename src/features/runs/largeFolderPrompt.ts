@@ -1,6 +1,6 @@
-// The large-folder question before a run's workspace sync (text and answers in core/runs/largeFolders.ts).
+// The large-folder question before a run's workspace sync (text and answers in core/runs/sync/largeFolders.ts).
 import { showWarningMessage } from '../notify';
-import { LARGE_FOLDER_CHOICES, largeFolderAnswer, largeFolderQuestion } from '../../core/runs/largeFolders';
+import { LARGE_FOLDER_CHOICES, largeFolderAnswer, largeFolderQuestion } from '../../core/runs/sync/largeFolders';
 import type { LargeContentWarning } from '../../core/ssh/localManifest';
 import type { LargeContentAnswer } from '../../core/ssh/sync';
 

@@ -8,7 +8,7 @@ import { registerCommand } from '../commands';
 import { showWarningMessage } from '../notify';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
-import { isTerminal } from '../../core/runs/runRecord';
+import { isTerminal } from '../../core/runs/store/runRecord';
 import { runOf } from './runActions';
 
 export const REMOVE_RUN_COMMAND = 'remoteFinetune.removeRunFromHistory';

@@ -1,13 +1,13 @@
-// "Resume" on a stopped, failed or interrupted run (core/runs/runResume.ts), and the question "Run Again" asks
+// "Resume" on a stopped, failed or interrupted run (core/runs/lifecycle/runResume.ts), and the question "Run Again" asks
 // when the run left a checkpoint it can go on from: resume from checkpoint-N, or start fresh.
 import * as vscode from 'vscode';
 import { showQuickPick, withProgress } from '../linkSafeUi';
 import { showErrorMessage, showInformationMessage } from '../notify';
 import type { RunServices } from './runServices';
-import type { RunRecord } from '../../core/runs/runRecord';
-import { newestCheckpoint, resumeCheck, runAgainChoices } from '../../core/runs/runResume';
-import type { RunAgainChoice } from '../../core/runs/runResume';
-import { loadLocalSpec } from '../../core/runs/runStart';
+import type { RunRecord } from '../../core/runs/store/runRecord';
+import { newestCheckpoint, resumeCheck, runAgainChoices } from '../../core/runs/lifecycle/runResume';
+import type { RunAgainChoice } from '../../core/runs/lifecycle/runResume';
+import { loadLocalSpec } from '../../core/runs/lifecycle/runStart';
 
 function checkOf(runs: RunServices, r: RunRecord): ReturnType<typeof resumeCheck> {
   const localDir = r.localDir ?? runs.manager.localDirOf(r.id);

@@ -8,20 +8,20 @@ import { join } from 'node:path';
 import type { FeatureDeps } from '../deps';
 import type { RunServices } from './runServices';
 import type { RunsNode } from './runsView';
-import type { RunRecord } from '../../core/runs/runRecord';
-import { isTerminal } from '../../core/runs/runRecord';
-import { machineLocalDir } from '../../core/runs/multiNode';
+import type { RunRecord } from '../../core/runs/store/runRecord';
+import { isTerminal } from '../../core/runs/store/runRecord';
+import { machineLocalDir } from '../../core/runs/lifecycle/multiNode';
 import { PANEL_COMMANDS } from '../panels/registerPanels';
 import { OPEN_RUN_PANELS_COMMAND } from './runStatusBar';
 import { START_COMMAND } from './startTraining';
 import { SECRET_NAMES } from './runSecrets';
 import type { StartAgain } from './startTraining';
 import { askResumeOrFresh, resumeWithProgress } from './resumeCommand';
-import { mayOfferResume } from '../../core/runs/runResume';
-import { runAdapterPath } from '../../core/runs/runOutputs';
+import { mayOfferResume } from '../../core/runs/lifecycle/runResume';
+import { runAdapterPath } from '../../core/runs/sync/runOutputs';
 import { revealAdapter } from './revealAdapter';
-import { TensorboardNotLoggedError, tensorboardUnavailable } from '../../core/runs/tensorboard';
-import { runFile } from '../../core/runs/runFolder';
+import { TensorboardNotLoggedError, tensorboardUnavailable } from '../../core/runs/outputs/tensorboard';
+import { runFile } from '../../core/runs/store/runFolder';
 
 export const RUN_COMMANDS = {
   select: 'remoteFinetune.selectRun',

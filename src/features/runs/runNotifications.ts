@@ -5,14 +5,14 @@
 import * as vscode from 'vscode';
 import { showErrorMessage, showInformationMessage, showWarningMessage } from '../notify';
 import type { RunServices } from './runServices';
-import { endLogLine, finishedMessage, stalledMessage } from '../../core/runs/runSummary';
-import type { RunRecord } from '../../core/runs/runRecord';
-import { oomAdvice } from '../../core/runs/runPlan';
+import { endLogLine, finishedMessage, stalledMessage } from '../../core/runs/view/runSummary';
+import type { RunRecord } from '../../core/runs/store/runRecord';
+import { oomAdvice } from '../../core/runs/lifecycle/runPlan';
 import { editorFiles } from '../config/configFiles';
 import { RUN_COMMANDS } from './runActions';
 import { revealAdapter } from './revealAdapter';
 import { failureSource, openAtLine } from './failureSource';
-import { usedGpu } from '../../core/runs/runHardware';
+import { usedGpu } from '../../core/runs/view/runHardware';
 
 export const END_ACTIONS = { revealAdapter: 'Reveal Adapter', openMetrics: 'Open Metrics', showLogs: 'Show Logs' } as const;
 

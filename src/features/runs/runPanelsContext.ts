@@ -2,16 +2,16 @@
 // one. A run's panels read the local mirror of its files, which the run manager fills by byte offset.
 import { LocalRunDataSource } from '../panels/localRunSource';
 import type { ComparableRun, RunContext, RunDataSource, Unsubscribe } from '../panels/runDataSource';
-import type { RunStore } from '../../core/runs/runStore';
-import type { RunRecord } from '../../core/runs/runRecord';
-import type { ComparedRunInput } from '../../core/runs/runCompare';
-import { runDisplayName } from '../../core/runs/runDisplayName';
-import { usedHardwareLabel } from '../../core/runs/runHardware';
-import type { HostLink } from '../../core/runs/hostLink';
-import type { LogAppend } from '../../core/runs/liveLog';
+import type { RunStore } from '../../core/runs/store/runStore';
+import type { RunRecord } from '../../core/runs/store/runRecord';
+import type { ComparedRunInput } from '../../core/runs/view/runCompare';
+import { runDisplayName } from '../../core/runs/view/runDisplayName';
+import { usedHardwareLabel } from '../../core/runs/view/runHardware';
+import type { HostLink } from '../../core/runs/sync/hostLink';
+import type { LogAppend } from '../../core/runs/sync/liveLog';
 import { onLinkedHostState } from '../panels/linkedHostState';
 import type { HostLinkFeed } from '../panels/linkedHostState';
-import { runFile } from '../../core/runs/runFolder';
+import { runFile } from '../../core/runs/store/runFolder';
 
 /**
  * The run manager's in-memory feeds: link states (RunManager.hostLink / onHostLink) and, for a followed run,

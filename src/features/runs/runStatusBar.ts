@@ -4,8 +4,8 @@
 import * as vscode from 'vscode';
 import { createStatusBarItem } from '../linkSafeUi';
 import type { RunServices } from './runServices';
-import { isTerminal } from '../../core/runs/runRecord';
-import { FINISHED_LINGER_MS, statusBarState } from '../../core/runs/runSummary';
+import { isTerminal } from '../../core/runs/store/runRecord';
+import { FINISHED_LINGER_MS, statusBarState } from '../../core/runs/view/runSummary';
 import type { GpuSample } from '../../protocol/gpu';
 
 export const OPEN_RUN_PANELS_COMMAND = 'remoteFinetune.openRunPanels';

@@ -1,7 +1,7 @@
 // Context keys for the manifest's `when` clauses: commands that act on a run stay out of the command
 // palette until the store holds one (and Stop until one is live), instead of answering "No run fits".
 import * as vscode from 'vscode';
-import type { RunStore } from '../../core/runs/runStore';
+import type { RunStore } from '../../core/runs/store/runStore';
 import { RUNS_CONTEXT, runsContextState } from './runsContextState';
 import type { RunsContextState } from './runsContextState';
 

@@ -1,5 +1,5 @@
 // The values of the runs' context keys, apart from VS Code so they are tested without it.
-import type { RunStore } from '../../core/runs/runStore';
+import type { RunStore } from '../../core/runs/store/runStore';
 
 export const RUNS_CONTEXT = {
   hasRuns: 'remoteFinetune.hasRuns',

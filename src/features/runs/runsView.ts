@@ -4,14 +4,14 @@
 // package.json against the item's contextValue.
 import * as vscode from 'vscode';
 import { textTooltip, treeItem } from '../linkSafeUi';
-import type { RunStore } from '../../core/runs/runStore';
-import { touches } from '../../core/runs/runStore';
-import type { RunRecord, RunStatus } from '../../core/runs/runRecord';
-import { isTerminal } from '../../core/runs/runRecord';
-import { runContextValue } from '../../core/runs/runContextValue';
-import { ledgerNote } from '../../core/runs/ledger';
-import type { LedgerEntry } from '../../core/runs/ledger';
-import { runRowText } from '../../core/runs/runRowText';
+import type { RunStore } from '../../core/runs/store/runStore';
+import { touches } from '../../core/runs/store/runStore';
+import type { RunRecord, RunStatus } from '../../core/runs/store/runRecord';
+import { isTerminal } from '../../core/runs/store/runRecord';
+import { runContextValue } from '../../core/runs/view/runContextValue';
+import { ledgerNote } from '../../core/runs/store/ledger';
+import type { LedgerEntry } from '../../core/runs/store/ledger';
+import { runRowText } from '../../core/runs/view/runRowText';
 import type { HostLinks } from './runPanelsContext';
 
 export const RUNS_VIEW_ID = 'remoteFinetune.runs';

@@ -8,8 +8,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProviderError } from '../../../src/core/providers/provider';
-import { Ledger } from '../../../src/core/runs/ledger';
-import { provisionGuarded, ProvisionError } from '../../../src/core/runs/teardown';
+import { Ledger } from '../../../src/core/runs/store/ledger';
+import { provisionGuarded, ProvisionError } from '../../../src/core/runs/lifecycle/teardown';
 import { makeRig } from './harness';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-awkward';

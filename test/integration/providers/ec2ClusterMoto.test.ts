@@ -11,7 +11,7 @@ import { DescribeInstancesCommand, DescribeSecurityGroupsCommand, DescribeVpcsCo
 import type * as Ec2Sdk from '@aws-sdk/client-ec2';
 import { deleteNodesGroup, ensureNodesGroup, nodesGroupName } from '../../../src/core/providers/ec2/cluster';
 import { RUN_ID_TAG } from '../../../src/core/providers/provider';
-import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
+import { nodeRequest } from '../../../src/core/runs/lifecycle/clusterLaunch';
 import { motoEc2 } from '../../support/motoEc2';
 
 const PUB = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl rft-moto';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
 import { ProviderError, RUN_ID_TAG } from '../../../src/core/providers/provider';
-import { provisionGuarded, ProvisionError } from '../../../src/core/runs/teardown';
+import { provisionGuarded, ProvisionError } from '../../../src/core/runs/lifecycle/teardown';
 import { FaultProxy } from '../../support/faultProxy';
 import { motoEc2 } from '../../support/motoEc2';
 import { SpyLedger } from '../../support/spyLedger';

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
-import { launchCost } from '../../../src/core/runs/launchCost';
+import { launchCost } from '../../../src/core/runs/cost/launchCost';
 import { Ec2Emulator } from '../../emulators/ec2';
 import { AwsPricingEmulator, botocorePricingModel } from '../../emulators/awsPricing';
 

@@ -12,11 +12,11 @@ import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { startSshd, sshKeygen } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import { RunManager } from '../../../src/core/runs/runManager';
-import type { RunFinished } from '../../../src/core/runs/runManager';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { Ledger } from '../../../src/core/runs/ledger';
-import { sshSync } from '../../../src/core/runs/runSync';
+import { RunManager } from '../../../src/core/runs/lifecycle/runManager';
+import type { RunFinished } from '../../../src/core/runs/lifecycle/runManager';
+import { RunStore } from '../../../src/core/runs/store/runStore';
+import { Ledger } from '../../../src/core/runs/store/ledger';
+import { sshSync } from '../../../src/core/runs/sync/runSync';
 import { makeRig } from './harness';
 
 const REPO = resolve(__dirname, '../../..');

@@ -17,7 +17,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { Ec2Provider } from '../../../src/core/providers/ec2/instances';
-import { endStatesLine } from '../../../src/core/runs/runSummary';
+import { endStatesLine } from '../../../src/core/runs/view/runSummary';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 import { parseEventLine } from '../../../src/core/telemetry/events';
 import type { RunEvent } from '../../../src/core/telemetry/events';

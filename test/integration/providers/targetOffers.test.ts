@@ -3,7 +3,7 @@
 // their emulators (test doubles).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchRequestFor, offersForTarget } from '../../../src/core/runs/targetOffers';
+import { launchRequestFor, offersForTarget } from '../../../src/core/runs/hosts/targetOffers';
 import type { TargetSpec } from '../../../src/core/providers/targetSpec';
 import { makeRig } from './harness';
 import type { CloudRig } from './harness';

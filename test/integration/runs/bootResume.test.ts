@@ -18,7 +18,7 @@ import type { Sshd } from '../../support/sshd';
 import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import { parseEventLine } from '../../../src/core/telemetry/events';
 import type { RunEvent } from '../../../src/core/telemetry/events';
-import { endStatesLine, runTooltipLines } from '../../../src/core/runs/runSummary';
+import { endStatesLine, runTooltipLines } from '../../../src/core/runs/view/runSummary';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');

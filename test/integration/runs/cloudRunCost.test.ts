@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import type { RunFinished } from '../../../src/core/runs/runManager';
+import type { RunFinished } from '../../../src/core/runs/lifecycle/runManager';
 import { testRunManager } from '../../support/runHosts';
 import { gcpOnSshd, isolatedConnectOptions } from '../../support/gcpOnSshd';
 import { runningCost } from '../../../src/core/providers/cost';

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { startHostileHost, endless, reply } from '../../support/hostileHost';
 import type { HostileHost, Route } from '../../support/hostileHost';
 import { connect } from '../../../src/core/ssh/session';
-import { downloadByteCap, downloadFolder } from '../../../src/core/runs/artifacts';
-import { MAX_DOWNLOAD_BYTES } from '../../../src/core/runs/safeUntar';
+import { downloadByteCap, downloadFolder } from '../../../src/core/runs/sync/artifacts';
+import { MAX_DOWNLOAD_BYTES } from '../../../src/core/runs/sync/safeUntar';
 
 const HUNG = { timeout: 20_000 };
 let host: HostileHost;

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HostLink } from '../../../src/core/runs/hostLink';
+import type { HostLink } from '../../../src/core/runs/sync/hostLink';
 import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, standInHost, until } from '../../support/runHosts';
 
 const host = standInHost();

@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { ownScriptWorkspace, sshStartRequest, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
-import { notifyEnv } from '../../../src/core/runs/hostNotify';
+import { notifyEnv } from '../../../src/core/runs/hosts/hostNotify';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');

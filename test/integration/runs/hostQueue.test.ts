@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import type { RunManager, RunFinished } from '../../../src/core/runs/runManager';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import type { RunManager, RunFinished } from '../../../src/core/runs/lifecycle/runManager';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { RunManager } from '../../../src/core/runs/runManager';
-import { Ledger } from '../../../src/core/runs/ledger';
-import { sshSync } from '../../../src/core/runs/runSync';
+import { RunStore } from '../../../src/core/runs/store/runStore';
+import { RunManager } from '../../../src/core/runs/lifecycle/runManager';
+import { Ledger } from '../../../src/core/runs/store/ledger';
+import { sshSync } from '../../../src/core/runs/sync/runSync';
 
 const REPO = resolve(__dirname, '../../..');
 let sshd: Sshd;

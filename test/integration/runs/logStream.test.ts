@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LogAppend } from '../../../src/core/runs/liveLog';
-import { runFile } from '../../../src/core/runs/runFolder';
+import type { LogAppend } from '../../../src/core/runs/sync/liveLog';
+import { runFile } from '../../../src/core/runs/store/runFolder';
 import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, standInHost } from '../../support/runHosts';
 
 const host = standInHost();

@@ -18,9 +18,9 @@ import { runFinished, testRunManager } from '../../support/runHosts';
 import { gcpOnSshd, isolatedConnectOptions } from '../../support/gcpOnSshd';
 import type { Offer } from '../../../src/core/providers/provider';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
-import { runTooltipLines } from '../../../src/core/runs/runSummary';
-import { measuredMatch, withMeasuredThroughput } from '../../../src/core/runs/estimateVsActual';
-import type { RunEstimated } from '../../../src/core/runs/runMeasuredSchema';
+import { runTooltipLines } from '../../../src/core/runs/view/runSummary';
+import { measuredMatch, withMeasuredThroughput } from '../../../src/core/runs/cost/estimateVsActual';
+import type { RunEstimated } from '../../../src/core/runs/store/runMeasuredSchema';
 
 const REPO = resolve(__dirname, '../../..');
 let sshd: Sshd;

@@ -17,11 +17,11 @@ import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions } 
 import { buildTinyModel, trainingPython } from '../../harness/trainingVenv';
 import { REPO_ROOT } from '../../harness/codeServer';
 import { HfHubEmulator } from '../../emulators/hfHub';
-import { mergeAdapter, mergePlan } from '../../../src/core/runs/adapterMerge';
-import { publishToHub } from '../../../src/core/runs/hubPublish';
-import type { OpLine, OnRunHost } from '../../../src/core/runs/hostOps';
-import { remoteWorkspaceName } from '../../../src/core/runs/runManager';
-import type { RunManager } from '../../../src/core/runs/runManager';
+import { mergeAdapter, mergePlan } from '../../../src/core/runs/outputs/adapterMerge';
+import { publishToHub } from '../../../src/core/runs/outputs/hubPublish';
+import type { OpLine, OnRunHost } from '../../../src/core/runs/hosts/hostOps';
+import { remoteWorkspaceName } from '../../../src/core/runs/lifecycle/runManager';
+import type { RunManager } from '../../../src/core/runs/lifecycle/runManager';
 
 const TOKEN = 'hf_' + 'SeCrEt'.repeat(6);
 let sshd: Sshd;

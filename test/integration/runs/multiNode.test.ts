@@ -17,7 +17,7 @@ import type { NetnsLan } from '../../support/netns';
 import { runFinished, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import { buildTinyModel, trainingPython } from '../../harness/trainingVenv';
 import { parseEventLine } from '../../../src/core/telemetry/events';
-import type { RunManager } from '../../../src/core/runs/runManager';
+import type { RunManager } from '../../../src/core/runs/lifecycle/runManager';
 
 type StartRequest = Parameters<RunManager['start']>[0];
 

@@ -18,8 +18,8 @@ import type { Sshd } from '../../support/sshd';
 import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import { buildTinyModel, trainingPython } from '../../harness/trainingVenv';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
-import type { RunManager } from '../../../src/core/runs/runManager';
-import { workspaceFromCommandScript } from '../../../src/core/runs/hostOps';
+import type { RunManager } from '../../../src/core/runs/lifecycle/runManager';
+import { workspaceFromCommandScript } from '../../../src/core/runs/hosts/hostOps';
 
 const REPO = resolve(__dirname, '../../..');
 const STEPS = 24;

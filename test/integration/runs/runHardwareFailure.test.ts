@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
-import { usedHardwareLabel } from '../../../src/core/runs/runHardware';
-import { localSourceFile } from '../../../src/core/runs/failureReason';
-import { runDescription } from '../../../src/core/runs/runSummary';
+import { usedHardwareLabel } from '../../../src/core/runs/view/runHardware';
+import { localSourceFile } from '../../../src/core/runs/view/failureReason';
+import { runDescription } from '../../../src/core/runs/view/runSummary';
 
 const REPO = resolve(__dirname, '../../..');
 let withGpu: Sshd;

@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import { RunStore } from '../../../src/core/runs/runStore';
+import { RunStore } from '../../../src/core/runs/store/runStore';
 import { allFiles, runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
-import { buildComparison } from '../../../src/core/runs/runCompare';
+import { buildComparison } from '../../../src/core/runs/view/runCompare';
 import { buildTinyModel, trainingPython } from '../../harness/trainingVenv';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 

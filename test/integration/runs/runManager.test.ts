@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
-import { RunStore } from '../../../src/core/runs/runStore';
-import type { RunManager } from '../../../src/core/runs/runManager';
+import { RunStore } from '../../../src/core/runs/store/runStore';
+import type { RunManager } from '../../../src/core/runs/lifecycle/runManager';
 import { allFiles, ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 

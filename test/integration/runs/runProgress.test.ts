@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runFinished, sshStartRequest, testRunManager, standInHost, until } from '../../support/runHosts';
-import { runDescription } from '../../../src/core/runs/runSummary';
+import { runDescription } from '../../../src/core/runs/view/runSummary';
 
 const host = standInHost();
 

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunChange } from '../../../src/core/runs/runStore';
-import { runHostsOf } from '../../../src/core/runs/runHosts';
+import type { RunChange } from '../../../src/core/runs/store/runStore';
+import { runHostsOf } from '../../../src/core/runs/hosts/runHosts';
 import { ownScriptWorkspace, runFinished, sshStartRequest, testRunManager, standInHost } from '../../support/runHosts';
 
 const host = standInHost();

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { startSshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
-import { downloadFolder } from '../../../src/core/runs/artifacts';
+import { downloadFolder } from '../../../src/core/runs/sync/artifacts';
 import { STRIPE_BLOCK } from '../../../src/core/ssh/stripes';
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -12,7 +12,7 @@ import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions, until } from '../../support/runHosts';
 import { trainingPython } from '../../harness/trainingVenv';
-import { TensorboardService } from '../../../src/core/runs/tensorboard';
+import { TensorboardService } from '../../../src/core/runs/outputs/tensorboard';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');

@@ -13,8 +13,8 @@ import { startSshd } from '../../support/sshd';
 import type { Sshd } from '../../support/sshd';
 import { runFinished, sshStartRequest, testRunManager, trustingConnectOptions } from '../../support/runHosts';
 import { RANDOM_ADAPTER_SCRIPT, buildTinyModel, trainingPython } from '../../harness/trainingVenv';
-import { openLocalGenerator } from '../../../src/core/runs/tryAdapter';
-import type { AdapterGenerator } from '../../../src/core/runs/tryAdapter';
+import { openLocalGenerator } from '../../../src/core/runs/outputs/tryAdapter';
+import type { AdapterGenerator } from '../../../src/core/runs/outputs/tryAdapter';
 import type { ConnectOptions } from '../../../src/core/ssh/session';
 
 const REPO = resolve(__dirname, '../../..');

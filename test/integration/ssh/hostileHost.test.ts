@@ -19,8 +19,8 @@ import { SshHost } from '../../../src/core/ssh/reconnect';
 import { probeGpus } from '../../../src/core/ssh/gpuProbe';
 import { listRuns, startDetached } from '../../../src/core/ssh/detachedJob';
 import { tailFile } from '../../../src/core/ssh/tail';
-import { downloadFolder } from '../../../src/core/runs/artifacts';
-import { runHostOp } from '../../../src/core/runs/hostOps';
+import { downloadFolder } from '../../../src/core/runs/sync/artifacts';
+import { runHostOp } from '../../../src/core/runs/hosts/hostOps';
 
 const LINK = '[x](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22rm%20-rf%20~%22%7D)';
 // What a test may take at most before it counts as hung (the unbounded code never ends at all).

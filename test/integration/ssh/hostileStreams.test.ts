@@ -14,7 +14,7 @@ import { connect } from '../../../src/core/ssh/session';
 import type { SshSession } from '../../../src/core/ssh/session';
 import { syncWorkspace } from '../../../src/core/ssh/sync';
 import { sendPiece } from '../../../src/core/ssh/stripes';
-import { openRemoteGenerator } from '../../../src/core/runs/tryAdapter';
+import { openRemoteGenerator } from '../../../src/core/runs/outputs/tryAdapter';
 
 const HUNG = { timeout: 10_000 };
 const SMALL = { idleMs: 600, maxOutputBytes: 64 * 1024 };

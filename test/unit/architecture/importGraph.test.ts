@@ -70,8 +70,8 @@ test('the checks fail on what they must refuse (a file cycle, an area cycle, a c
 });
 
 test('the value graph leaves out type-only imports and only them', () => {
-  assert.ok(graph.get('src/core/runs/runCompare.ts')?.includes('src/protocol/compare.ts'), 'runCompare takes the compare model from the protocol');
-  assert.ok(!valueGraph.get('src/core/runs/runCompare.ts')?.includes('src/protocol/compare.ts'), 'as types only');
+  assert.ok(graph.get('src/core/runs/view/runCompare.ts')?.includes('src/protocol/compare.ts'), 'runCompare takes the compare model from the protocol');
+  assert.ok(!valueGraph.get('src/core/runs/view/runCompare.ts')?.includes('src/protocol/compare.ts'), 'as types only');
   assert.ok(valueGraph.get('src/core/ssh/session.ts')?.includes('src/core/ssh/auth.ts'), 'a value import stays');
 });
 

@@ -1,6 +1,6 @@
 // A shape the host sends to a webview is defined once, in src/protocol/, and the code that builds it imports that
 // type (core may `import type` from the protocol: importGraph.test.ts). The compare model was written twice, in
-// core/runs/runCompare.ts and protocol/compare.ts, with comments that had already drifted apart.
+// core/runs/view/runCompare.ts and protocol/compare.ts, with comments that had already drifted apart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -24,8 +24,8 @@ function redeclared(protocol: ReadonlyMap<string, string>, others: ReadonlyArray
 }
 
 test('protocol types: the check sees a repeated declaration', () => {
-  assert.deepEqual(redeclared(new Map([['CompareModel', 'src/protocol/compare.ts']]), [['src/core/runs/runCompare.ts', ['CompareModel', 'Other']]]), [
-    'CompareModel: src/protocol/compare.ts and src/core/runs/runCompare.ts',
+  assert.deepEqual(redeclared(new Map([['CompareModel', 'src/protocol/compare.ts']]), [['src/core/runs/view/runCompare.ts', ['CompareModel', 'Other']]]), [
+    'CompareModel: src/protocol/compare.ts and src/core/runs/view/runCompare.ts',
   ]);
 });
 

@@ -1,4 +1,4 @@
-// A run folder's file names are spelled in one module (src/core/runs/runFolder.ts): any string or template
+// A run folder's file names are spelled in one module (src/core/runs/store/runFolder.ts): any string or template
 // literal elsewhere in src/ that names one of them (a path, a shell snippet, a message) fails here. Comments may
 // name them. Outside the rule: src/protocol (it imports nothing of ours; the test below ties its list of history
 // files to the module's), src/core/ssh and src/core/config (below core/runs in the layering: the detached-job
@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
-import { HISTORY_FILES, RUN_FILES } from '../../../src/core/runs/runFolder';
+import { HISTORY_FILES, RUN_FILES } from '../../../src/core/runs/store/runFolder';
 import { OPENABLE_FILES } from '../../../src/protocol/compare';
 
 const REPO = join(__dirname, '../../..');
-const MODULE = 'src/core/runs/runFolder.ts';
+const MODULE = 'src/core/runs/store/runFolder.ts';
 const OUTSIDE = [/^src\/protocol\//, /^src\/core\/ssh\//, /^src\/core\/config\//, /^src\/features\/panels\/sourceBinding\.ts$/];
 const NAMES = [...new Set([...Object.values(RUN_FILES), ...Object.values(HISTORY_FILES)])];
 

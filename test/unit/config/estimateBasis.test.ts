@@ -11,8 +11,8 @@ import type { CliIo } from '../../../src/cli/command';
 import { parseConfigText } from '../../../src/core/config/parse';
 import { estimateLabel, estimateRunSpec } from '../../../src/core/config/runSpecEstimate';
 import { breakdownMarkdown } from '../../../src/core/config/estimateBreakdown';
-import { runLength } from '../../../src/core/runs/runLength';
-import { launchCost } from '../../../src/core/runs/launchCost';
+import { runLength } from '../../../src/core/runs/cost/runLength';
+import { launchCost } from '../../../src/core/runs/cost/launchCost';
 
 const root = resolve(__dirname, '../../..');
 const VRAM_BASIS = /±\d+%: held out over \d+ models, \d+ H200 cases \(in sample ±\d+%\)/;

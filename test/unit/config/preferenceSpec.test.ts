@@ -11,7 +11,7 @@ import { validateText } from '../../../src/core/config/validate';
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
 import { parseConfigText } from '../../../src/core/config/parse';
 import { estimateRunSpec } from '../../../src/core/config/runSpecEstimate';
-import { runLength } from '../../../src/core/runs/runLength';
+import { runLength } from '../../../src/core/runs/cost/runLength';
 
 const spec = (method: string, extra = ''): string => `version: 1
 model:

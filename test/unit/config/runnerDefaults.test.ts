@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfigText } from '../../../src/core/config/parse';
 import { estimateRunSpec } from '../../../src/core/config/runSpecEstimate';
-import { RUNNER_DEFAULTS } from '../../../src/core/runs/runLength';
+import { RUNNER_DEFAULTS } from '../../../src/core/runs/cost/runLength';
 
 const ROOT = join(__dirname, '../../..');
 const BARE = { version: 1, model: { id: 'mistralai/Mistral-7B-v0.1' }, data: { train: 'train.jsonl' }, target: { provider: 'ssh', gpu: 'H200' } };

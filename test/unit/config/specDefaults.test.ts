@@ -14,7 +14,7 @@ import { runSpecSchema } from '../../../src/core/config/schemas/runSpec';
 import { describe, schemaAt } from '../../../src/core/config/zodWalk';
 import { validateText } from '../../../src/core/config/validate';
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
-import { fitOn, planRun } from '../../../src/core/runs/runPlan';
+import { fitOn, planRun } from '../../../src/core/runs/lifecycle/runPlan';
 
 const ROOT = join(__dirname, '../../..');
 const GENERATED = join(ROOT, 'python-runner/remote_finetune/spec_defaults.py');

@@ -2,7 +2,7 @@
 // names what the host has ("CPU only", "1 × Tesla T4") beside the spec's ask, since its estimates are the spec's GPU's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { probedHardwareLine } from '../../../src/core/runs/hardwareLine';
+import { probedHardwareLine } from '../../../src/core/runs/view/hardwareLine';
 import type { ProbeOutcome } from '../../../src/core/hosts/gpuCheck';
 
 const nvidia = (...names: string[]): ProbeOutcome =>

@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore } from '../../../src/core/runs/runStore';
+import { RunStore } from '../../../src/core/runs/store/runStore';
 import { RunPanelsContext } from '../../../src/features/runs/runPanelsContext';
-import { buildComparison } from '../../../src/core/runs/runCompare';
-import { runDisplayName } from '../../../src/core/runs/runDisplayName';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { buildComparison } from '../../../src/core/runs/view/runCompare';
+import { runDisplayName } from '../../../src/core/runs/view/runDisplayName';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 import { runningNoticeLifetime } from '../../../src/features/runs/runningNotice';
 
 const at = (h: number, m: number, s: number): string => new Date(2026, 10, 27, h, m, s).toISOString();

@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloudOfProblem, fixForProblem, setupRows } from '../../../src/core/runs/targetFixes';
+import { cloudOfProblem, fixForProblem, setupRows } from '../../../src/core/runs/hosts/targetFixes';
 import { CLOUD_LABELS, EXTENSION_HINTS } from '../../../src/core/providers/providerSelection';
-import { runContextValue } from '../../../src/core/runs/runContextValue';
+import { runContextValue } from '../../../src/core/runs/view/runContextValue';
 import { runsMenuOffers } from '../../support/runsMenu';
 
 // The lines cloudProviders() gives with nothing set up, and the one offersForTarget adds for the spec's cloud.

@@ -4,7 +4,7 @@ import { ProbeCache, PROBES_KEY, isFresh, newest, PROBE_TTL_MS } from '../../../
 import type { MementoLike, ProbeEntry } from '../../../src/core/hosts/probeCache';
 import { gpuMatches, hostGpuWarning } from '../../../src/core/hosts/gpuCheck';
 import { mergeKnownHosts, gpuSummary } from '../../../src/core/hosts/hostSources';
-import { fixForProblem, validateSettingValue } from '../../../src/core/runs/targetFixes';
+import { fixForProblem, validateSettingValue } from '../../../src/core/runs/hosts/targetFixes';
 import type { GpuProbeResult } from '../../../src/core/ssh/gpuProbe';
 
 function memento(initial: Record<string, unknown> = {}): MementoLike & { data: Record<string, unknown> } {

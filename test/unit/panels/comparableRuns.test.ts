@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore } from '../../../src/core/runs/runStore';
+import { RunStore } from '../../../src/core/runs/store/runStore';
 import { RunPanelsContext } from '../../../src/features/runs/runPanelsContext';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 
 test('comparable runs: every recorded run, newest first, its mirror events.jsonl, GPU, host and state in the detail', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-compare-'));

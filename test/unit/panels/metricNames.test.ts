@@ -11,8 +11,8 @@ import { eventsToPoints } from '../../../src/features/panels/metricPoints';
 import { parseEventLine } from '../../../src/core/telemetry/events';
 import type { RunEvent } from '../../../src/core/telemetry/events';
 import { historyToPoints } from '../../../src/core/telemetry/wandb';
-import { buildComparison } from '../../../src/core/runs/runCompare';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { buildComparison } from '../../../src/core/runs/view/runCompare';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 import type { MetricPoint } from '../../../src/protocol/metrics';
 
 const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];

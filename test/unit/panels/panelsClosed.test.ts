@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore } from '../../../src/core/runs/runStore';
+import { RunStore } from '../../../src/core/runs/store/runStore';
 import { RunPanelsContext } from '../../../src/features/runs/runPanelsContext';
 
 test('panelsClosed reaches every listener until it unsubscribes', () => {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hibernationSupported, spotLaunchOptions } from '../../../src/core/providers/ec2/spotRecovery';
-import { launchRequestFor } from '../../../src/core/runs/targetOffers';
+import { launchRequestFor } from '../../../src/core/runs/hosts/targetOffers';
 import { G5_SPOT_OFFER } from '../../support/ec2SpotOffer';
 import { runSpecTarget } from '../../../src/core/config/schemas/runSpec';
 

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { holderAlive, Ledger } from '../../../src/core/runs/ledger';
+import { holderAlive, Ledger } from '../../../src/core/runs/store/ledger';
 
 const fresh = (): Ledger => new Ledger(join(mkdtempSync(join(tmpdir(), 'rft-ledger-')), 'sub', 'ledger.json'));
 const base = { provider: 'ec2' as const, region: 'us-east-1', instanceType: 'g5.xlarge', spot: false };

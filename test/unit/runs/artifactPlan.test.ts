@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { artifactPlan, localOutputsDir } from '../../../src/core/runs/artifactPlan';
+import { artifactPlan, localOutputsDir } from '../../../src/core/runs/sync/artifactPlan';
 
 const WS = '/home/me/proj';
 

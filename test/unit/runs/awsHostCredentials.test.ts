@@ -3,8 +3,8 @@
 // credentials would be shipped and the run's estimate outlasts them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dropUnneededSecrets } from '../../../src/core/runs/runPlan';
-import { sessionCredentialsWarning } from '../../../src/core/runs/awsSessionCredentials';
+import { dropUnneededSecrets } from '../../../src/core/runs/lifecycle/runPlan';
+import { sessionCredentialsWarning } from '../../../src/core/runs/hosts/awsSessionCredentials';
 import { typedSpec } from '../../support/typedSpec';
 import type { RunSpec } from '../../../src/core/config/runSpecDefaults';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { billedResources } from '../../../src/core/runs/billedResources';
+import { billedResources } from '../../../src/core/runs/cost/billedResources';
 import { typedSpec } from '../../support/typedSpec';
 
 const offer = (provider: 'ec2' | 'gcp' | 'lambda', instanceType: string, gpu: string, gpuCount: number, spot = false, zone?: string) => ({

@@ -2,10 +2,10 @@
 // launch is named and placed (clusterLaunch.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cloudMultiNodeProblem, multiNodeProblem } from '../../../src/core/runs/multiNode';
-import { nodeRequest } from '../../../src/core/runs/clusterLaunch';
+import { cloudMultiNodeProblem, multiNodeProblem } from '../../../src/core/runs/lifecycle/multiNode';
+import { nodeRequest } from '../../../src/core/runs/lifecycle/clusterLaunch';
 import { launchNameFor } from '../../../src/core/providers/provider';
-import { billedResources } from '../../../src/core/runs/billedResources';
+import { billedResources } from '../../../src/core/runs/cost/billedResources';
 import { typedSpec } from '../../support/typedSpec';
 import type { RunSpec } from '../../../src/core/config/runSpecDefaults';
 

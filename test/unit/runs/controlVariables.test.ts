@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { RunManager } from '../../../src/core/runs/runManager';
-import { Ledger } from '../../../src/core/runs/ledger';
-import type { StartRequest } from '../../../src/core/runs/runTypes';
+import { RunStore } from '../../../src/core/runs/store/runStore';
+import { RunManager } from '../../../src/core/runs/lifecycle/runManager';
+import { Ledger } from '../../../src/core/runs/store/ledger';
+import type { StartRequest } from '../../../src/core/runs/lifecycle/runTypes';
 import { CONTROL_VARIABLES } from '../../../src/core/config/controlVariables';
 
 function manager(storage: string, synced: string[]): RunManager {

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createOnce } from '../../../src/core/runs/createOnce';
+import { createOnce } from '../../../src/core/runs/store/createOnce';
 import { loadSsh2 } from '../../../src/core/ssh/ssh2Module';
 
 const RACERS = 6;
@@ -42,7 +42,7 @@ test('createOnce: the first content wins, a later call changes nothing and says 
 
 test('owner id: windows starting together on a first install all end up with the one id on disk', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-owner-'));
-  const mod = join(process.cwd(), 'src/core/runs/ownerId.ts');
+  const mod = join(process.cwd(), 'src/core/runs/store/ownerId.ts');
   const ids = await race(`const { ownerIdFor } = require(${JSON.stringify(mod)}); console.log(ownerIdFor(process.env.RACE_DIR));`, dir);
   const onDisk = readFileSync(join(dir, 'owner-id'), 'utf8').trim();
   assert.deepEqual(
@@ -55,7 +55,7 @@ test('owner id: windows starting together on a first install all end up with the
 test('cloud key: windows launching their first instance together all hand the cloud the public half of the private key on disk', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-key-'));
   const keyPath = join(dir, 'keys', 'cloud_ed25519');
-  const mod = join(process.cwd(), 'src/core/runs/cloudKey.ts');
+  const mod = join(process.cwd(), 'src/core/runs/hosts/cloudKey.ts');
   const pubs = await race(
     `const { ensureCloudKey } = require(${JSON.stringify(mod)}); const k = await ensureCloudKey(${JSON.stringify(keyPath)}); console.log(k.publicKey);`,
     dir,

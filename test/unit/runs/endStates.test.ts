@@ -5,12 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FINISHED_STATUSES, parseEventLine } from '../../../src/core/telemetry/events';
-import { RUN_STATUSES, isTerminal, runRecordSchema } from '../../../src/core/runs/runRecord';
-import type { RunRecord, RunStatus } from '../../../src/core/runs/runRecord';
-import { canTransition } from '../../../src/core/runs/lifecycle';
-import { endStatesLine, finishedMessage, runDescription, runTooltipLines, stalledMessage, statusBarState } from '../../../src/core/runs/runSummary';
-import { mayOfferResume } from '../../../src/core/runs/runResume';
-import { buildComparison } from '../../../src/core/runs/runCompare';
+import { RUN_STATUSES, isTerminal, runRecordSchema } from '../../../src/core/runs/store/runRecord';
+import type { RunRecord, RunStatus } from '../../../src/core/runs/store/runRecord';
+import { canTransition } from '../../../src/core/runs/lifecycle/lifecycle';
+import { endStatesLine, finishedMessage, runDescription, runTooltipLines, stalledMessage, statusBarState } from '../../../src/core/runs/view/runSummary';
+import { mayOfferResume } from '../../../src/core/runs/lifecycle/runResume';
+import { buildComparison } from '../../../src/core/runs/view/runCompare';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

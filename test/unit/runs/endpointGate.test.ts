@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { confirmRunEnv } from '../../../src/core/runs/startGate';
-import type { ApprovalState } from '../../../src/core/runs/originApprovals';
+import { confirmRunEnv } from '../../../src/core/runs/lifecycle/startGate';
+import type { ApprovalState } from '../../../src/core/runs/store/originApprovals';
 import { renderEnvFile } from '../../../src/core/ssh/envFile';
 import { typedSpec } from '../../support/typedSpec';
 

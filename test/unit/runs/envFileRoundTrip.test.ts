@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { collectEnv } from '../../../src/core/runs/runPlan';
+import { collectEnv } from '../../../src/core/runs/lifecycle/runPlan';
 import { parseDotenv } from '../../../src/core/config/dotenv';
 import { invalidEnvNames, renderEnvFile } from '../../../src/core/ssh/envFile';
 import { WRAPPER_SCRIPT } from '../../../src/core/ssh/detachedJob';

@@ -3,9 +3,16 @@
 // the record keeping it) is test/integration/runs/measuredRun.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorPct, estimateCaseOf, estimateLensTitle, estimateVsActualLines, measuredForSpec, measuredMatch } from '../../../src/core/runs/estimateVsActual';
-import { RUNNER_DEFAULTS } from '../../../src/core/runs/runLength';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import {
+  errorPct,
+  estimateCaseOf,
+  estimateLensTitle,
+  estimateVsActualLines,
+  measuredForSpec,
+  measuredMatch,
+} from '../../../src/core/runs/cost/estimateVsActual';
+import { RUNNER_DEFAULTS } from '../../../src/core/runs/cost/runLength';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 
 const record = (id: string, over: Partial<RunRecord>): RunRecord =>
   ({

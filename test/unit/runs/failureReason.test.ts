@@ -8,12 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { explainFailure, failureShort, lastException, localSourceFile, tracebackSource, workspaceRelative } from '../../../src/core/runs/failureReason';
-import { remoteWorkspaceName } from '../../../src/core/runs/runPaths';
-import { runOutcome } from '../../../src/core/runs/runFinish';
-import { runDescription, runTooltipLines, finishedMessage } from '../../../src/core/runs/runSummary';
-import type { RunManagerContext } from '../../../src/core/runs/runTypes';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { explainFailure, failureShort, lastException, localSourceFile, tracebackSource, workspaceRelative } from '../../../src/core/runs/view/failureReason';
+import { remoteWorkspaceName } from '../../../src/core/runs/store/runPaths';
+import { runOutcome } from '../../../src/core/runs/lifecycle/runFinish';
+import { runDescription, runTooltipLines, finishedMessage } from '../../../src/core/runs/view/runSummary';
+import type { RunManagerContext } from '../../../src/core/runs/lifecycle/runTypes';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 
 /** A local workspace and the host's copy of it, where python3 raised in helper.py called from train.py. */
 function failedRun(): { ws: string; hostWs: string; log: string } {

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gitSnapshot } from '../../../src/core/runs/gitInfo';
+import { gitSnapshot } from '../../../src/core/runs/sync/gitInfo';
 
 function repo(): { d: string; g: (...a: string[]) => string } {
   const d = mkdtempSync(join(tmpdir(), 'rft-githostile-'));

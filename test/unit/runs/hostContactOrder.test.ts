@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { confirmAndCheckHosts } from '../../../src/core/runs/hostContactOrder';
+import { confirmAndCheckHosts } from '../../../src/core/runs/hosts/hostContactOrder';
 
 function recorder(confirmAnswer: string | undefined, hostsOk = true): { log: string[]; run: (fromSpec: boolean) => Promise<string | undefined> } {
   const log: string[] = [];

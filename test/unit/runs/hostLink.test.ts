@@ -1,13 +1,13 @@
-// The per-run host state: a followed run's link to its host (core/runs/hostLink.ts) and what the panels make of
+// The per-run host state: a followed run's link to its host (core/runs/sync/hostLink.ts) and what the panels make of
 // it with the run's files (features/panels/linkedHostState.ts), including "no GPU sample for N s".
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { HostLinkTracker, hostLinkText } from '../../../src/core/runs/hostLink';
-import type { HostLink } from '../../../src/core/runs/hostLink';
+import { HostLinkTracker, hostLinkText } from '../../../src/core/runs/sync/hostLink';
+import type { HostLink } from '../../../src/core/runs/sync/hostLink';
 import { NO_SAMPLE_AFTER_MS, hostStateLine, onLinkedHostState, panelHostState } from '../../../src/features/panels/linkedHostState';
 import type { HostState } from '../../../src/protocol/gpu';
-import { runRowText } from '../../../src/core/runs/runRowText';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { runRowText } from '../../../src/core/runs/view/runRowText';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { notifyEnv, withoutNotifyTargets } from '../../../src/core/runs/hostNotify';
+import { notifyEnv, withoutNotifyTargets } from '../../../src/core/runs/hosts/hostNotify';
 
 test("host notify: https webhook and ntfy topic become the runner's variables; ntfy.sh is the default server", () => {
   const n = notifyEnv({ webhookUrl: ' https://hooks.slack.com/services/T0/B0/x ', ntfyTopic: 'rft-9Zq_7' });

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { SshSession } from '../../../src/core/ssh/session';
-import { runHostOp } from '../../../src/core/runs/hostOps';
+import { runHostOp } from '../../../src/core/runs/hosts/hostOps';
 
 function sessionSending(pieces: readonly Buffer[]): SshSession {
   const ch = Object.assign(new EventEmitter(), {

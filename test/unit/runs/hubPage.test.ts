@@ -9,9 +9,9 @@ import { EventEmitter } from 'node:events';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HF_HUB_ORIGIN, hubRepoPage, publishToHub } from '../../../src/core/runs/hubPublish';
-import type { OnRunHost, RunHostPaths } from '../../../src/core/runs/hostOps';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { HF_HUB_ORIGIN, hubRepoPage, publishToHub } from '../../../src/core/runs/outputs/hubPublish';
+import type { OnRunHost, RunHostPaths } from '../../../src/core/runs/hosts/hostOps';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 import type { SshSession } from '../../../src/core/ssh/session';
 
 /** The two session calls runHostOp makes, over a local bash. */

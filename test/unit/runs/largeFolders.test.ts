@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LARGE_FOLDER_CHOICES, largeFolderAnswer, largeFolderQuestion } from '../../../src/core/runs/largeFolders';
+import { LARGE_FOLDER_CHOICES, largeFolderAnswer, largeFolderQuestion } from '../../../src/core/runs/sync/largeFolders';
 import { withoutLarge } from '../../../src/core/ssh/sync';
 
 const warnings = [

@@ -5,12 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { mergePlan } from '../../../src/core/runs/adapterMerge';
-import { cardFacts, defaultRepoName, repoNameProblem } from '../../../src/core/runs/hubPublish';
-import { pythonFromBootstrap, runHostOp, runnerOpCommand, workspaceFromCommandScript } from '../../../src/core/runs/hostOps';
+import { mergePlan } from '../../../src/core/runs/outputs/adapterMerge';
+import { cardFacts, defaultRepoName, repoNameProblem } from '../../../src/core/runs/outputs/hubPublish';
+import { pythonFromBootstrap, runHostOp, runnerOpCommand, workspaceFromCommandScript } from '../../../src/core/runs/hosts/hostOps';
 import { shellQuote } from '../../../src/core/ssh/quote';
-import type { OpLine, RunHostPaths } from '../../../src/core/runs/hostOps';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import type { OpLine, RunHostPaths } from '../../../src/core/runs/hosts/hostOps';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 import type { SshSession } from '../../../src/core/ssh/session';
 
 test('merge plan: bf16 on Ampere and later, fp16 on older GPUs, fp32 on the CPU when unknown or too big', () => {

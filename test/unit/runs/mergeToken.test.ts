@@ -9,8 +9,8 @@ import { EventEmitter } from 'node:events';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isHubModelId, mergeAdapter, startedSpecModel } from '../../../src/core/runs/adapterMerge';
-import type { OnRunHost, RunHostPaths } from '../../../src/core/runs/hostOps';
+import { isHubModelId, mergeAdapter, startedSpecModel } from '../../../src/core/runs/outputs/adapterMerge';
+import type { OnRunHost, RunHostPaths } from '../../../src/core/runs/hosts/hostOps';
 import type { SshSession } from '../../../src/core/ssh/session';
 
 function localSession(): SshSession {

@@ -11,7 +11,7 @@ import {
   parseRendezvousProbe,
   rendezvousProbe,
   specForMachine,
-} from '../../../src/core/runs/multiNode';
+} from '../../../src/core/runs/lifecycle/multiNode';
 import { typedSpec } from '../../support/typedSpec';
 
 const spec = {

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readyWait, describeReadyWait } from '../../../src/core/providers/readyWait';
-import { launchCost } from '../../../src/core/runs/launchCost';
+import { launchCost } from '../../../src/core/runs/cost/launchCost';
 import { ProviderError } from '../../../src/core/providers/provider';
 import type { Instance, Offer, Provider, ProviderKind } from '../../../src/core/providers/provider';
 import { testRunManager } from '../../support/runHosts';

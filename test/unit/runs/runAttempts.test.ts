@@ -3,8 +3,8 @@
 // after on_demand_after reclaims or capacity refusals; the attempts' costs add up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideRelaunch, describeAttempt, endedAttemptsCost, launchChoices, relaunchPolicyOf } from '../../../src/core/runs/runAttempts';
-import type { RunAttempt } from '../../../src/core/runs/runRecord';
+import { decideRelaunch, describeAttempt, endedAttemptsCost, launchChoices, relaunchPolicyOf } from '../../../src/core/runs/lifecycle/runAttempts';
+import type { RunAttempt } from '../../../src/core/runs/store/runRecord';
 import { runSpecSchema } from '../../../src/core/config/schemas/runSpec';
 import { typedSpec } from '../../support/typedSpec';
 import type { RunSpec } from '../../../src/core/config/runSpecDefaults';

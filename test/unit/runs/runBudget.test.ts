@@ -3,7 +3,7 @@
 // VS Code closed, is test/integration/runs/budgetStop.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { budgetLine, specWithBudgetBilling } from '../../../src/core/runs/runBudget';
+import { budgetLine, specWithBudgetBilling } from '../../../src/core/runs/cost/runBudget';
 import { typedSpec } from '../../support/typedSpec';
 
 const LAUNCH_MS = 1_800_000_000_000;

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildComparison, diffConfigs, flattenConfig, httpsUrl, lossCurves, MAX_CURVE_POINTS, wandbPageUrl } from '../../../src/core/runs/runCompare';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { buildComparison, diffConfigs, flattenConfig, httpsUrl, lossCurves, MAX_CURVE_POINTS, wandbPageUrl } from '../../../src/core/runs/view/runCompare';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 
 test('runCompare: flattening walks nested objects, keeps plain lists whole and walks lists of objects by index', () => {
   const f = flattenConfig({

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { redirectLines, runEnv } from '../../../src/core/runs/runEnv';
-import { APPROVED_WANDB_ORIGINS, approveHeld, isOriginApproved } from '../../../src/core/runs/originApprovals';
-import type { ApprovalState } from '../../../src/core/runs/originApprovals';
+import { redirectLines, runEnv } from '../../../src/core/runs/lifecycle/runEnv';
+import { APPROVED_WANDB_ORIGINS, approveHeld, isOriginApproved } from '../../../src/core/runs/store/originApprovals';
+import type { ApprovalState } from '../../../src/core/runs/store/originApprovals';
 import { typedSpec } from '../../support/typedSpec';
 
 const HF = 'hf_storedTOKENabcdefghijklmnopqrstuvwx';

@@ -6,12 +6,12 @@ import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { finishRun } from '../../../src/core/runs/runFinish';
-import type { RunFinished, RunManagerContext, RunManagerDeps } from '../../../src/core/runs/runTypes';
+import { RunStore } from '../../../src/core/runs/store/runStore';
+import { finishRun } from '../../../src/core/runs/lifecycle/runFinish';
+import type { RunFinished, RunManagerContext, RunManagerDeps } from '../../../src/core/runs/lifecycle/runTypes';
 import type { SshHost } from '../../../src/core/ssh/reconnect';
 import type { SshSession } from '../../../src/core/ssh/session';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 import type { Provider } from '../../../src/core/providers/provider';
 
 interface Setup {

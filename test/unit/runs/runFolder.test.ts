@@ -1,4 +1,4 @@
-// The run folder's one events reader (src/core/runs/runFolder.ts) over the shared parser: lines in order, bad
+// The run folder's one events reader (src/core/runs/store/runFolder.ts) over the shared parser: lines in order, bad
 // lines skipped and counted, a last line still being written left out, and a file larger than its read block
 // read whole (a multi-byte character cut by a block edge included).
 import { test } from 'node:test';
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EventLines, eventsOfText, readEventsFile, readRunEvents, runFile, RUN_FILES } from '../../../src/core/runs/runFolder';
+import { EventLines, eventsOfText, readEventsFile, readRunEvents, runFile, RUN_FILES } from '../../../src/core/runs/store/runFolder';
 import { parseEventLine } from '../../../src/core/telemetry/events';
 
 const FIXTURES = join(__dirname, '../../fixtures/events');

@@ -8,9 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gitSnapshot } from '../../../src/core/runs/gitInfo';
-import { finalMetricsFromEvents, recordStartHistory, redactEnvValues, redactUrlCredentials } from '../../../src/core/runs/runHistory';
-import { runRecordSchema } from '../../../src/core/runs/runRecord';
+import { gitSnapshot } from '../../../src/core/runs/sync/gitInfo';
+import { finalMetricsFromEvents, recordStartHistory, redactEnvValues, redactUrlCredentials } from '../../../src/core/runs/store/runHistory';
+import { runRecordSchema } from '../../../src/core/runs/store/runRecord';
 
 const SECRET = 'hf_SECRETvalueForTheHistoryTest0123456789';
 

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runLength, RUNNER_DEFAULTS } from '../../../src/core/runs/runLength';
+import { runLength, RUNNER_DEFAULTS } from '../../../src/core/runs/cost/runLength';
 import { RUN_SPEC_DEFAULTS } from '../../../src/core/config/runSpecDefaults';
-import { launchCost } from '../../../src/core/runs/launchCost';
-import { countExamples } from '../../../src/core/runs/dataExamples';
+import { launchCost } from '../../../src/core/runs/cost/launchCost';
+import { countExamples } from '../../../src/core/runs/view/dataExamples';
 import { trainingThroughput } from '../../../src/core/gpu/throughput';
 import { costFor, DEFAULT_OVERHEAD_HOURS } from '../../../src/core/providers/cost';
 

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { planRun, fitOn, collectEnv, dropUnneededSecrets, oomAdvice, readEnvFileWithin, outputDestinations } from '../../../src/core/runs/runPlan';
+import { planRun, fitOn, collectEnv, dropUnneededSecrets, oomAdvice, readEnvFileWithin, outputDestinations } from '../../../src/core/runs/lifecycle/runPlan';
 import { nodeFiles } from '../../../src/core/config/nodeFiles';
-import { finishedMessage, statusBarText, runDescription } from '../../../src/core/runs/runSummary';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { finishedMessage, statusBarText, runDescription } from '../../../src/core/runs/view/runSummary';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 import { typedSpec } from '../../support/typedSpec';
 
 const REPO = resolve(__dirname, '../../..');

@@ -2,11 +2,11 @@
 // the measured step rate: no max_steps, step 0, a stall, and a resumed run whose steps start mid-way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { costSoFarText, liveProgressLine, nextProgress, progressFacts, progressText, stepWords } from '../../../src/core/runs/runProgress';
-import type { RunProgress } from '../../../src/core/runs/runProgress';
-import { runDescription, runTooltipLines, statusBarState } from '../../../src/core/runs/runSummary';
-import { runRecordSchema } from '../../../src/core/runs/runRecord';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import { costSoFarText, liveProgressLine, nextProgress, progressFacts, progressText, stepWords } from '../../../src/core/runs/view/runProgress';
+import type { RunProgress } from '../../../src/core/runs/view/runProgress';
+import { runDescription, runTooltipLines, statusBarState } from '../../../src/core/runs/view/runSummary';
+import { runRecordSchema } from '../../../src/core/runs/store/runRecord';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 
 const T0 = Date.parse('2026-11-28T10:00:00Z');
 const MIN = 60_000;

@@ -3,11 +3,18 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { afterReclaimAdvice, mayOfferResume, newestCheckpoint, relaunchStartNote, resumeCheck, runAgainChoices } from '../../../src/core/runs/runResume';
-import { runAdapterPath } from '../../../src/core/runs/runOutputs';
-import { runTooltipLines } from '../../../src/core/runs/runSummary';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
+import { RunStore } from '../../../src/core/runs/store/runStore';
+import {
+  afterReclaimAdvice,
+  mayOfferResume,
+  newestCheckpoint,
+  relaunchStartNote,
+  resumeCheck,
+  runAgainChoices,
+} from '../../../src/core/runs/lifecycle/runResume';
+import { runAdapterPath } from '../../../src/core/runs/sync/runOutputs';
+import { runTooltipLines } from '../../../src/core/runs/view/runSummary';
 import { typedSpec } from '../../support/typedSpec';
 
 function rec(over: Partial<RunRecord> = {}): RunRecord {

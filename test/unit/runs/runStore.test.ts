@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, readFileSync, statSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore, touches } from '../../../src/core/runs/runStore';
-import type { RunChange } from '../../../src/core/runs/runStore';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
-import { canTransition } from '../../../src/core/runs/lifecycle';
-import { newRunId } from '../../../src/core/runs/runId';
+import { RunStore, touches } from '../../../src/core/runs/store/runStore';
+import type { RunChange } from '../../../src/core/runs/store/runStore';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
+import { canTransition } from '../../../src/core/runs/lifecycle/lifecycle';
+import { newRunId } from '../../../src/core/runs/store/runId';
 
 function record(id: string): RunRecord {
   const now = new Date().toISOString();

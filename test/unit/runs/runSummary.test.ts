@@ -4,10 +4,18 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
-import { RunStore } from '../../../src/core/runs/runStore';
-import { formatDuration } from '../../../src/core/runs/duration';
-import { endLogLine, runDescription, runDurationMs, runTooltipLines, startLabel, statusBarState, FINISHED_LINGER_MS } from '../../../src/core/runs/runSummary';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
+import { RunStore } from '../../../src/core/runs/store/runStore';
+import { formatDuration } from '../../../src/core/runs/cost/duration';
+import {
+  endLogLine,
+  runDescription,
+  runDurationMs,
+  runTooltipLines,
+  startLabel,
+  statusBarState,
+  FINISHED_LINGER_MS,
+} from '../../../src/core/runs/view/runSummary';
 import { RUNS_CONTEXT, runsContextState } from '../../../src/features/runs/runsContextState';
 
 // Local times, so the expected "HH:MM" does not depend on the machine's time zone.

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { linkOutputsScript, volumeEnv, volumeOf } from '../../../src/core/runs/runVolume';
+import { linkOutputsScript, volumeEnv, volumeOf } from '../../../src/core/runs/hosts/runVolume';
 import { runSpecSchema } from '../../../src/core/config/schemas/runSpec';
 import { typedSpec } from '../../support/typedSpec';
 

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runnerCommand, remoteWorkspaceName } from '../../../src/core/runs/runManager';
+import { runnerCommand, remoteWorkspaceName } from '../../../src/core/runs/lifecycle/runManager';
 
 // A fake `python` that records its argv and, for bootstrap, prints the runner's JSON answer.
 function fakePython(dir: string): string {

@@ -8,9 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runnerOpCommand } from '../../../src/core/runs/hostOps';
-import { remoteGenerateCommand } from '../../../src/core/runs/tryAdapter';
-import { tensorboardStartScript } from '../../../src/core/runs/tensorboard';
+import { runnerOpCommand } from '../../../src/core/runs/hosts/hostOps';
+import { remoteGenerateCommand } from '../../../src/core/runs/outputs/tryAdapter';
+import { tensorboardStartScript } from '../../../src/core/runs/outputs/tensorboard';
 
 const RUNNER = resolve(__dirname, '../../../python-runner');
 const PYTHON = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();

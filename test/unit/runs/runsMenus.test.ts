@@ -4,8 +4,8 @@
 // still bill.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runContextValue } from '../../../src/core/runs/runContextValue';
-import type { RunRecord, RunStatus } from '../../../src/core/runs/runRecord';
+import { runContextValue } from '../../../src/core/runs/view/runContextValue';
+import type { RunRecord, RunStatus } from '../../../src/core/runs/store/runRecord';
 import { runsMenuOffers } from '../../support/runsMenu';
 
 const offered = runsMenuOffers;

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { SafeUntar, UnsafeArchiveError } from '../../../src/core/runs/safeUntar';
+import { SafeUntar, UnsafeArchiveError } from '../../../src/core/runs/sync/safeUntar';
 
 const base = mkdtempSync(join(tmpdir(), 'rft-untar-'));
 

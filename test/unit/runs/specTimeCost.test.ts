@@ -7,11 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseConfigText, toValue } from '../../../src/core/config/parse';
 import { estimateRunSpec } from '../../../src/core/config/runSpecEstimate';
-import { ownHostLine, roughDuration, specTimeCost } from '../../../src/core/runs/specTimeCost';
-import { launchCost } from '../../../src/core/runs/launchCost';
-import { runLength } from '../../../src/core/runs/runLength';
+import { ownHostLine, roughDuration, specTimeCost } from '../../../src/core/runs/cost/specTimeCost';
+import { launchCost } from '../../../src/core/runs/cost/launchCost';
+import { runLength } from '../../../src/core/runs/cost/runLength';
 import { readyWait } from '../../../src/core/providers/readyWait';
-import type { RunRecord } from '../../../src/core/runs/runRecord';
+import type { RunRecord } from '../../../src/core/runs/store/runRecord';
 
 const ROOT = resolve(__dirname, '../../..');
 const T4 = readFileSync(join(ROOT, 'test/fixtures/runspec/qlora_t4.yaml'), 'utf8');

@@ -13,7 +13,7 @@ import {
   tensorboardStartScript,
   tensorboardStopScript,
   tensorboardUnavailable,
-} from '../../../src/core/runs/tensorboard';
+} from '../../../src/core/runs/outputs/tensorboard';
 
 /** A run folder that logged to TensorBoard the built-in trainer's way (report_to tensorboard). */
 function loggedRunDir(): string {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withTrackingSettings } from '../../../src/core/runs/trackingEnv';
+import { withTrackingSettings } from '../../../src/core/runs/hosts/trackingEnv';
 
 test('the MLflow tracking server from the user settings goes to the run, unless the .env names one', () => {
   assert.deepEqual(withTrackingSettings({ HF_TOKEN: 'x' }, 'http://mlflow.internal:5000'), {

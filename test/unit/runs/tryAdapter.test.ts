@@ -1,10 +1,10 @@
-// The extension's side of the generate protocol (core/runs/tryAdapter.ts) over a scripted pipe: what the runner
+// The extension's side of the generate protocol (core/runs/outputs/tryAdapter.ts) over a scripted pipe: what the runner
 // would answer is written here line by line, so ordering, cancel, malformed and hostile lines, a fatal load error
 // and a process that dies are each checked. The real process is in test/integration/runs/tryAdapter.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AdapterGenerator, hostAdapterPath, remoteGenerateCommand, requestLine } from '../../../src/core/runs/tryAdapter';
-import type { LinePipe } from '../../../src/core/runs/tryAdapter';
+import { AdapterGenerator, hostAdapterPath, remoteGenerateCommand, requestLine } from '../../../src/core/runs/outputs/tryAdapter';
+import type { LinePipe } from '../../../src/core/runs/outputs/tryAdapter';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -11,15 +11,15 @@ const REPO = join(__dirname, '../../..');
 
 /** Per file: functions whose parameter `spec` must be a RunSpec, and interfaces whose field `spec` must be. */
 const TYPED: Record<string, readonly string[]> = {
-  'src/core/runs/multiNode.ts': ['machinesOf', 'hostsOf', 'launchesMachines', 'multiNodeProblem', 'cloudMultiNodeProblem'],
-  'src/core/runs/runAttempts.ts': ['relaunchPolicyOf'],
-  'src/core/runs/runVolume.ts': ['volumeOf'],
-  'src/core/runs/runBudget.ts': ['budgetLine'],
-  'src/core/runs/billedResources.ts': ['BilledResourcesInput'],
-  'src/core/runs/runEnv.ts': ['RunEnvInput'],
-  'src/core/runs/awsSessionCredentials.ts': ['sessionCredentialsWarning'],
-  'src/core/runs/runPlan.ts': ['outputDestinations', 'dropUnneededSecrets'],
-  'src/core/runs/runResume.ts': ['relaunchStartNote', 'afterReclaimAdvice'],
+  'src/core/runs/lifecycle/multiNode.ts': ['machinesOf', 'hostsOf', 'launchesMachines', 'multiNodeProblem', 'cloudMultiNodeProblem'],
+  'src/core/runs/lifecycle/runAttempts.ts': ['relaunchPolicyOf'],
+  'src/core/runs/hosts/runVolume.ts': ['volumeOf'],
+  'src/core/runs/cost/runBudget.ts': ['budgetLine'],
+  'src/core/runs/cost/billedResources.ts': ['BilledResourcesInput'],
+  'src/core/runs/lifecycle/runEnv.ts': ['RunEnvInput'],
+  'src/core/runs/hosts/awsSessionCredentials.ts': ['sessionCredentialsWarning'],
+  'src/core/runs/lifecycle/runPlan.ts': ['outputDestinations', 'dropUnneededSecrets'],
+  'src/core/runs/lifecycle/runResume.ts': ['relaunchStartNote', 'afterReclaimAdvice'],
 };
 
 /** The declared type of `spec` in each named function or interface of a file, as written. */
@@ -56,5 +56,9 @@ test('typed spec: a multi-node start is checked in one place (the start itself),
     const text = readFileSync(f, 'utf8');
     return [...text.matchAll(/(?<!function )\b(multiNodeProblem|cloudMultiNodeProblem)\(/g)].map((m) => `${relative(REPO, f).split('\\').join('/')} ${m[1]}`);
   });
-  assert.deepEqual([...new Set(calls.map((c) => c.split(' ')[0]))], ['src/core/runs/runStart.ts'], `multi-node checks called from: ${calls.join(', ')}`);
+  assert.deepEqual(
+    [...new Set(calls.map((c) => c.split(' ')[0]))],
+    ['src/core/runs/lifecycle/runStart.ts'],
+    `multi-node checks called from: ${calls.join(', ')}`,
+  );
 });

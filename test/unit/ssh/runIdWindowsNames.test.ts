@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isValidRunId } from '../../../src/core/ssh/detachedJob';
-import { newRunId } from '../../../src/core/runs/runId';
+import { newRunId } from '../../../src/core/runs/store/runId';
 
 test('run ids: Windows device names, with or without an extension, in any case, are refused', () => {
   for (const id of ['CON', 'con', 'Prn', 'AUX', 'nul', 'NUL.txt', 'con.tar.gz', 'COM1', 'com9.log', 'COM0', 'LPT1', 'lpt9', 'Lpt3.json', 'aux.']) {

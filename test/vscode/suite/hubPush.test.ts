@@ -18,7 +18,7 @@ import { clientFor } from '../../support/sshClient';
 import type { ClientSetup } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
 import { startDetached } from '../../../src/core/ssh/detachedJob';
-import { runnerCommand } from '../../../src/core/runs/runManager';
+import { runnerCommand } from '../../../src/core/runs/lifecycle/runManager';
 import { HfHubEmulator } from '../../emulators/hfHub';
 
 const EXTENSION_ID = 'remote-finetune.remote-finetune';

@@ -18,7 +18,7 @@ import { clientFor } from '../../support/sshClient';
 import type { ClientSetup } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
 import { startDetached } from '../../../src/core/ssh/detachedJob';
-import { runnerCommand } from '../../../src/core/runs/runManager';
+import { runnerCommand } from '../../../src/core/runs/lifecycle/runManager';
 
 const EXTENSION_ID = 'remote-finetune.remote-finetune';
 const STATE = 'remoteFinetune.runs._state';

@@ -33,7 +33,7 @@ function jsonlCounter(files: FileAccess | undefined): (abs: string) => number | 
 }
 
 /**
- * Training hours as the Start estimate counts them (core/runs/runLength.ts, which config may not import): optimizer
+ * Training hours as the Start estimate counts them (core/runs/cost/runLength.ts, which config may not import): optimizer
  * steps (trainer.max_steps, or the local JSON Lines file's examples × epochs ÷ the global batch) × tokens per step ÷
  * the throughput of the estimate's own shape (runSpecThroughput.ts). Unknown without a step count.
  */
