@@ -477,36 +477,30 @@ def bootstrap(home: str, method: str, *, spec: Optional[Dict[str, Any]] = None, 
         result["installed"].append(os.path.basename(argv[-1] if argv[-1].endswith(".txt") else argv[-2]))
     # dpo/orpo: flash-attn as for the base the adapter trains on (preference.base_method, lora-bf16 by default).
     base = str(((spec or {}).get("preference") or {}).get("base_method", "lora-bf16")) if method in ("dpo", "orpo") else method
+    def optional(req: str, name: str, warning: str, argv_of: Callable[[List[str]], List[str]] = lambda argv: argv) -> None:
+        """An extra that the run can do without: installed once per requirements hash, a warning when pip fails."""
+        for argv, stamp, digest in install_actions(venv_dir, result["base_python"], [os.path.join(REQUIREMENTS_DIR, req)]):
+            if runner(argv_of(argv)) == 0:
+                with open(stamp, "w", encoding="utf-8") as f:
+                    f.write(digest + "\n")
+                result["installed"].append(name)
+            else:
+                result["warnings"].append(warning)
+
     if want_liger(method, info, spec):
-        for argv, stamp, digest in install_actions(venv_dir, result["base_python"], [os.path.join(REQUIREMENTS_DIR, "liger.txt")]):
-            if runner(argv) == 0:
-                with open(stamp, "w", encoding="utf-8") as f:
-                    f.write(digest + "\n")
-                result["installed"].append("liger.txt")
-            else:
-                result["warnings"].append("liger-kernel could not be installed; the run trains without Liger's kernels")
+        optional("liger.txt", "liger.txt", "liger-kernel could not be installed; the run trains without Liger's kernels")
     if want_unsloth(method, info, spec):
-        for argv, stamp, digest in install_actions(venv_dir, result["base_python"], [os.path.join(REQUIREMENTS_DIR, "unsloth.txt")]):
-            argv = argv[:argv.index("-r")] + ["--no-deps"] + argv[argv.index("-r"):]
-            if runner(argv) == 0:
-                with open(stamp, "w", encoding="utf-8") as f:
-                    f.write(digest + "\n")
-                result["installed"].append("unsloth.txt")
-            else:
-                result["warnings"].append("Unsloth could not be installed; trainer.backend unsloth will be refused with the reason")
+        # --no-deps: Unsloth's own pins (xformers, trl<=1.15, datasets<5) would replace the lock's.
+        optional("unsloth.txt", "unsloth.txt", "Unsloth could not be installed; trainer.backend unsloth will be refused with the reason",
+                 lambda argv: argv[:argv.index("-r")] + ["--no-deps"] + argv[argv.index("-r"):])
     if flash_attn and want_flash_attn(base, info):
         url, wheel = flash_attn_wheel(info)
         if url is None:
             result["warnings"].append("FlashAttention-2 not installed: %s; BF16 runs use sdpa attention (nothing is compiled on the host)" % wheel)
-        for argv, stamp, digest in install_actions(venv_dir, result["base_python"], [os.path.join(REQUIREMENTS_DIR, "flash-attn.txt")]) if url else []:
+        else:
             # The wheel for this torch/CUDA/Python, never the source package (its build compiles for an hour or more).
-            argv = argv[:argv.index("-r")] + ["--no-deps", "--only-binary=:all:", url]
-            if runner(argv) == 0:
-                with open(stamp, "w", encoding="utf-8") as f:
-                    f.write(digest + "\n")
-                result["installed"].append(wheel)
-            else:
-                result["warnings"].append("flash-attn (%s) could not be installed; BF16 runs use sdpa attention" % wheel)
+            optional("flash-attn.txt", wheel, "flash-attn (%s) could not be installed; BF16 runs use sdpa attention" % wheel,
+                     lambda argv: argv[:argv.index("-r")] + ["--no-deps", "--only-binary=:all:", url])
     result["python"] = venv_python(venv_dir)
     if download and spec is not None:
         if snapshot_download is not None:
