@@ -1,6 +1,6 @@
 // Where a run can go, as the Start Training picker lists it: SSH hosts (probed GPUs shown) and cloud
 // offers sorted by price with capacity. The composition root supplies the sources.
-import type { Offer, Provider } from '../../core/providers/provider';
+import type { Provider } from '../../core/providers/provider';
 import type { TargetSpec } from '../../core/providers/targetSpec';
 import type { KnownHostEntry } from '../../core/hosts/hostSources';
 import type { ProbeOutcome } from '../../core/hosts/gpuCheck';
@@ -17,6 +17,4 @@ export interface TargetSources {
   cloudProviders(target?: Partial<TargetSpec>): Promise<{ readonly providers: readonly Provider[]; readonly problems: readonly string[] }>;
 }
 
-export type TargetChoice =
-  | { readonly kind: 'ssh'; readonly host: string; readonly gpus?: readonly string[] }
-  | { readonly kind: 'cloud'; readonly provider: Provider; readonly offer: Offer };
+export type { TargetChoice } from '../../core/runs/cost/startEstimate';

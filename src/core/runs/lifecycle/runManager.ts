@@ -31,7 +31,7 @@ import { relaunchRun } from './runRelaunch';
 import { resumeRun } from './runResume';
 import { hostRunFile, RUN_FILES, runFile } from '../store/runFolder';
 
-export type { RunFinished, RunManagerDeps, RunRelaunched, RunTarget, SyncFn } from './runTypes';
+export type { RunFinished, RunManagerDeps, RunRelaunched, SyncFn } from './runTypes';
 export { remoteWorkspaceName } from '../store/runPaths';
 export { runnerCommand } from './runStart';
 
