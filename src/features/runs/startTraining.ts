@@ -24,6 +24,7 @@ import { ADD_HOST_COMMAND } from '../hosts/addHostCommand';
 import { confirmAndCheckHosts } from '../../core/runs/hosts/hostContactOrder';
 import { confirmRunEnv } from '../../core/runs/lifecycle/startGate';
 import { startConfirmation } from '../../core/runs/lifecycle/startConfirmation';
+import type { RunEnv } from '../../core/runs/lifecycle/runEnv';
 import { nextStartStep } from '../../core/runs/lifecycle/startSteps';
 import type { StartAgain, StartAnswers, StartContext, StartGatePassed, StartReady, StartStep } from '../../core/runs/lifecycle/startSteps';
 import type { RunPlan } from '../../core/runs/lifecycle/runPlan';
@@ -189,7 +190,7 @@ export class StartTrainingCommand {
     const gpus = ready.gpus;
     let hardwareLine: string | undefined;
     let probedHardware: RunHardware | undefined;
-    const confirmStart = async (r: Parameters<typeof startConfirmation>[1]): Promise<boolean> => {
+    const confirmStart = async (r: RunEnv): Promise<boolean> => {
       const c = startConfirmation(ready, r, hardwareLine);
       return (await (c.warn ? showWarningMessage : showInformationMessage)(c.title, { modal: true, detail: c.detail }, c.button)) === c.button;
     };

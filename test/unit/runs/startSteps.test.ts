@@ -214,3 +214,12 @@ test('startSteps: an own host skips the cost gate (no price, no billed resources
   assert.ok(last.kind === 'start' && last.request.target.kind === 'cloud');
   assert.equal(last.request.target.identityFile, '/k/cloud_ed25519');
 });
+
+test("startSteps: Run Again's GPU and host: no pickers, the spec checked for that GPU, straight to the gate", () => {
+  const spec = specFile(QLORA);
+  const { asked, last } = drive(ctxOf({ again: { gpu: 'T4', host: 'suite-t4' } }), yes(spec));
+  assert.deepEqual(asked, ['pickSpec', 'gate', 'start']);
+  assert.ok(last.kind === 'start');
+  assert.equal(last.request.gpu, 'T4');
+  assert.deepEqual(last.request.target, { kind: 'ssh', host: 'suite-t4' });
+});

@@ -243,10 +243,10 @@ export function nextStartStep(ctx: StartContext, a: StartAnswers): StartStep {
   const runSpec = plan.runSpec;
   if (!runSpec) return { kind: 'end' };
 
-  const known = knownGpus(ctx, plan);
-  if (!known && a.gpu === undefined) return { kind: 'pickGpu', ...(typeof plan.target.gpu === 'string' ? { current: plan.target.gpu } : {}) };
-  if (!known && a.gpu === null) return { kind: 'end' };
-  const gpus = known ?? [a.gpu as string];
+  const picked = a.gpu ? [a.gpu] : undefined;
+  const gpus = knownGpus(ctx, plan) ?? picked;
+  if (!gpus && a.gpu === null) return { kind: 'end' };
+  if (!gpus) return { kind: 'pickGpu', ...(typeof plan.target.gpu === 'string' ? { current: plan.target.gpu } : {}) };
   const fits = memo(cachesOf(ctx).fits, plan, gpus.join('\n'), () => (ctx.fitOn ? ctx.fitOn(plan, gpus) : fitOn(plan, gpus, ctx.files(plan.specPath))));
   const fitText = fitTextOf(plan, gpus, fits);
   if (fits.length > 0 && fits.every((f) => f.fits === false) && a.noFit !== true) {
