@@ -165,7 +165,9 @@ function writeTrainingData(python: string, path: string): void {
 }
 
 function request(name: string, spec: Record<string, unknown>, hosts: readonly Sshd[]): StartRequest {
-  const full = { version: 1, name, ...spec, target: { provider: 'ssh', gpu: 'A100-40GB', hosts: hosts.map((s) => `${s.user}@${s.host}`) } };
+  // One host is target.host: the schema takes target.hosts for two machines or more (RunManager.start types the spec).
+  const at = hosts.map((s) => `${s.user}@${s.host}`);
+  const full = { version: 1, name, ...spec, target: { provider: 'ssh', gpu: 'A100-40GB', ...(at.length === 1 ? { host: at[0] } : { hosts: at }) } };
   return {
     specPath: join(ws, 'finetune.yaml'),
     specText: JSON.stringify(full),
