@@ -78,9 +78,10 @@ class SpotResume(Case):
         self.assertEqual(r.returncode, 0, r.stdout)
         model = tiny_model("llama")
         self.data("text-jsonl", "data/train.jsonl")
-        # Steps are fast on the tiny model and each upload is an `aws s3` process: the run is long enough that
-        # the reclaim (after the first upload) always lands mid-run, even on a loaded machine.
-        spec = base_spec(model, trainer={"max_steps": MAX_STEPS, "save_steps": SAVE_STEPS, "save_total_limit": 2},
+        # Each upload is an `aws s3` process, seconds on a loaded machine, while a step of the tiny model is ~15 ms: four
+        # micro-batches per step keep the run long enough that the reclaim (after the first upload) lands mid-run.
+        # With one, a runner 3 ms a step faster (measured.py writing only changed figures) outran the first upload.
+        spec = base_spec(model, trainer={"max_steps": MAX_STEPS, "save_steps": SAVE_STEPS, "save_total_limit": 2, "gradient_accumulation": 4},
                          outputs={"dir": "outputs", "checkpoints": "s3://%s/runs" % bucket})
         first = self.start(spec)
         try:
