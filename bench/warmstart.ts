@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { SSH_CODE, commandLine, startBenchHost, makeRandomFile, makeTree, runTool } from './lib/sshBench';
 import { measurePairs, median, printTable, printVerdict, timeMs } from './lib/pairs';
 import type { RunManager } from '../src/core/runs/lifecycle/runManager';
+import { TERMINAL_STATUSES } from '../src/core/runs/store/runRecord';
 
 const REPO = resolve(__dirname, '..');
 const PAIRS = Number(process.env.RFT_BENCH_PAIRS ?? 7);
@@ -36,12 +37,13 @@ async function main(): Promise<void> {
     version: 1,
     name: 'warm',
     command: `python3 train.py ${SCRIPT_ARGS}`,
-    target: { provider: 'ssh', host: bench.client.alias },
+    target: { provider: 'ssh', host: bench.client.alias, gpu: 'A100-80GB' },
     outputs: { dir: 'outputs', download: [] as string[] },
   };
   const { RunManager, RunStore, Ledger, sshSync } = bench.shipped;
+  const store = new RunStore(join(storage, 'runs.json'));
   const m: RunManager = new RunManager({
-    store: new RunStore(join(storage, 'runs.json')),
+    store,
     storageDir: storage,
     runnerDir: join(REPO, 'python-runner'),
     runnerVersion: 'bench',
@@ -50,6 +52,18 @@ async function main(): Promise<void> {
     sync: sshSync(join(storage, 'sync-cache')),
   });
 
+  /**
+   * Untimed, after each side: its run has ended (ours: the record's status, which waits for the runner's own
+   * finishing work such as the pip freeze record), so neither side's timing shares the CPU with the other's tail end.
+   */
+  let lastId = '';
+  const oursEnded = async (): Promise<void> => {
+    const deadline = Date.now() + 30_000;
+    while (!TERMINAL_STATUSES.has(store.get(lastId)?.status ?? 'planned')) {
+      if (Date.now() > deadline) throw new Error(`run ${lastId} did not end`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
   /** Ours: Start → the first line in the local mirror. */
   const ours = async (): Promise<void> => {
     const rec = await m.start({
@@ -62,6 +76,7 @@ async function main(): Promise<void> {
       target: { kind: 'ssh', host: bench.client.alias },
       teardown: { policy: 'terminate' },
     });
+    lastId = rec.id;
     const log = join(m.localDirOf(rec.id), 'output.log');
     const deadline = Date.now() + 30_000;
     while (!(existsSync(log) && readFileSync(log, 'utf8').includes(FIRST_LINE))) {
@@ -108,11 +123,21 @@ async function main(): Promise<void> {
 
   // Warm both: the first sync of each (and our runner and venv-free own-script bootstrap) is not timed.
   await ours();
+  await oursEnded();
   await byHand();
   const r = await measurePairs(
     PAIRS,
-    () => timeMs(ours),
-    () => timeMs(byHand),
+    async () => {
+      const ms = await timeMs(ours);
+      await oursEnded();
+      return ms;
+    },
+    async () => {
+      const ms = await timeMs(byHand);
+      // The script ends itself (3 steps of 50 ms) and loads nothing in the background.
+      await new Promise((r) => setTimeout(r, 500));
+      return ms;
+    },
   );
   const om = median(r.ours);
   const rm = median(r.reference);

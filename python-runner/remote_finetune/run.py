@@ -160,6 +160,9 @@ class _NotifyingEvents(EventWriter):
         return super().emit(type_, **fields)
 
 
+# pip freeze's own limit is 120 s; a run that ends sooner waits for the record (a short run's file is complete).
+FREEZE_JOIN_S = 125.0
+
 # After a spot notice the instance has two minutes (EC2) at most; otherwise a final checkpoint may be large.
 UPLOAD_DRAIN_AFTER_NOTICE_S = 60.0
 UPLOAD_DRAIN_S = 1800.0
@@ -286,7 +289,9 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
                     method="own-script", world_size=int(RunSpec(spec).launcher.num_processes),
                     wandb_run_id=env.get("WANDB_RUN_ID"), wandb_url=wandb_url(env))
 
-    record_environment(python, run_dir, env, events.emit)
+    # pip freeze takes half a second or more (pip's own imports); the training process does not wait for it.
+    freeze = threading.Thread(target=record_environment, args=(python, run_dir, dict(env), events.emit), name="rft-pip-freeze", daemon=True)
+    freeze.start()
     _restore_checkpoint(run_dir, workdir, spec, env, events)
     scanner = SignatureScanner()
     parser = TrainerOutputParser() if mode == "own-script" else None
@@ -346,6 +351,7 @@ def _run(run_dir: str, workdir: str, python: str, started_at: float, early: Dict
         stall_watch.stop()
         if upload_watch:
             upload_watch.stop()  # its last scan submits the checkpoint saved on the way out
+        freeze.join(FREEZE_JOIN_S)
         if uploader and not uploader.drain(UPLOAD_DRAIN_AFTER_NOTICE_S if notice and notice.noticed else UPLOAD_DRAIN_S):
             events.emit("warning", code="checkpoint-upload", message="the last checkpoint upload did not finish before the run ended")
 

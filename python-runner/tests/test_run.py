@@ -201,3 +201,34 @@ class OwnScriptRun(TempDirTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+SLOW_PIP_PYTHON = r'''#!/bin/sh
+# A training interpreter whose pip takes 3 s to answer (pip's imports on a large environment); anything else is Python.
+if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then sleep 3; echo "slow-pip==1.0"; exit 0; fi
+exec "%s" "$@"
+'''
+
+
+class EnvironmentRecordDoesNotDelayTraining(TempDirTest):
+    """The pip freeze record is taken beside the training process, not before it: a run's first line (what the
+    user waits for after Start) does not wait for pip."""
+
+    def test_training_starts_before_pip_freeze_ends_and_the_record_is_complete_at_the_end(self):
+        run_dir = self.own_script_layout("import time\nprint('first line at', time.time(), flush=True)\n",
+                                         spec={"version": 1, "name": "own", "command": "python train.py"})
+        python = self.write("bin/python", SLOW_PIP_PYTHON % sys.executable, mode=0o755)
+        os.chmod(python, 0o755)
+        env = runner_env({"PATH": STANDIN_DIR + os.pathsep + os.environ["PATH"], "RFT_STANDIN_MODE": "no-gpu",
+                          "RFT_HOME": self.path("home")})
+        t0 = time.time()
+        p = subprocess.run([PYTHON, "-m", "remote_finetune", "run", "--run-dir", run_dir, "--workdir", self.work, "--python", python,
+                            "--no-watchdog", "--no-gpu-sampler"], env=env, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        first = [l for l in read(os.path.join(run_dir, "output.log")).splitlines() if l.startswith("first line at")]
+        self.assertEqual(len(first), 1, read(os.path.join(run_dir, "output.log")))
+        waited = float(first[0].split()[-1]) - t0
+        self.assertLess(waited, 2.5, "the training process started %.1f s after the runner: it waited for pip freeze (3 s)" % waited)
+        self.assertEqual(read(os.path.join(run_dir, "pip-freeze.txt")), "slow-pip==1.0\n", "the record is written before the run ends")
+        self.assertGreaterEqual(time.time() - t0, 3.0, "the runner ends only once the record is written")

@@ -40,9 +40,13 @@ export function readyWait(provider: ProviderKind, gpuCount: number, specTimeoutM
 }
 
 /** The spec's `target.ready_timeout_min`, if it gives one. */
-export function specReadyTimeout(spec: Readonly<Record<string, unknown>>): number | undefined {
-  const t = spec.target;
-  const v = typeof t === 'object' && t !== null ? (t as Record<string, unknown>).ready_timeout_min : undefined;
+/** The part of a run spec (config's RunSpec or LooseRunSpec; providers sit below config) this reads. */
+export interface ReadyTimeoutSpec {
+  readonly target?: { readonly ready_timeout_min?: number | undefined } | undefined;
+}
+
+export function specReadyTimeout(spec: ReadyTimeoutSpec): number | undefined {
+  const v = spec.target?.ready_timeout_min;
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
 }
 

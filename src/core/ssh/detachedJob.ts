@@ -34,7 +34,16 @@ export interface StartOptions {
    * the last start's pid, exit code and heartbeat go, so the new wrapper's are the ones read.
    */
   readonly reuse?: boolean;
+  /**
+   * Files a follower tails from the first line (the run's logs), created empty before the run starts. GNU
+   * `tail -F` sees a file that exists at once (inotify) but one that does not yet only when it looks again, about
+   * 0.4 s later: the first line of a run would wait for that. Appended to, never truncated (Resume keeps them).
+   */
+  readonly followed?: readonly string[];
 }
+
+/** A plain name inside the run folder: no path, no shell. */
+const RUN_FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 
 export interface LaunchRecord {
   readonly provider: 'lambda' | 'ec2' | 'gcp';
@@ -150,7 +159,11 @@ export async function startDetached(session: SshSession, options: StartOptions):
   const make = options.reuse
     ? `test -d ${shellQuote(runDir)} && rm -f ${['pid', 'exit_code', 'heartbeat', 'started_at', 'train.pgid', 'runner.pid'].map(q).join(' ')}`
     : `mkdir ${shellQuote(runDir)}`;
-  const exists = await session.exec(`mkdir -p ${shellQuote(`${root}/runs`)} && ${make} && chmod 700 ${shellQuote(runDir)}`, {
+  const followed = options.followed ?? [];
+  const bad = followed.find((f) => !RUN_FILE_NAME.test(f));
+  if (bad !== undefined) throw new Error(`not a file name in a run folder: ${JSON.stringify(bad)}`);
+  const touch = followed.length > 0 ? ` && (umask 077 && ${followed.map((f) => `: >> ${q(f)}`).join(' && ')})` : '';
+  const exists = await session.exec(`mkdir -p ${shellQuote(`${root}/runs`)} && ${make} && chmod 700 ${shellQuote(runDir)}${touch}`, {
     what: `creating ${runDir}`,
     ...QUICK,
   });
@@ -162,19 +175,30 @@ export async function startDetached(session: SshSession, options: StartOptions):
     );
   const cwd = options.cwd ? (options.cwd.startsWith('/') ? options.cwd : `${await session.home()}/${options.cwd}`) : undefined;
   const commandScript = `${cwd ? `cd ${shellQuote(cwd)} || exit 96\n` : ''}${options.command}\n`;
-  await writeFileAtomic(sftp, `${runDir}/wrapper.sh`, WRAPPER_SCRIPT, 0o700);
-  await writeFileAtomic(sftp, `${runDir}/command.sh`, commandScript, 0o600);
-  if (options.spec !== undefined) await writeFileAtomic(sftp, `${runDir}/spec.json`, JSON.stringify(options.spec, null, 2) + '\n', 0o600);
-  if (options.launch) {
-    const record = { v: 1, launched_by: 'remote-finetune', provider: options.launch.provider, instance_id: options.launch.instanceId };
-    await writeFileAtomic(sftp, `${runDir}/launch.json`, JSON.stringify(record) + '\n', 0o600);
-  }
-  if (options.controlKey !== undefined) {
-    if (!/^[0-9a-f]{64}$/.test(options.controlKey)) throw new Error('control key: expected 64 hex digits');
-    await writeFileAtomic(sftp, `${runDir}/control.key`, `${options.controlKey}\n`, 0o600);
-  }
-  await writeSecretsFile(session, runDir, options.env ?? {});
-  const launcher = !options.launcher || options.launcher === 'auto' ? await detectLauncher(session) : options.launcher;
+  if (options.controlKey !== undefined && !/^[0-9a-f]{64}$/.test(options.controlKey)) throw new Error('control key: expected 64 hex digits');
+  const files: Array<readonly [string, string, number]> = [
+    ['wrapper.sh', WRAPPER_SCRIPT, 0o700],
+    ['command.sh', commandScript, 0o600],
+    ...(options.spec !== undefined ? [['spec.json', JSON.stringify(options.spec, null, 2) + '\n', 0o600] as const] : []),
+    ...(options.launch
+      ? [
+          [
+            'launch.json',
+            JSON.stringify({ v: 1, launched_by: 'remote-finetune', provider: options.launch.provider, instance_id: options.launch.instanceId }) + '\n',
+            0o600,
+          ] as const,
+        ]
+      : []),
+    ...(options.controlKey !== undefined ? [['control.key', `${options.controlKey}\n`, 0o600] as const] : []),
+  ];
+  // Independent files and the launcher question travel together: each is a few round trips, and none waits on another.
+  const [, launcher] = await Promise.all([
+    Promise.all([
+      ...files.map(([name, text, mode]) => writeFileAtomic(sftp, `${runDir}/${name}`, text, mode)),
+      writeSecretsFile(session, runDir, options.env ?? {}),
+    ]),
+    !options.launcher || options.launcher === 'auto' ? detectLauncher(session) : Promise.resolve(options.launcher),
+  ]);
   const wrapper = `${runDir}/wrapper.sh`;
   // Launch and wait (up to 10 s) for the wrapper's pid file in the same round trip.
   const script =

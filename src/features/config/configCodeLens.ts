@@ -5,10 +5,9 @@ import * as vscode from 'vscode';
 import { estimateLabel } from '../../core/config/runSpecEstimate';
 import { breakdownLines } from '../../core/config/estimateBreakdown';
 import type { ConfigDiagnostics } from './configDiagnostics';
-import { toValue } from '../../core/config/parse';
 import { estimateLensTitle, measuredForSpec } from '../../core/runs/cost/estimateVsActual';
 import type { RunRecord } from '../../core/runs/store/runRecord';
-import { specTimeCostOf } from './specTimeCostOf';
+import { editorSpecOf, specTimeCostOf } from './specTimeCostOf';
 
 export const SHOW_ESTIMATE_COMMAND = 'remoteFinetune.showMemoryEstimate';
 
@@ -30,8 +29,7 @@ export class ConfigCodeLens implements vscode.CodeLensProvider {
     const e = r?.kind === 'runspec' ? r.estimate : undefined;
     const at = e?.gpuNode;
     if (!e || !at) return [];
-    const spec = toValue(r?.root);
-    const measured = typeof spec === 'object' && spec !== null ? measuredForSpec(spec as Record<string, unknown>, e.gpu.id, this.history()) : undefined;
+    const measured = r ? measuredForSpec(editorSpecOf(r), e.gpu.id, this.history()) : undefined;
     // Memory, then time and money for the spec's own target, as the Start confirmation reckons them.
     const tc = specTimeCostOf(doc, r, this.history());
     const command = {

@@ -6,6 +6,8 @@ import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ValidateResult } from '../../core/config/validate';
 import { toValue } from '../../core/config/parse';
+import { looseRunSpec } from '../../core/config/runSpecDefaults';
+import type { LooseRunSpec } from '../../core/config/runSpecDefaults';
 import { countExamples } from '../../core/runs/view/dataExamples';
 import type { RunRecord } from '../../core/runs/store/runRecord';
 import { specTimeCost } from '../../core/runs/cost/specTimeCost';
@@ -29,11 +31,15 @@ function countedExamples(absPath: string): number | undefined {
   return n;
 }
 
+/** The editor's spec as the schema typed it, or while it has errors the fields the schema accepts one by one. */
+export function editorSpecOf(r: ValidateResult): LooseRunSpec {
+  return r.runSpec ?? looseRunSpec(toValue(r.root));
+}
+
 export function specTimeCostOf(doc: vscode.TextDocument, r: ValidateResult | undefined, history: readonly RunRecord[]): SpecTimeCost | undefined {
   const e = r?.kind === 'runspec' ? r.estimate : undefined;
-  const spec = toValue(r?.root);
-  if (!e || typeof spec !== 'object' || spec === null || Array.isArray(spec)) return undefined;
+  if (!r || !e) return undefined;
   // An untitled spec has no folder: its data paths resolve nowhere and the length says why.
   const specDir = doc.uri.scheme === 'file' ? dirname(doc.uri.fsPath) : '';
-  return specTimeCost({ spec: spec as Record<string, unknown>, specDir, estimate: e, countExamples: countedExamples, history });
+  return specTimeCost({ spec: editorSpecOf(r), specDir, estimate: e, countExamples: countedExamples, history });
 }

@@ -12,7 +12,6 @@ import type { GcpSetupState, TargetFix } from '../../core/runs/hosts/targetFixes
 import { resolveCloudSettings } from '../../core/providers/providerSelection';
 import { applicationDefaultCredentialsPresent } from '../../core/providers/gcp/auth';
 import { cloudOf, offersForTarget } from '../../core/runs/hosts/targetOffers';
-import type { TargetSpec } from '../../core/providers/targetSpec';
 import type { RunPlan } from '../../core/runs/lifecycle/runPlan';
 import { GPU_IDS } from '../../core/gpu/catalog';
 
@@ -96,7 +95,7 @@ export async function pickTarget(
   if (active) qp.activeItems = [active];
   qp.show();
   // The spec's target decides which clouds, where, what type and how many GPUs are offered.
-  const target = plan.target as Partial<TargetSpec>;
+  const target = plan.target;
   const cloud = sources.cloudProviders(target).then(
     async ({ providers, problems }) => {
       const { offers, problems: more } = await offersForTarget(providers, gpus, target);

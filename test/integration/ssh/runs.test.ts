@@ -272,3 +272,23 @@ test('a host without SFTP: starting a run says so plainly, writes no secret anyw
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('followed files exist, empty and 0600, when the run starts (tail -F then follows them at once); Resume appends to them', async () => {
+  const session = await host.session();
+  const followed = ['output.log', 'events.jsonl', 'gpu.csv'];
+  const started = await startDetached(session, { runId: 'followed-1', command: 'sleep 1; echo later', launcher: 'setsid', followed });
+  const dir = join(sshd.home, '.remote-finetune', 'runs', started.runId);
+  for (const f of ['events.jsonl', 'gpu.csv']) {
+    assert.ok(existsSync(join(dir, f)), `${f} exists before the run writes it`);
+    assert.equal(statSync(join(dir, f)).size, 0);
+    assert.equal(statSync(join(dir, f)).mode & 0o777, 0o600, `${f} is the user's alone`);
+  }
+  await waitFor(started.runId, (s) => s.state === 'exited');
+  writeFileSync(join(dir, 'events.jsonl'), '{"type":"started"}\n');
+  await startDetached(session, { runId: 'followed-1', command: 'echo again', launcher: 'setsid', followed, reuse: true });
+  await waitFor(started.runId, (s) => s.state === 'exited' && s.exitCode === 0);
+  assert.equal(readFileSync(join(dir, 'events.jsonl'), 'utf8'), '{"type":"started"}\n', 'Resume does not truncate');
+  assert.equal(readFileSync(join(dir, 'output.log'), 'utf8'), 'later\nagain\n');
+  await assert.rejects(startDetached(session, { runId: 'followed-2', command: 'true', followed: ['../escape'] }), /not a file name in a run folder/);
+  assert.ok(!existsSync(join(sshd.home, '.remote-finetune', 'runs', 'followed-2')), 'refused before anything is made');
+});

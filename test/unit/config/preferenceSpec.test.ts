@@ -2,6 +2,7 @@
 // method a file's rows belong to (RFT850, as the runner stops on them); the VRAM estimate takes the base method
 // (preference.base_method) with chosen and rejected in one batch, and the run length counts both sequences and
 // DPO's reference pass.
+import { looseRunSpec } from '../../../src/core/config/runSpecDefaults';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -99,7 +100,7 @@ test('VRAM estimate: dpo is its base method with two sequences per example (the 
 test('run length: dpo counts chosen, rejected and the reference pass; orpo both sequences', () => {
   const len = (method: string): number => {
     const r = runLength({
-      spec: { method, trainer: { max_steps: 100, per_device_batch_size: 2 }, data: { max_seq_length: 1024 } },
+      spec: looseRunSpec({ method, trainer: { max_steps: 100, per_device_batch_size: 2 }, data: { max_seq_length: 1024 } }),
       specDir: '/',
       gpu: 'A100-80GB',
       gpuCount: 1,

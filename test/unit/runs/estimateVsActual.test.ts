@@ -1,6 +1,7 @@
 // Estimated against actual (issue 32.4): the case a spec describes (unset fields at the runner's defaults), the
 // error's sign, and which of the user's runs count as the same case. The end-to-end path (a real host measuring,
 // the record keeping it) is test/integration/runs/measuredRun.test.ts.
+import { looseRunSpec } from '../../../src/core/config/runSpecDefaults';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -109,13 +110,17 @@ test("the editor's VRAM lens leads with the user's measurement of the same spec 
     method: 'qlora',
     data: { max_seq_length: 2048 },
     trainer: { per_device_batch_size: 2, gradient_accumulation: 8 },
-    target: { gpu: 'A100-80GB' },
+    target: { provider: 'ssh', gpu: 'A100-80GB' },
   };
-  const m = measuredForSpec(spec, 'A100-80GB', runs);
+  const m = measuredForSpec(looseRunSpec(spec), 'A100-80GB', runs);
   assert.equal(
     estimateLensTitle('≈ 30.0 GB of 80 GB on A100-80GB', m),
     'measured on run llama3 (rft-a): 31.2 GB, 2,340 tokens/s · model: ≈ 30.0 GB of 80 GB on A100-80GB',
   );
-  assert.equal(measuredForSpec({ ...spec, target: { gpu: 'A100-80GB', gpu_count: 2 } }, 'A100-80GB', runs), undefined, 'two GPUs is another case');
+  assert.equal(
+    measuredForSpec(looseRunSpec({ ...spec, target: { provider: 'ssh', gpu: 'A100-80GB', gpu_count: 2 } }), 'A100-80GB', runs),
+    undefined,
+    'two GPUs is another case',
+  );
   assert.equal(estimateLensTitle('≈ 30.0 GB of 80 GB on A100-80GB', undefined), '≈ 30.0 GB of 80 GB on A100-80GB');
 });

@@ -1,5 +1,6 @@
 // Multi-node starts (issue 19.2): what each machine's spec says, the rendezvous probe's reading, which specs
 // may start on several machines, and which rank's failure ends the run.
+import { looseRunSpec } from '../../../src/core/config/runSpecDefaults';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -57,7 +58,7 @@ test('a multi-node start needs torchrun or accelerate and one distinct host per 
 });
 
 test('the spec may fix the rendezvous address and port (a private network the SSH address is not on)', () => {
-  assert.deepEqual(fixedRendezvous(spec), {});
+  assert.deepEqual(fixedRendezvous(looseRunSpec(spec)), {});
   assert.deepEqual(fixedRendezvous({ launcher: { main_process_ip: '192.168.1.5', main_process_port: 29500 } }), { address: '192.168.1.5', port: 29500 });
 });
 

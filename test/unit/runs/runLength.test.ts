@@ -1,6 +1,7 @@
 // The cost shown before launch: price × the run's estimated hours, from its steps, its tokens per step and the
 // GPU class's training throughput; never one assumed hour. And the throughput figures against what is
 // published, the example counter, and the runner defaults the estimate assumes.
+import { looseRunSpec } from '../../../src/core/config/runSpecDefaults';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -22,7 +23,7 @@ test("run length: max_steps × tokens per step ÷ the GPU's throughput; the cost
     data: { train: 'hub/dataset', max_seq_length: 2048 },
     trainer: { max_steps: 1000, per_device_batch_size: 4, gradient_accumulation: 4, gradient_checkpointing: true, precision: 'bf16' },
   };
-  const length = runLength({ spec, specDir: '/w', gpu: 'A100-40GB', gpuCount: 1, params: 8e9, countExamples: () => undefined });
+  const length = runLength({ spec: looseRunSpec(spec), specDir: '/w', gpu: 'A100-40GB', gpuCount: 1, params: 8e9, countExamples: () => undefined });
   assert.ok(length.known);
   assert.equal(length.steps, 1000);
   assert.equal(length.tokensPerStep, 4 * 4 * 2048);
@@ -62,10 +63,10 @@ test("run length: without max_steps, epochs over the local file's examples as HF
     data: { train: 'train.jsonl', max_seq_length: 1024 },
     trainer: { epochs: 2, per_device_batch_size: 2, gradient_accumulation: 4 },
   };
-  const one = runLength({ spec, specDir: dir, gpu: 'L4', gpuCount: 1, params: 7e9, countExamples });
+  const one = runLength({ spec: looseRunSpec(spec), specDir: dir, gpu: 'L4', gpuCount: 1, params: 7e9, countExamples });
   assert.ok(one.known);
   assert.equal(one.steps, 2 * Math.ceil(Math.ceil(1000 / 2) / 4), '125 steps an epoch');
-  const two = runLength({ spec, specDir: dir, gpu: 'L4', gpuCount: 2, params: 7e9, countExamples });
+  const two = runLength({ spec: looseRunSpec(spec), specDir: dir, gpu: 'L4', gpuCount: 2, params: 7e9, countExamples });
   assert.ok(two.known);
   assert.equal(two.steps, 2 * Math.ceil(Math.ceil(1000 / 4) / 4));
   assert.ok(two.hours < one.hours, 'two GPUs finish sooner');

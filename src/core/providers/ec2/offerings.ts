@@ -20,6 +20,23 @@ function spotSource(zone: string, q: SpotQuote): string {
   return `DescribeSpotPriceHistory ${zone}, ${new Date(q.at).toISOString().slice(0, 16)}Z`;
 }
 
+type CatalogType = (typeof EC2_GPU_TYPES)[number];
+
+/** An offer of a catalog type in a region; the caller says the price, the zone, spot and capacity. */
+function offerOf(c: CatalogType, region: string, rest: Pick<Offer, 'pricePerHour' | 'spot' | 'capacity'> & Partial<Offer>): Offer {
+  return {
+    provider: 'ec2',
+    instanceType: c.instanceType,
+    gpu: c.gpu,
+    gpuCount: c.gpuCount,
+    vramGiB: c.vramGiB,
+    region,
+    vcpus: c.vcpus,
+    memoryGiB: c.memoryGiB,
+    ...rest,
+  };
+}
+
 export class Ec2Offerings {
   constructor(private readonly api: Ec2Api) {}
 
@@ -29,20 +46,7 @@ export class Ec2Offerings {
     if (query.region && query.region !== region) return [];
     if (query.zone) requireCloudName('ec2', 'ec2-zone', 'target.zone', query.zone);
     const candidates = EC2_GPU_TYPES.filter((x) =>
-      matchesQuery(
-        {
-          provider: 'ec2',
-          instanceType: x.instanceType,
-          gpu: x.gpu,
-          gpuCount: x.gpuCount,
-          vramGiB: x.vramGiB,
-          region,
-          pricePerHour: 0,
-          spot: false,
-          capacity: 'unknown',
-        },
-        { ...query, spot: undefined, zone: undefined },
-      ),
+      matchesQuery(offerOf(x, region, { pricePerHour: 0, spot: false, capacity: 'unknown' }), { ...query, spot: undefined, zone: undefined }),
     );
     if (candidates.length === 0) return [];
     const types = candidates.map((c) => c.instanceType);
@@ -61,21 +65,15 @@ export class Ec2Offerings {
         const quote = quotes[n];
         // Asked for a zone: the offer is for that zone, and only where the zone offers the type.
         const where = query.zone ? (zonesOf.get(c.instanceType) ?? []).includes(query.zone) : zonesOf.has(c.instanceType);
-        offers.push({
-          provider: 'ec2',
-          instanceType: c.instanceType,
-          gpu: c.gpu,
-          gpuCount: c.gpuCount,
-          vramGiB: c.vramGiB,
-          region,
-          ...(query.zone ? { zone: query.zone } : {}),
-          pricePerHour: quote?.pricePerHour ?? c.onDemandPerHour,
-          ...(quote ? { priceSource: quote.source } : {}),
-          spot: false,
-          capacity: where ? 'unknown' : 'unavailable',
-          vcpus: c.vcpus,
-          memoryGiB: c.memoryGiB,
-        });
+        offers.push(
+          offerOf(c, region, {
+            ...(query.zone ? { zone: query.zone } : {}),
+            pricePerHour: quote?.pricePerHour ?? c.onDemandPerHour,
+            ...(quote ? { priceSource: quote.source } : {}),
+            spot: false,
+            capacity: where ? 'unknown' : 'unavailable',
+          }),
+        );
       }
     }
     if (query.spot !== false) {
@@ -85,21 +83,9 @@ export class Ec2Offerings {
         const latest = prices.get(c.instanceType) ?? new Map<string, SpotQuote>();
         const best = [...latest.entries()].sort((a, b) => a[1].price - b[1].price)[0];
         if (best)
-          offers.push({
-            provider: 'ec2',
-            instanceType: c.instanceType,
-            gpu: c.gpu,
-            gpuCount: c.gpuCount,
-            vramGiB: c.vramGiB,
-            region,
-            zone: best[0],
-            pricePerHour: best[1].price,
-            priceSource: spotSource(best[0], best[1]),
-            spot: true,
-            capacity: 'unknown',
-            vcpus: c.vcpus,
-            memoryGiB: c.memoryGiB,
-          });
+          offers.push(
+            offerOf(c, region, { zone: best[0], pricePerHour: best[1].price, priceSource: spotSource(best[0], best[1]), spot: true, capacity: 'unknown' }),
+          );
       }
     }
     return offers;

@@ -6,6 +6,7 @@ import type { RunRecord } from '../store/runRecord';
 import type { RunEstimated } from '../store/runMeasuredSchema';
 import type { RunLength } from './runLength';
 import { RUNNER_DEFAULTS } from '../../config/runnerDefaults';
+import type { LooseRunSpec } from '../../config/runSpecDefaults';
 import { formatDuration } from './duration';
 
 const MIB_PER_GIB = 1024;
@@ -162,7 +163,7 @@ function num(v: unknown): number | undefined {
 
 /** The case a spec describes on a GPU (unset fields at the runner's defaults); none for an own command. */
 export function estimateCaseOf(
-  spec: Readonly<Record<string, unknown>>,
+  spec: LooseRunSpec,
   gpu: string,
   gpuCount: number,
   defaults: {
@@ -172,29 +173,22 @@ export function estimateCaseOf(
     readonly maxSeqLength: number;
   },
 ): EstimateCase | undefined {
-  const get = (...path: string[]): unknown =>
-    path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
-  const model = get('model', 'id');
+  const model = spec.model?.id;
   if (typeof spec.command === 'string' || typeof model !== 'string') return undefined;
-  const method = get('method');
+  const { trainer = {}, data = {} } = spec;
   return {
     model,
     gpu,
     gpuCount: Math.max(1, Math.floor(gpuCount)),
-    method: typeof method === 'string' ? method : defaults.method,
-    seqLen: Math.floor(num(get('data', 'max_seq_length')) ?? defaults.maxSeqLength),
-    batch: Math.floor(
-      (num(get('trainer', 'per_device_batch_size')) ?? defaults.perDeviceBatch) *
-        (num(get('trainer', 'gradient_accumulation')) ?? defaults.gradientAccumulation),
-    ),
+    method: spec.method ?? defaults.method,
+    seqLen: Math.floor(num(data.max_seq_length) ?? defaults.maxSeqLength),
+    batch: Math.floor((num(trainer.per_device_batch_size) ?? defaults.perDeviceBatch) * (num(trainer.gradient_accumulation) ?? defaults.gradientAccumulation)),
   };
 }
 
 /** The newest measured run of the case a spec describes on a GPU, for the editor's estimate. */
-export function measuredForSpec(spec: Readonly<Record<string, unknown>>, gpu: string, records: readonly RunRecord[]): MeasuredMatch | undefined {
-  const target = spec.target;
-  const count = typeof target === 'object' && target !== null ? (target as Record<string, unknown>).gpu_count : undefined;
-  const c = estimateCaseOf(spec, gpu, typeof count === 'number' ? count : 1, RUNNER_DEFAULTS);
+export function measuredForSpec(spec: LooseRunSpec, gpu: string, records: readonly RunRecord[]): MeasuredMatch | undefined {
+  const c = estimateCaseOf(spec, gpu, spec.target?.gpu_count ?? 1, RUNNER_DEFAULTS);
   return c ? measuredMatch(records, c) : undefined;
 }
 

@@ -9,11 +9,13 @@ import { isAbsolute, join } from 'node:path';
 import { isGpuId } from '../../gpu/catalog';
 import { trainingThroughput } from '../../gpu/throughput';
 import { RUNNER_DEFAULTS } from '../../config/runnerDefaults';
+import type { LooseRunSpec } from '../../config/runSpecDefaults';
 
 export { RUNNER_DEFAULTS };
 
 export interface RunLengthInput {
-  readonly spec: Readonly<Record<string, unknown>>;
+  /** The fields of the spec the schema accepts (the editor's spec may be half-written). */
+  readonly spec: LooseRunSpec;
   /** The spec's folder: relative data paths resolve there. */
   readonly specDir: string;
   readonly gpu: string;
@@ -39,10 +41,6 @@ export type RunLength =
     }
   | { readonly known: false; readonly reason: string };
 
-function at(spec: Readonly<Record<string, unknown>>, ...path: string[]): unknown {
-  return path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), spec);
-}
-
 function positive(v: unknown, fallback: number): number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : fallback;
 }
@@ -51,37 +49,37 @@ export function runLength(x: RunLengthInput): RunLength {
   if (typeof x.spec.command === 'string') return { known: false, reason: 'your own command sets its own length' };
   if (!isGpuId(x.gpu)) return { known: false, reason: `no throughput figure for ${x.gpu}` };
   if (!x.params) return { known: false, reason: 'the model size is unknown (set model.config_path or model.params_b)' };
-  const m = at(x.spec, 'method');
-  const method =
-    preferenceBase(m, at(x.spec, 'preference', 'base_method')) ?? (m === 'full' || m === 'lora-bf16' || m === 'qlora' ? m : RUNNER_DEFAULTS.method);
+  const { trainer = {}, data = {} } = x.spec;
+  const m = x.spec.method;
+  const method = preferenceBase(m, x.spec.preference?.base_method) ?? (m === 'full' || m === 'lora-bf16' || m === 'qlora' ? m : RUNNER_DEFAULTS.method);
   // dpo/orpo: two sequences per example, and DPO's reference pass (preferenceMethod.ts).
   const compute = preferenceComputeFactor(m);
-  const batch = positive(at(x.spec, 'trainer', 'per_device_batch_size'), RUNNER_DEFAULTS.perDeviceBatch);
-  const accum = positive(at(x.spec, 'trainer', 'gradient_accumulation'), RUNNER_DEFAULTS.gradientAccumulation);
-  const seq = positive(at(x.spec, 'data', 'max_seq_length'), RUNNER_DEFAULTS.maxSeqLength);
+  const batch = positive(trainer.per_device_batch_size, RUNNER_DEFAULTS.perDeviceBatch);
+  const accum = positive(trainer.gradient_accumulation, RUNNER_DEFAULTS.gradientAccumulation);
+  const seq = positive(data.max_seq_length, RUNNER_DEFAULTS.maxSeqLength);
   const gpus = Math.max(1, x.gpuCount);
-  const maxSteps = at(x.spec, 'trainer', 'max_steps');
+  const maxSteps = trainer.max_steps;
   let steps: number;
   let stepsBasis: string;
   if (typeof maxSteps === 'number' && maxSteps > 0) {
     steps = maxSteps;
     stepsBasis = `trainer.max_steps ${maxSteps}`;
   } else {
-    const train = at(x.spec, 'data', 'train');
+    const train = data.train;
     if (typeof train !== 'string') return { known: false, reason: 'no data.train to count' };
     const path = isAbsolute(train) ? train : join(x.specDir, train);
     const examples = x.countExamples(path);
     if (examples === undefined)
       return { known: false, reason: `the size of ${train} is not known here (a Hub dataset or a format not counted): set trainer.max_steps for an estimate` };
-    const epochs = positive(at(x.spec, 'trainer', 'epochs'), RUNNER_DEFAULTS.epochs);
+    const epochs = positive(trainer.epochs, RUNNER_DEFAULTS.epochs);
     // HF Trainer: batches per epoch on each process, then optimizer steps per epoch after accumulation.
     const perEpoch = Math.ceil(Math.ceil(examples / (batch * gpus)) / accum);
     steps = Math.ceil(perEpoch * epochs);
     stepsBasis = `${examples} examples × ${epochs} epochs ÷ (${batch} × ${accum} × ${gpus})`;
   }
   const tokensPerStep = batch * accum * gpus * seq;
-  const ckpt = at(x.spec, 'trainer', 'gradient_checkpointing');
-  const prec = at(x.spec, 'trainer', 'precision');
+  const ckpt = trainer.gradient_checkpointing;
+  const prec = trainer.precision;
   const t = trainingThroughput({
     gpu: x.gpu,
     gpuCount: gpus,

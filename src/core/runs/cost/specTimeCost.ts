@@ -3,6 +3,7 @@
 // the same money line (launchCost.ts) the Start confirmation shows, priced from the spec's provider's own catalog
 // (providerMachines.ts); an own host costs nothing from here and says how long.
 import type { RunSpecEstimate } from '../../config/runSpecEstimate';
+import type { LooseRunSpec } from '../../config/runSpecDefaults';
 import { cheapestMachine, providerMachines, provisionedProvider } from '../../config/rules/providerMachines';
 import type { ProviderMachine } from '../../config/rules/providerMachines';
 import { formatUsd } from '../../providers/cost';
@@ -21,7 +22,8 @@ export interface SpecTimeCost {
 }
 
 export interface SpecTimeCostInput {
-  readonly spec: Readonly<Record<string, unknown>>;
+  /** The fields of the editor's spec the schema accepts. */
+  readonly spec: LooseRunSpec;
   /** The spec's folder: data.train resolves there (as the Start confirmation does). */
   readonly specDir: string;
   readonly estimate: RunSpecEstimate;
@@ -46,21 +48,16 @@ function trainingLine(length: RunLength): string {
   return length.known ? `Training ${roughDuration(length.hours)}: ${length.basis}.` : `No time estimate: ${length.reason}.`;
 }
 
-function targetOf(spec: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const t = spec.target;
-  return typeof t === 'object' && t !== null ? (t as Record<string, unknown>) : {};
-}
-
 /** The machine the spec names (target.instance_type, when it holds the GPU), else the provider's cheapest for it. */
-function machineFor(provider: 'lambda' | 'ec2' | 'gcp', e: RunSpecEstimate, count: number, instanceType: unknown): ProviderMachine | undefined {
-  const named = typeof instanceType === 'string' ? providerMachines(provider).find((m) => m.instanceType === instanceType) : undefined;
+function machineFor(provider: 'lambda' | 'ec2' | 'gcp', e: RunSpecEstimate, count: number, instanceType: string | undefined): ProviderMachine | undefined {
+  const named = instanceType ? providerMachines(provider).find((m) => m.instanceType === instanceType) : undefined;
   if (named && named.gpu === e.gpu.id && named.perHour > 0) return named;
   const m = cheapestMachine(provider, e.gpu.id, count);
   return m && m.perHour > 0 ? m : undefined;
 }
 
 export function specTimeCost(x: SpecTimeCostInput): SpecTimeCost {
-  const target = targetOf(x.spec);
+  const target = x.spec.target ?? {};
   const e = x.estimate;
   const count = e.input.gpuCount;
   const length: RunLength = withMeasuredThroughput(

@@ -43,7 +43,7 @@ export interface StartEstimate {
 function lengthOn(x: StartEstimateInput, gpu: string, gpuCount: number, fit: FitLine | undefined, measured: MeasuredMatch | undefined): RunLength {
   return withMeasuredThroughput(
     runLength({
-      spec: x.plan.spec,
+      spec: x.plan.typed,
       specDir: x.plan.workspaceDir,
       gpu,
       gpuCount,
@@ -57,8 +57,8 @@ function lengthOn(x: StartEstimateInput, gpu: string, gpuCount: number, fit: Fit
 export function startEstimate(x: StartEstimateInput): StartEstimate {
   const { plan, choice, fits } = x;
   const runGpu = choice.kind === 'cloud' ? choice.offer.gpu : (x.gpus[0] ?? '');
-  const runGpuCount = choice.kind === 'cloud' ? choice.offer.gpuCount : typeof plan.target.gpu_count === 'number' ? plan.target.gpu_count : 1;
-  const runCase = estimateCaseOf(plan.spec, runGpu, runGpuCount, RUNNER_DEFAULTS);
+  const runGpuCount = choice.kind === 'cloud' ? choice.offer.gpuCount : (plan.target.gpu_count ?? 1);
+  const runCase = estimateCaseOf(plan.typed, runGpu, runGpuCount, RUNNER_DEFAULTS);
   const measured = runCase ? measuredMatch(x.pastRuns, runCase) : undefined;
   const runFit = fits.find((f) => f.gpu === runGpu) ?? fits[0];
   let estimated: RunEstimated | undefined = runCase ? { ...runCase, ...(runFit?.estimate ? { vramGib: runFit.estimate.estimate.totalGib } : {}) } : undefined;
@@ -66,7 +66,7 @@ export function startEstimate(x: StartEstimateInput): StartEstimate {
   if (choice.kind === 'cloud') {
     const length = lengthOn(x, choice.offer.gpu, choice.offer.gpuCount, fits.find((f) => f.gpu === choice.offer.gpu) ?? fits[0], measured);
     // The wait for SSH bills and grows with the GPU count: in the total, and said with the limit that ends it.
-    const ready = readyWait(choice.offer.provider, choice.offer.gpuCount, specReadyTimeout(plan.spec));
+    const ready = readyWait(choice.offer.provider, choice.offer.gpuCount, specReadyTimeout(plan.typed));
     const cost = launchCost(choice.offer, length, ready);
     if (estimated && length.known)
       estimated = { ...estimated, hours: length.hours, tokensPerSecond: length.tokensPerSecond, ...(cost.estimate ? { costUsd: cost.estimate.totalUsd } : {}) };

@@ -4,7 +4,7 @@
 // rendezvous address and port) is decided here, before anything starts.
 
 import { volumeOf } from '../hosts/runVolume';
-import type { RunSpec } from '../../config/runSpecDefaults';
+import type { LooseRunSpec, RunSpec } from '../../config/runSpecDefaults';
 
 /** The spec's machine count (1 when it has no launcher block or says nothing). */
 export function machinesOf(spec: RunSpec): number {
@@ -68,13 +68,10 @@ export function specForMachine(spec: Readonly<Record<string, unknown>>, rank: nu
   return { ...spec, launcher };
 }
 
-/** The address and port the spec fixes, if it does (a private network address the SSH address is not). */
-export function fixedRendezvous(spec: Readonly<Record<string, unknown>>): { address?: string; port?: number } {
-  const l = (spec.launcher ?? {}) as { main_process_ip?: unknown; main_process_port?: unknown };
-  return {
-    ...(typeof l.main_process_ip === 'string' && l.main_process_ip ? { address: l.main_process_ip } : {}),
-    ...(typeof l.main_process_port === 'number' ? { port: l.main_process_port } : {}),
-  };
+/** The address and port the spec as written fixes, if it does (not the default port) (a private network address the SSH address is not). */
+export function fixedRendezvous(written: LooseRunSpec): { address?: string; port?: number } {
+  const { main_process_ip: address, main_process_port: port } = written.launcher ?? {};
+  return { ...(address ? { address } : {}), ...(port !== undefined ? { port } : {}) };
 }
 
 /**

@@ -21,6 +21,8 @@ export interface RunPlan {
   readonly spec: Readonly<Record<string, unknown>>;
   /** The spec the schema accepted, defaults filled in; absent when the schema refused it (then `errors` say why). */
   readonly runSpec?: ResolvedRunSpec;
+  /** `runSpec`, or when the schema refused the spec the fields it accepts one by one: what the estimates read. */
+  readonly typed: LooseRunSpec;
   /** The parsed document, so the fit on other GPUs is estimated without parsing the text again. */
   readonly root?: DocNode;
   readonly name: string;
@@ -30,7 +32,7 @@ export interface RunPlan {
   readonly workspaceDir: string;
   readonly envFile?: string;
   readonly teardown: TeardownSettings;
-  readonly target: Readonly<Record<string, unknown>>;
+  readonly target: NonNullable<LooseRunSpec['target']>;
   readonly ownScript: boolean;
 }
 
@@ -69,6 +71,7 @@ export function planRun(specPath: string, specText: string, files: FileAccess, o
     specText,
     spec,
     ...(runSpec ? { runSpec } : {}),
+    typed,
     ...(r.root ? { root: r.root } : {}),
     name: typed.name ?? base,
     errors: r.diagnostics.filter((d) => d.severity === 'error'),

@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { provisionGuarded, ProvisionError } from './teardown';
 import { provisionClusterGuarded } from './clusterLaunch';
 import type { RunAttempt, RunRecord, RunStatus } from '../store/runRecord';
-import { localOffsets } from '../sync/runMirror';
+import { localOffsets, MIRRORED_FILES } from '../sync/runMirror';
 import { relaunchPolicyOf } from './runAttempts';
 import { isTerminal } from '../store/runRecord';
 import { newRunId } from '../store/runId';
@@ -41,13 +41,22 @@ import type { Rendezvous } from './multiNode';
 import type { HostRef, RunManagerContext, StartRequest } from './runTypes';
 import { HISTORY_FILES, RUN_FILES, runFile } from '../store/runFolder';
 import { runSpecSchema } from '../../config/schemas/runSpec';
-import type { RunSpec } from '../../config/runSpecDefaults';
+import { looseRunSpec, RUN_SPEC_DEFAULTS } from '../../config/runSpecDefaults';
+import type { LooseRunSpec, RunSpec } from '../../config/runSpecDefaults';
 
 type AttachedVolume = { readonly volumeId: string };
 
 /** The spec's target block, as the launch reads it. */
-function specTarget(spec: Readonly<Record<string, unknown>>): Partial<TargetSpec> | undefined {
-  return typeof spec.target === 'object' && spec.target !== null ? (spec.target as Partial<TargetSpec>) : undefined;
+/**
+ * The spec's fields as written, typed (no defaults filled in): where "unset" means something (no target of its own,
+ * no rendezvous port fixed, no outputs named), the start reads this. The spec already passed the schema (typedSpec).
+ */
+function writtenSpec(req: StartRequest): LooseRunSpec {
+  return looseRunSpec(req.spec);
+}
+
+function specTarget(req: StartRequest): Partial<TargetSpec> | undefined {
+  return writtenSpec(req).target;
 }
 
 /** Starts a run and returns once it is running on the host; watching goes on in the background. */
@@ -95,7 +104,7 @@ export async function startRun(ctx: RunManagerContext, req: StartRequest): Promi
     ...(req.teardown.idleMinutes ? { idleMinutes: req.teardown.idleMinutes } : {}),
     ...(policy ? { maxAttempts: policy.maxAttempts } : {}),
     ...(req.estimated ? { estimated: req.estimated } : {}),
-    ...spreadOutputs(outputsOf(req.spec)),
+    ...spreadOutputs(outputsOf(writtenSpec(req))),
     ...(hosts ? { machines: hosts.slice(1).map((host, i) => ({ rank: i + 1, host, ...identity })) } : {}),
   });
   ctx.rememberEnv(id, req.env);
@@ -191,7 +200,7 @@ export async function launchAttempt(
     ledger: ctx.deps.ledger,
     // The offer (zone, spot, type) and the spec's target (disk) decide the launch.
     request: {
-      ...launchRequestFor(id, offer, specTarget(req.spec), target.sshPublicKey),
+      ...launchRequestFor(id, offer, specTarget(req), target.sshPublicKey),
       ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
       ...(hostKey ? { hostKey } : {}),
       ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
@@ -204,7 +213,7 @@ export async function launchAttempt(
     },
     pricePerHour: a.pricePerHour,
     // An 8-GPU instance may take half an hour to answer SSH: the wait scales with it (or the spec's own).
-    sshTimeoutMs: target.sshTimeoutMs ?? readyWait(provider.kind, target.offer.gpuCount, specReadyTimeout(req.spec)).timeoutMinutes * 60_000,
+    sshTimeoutMs: target.sshTimeoutMs ?? readyWait(provider.kind, target.offer.gpuCount, specReadyTimeout(writtenSpec(req))).timeoutMinutes * 60_000,
     ...(req.signal ? { signal: req.signal } : {}),
     log: (l) => ctx.deps.log?.(`[${id}] ${l}`),
     // Everything up to the detached start counts as bootstrap: a failure there terminates the instance.
@@ -284,14 +293,14 @@ async function launchCluster(
     ledger: ctx.deps.ledger,
     size: n,
     request: {
-      ...launchRequestFor(id, target.offer, specTarget(req.spec), target.sshPublicKey),
+      ...launchRequestFor(id, target.offer, specTarget(req), target.sshPublicKey),
       ...(target.diskGiB ? { diskGiB: target.diskGiB } : {}),
       ...(ctx.deps.ownerId ? { ownerId: ctx.deps.ownerId } : {}),
       progress: (line: string) => say('provisioning', line),
     },
     ...(hostKeys ? { hostKeys } : {}),
     pricePerHour: target.offer.pricePerHour,
-    sshTimeoutMs: target.sshTimeoutMs ?? readyWait(provider.kind, target.offer.gpuCount, specReadyTimeout(req.spec)).timeoutMinutes * 60_000,
+    sshTimeoutMs: target.sshTimeoutMs ?? readyWait(provider.kind, target.offer.gpuCount, specReadyTimeout(writtenSpec(req))).timeoutMinutes * 60_000,
     ...(req.signal ? { signal: req.signal } : {}),
     log: (l) => ctx.deps.log?.(`[${id}] ${l}`),
     bootstrap: async (instances, signal, launchedAt) => {
@@ -383,23 +392,26 @@ async function startOn(
     what: `creating ${root}/workspaces`,
   });
   const runnerRemote = `${root}/runner/${ctx.deps.runnerVersion}`;
-  say('syncing', `syncing the runner to ${runnerRemote}`);
-  await ctx.deps.sync(session, ctx.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false });
-  say('syncing', `syncing ${req.workspaceDir} to ${wsRemote}`);
+  say('syncing', `syncing the runner to ${runnerRemote} and ${req.workspaceDir} to ${wsRemote}`);
   // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
   const excludes = ['.env', '.env.*', ...(req.envFileRel ? [`/${req.envFileRel.replace(/\\/g, '/')}`] : [])];
-  const synced = await ctx.deps.sync(session, req.workspaceDir, wsRemote, {
-    ...(signal ? { signal } : {}),
-    excludes,
-    onProgress: (msg) => say('syncing', msg),
-  });
+  // Two trees to two folders, over channels of the same connection (the session opens a sibling connection past
+  // the host's MaxSessions): neither waits for the other's round trips.
+  const [, synced] = await Promise.all([
+    ctx.deps.sync(session, ctx.deps.runnerDir, runnerRemote, { ...(signal ? { signal } : {}), ignoreFiles: false }),
+    ctx.deps.sync(session, req.workspaceDir, wsRemote, {
+      ...(signal ? { signal } : {}),
+      excludes,
+      onProgress: (msg) => say('syncing', msg),
+    }),
+  ]);
   say('syncing', `synced: ${synced.filesSent} files, ${(synced.bytesSent / 1e6).toFixed(1)} MB sent`);
   if (attached) {
     const mounted = await session.exec(mountVolumeScript(attached.volumeId), { what: `mounting the volume ${attached.volumeId}` });
     if (!mounted.stdout.toString('utf8').includes('RFT_VOLUME_MOUNTED'))
       throw new Error(`the volume ${attached.volumeId} could not be mounted (exit ${mounted.code}): ${mounted.stderr.toString('utf8').trim().slice(0, 300)}`);
-    const out = (req.spec.outputs as { dir?: unknown } | undefined)?.dir;
-    await session.run(linkOutputsScript(wsRemote, remoteWorkspaceName(req.workspaceDir), typeof out === 'string' ? out : 'outputs'), {
+    const out = typedSpec(req).outputs?.dir ?? RUN_SPEC_DEFAULTS.outputs.dir;
+    await session.run(linkOutputsScript(wsRemote, remoteWorkspaceName(req.workspaceDir), out), {
       what: 'linking the outputs onto the volume',
     });
     say('syncing', `volume ${attached.volumeId} mounted: data, the Hugging Face cache and outputs live on it`);
@@ -407,7 +419,7 @@ async function startOn(
   if (signal?.aborted) throw new Error('cancelled');
   if (!rank) store.update(id, { status: 'bootstrapping' });
   say('bootstrapping', `writing ${RUN_FILES.spec} and the 0600 env file, starting the run detached`);
-  const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typeof req.spec.command === 'string');
+  const command = runnerCommand(ctx.deps.remotePython ?? 'python3', runnerRemote, wsRemote, typedSpec(req).command !== undefined);
   const p = instance?.provider;
   const launch = instance && (p === 'lambda' || p === 'ec2' || p === 'gcp') ? { provider: p, instanceId: instance.id } : undefined;
   const env = { ...withoutNotifyTargets(req.env), ...(ctx.deps.notifyEnv?.() ?? {}), ...(attached ? volumeEnv(req.env) : {}) };
@@ -428,6 +440,8 @@ async function startOn(
     ...(launch ? { launch } : {}),
     ...(controlKey ? { controlKey } : {}),
     ...(req.resume ? { reuse: true } : {}),
+    // The mirror tails these from the first byte: made before the run starts, tail -F follows them at once.
+    followed: MIRRORED_FILES.map((f) => f.name),
   });
   say('running', `running on ${m.hostRef.host} (pid ${started.pid}, ${started.launcher})`);
   return started;
@@ -447,7 +461,7 @@ async function startOnMachines(
   /** Rank 0's address on the nodes' own network, where the provider knows it (a cloud instance's private address). */
   privateAddress?: string,
 ): Promise<RunRecord> {
-  const spec = fixedRendezvous(req.spec);
+  const spec = fixedRendezvous(writtenSpec(req));
   const fixed = { ...spec, ...(spec.address || !privateAddress ? {} : { address: privateAddress }) };
   let rdv: Rendezvous;
   if (fixed.address && fixed.port) rdv = { address: fixed.address, port: fixed.port };
@@ -536,15 +550,10 @@ export function runnerCommand(python: string, runnerDir: string, workdir: string
 }
 
 /** The spec's outputs section, if it says anything about what comes back. */
-function outputsOf(spec: Readonly<Record<string, unknown>>): RunOutputs | undefined {
-  const o = spec.outputs;
-  if (!o || typeof o !== 'object') return undefined;
-  const { dir, download } = o as { dir?: unknown; download?: unknown };
-  const items = Array.isArray(download)
-    ? download.filter((d): d is 'adapter' | 'checkpoints' | 'logs' => d === 'adapter' || d === 'checkpoints' || d === 'logs')
-    : undefined;
-  if (typeof dir !== 'string' && !items) return undefined;
-  return { ...(typeof dir === 'string' ? { dir } : {}), ...(items ? { download: items } : {}) };
+function outputsOf(spec: LooseRunSpec): RunOutputs | undefined {
+  const { dir, download } = spec.outputs ?? {};
+  if (dir === undefined && download === undefined) return undefined;
+  return { ...(dir !== undefined ? { dir } : {}), ...(download ? { download } : {}) };
 }
 
 function spreadOutputs(o: RunOutputs | undefined): { outputs?: { dir?: string; download?: DownloadItem[] } } {
