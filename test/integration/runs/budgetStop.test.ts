@@ -130,7 +130,7 @@ test('budget: with VS Code closed the host warns at 80% and at 100% saves a chec
     const hostSpec = JSON.parse(readFileSync(join(runDir, 'spec.json'), 'utf8')) as { budget: Record<string, number> };
     assert.equal(hostSpec.budget.max_usd, BUDGET_USD);
     assert.equal(hostSpec.budget.price_per_hour, PRICE, "the offer's price is in the host's spec");
-    assert.equal(hostSpec.budget.billed_since, Math.round(rec.launchedAt! / 1000), 'billing counted from the launch call');
+    assert.equal(hostSpec.budget.billed_since, rec.launchedAt! / 1000, 'billing counted from the launch call, to the millisecond');
 
     const eventsPath = join(runDir, 'events.jsonl');
     const read = (): HostEvent[] =>

@@ -8,11 +8,11 @@ import { typedSpec } from '../../support/typedSpec';
 
 const LAUNCH_MS = 1_800_000_000_000;
 
-test('a budget gets the offer price and the launch time (seconds); a spec without one is untouched', () => {
+test('a budget gets the offer price and the launch time (seconds, to the millisecond: whole seconds moved the stop by up to half a second); a spec without one is untouched', () => {
   const spec = { version: 1, budget: { max_usd: 40 } };
   assert.deepEqual(specWithBudgetBilling(spec, { pricePerHour: 2.49, launchedAtMs: LAUNCH_MS + 400 }), {
     version: 1,
-    budget: { max_usd: 40, price_per_hour: 2.49, billed_since: 1_800_000_000 },
+    budget: { max_usd: 40, price_per_hour: 2.49, billed_since: 1_800_000_000.4 },
   });
   assert.deepEqual(spec, { version: 1, budget: { max_usd: 40 } }, 'the request spec itself is not changed');
   const none = { version: 1 };

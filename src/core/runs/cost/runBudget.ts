@@ -26,7 +26,8 @@ export function specWithBudgetBilling(spec: Readonly<Record<string, unknown>>, b
     const earlierUsd = endedAttemptsCost(billing.attempts);
     const p = typeof budget.price_per_hour === 'number' && budget.price_per_hour > 0 ? budget.price_per_hour : undefined;
     const earlierS = earlierUsd > 0 && p ? (earlierUsd / p) * 3600 : 0;
-    budget.billed_since = Math.round(billing.launchedAtMs / 1000 - earlierS);
+    // Milliseconds kept: whole seconds would start the clock up to half a second early and stop the run that much early.
+    budget.billed_since = Math.round(billing.launchedAtMs - earlierS * 1000) / 1000;
   }
   return { ...spec, budget };
 }
