@@ -4,6 +4,8 @@
   except that exact secret values are replaced (envfile.Redactor); a value split across two
   reads is still caught because a possible secret prefix at the end of a read is held back;
 - every line (split at \\n and \\r) goes to `on_line` for signatures and printed metrics;
+- a trickle of output (a loss line a step) is read in batches, at most BATCH_S apart: each read wakes this
+  process on the training process's core;
 - SIGTERM/SIGINT sent to us are forwarded to the child's whole process group (accelerate and
   torchrun workers included); the child gets `grace_s` to save a checkpoint, then SIGKILL.
 """
@@ -21,6 +23,13 @@ from typing import Any, Callable, Dict, List, Optional
 from .envfile import Redactor
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")
+
+
+# Output read in small pieces is gathered for BATCH_S between reads (output.log lags it by that much at most).
+BATCH_S = 0.05
+BATCH_BELOW_BYTES = 16384
+# Lines waiting for the scanner; past that, lines are logged but not scanned (CaptureResult.lines_not_scanned).
+QUEUED_LINES = 20000
 
 
 class CaptureResult:
@@ -183,30 +192,43 @@ def run_captured(argv: List[str], output_log: str, *, cwd: Optional[str] = None,
             log.write(redactor.bytes(data))
             log.flush()
 
-    # Scanning (signatures, printed metrics) runs in its own thread behind a bounded queue: a
-    # chatty script must never wait on our regexes, so when the queue is full lines are
+    # Scanning (signatures, printed metrics) runs in its own thread behind a bounded backlog: a
+    # chatty script must never wait on our regexes, so when the backlog is full lines are
     # skipped for scanning (never for the log).
-    pending: "queue.Queue[Optional[str]]" = queue.Queue(maxsize=20000)
+    # Each read's lines go over as one item (a thread hand-off per line woke the scanner as often as the child
+    # wrote); at most QUEUED_LINES lines wait.
+    pending: "queue.Queue[Optional[List[str]]]" = queue.Queue()
+    queued = [0]
+    queued_lock = threading.Lock()
     skipped = [0]
 
     def scan(data: bytes, final: bool = False) -> None:
         if on_line is None:
             return
-        for line in lines.push(data, final):
-            try:
-                pending.put_nowait(line)
-            except queue.Full:
-                skipped[0] += 1
+        got = lines.push(data, final)
+        if not got:
+            return
+        with queued_lock:
+            room = QUEUED_LINES - queued[0]
+            if room < len(got):
+                skipped[0] += len(got) - max(room, 0)
+                got = got[:max(room, 0)]
+            queued[0] += len(got)
+        if got:
+            pending.put(got)
 
     def consume() -> None:
         while True:
-            line = pending.get()
-            if line is None:
+            batch = pending.get()
+            if batch is None:
                 return
-            try:
-                on_line(redactor.text(line))  # type: ignore[misc]
-            except Exception:  # a scanner bug must never stop the log
-                pass
+            for line in batch:
+                try:
+                    on_line(redactor.text(line))  # type: ignore[misc]
+                except Exception:  # a scanner bug must never stop the log
+                    pass
+            with queued_lock:
+                queued[0] -= len(batch)
 
     scanner = threading.Thread(target=consume, name="rft-log-scan", daemon=True)
     scanner.start()
@@ -228,6 +250,11 @@ def run_captured(argv: List[str], output_log: str, *, cwd: Optional[str] = None,
                     return
                 write(splitter.push(chunk), log)
                 scan(chunk)
+                if len(chunk) < BATCH_BELOW_BYTES:
+                    # A trickle (a loss line a step, a progress bar): gather it for a moment instead of waking
+                    # on every write, each wake-up a switch away from the training process on its core. The pipe
+                    # holds 64 KiB meanwhile; a read that brings more than a trickle reads on at once.
+                    time.sleep(BATCH_S)
 
     reader = threading.Thread(target=pump, name="rft-log-pump", daemon=True)
     reader.start()

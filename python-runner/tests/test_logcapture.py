@@ -82,6 +82,31 @@ class Capture(TempDirTest):
         self.assertEqual(lines[-1], "line 59999")
         self.assertGreater(res.lines_not_scanned, 0)
 
+    def test_a_trickle_of_lines_is_read_in_batches_not_a_wake_up_per_line(self):
+        # A loss line every 5 ms for a second: each read woke the capture (and the scanner) for every line, a switch
+        # away from the training process on its core each time; now reads gather a trickle for BATCH_S.
+        child = self.script("for i in range(200):\n    print('step %d loss 1.0' % i, flush=True); time.sleep(0.005)\n")
+        reads = []
+        real_read = os.read
+
+        def counting_read(fd, n):
+            data = real_read(fd, n)
+            reads.append(len(data))
+            return data
+
+        scanned = []
+        logcapture.os.read = counting_read
+        try:
+            res = run_captured([PYTHON, child], self.path("output.log"), on_line=scanned.append)
+        finally:
+            logcapture.os.read = real_read
+        self.assertEqual(res.returncode, 0)
+        self.assertEqual(len(read(self.path("output.log")).splitlines()), 200)
+        self.assertEqual(len(scanned), 200)
+        self.assertEqual(res.lines_not_scanned, 0)
+        # 200 lines over >= 1 s at one read per 50 ms is about 25 reads; one read per line would be about 200.
+        self.assertLess(len(reads), 60, "%d reads for 200 lines" % len(reads))
+
     def test_splitter_holds_back_only_a_possible_secret_prefix(self):
         s = _Splitter(Redactor([("K_TOKEN", "secretvalue")]))
         self.assertEqual(s.push(b"abc secr"), b"")
