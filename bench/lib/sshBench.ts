@@ -78,7 +78,7 @@ export async function startBenchHost(opts: { wan?: ShapingOptions } = {}): Promi
       const h = new ShippedHost({ host: client.alias }, client.options);
       const ours = (await h.session()).cipher;
       h.close();
-      // Asynchronously: the shaping proxy runs in this process, and a blocking spawn would stall it.
+      // Asynchronously, like every tool run here (runTool): a blocking spawn would stall the event loop.
       const stderr = await new Promise<string>((resolve) => {
         const child = spawn('ssh', ['-v', ...base, dest, 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
         let err = '';
