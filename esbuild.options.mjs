@@ -2,21 +2,27 @@
 // and the SSH benchmarks (bench/lib/shipped.ts) build what they measure with them, so a benchmark runs the
 // same bundled code and the same ssh2 bundle (without its native addon) that the VSIX loads.
 
+import { fileURLToPath } from 'node:url';
+
 // Heavy libraries are bundled on their own and required only when first used, so activation
-// parses a small file. Source code reaches them through dynamic import() only.
+// parses a small file. Source code reaches them through dynamic import() only. Each is named by
+// the module its bundle is built from and the import specifiers source code reaches it by.
 export const lazyVendors = {
-  ssh2: 'ssh2',
-  'client-ec2': '@aws-sdk/client-ec2',
-  'client-ssm': '@aws-sdk/client-ssm',
-  'client-pricing': '@aws-sdk/client-pricing',
+  // Our entry: ssh2 with its AES-GCM packet path tuned.
+  ssh2: { entry: fileURLToPath(new URL('./src/core/ssh/ssh2Vendor.ts', import.meta.url)), imports: ['./ssh2Vendor.js', 'ssh2'] },
+  'client-ec2': { entry: '@aws-sdk/client-ec2', imports: ['@aws-sdk/client-ec2'] },
+  'client-ssm': { entry: '@aws-sdk/client-ssm', imports: ['@aws-sdk/client-ssm'] },
+  'client-pricing': { entry: '@aws-sdk/client-pricing', imports: ['@aws-sdk/client-pricing'] },
 };
 
 export const lazyExternal = {
   name: 'lazy-vendors',
   setup(build) {
-    for (const [file, spec] of Object.entries(lazyVendors)) {
-      const filter = new RegExp(`^${spec.replace(/[/@-]/g, (c) => `\\${c}`)}$`);
-      build.onResolve({ filter }, () => ({ path: `./vendor/${file}.js`, external: true }));
+    for (const [file, { imports }] of Object.entries(lazyVendors)) {
+      for (const spec of imports) {
+        const filter = new RegExp(`^${spec.replace(/[./@-]/g, (c) => `\\${c}`)}$`);
+        build.onResolve({ filter }, () => ({ path: `./vendor/${file}.js`, external: true }));
+      }
     }
   },
 };
@@ -39,5 +45,9 @@ export function nodeCommon(production) {
 
 /** The lazily required vendor bundles, written to `<outdir>/vendor/<name>.js`. */
 export function vendorBuild(production, outdir) {
-  return { ...nodeCommon(production), entryPoints: { ...lazyVendors }, outdir: `${outdir}/vendor` };
+  return {
+    ...nodeCommon(production),
+    entryPoints: Object.fromEntries(Object.entries(lazyVendors).map(([file, v]) => [file, v.entry])),
+    outdir: `${outdir}/vendor`,
+  };
 }

@@ -7,7 +7,7 @@ import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { lazyExternal, nodeCommon, vendorBuild } from '../../esbuild.options.mjs';
+import { lazyExternal, lazyVendors, nodeCommon, vendorBuild } from '../../esbuild.options.mjs';
 import type * as Entry from './shippedEntry';
 
 export type Shipped = typeof Entry;
@@ -25,6 +25,8 @@ export interface ShippedBuild {
   readonly codeSha256: string;
   /** Whether ssh2's native crypto addon could load beside the bundle (never, as in the VSIX). */
   readonly nativeCrypto: boolean;
+  /** Whether the bundle's ssh2 runs the tuned AES-GCM packet path (src/core/ssh/ssh2GcmCipher.ts). */
+  readonly gcmPacketPathTuned: boolean;
 }
 
 export function sha256Of(path: string): string {
@@ -33,15 +35,16 @@ export function sha256Of(path: string): string {
 
 /** Builds the VSIX's ssh2 vendor bundle (production) under `outdir`; returns its path. */
 export async function buildSsh2Bundle(outdir: string): Promise<string> {
-  await build({ ...vendorBuild(true, outdir), entryPoints: { ssh2: 'ssh2' }, metafile: false, logLevel: 'error' });
+  await build({ ...vendorBuild(true, outdir), entryPoints: { ssh2: lazyVendors.ssh2.entry }, metafile: false, logLevel: 'error' });
   return join(outdir, SSH2_BUNDLE);
 }
 
-export async function loadShipped(): Promise<ShippedBuild> {
-  rmSync(SHIPPED_DIR, { recursive: true, force: true });
-  mkdirSync(SHIPPED_DIR, { recursive: true });
-  const ssh2 = await buildSsh2Bundle(SHIPPED_DIR);
-  const out = join(SHIPPED_DIR, 'shipped.js');
+/** Builds the shipped code into `dir` (default SHIPPED_DIR, emptied first) and loads it. */
+export async function loadShipped(dir: string = SHIPPED_DIR): Promise<ShippedBuild> {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const ssh2 = await buildSsh2Bundle(dir);
+  const out = join(dir, 'shipped.js');
   await build({
     ...nodeCommon(true),
     entryPoints: [join(__dirname, 'shippedEntry.ts')],
@@ -51,10 +54,12 @@ export async function loadShipped(): Promise<ShippedBuild> {
     logLevel: 'error',
   });
   // ssh2 looks for its addon relative to its own file; in the VSIX nothing is there.
-  const nativeCrypto = existsSync(join(SHIPPED_DIR, 'vendor', 'crypto', 'build', 'Release', 'sshcrypto.node'));
+  const nativeCrypto = existsSync(join(dir, 'vendor', 'crypto', 'build', 'Release', 'sshcrypto.node'));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const code = require(out) as Shipped;
-  return { code, ssh2BundleSha256: sha256Of(ssh2), codeSha256: sha256Of(out), nativeCrypto };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const gcmPacketPathTuned = (require(ssh2) as { gcmPacketPathTuned?: boolean }).gcmPacketPathTuned === true;
+  return { code, ssh2BundleSha256: sha256Of(ssh2), codeSha256: sha256Of(out), nativeCrypto, gcmPacketPathTuned };
 }
 
 /** The fields every SSH verdict carries about the code it measured. */

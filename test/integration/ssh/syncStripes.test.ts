@@ -13,7 +13,7 @@ import { startSshd } from '../../support/sshd';
 import { clientFor } from '../../support/sshClient';
 import { SshHost } from '../../../src/core/ssh/reconnect';
 import { syncWorkspace } from '../../../src/core/ssh/sync';
-import { planPieces, STRIPE_BLOCK } from '../../../src/core/ssh/stripes';
+import { planPieces, sendPiece, STRIPE_BLOCK } from '../../../src/core/ssh/stripes';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 after(async () => {
@@ -123,3 +123,49 @@ for (const flavour of [
     },
   );
 }
+
+async function plainHost(): Promise<{ session: Awaited<ReturnType<SshHost['session']>>; ws: string; home: string }> {
+  const sshd = await startSshd();
+  const host = new SshHost({ host: 'piece-host' }, clientFor(sshd, { alias: 'piece-host' }).options);
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-piece-'));
+  cleanups.push(async () => {
+    host.close();
+    await sshd.stop();
+    rmSync(ws, { recursive: true, force: true });
+  });
+  return { session: await host.session(), ws, home: sshd.home };
+}
+
+test('a stripe of a file that shrank after the sync planned it fails naming the file, instead of leaving a short copy', { timeout: 60_000 }, async () => {
+  const { session, ws, home } = await plainHost();
+  put(ws, 'big.bin', randomBytes(2 * STRIPE_BLOCK + 100));
+  // Planned at 4 MiB; the file has 2 MiB and 100 bytes now.
+  const piece = { file: { path: 'big.bin', size: 4 * STRIPE_BLOCK, mode: 0o644, mtime: 1 }, offset: 0, length: 4 * STRIPE_BLOCK };
+  await assert.rejects(sendPiece(session, join(ws, 'big.bin'), join(home, 'stage/big.bin'), piece), (e: Error) =>
+    /big\.bin ended at byte 2097252, before the 4194304 it had when the sync began/.test(e.message),
+  );
+});
+
+test('a stripe aborted half-way rejects with an AbortError at once and closes its channel', { timeout: 60_000 }, async () => {
+  const { session, ws, home } = await plainHost();
+  put(ws, 'big.bin', randomBytes(48 * STRIPE_BLOCK));
+  const piece = { file: { path: 'big.bin', size: 48 * STRIPE_BLOCK, mode: 0o644, mtime: 1 }, offset: 0, length: 48 * STRIPE_BLOCK };
+  const ac = new AbortController();
+  let sent = 0;
+  const ch0 = session.execStream.bind(session);
+  // Abort once the host has taken the first megabytes: mid-piece, whatever this machine's speed.
+  session.execStream = async (cmd: string) => {
+    const ch = await ch0(cmd);
+    const write = ch.write.bind(ch) as (...a: unknown[]) => boolean;
+    ch.write = ((chunk: Buffer, ...rest: unknown[]) => {
+      sent += chunk.length;
+      if (sent >= 4 * STRIPE_BLOCK) ac.abort();
+      return write(chunk, ...rest);
+    }) as typeof ch.write;
+    return ch;
+  };
+  const t0 = Date.now();
+  await assert.rejects(sendPiece(session, join(ws, 'big.bin'), join(home, 'stage/big.bin'), piece, ac.signal), (e: Error) => e.name === 'AbortError');
+  assert.ok(sent < 48 * STRIPE_BLOCK, `stopped part-way (${sent} bytes written)`);
+  assert.ok(Date.now() - t0 < 10_000);
+});
