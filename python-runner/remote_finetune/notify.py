@@ -11,8 +11,6 @@ import json
 import os
 import re
 import socket
-import urllib.error
-import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from remote_finetune import __version__
@@ -114,6 +112,9 @@ USER_AGENT = "RemoteFineTune-Runner/%s (+notifications)" % __version__
 
 
 def _post(url: str, data: bytes, headers: Dict[str, str]) -> None:
+    # Imported here: urllib.request and http.client were a tenth of the runner's start, before the run's first line.
+    import urllib.request
+
     req = urllib.request.Request(url, data=data, method="POST", headers={**headers, "User-Agent": USER_AGENT})
     with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:  # noqa: S310 (the URL is the user's own setting)
         r.read(65536)
@@ -130,6 +131,13 @@ def _deliver(kind: str, url: str, title: str, body: str, run: Dict[str, Any], ta
     # Control characters (a run name is workspace text) would end the header early.
     safe_title = re.sub(r"[\x00-\x1f\x7f]", " ", title).encode("latin-1", "replace").decode("latin-1")
     _post(url, body.encode("utf-8"), {"Title": safe_title, "Tags": tags, "Priority": priority, "Content-Type": "text/plain; charset=utf-8"})
+
+
+def _reason(e: Exception) -> Any:
+    """What a warning says of a failed POST: the HTTP status, else the kind of error (never the URL)."""
+    import urllib.error
+
+    return e.code if isinstance(e, urllib.error.HTTPError) else type(e).__name__
 
 
 # ntfy tags (shown as emoji) and priority per end, one word each as in the events: a preempted or stalled run must not
@@ -160,9 +168,8 @@ def send_finished(run_dir: str, env: Dict[str, str], spec_name: Optional[str], f
             tags, priority = END_TAGS.get(s["status"], ("x", "high"))
             _deliver(kind, url, title, body, s, tags, priority)
             sent.append(kind)
-        except (urllib.error.URLError, OSError, ValueError) as e:
-            reason = e.code if isinstance(e, urllib.error.HTTPError) else type(e).__name__
-            warn("the end-of-run %s notification was not delivered (%s)" % (kind, reason))
+        except (OSError, ValueError) as e:  # urllib's URLError and HTTPError are OSErrors
+            warn("the end-of-run %s notification was not delivered (%s)" % (kind, _reason(e)))
     return sent
 
 
@@ -177,7 +184,6 @@ def send_note(run_dir: str, env: Dict[str, str], spec_name: Optional[str], what:
             run = {"run_id": os.path.basename(run_dir), "name": spec_name or os.path.basename(run_dir), "note": what}
             _deliver(kind, url, title, body, run, "money_with_wings" if urgent else "warning", "high" if urgent else "default")
             sent.append(kind)
-        except (urllib.error.URLError, OSError, ValueError) as e:
-            reason = e.code if isinstance(e, urllib.error.HTTPError) else type(e).__name__
-            warn("the %s notification (%s) was not delivered (%s)" % (kind, what, reason))
+        except (OSError, ValueError) as e:
+            warn("the %s notification (%s) was not delivered (%s)" % (kind, what, _reason(e)))
     return sent

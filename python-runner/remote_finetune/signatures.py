@@ -49,8 +49,16 @@ class SignatureScanner:
     """Reports each signature once per run: a traceback repeats its message on many lines."""
 
     def __init__(self, signatures: Optional[List[Signature]] = None) -> None:
-        self.signatures = signatures if signatures is not None else load_signatures()
+        # Compiled on the first line fed (on the scanner's thread), not while the run is being started: the
+        # patterns took 15 ms of the runner's start, before the training command's first line.
+        self._signatures = signatures
         self.seen: Dict[str, str] = {}
+
+    @property
+    def signatures(self) -> List[Signature]:
+        if self._signatures is None:
+            self._signatures = load_signatures()
+        return self._signatures
 
     def feed(self, line: str) -> Optional[Signature]:
         sig = match_line(line, self.signatures)

@@ -14,9 +14,7 @@ The endpoints come from the variables the clouds' own SDKs read: AWS_EC2_METADAT
 import json
 import os
 import threading
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any, Callable, Dict, Optional
 
 EC2_DEFAULT = "http://169.254.169.254"
@@ -34,7 +32,16 @@ def _metadata_override(value: Optional[str], default: str) -> str:
     return value if ok else default
 
 
-def _open(req: urllib.request.Request, timeout: float) -> Any:
+def _request(url: str, **kwargs: Any) -> Any:
+    # urllib.request (with http.client) is imported when a spot run first asks, not in every run's start.
+    import urllib.request
+
+    return urllib.request.Request(url, **kwargs)
+
+
+def _open(req: Any, timeout: float) -> Any:
+    import urllib.request
+
     # Metadata is link-local: never through an HTTP proxy from the environment.
     return urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=timeout)
 
@@ -46,8 +53,8 @@ class Ec2Notice:
         self.token: Optional[str] = None
 
     def _token(self) -> str:
-        req = urllib.request.Request(self.base + "/latest/api/token", method="PUT",
-                                     headers={"X-aws-ec2-metadata-token-ttl-seconds": TOKEN_TTL_S})
+        req = _request(self.base + "/latest/api/token", method="PUT",
+                       headers={"X-aws-ec2-metadata-token-ttl-seconds": TOKEN_TTL_S})
         with _open(req, self.timeout) as r:
             return r.read().decode("ascii").strip()
 
@@ -56,12 +63,16 @@ class Ec2Notice:
         for _attempt in range(2):
             if self.token is None:
                 self.token = self._token()
-            req = urllib.request.Request(self.base + "/latest/meta-data/spot/instance-action",
-                                         headers={"X-aws-ec2-metadata-token": self.token})
+            req = _request(self.base + "/latest/meta-data/spot/instance-action",
+                           headers={"X-aws-ec2-metadata-token": self.token})
             try:
                 with _open(req, self.timeout) as r:
                     body = json.loads(r.read().decode("utf-8") or "{}")
-            except urllib.error.HTTPError as e:
+            except OSError as e:
+                import urllib.error  # loaded by _open already
+
+                if not isinstance(e, urllib.error.HTTPError):
+                    raise
                 if e.code == 404:
                     return None
                 if e.code == 401:
@@ -80,7 +91,7 @@ class GceNotice:
         self.timeout = timeout
 
     def check(self) -> Optional[str]:
-        req = urllib.request.Request(self.base + "/computeMetadata/v1/instance/preempted", headers={"Metadata-Flavor": "Google"})
+        req = _request(self.base + "/computeMetadata/v1/instance/preempted", headers={"Metadata-Flavor": "Google"})
         with _open(req, self.timeout) as r:
             return "GCP is preempting this instance (about 30 seconds left)" if r.read().decode().strip().upper() == "TRUE" else None
 

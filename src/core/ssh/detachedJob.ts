@@ -6,6 +6,7 @@ import { shellQuote } from './quote';
 import { writeFileAtomic } from './remoteFiles';
 import { writeSecretsFile } from './envFile';
 import type { CommandLimits } from './commandLimits';
+import { perConnection } from './perConnection';
 
 export type Launcher = 'auto' | 'setsid' | 'tmux' | 'systemd-run';
 
@@ -138,7 +139,11 @@ function launchCommand(launcher: Exclude<Launcher, 'auto'>, root: string, runId:
  * Picks a launcher present on the host. systemd-run --user only when lingering is on: otherwise the user's
  * systemd instance (and the run with it) stops when the last SSH session closes.
  */
-export async function detectLauncher(session: SshSession): Promise<Exclude<Launcher, 'auto'>> {
+/**
+ * How this host starts a detached run, asked once per connection (perConnection.ts): a second Start in the same
+ * window, and the first one's syncs, need not wait a round trip for it. A launch that fails asks again next time.
+ */
+export const detectLauncher = perConnection(async (session: SshSession): Promise<Exclude<Launcher, 'auto'>> => {
   const out = await session.run(
     `if command -v systemd-run >/dev/null 2>&1 && [ "$(loginctl show-user "$(id -un)" -p Linger --value 2>/dev/null)" = yes ] && systemctl --user is-system-running >/dev/null 2>&1; then echo systemd-run; ` +
       `elif command -v tmux >/dev/null 2>&1; then echo tmux; else echo setsid; fi`,
@@ -146,7 +151,7 @@ export async function detectLauncher(session: SshSession): Promise<Exclude<Launc
   );
   const l = out.trim();
   return l === 'systemd-run' || l === 'tmux' ? l : 'setsid';
-}
+});
 
 /** Creates the run directory, writes wrapper, command, spec and env, and starts the wrapper detached. */
 export async function startDetached(session: SshSession, options: StartOptions): Promise<StartedRun> {
@@ -207,7 +212,10 @@ export async function startDetached(session: SshSession, options: StartOptions):
   const r = await session.exec(script, { what: `starting run ${options.runId}`, ...QUICK });
   const pid = Number(r.stdout.toString().trim());
   // As everywhere else, only a number above 1 names the run's process: a kill of 1 or 0 would reach everything or our own group.
-  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 1) throw new Error(`run ${options.runId} did not start with ${launcher}: ${r.stderr.toString().trim()}`);
+  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 1) {
+    detectLauncher.forget(session);
+    throw new Error(`run ${options.runId} did not start with ${launcher}: ${r.stderr.toString().trim()}`);
+  }
   return { runId: options.runId, runDir, pid, launcher };
 }
 

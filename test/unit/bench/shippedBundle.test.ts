@@ -24,7 +24,8 @@ function reachesSsh2(file: string, seen = new Set<string>()): string | undefined
     const spec = m[1] ?? m[2] ?? m[3]!;
     if (spec === 'ssh2' || spec.startsWith('ssh2/')) return relative(ROOT, file);
     if (!spec.startsWith('.')) continue;
-    const base = resolve(dirname(file), spec);
+    // NodeNext spells a TypeScript file's import with .js.
+    const base = resolve(dirname(file), spec).replace(/\.js$/, '');
     const hit = [`${base}.ts`, join(base, 'index.ts'), base].find((c) => existsSync(c) && c.endsWith('.ts'));
     if (!hit) continue;
     const found = reachesSsh2(hit, seen);

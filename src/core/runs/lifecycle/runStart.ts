@@ -3,7 +3,9 @@
 // and the 0600 env file written, the run started detached (on every machine of a multi-node run). Watching
 // then goes on in runFollow.ts; a spot run's replacement instances come from launchAttempt (runRelaunch.ts).
 import { shellCommand, shellQuote } from '../../ssh/quote';
-import { startDetached, remoteRoot, stopRun } from '../../ssh/detachedJob';
+import { detectLauncher, startDetached, remoteRoot, stopRun } from '../../ssh/detachedJob';
+import { perConnection } from '../../ssh/perConnection';
+import type { SshSession } from '../../ssh/session';
 import type { Instance } from '../../providers/provider';
 import type { TargetSpec } from '../../providers/targetSpec';
 import { generateInstanceHostKey } from '../../providers/instanceHostKey';
@@ -387,10 +389,10 @@ async function startOn(
   if (!rank) store.update(id, { status: 'syncing' });
   const root = await remoteRoot(session);
   const wsRemote = `${root}/workspaces/${remoteWorkspaceName(req.workspaceDir)}`;
-  // Synced code, the runner and run folders are the user's alone on a shared host.
-  await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`, {
-    what: `creating ${root}/workspaces`,
-  });
+  // Asked now, while the syncs run: the launch needs it at the end.
+  detectLauncher(session).catch(() => undefined);
+  // As before, a host where this fails is left to fail in the sync that follows, which says why.
+  await workspacesFolder(session).catch(() => undefined);
   const runnerRemote = `${root}/runner/${ctx.deps.runnerVersion}`;
   say('syncing', `syncing the runner to ${runnerRemote} and ${req.workspaceDir} to ${wsRemote}`);
   // .env files never travel as workspace files: their values go, when the run needs them, in the 0600 env file.
@@ -446,6 +448,18 @@ async function startOn(
   say('running', `running on ${m.hostRef.host} (pid ${started.pid}, ${started.launcher})`);
   return started;
 }
+
+/**
+ * `<root>/workspaces`, made and closed to other users (synced code, the runner and run folders are the user's
+ * alone on a shared host), once per connection: a second Start in the same window does not wait for it again.
+ */
+const workspacesFolder = perConnection(async (session: SshSession): Promise<void> => {
+  const root = await remoteRoot(session);
+  const r = await session.exec(`umask 077; mkdir -p ${shellQuote(`${root}/workspaces`)} && chmod 700 ${shellQuote(root)} ${shellQuote(`${root}/workspaces`)}`, {
+    what: `creating ${root}/workspaces`,
+  });
+  if (r.code !== 0) throw new Error(`creating ${root}/workspaces failed (exit ${r.code ?? r.signal})`);
+});
 
 /**
  * Every machine of a multi-node run: rank 0's address and a free port there first (the rendezvous every
