@@ -49,6 +49,24 @@ test("planPieces: whole 1 MiB blocks, a file's tail in its last piece, every byt
   );
 });
 
+/** A fresh sshd (its sessions' PATH led by `pathPrepend`), a host on it and an empty local workspace, all removed after. */
+async function hostWithWorkspace(alias: string, pathPrepend: string[] = []): Promise<{ host: SshHost; ws: string; home: string }> {
+  const sshd = await startSshd({ pathPrepend });
+  const host = new SshHost({ host: alias }, clientFor(sshd, { alias }).options);
+  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-stripes-'));
+  cleanups.push(async () => {
+    host.close();
+    await sshd.stop();
+    rmSync(ws, { recursive: true, force: true });
+  });
+  return { host, ws, home: sshd.home };
+}
+
+async function plainHost(): Promise<{ session: Awaited<ReturnType<SshHost['session']>>; ws: string; home: string }> {
+  const { host, ws, home } = await hostWithWorkspace('piece-host');
+  return { session: await host.session(), ws, home };
+}
+
 const busybox = ['/usr/bin/busybox', '/bin/busybox'].find((p) => existsSync(p));
 for (const flavour of [
   { name: 'GNU dd', exec: '/bin/dd' },
@@ -66,15 +84,8 @@ for (const flavour of [
       const argLog = join(bin, 'args.log');
       writeFileSync(join(bin, 'dd'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${argLog}'\nexec ${flavour.exec} "$@"\n`);
       chmodSync(join(bin, 'dd'), 0o755);
-      const sshd = await startSshd({ pathPrepend: [bin] });
-      const host = new SshHost({ host: 'dd-host' }, clientFor(sshd, { alias: 'dd-host' }).options);
-      const ws = mkdtempSync(join(tmpdir(), 'rft-ws-stripes-'));
-      cleanups.push(async () => {
-        host.close();
-        await sshd.stop();
-        rmSync(bin, { recursive: true, force: true });
-        rmSync(ws, { recursive: true, force: true });
-      });
+      cleanups.push(() => rmSync(bin, { recursive: true, force: true }));
+      const { host, ws, home } = await hostWithWorkspace('dd-host', [bin]);
       const big = randomBytes(9 * STRIPE_BLOCK + 12345); // not a whole number of blocks
       put(ws, 'model/weights.safetensors', big);
       chmodSync(join(ws, 'model/weights.safetensors'), 0o640);
@@ -82,7 +93,7 @@ for (const flavour of [
       put(ws, 'data/other.bin', randomBytes(5 * STRIPE_BLOCK));
       put(ws, 'train.py', 'print("hi")\n');
       const remoteDir = '.remote-finetune/workspaces/stripes';
-      const abs = join(sshd.home, remoteDir);
+      const abs = join(home, remoteDir);
       // The hash cache keeps the identity token a large file was sent with (what makes a re-sync free).
       const opts = { localRoot: ws, remoteDir, identityBytes: 4 * STRIPE_BLOCK, stripes: 4, cacheFile: join(bin, 'hashes.json') };
 
@@ -104,7 +115,7 @@ for (const flavour of [
         'ranges past the start',
       );
       assert.ok(
-        readFileSync(join(sshd.home, '.remote-finetune/workspaces/.stripes.rft-manifest.json'), 'utf8').includes('model/weights.safetensors'),
+        readFileSync(join(home, '.remote-finetune/workspaces/.stripes.rft-manifest.json'), 'utf8').includes('model/weights.safetensors'),
         'in the manifest',
       );
 
@@ -122,18 +133,6 @@ for (const flavour of [
       assert.ok(readFileSync(argLog, 'utf8').trim().split('\n').length >= 2, 'sent in stripes again');
     },
   );
-}
-
-async function plainHost(): Promise<{ session: Awaited<ReturnType<SshHost['session']>>; ws: string; home: string }> {
-  const sshd = await startSshd();
-  const host = new SshHost({ host: 'piece-host' }, clientFor(sshd, { alias: 'piece-host' }).options);
-  const ws = mkdtempSync(join(tmpdir(), 'rft-ws-piece-'));
-  cleanups.push(async () => {
-    host.close();
-    await sshd.stop();
-    rmSync(ws, { recursive: true, force: true });
-  });
-  return { session: await host.session(), ws, home: sshd.home };
 }
 
 test('a stripe of a file that shrank after the sync planned it fails naming the file, instead of leaving a short copy', { timeout: 60_000 }, async () => {
