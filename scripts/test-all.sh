@@ -23,6 +23,10 @@ for s in "${suites[@]}"; do
   [ $rc -eq 0 ] || failed_suites+=("$s")
 done
 
+if [ ${#failed_suites[@]} -gt 0 ]; then
+  echo; echo "==================== failures ===================="
+  node scripts/test-failures.mjs "$OUT" "${failed_suites[@]}"
+fi
 echo; echo "==================== summary ===================="
 node scripts/test-summary.mjs "$OUT"
 if [ ${#failed_suites[@]} -gt 0 ]; then

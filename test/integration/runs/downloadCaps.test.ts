@@ -20,7 +20,7 @@ before(async () => {
   host = await startHostileHost();
 });
 after(async () => {
-  await host.close();
+  await host?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 

@@ -29,7 +29,7 @@ before(async () => {
   writeFileSync(join(ws, 'big.bin'), Buffer.alloc(3 * 1024 * 1024, 7));
 });
 after(async () => {
-  await host.close();
+  await host?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
