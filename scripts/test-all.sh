@@ -26,6 +26,10 @@ done
 if [ ${#failed_suites[@]} -gt 0 ]; then
   echo; echo "==================== failures ===================="
   node scripts/test-failures.mjs "$OUT" "${failed_suites[@]}"
+  # A machine short of disk or memory fails tests far from the cause: the state it ended in, in one line each.
+  echo "-- disk and memory at the end --"
+  df -h "${TMPDIR:-/tmp}" . "$HOME" 2>/dev/null | awk 'NR == 1 || !seen[$1]++'
+  free -m 2>/dev/null | head -2
 fi
 echo; echo "==================== summary ===================="
 node scripts/test-summary.mjs "$OUT"

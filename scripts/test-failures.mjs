@@ -8,18 +8,23 @@ const STACK = /^\s+at\s/;
 const MAX_LINE = 300;
 const clip = (line) => (line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line);
 
-/** node:test's spec reporter: its "failing tests" section, each failure with the first lines of its error. */
-function nodeFailures(text, perTest) {
+/**
+ * Each "✖ name" line with the first lines of its error: from node:test's "failing tests" section where there is one,
+ * else from the whole log (the VS Code host suite prints its failures inline, mocha-style).
+ */
+function markedFailures(text, perTest) {
   const at = text.lastIndexOf('✖ failing tests:');
-  if (at < 0) return [];
+  const from = at < 0 ? text : text.slice(at).split('\n').slice(1).join('\n');
   const out = [];
-  let kept = 0;
-  for (const line of text.slice(at).split('\n').slice(1)) {
+  let kept = perTest;
+  for (const line of from.split('\n')) {
     if (/^temporary files of this run kept in /.test(line)) break;
     if (!line.trim() || STACK.test(line) || /^test at /.test(line)) continue;
-    if (/^\s*✖ /.test(line)) {
+    if (/^\s*✖ /.test(line) && !/^\s*✖ failing tests:/.test(line)) {
       out.push(clip(line.trim()));
       kept = 0;
+    } else if (!/^\s/.test(line) || /^\s*✔ /.test(line)) {
+      kept = perTest; // the error's lines are indented under its test; anything else ends it
     } else if (kept < perTest) {
       out.push(clip(`    ${line.trim()}`));
       kept++;
@@ -50,7 +55,15 @@ function unittestFailures(text) {
 
 /** The failures one suite's log reports, at most `maxLines` lines. */
 export function failureDigest(text, { perTest = 3, maxLines = 40 } = {}) {
-  const lines = [...nodeFailures(text, perTest), ...unittestFailures(text)];
+  const lines = [...markedFailures(text, perTest), ...unittestFailures(text)];
+  // The training suite keeps only unittest's FAIL/ERROR headings in its log.
+  if (lines.length === 0)
+    lines.push(
+      ...text
+        .split('\n')
+        .filter((l) => /^\s*(FAIL|ERROR): /.test(l))
+        .map((l) => clip(`✖ ${l.trim()}`)),
+    );
   if (lines.length <= maxLines) return lines;
   return [...lines.slice(0, maxLines), `… and ${lines.length - maxLines} more lines in the suite's log`];
 }

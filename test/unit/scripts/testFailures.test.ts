@@ -116,3 +116,28 @@ test('a long report is cut to its first lines and says how many more there were;
   assert.deepEqual(digest('ℹ pass 3\nℹ fail 0\n'), []);
   assert.ok(digest(`✖ failing tests:\n\n✖ t\n  Error: ${'x'.repeat(2000)}\n`).every((l) => l.length <= 305));
 });
+
+test('the VS Code host suite (failures inline, as test/vscode/suite/index.ts writes them) and the training suite (FAIL headings only)', () => {
+  const stack = new Error('the Runs view has no row').stack!.split('\n').join('\n      ');
+  const vscode = ['  ✔ runs the view is contributed (3 ms)', `  ✖ runs a finished run has a row\n      ${stack}`, '1 passed, 1 failed'].join('\n');
+  const lines = digest(vscode);
+  assert.deepEqual(lines, ['✖ runs a finished run has a row', '    Error: the Runs view has no row']);
+  const training = [
+    'training (hf5, 800 s): 172 passed, 1 failed, 0 skipped',
+    '  FAIL: test_gemma2_loads (tests_training.test_models.T.test_gemma2_loads)',
+  ].join('\n');
+  assert.deepEqual(digest(training), ['✖ FAIL: test_gemma2_loads (tests_training.test_models.T.test_gemma2_loads)']);
+});
+
+test('run as test-all.sh runs it: a failed suite named with its colon finds its log (test_integration.log) and prints its digest', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-digest-'));
+  try {
+    writeFileSync(join(dir, 'test_integration.log'), '✖ failing tests:\n\ntest at a.test.ts:1:1\n✖ downloads (1ms)\n  Error: refused: entry "evil"\n');
+    writeFileSync(join(dir, 'test_unit.log'), 'ℹ pass 3\nℹ fail 0\n');
+    const r = spawnSync(process.execPath, ['scripts/test-failures.mjs', dir, 'test:integration'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, '-- test:integration: what failed --\n✖ downloads (1ms)\n    Error: refused: entry "evil"\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
